@@ -1,0 +1,52 @@
+#include "core/reservation.h"
+
+namespace canhazgpu {
+
+std::string_view KindName(ReservationKind kind) {
+  return kind == ReservationKind::kRun ? "run" : "manual";
+}
+
+std::string_view KindLabel(ReservationKind kind) {
+  return kind == ReservationKind::kRun ? "RUN" : "MANUAL";
+}
+
+std::optional<ReservationKind> ParseKind(std::string_view name) {
+  if (name == "run") return ReservationKind::kRun;
+  if (name == "manual") return ReservationKind::kManual;
+  return std::nullopt;
+}
+
+std::string_view ReasonName(ReleaseReason reason) {
+  switch (reason) {
+    case ReleaseReason::kReleased:
+      return "released";
+    case ReleaseReason::kExpired:
+      return "expired";
+    case ReleaseReason::kJobExited:
+      return "job_exited";
+    case ReleaseReason::kAdminReset:
+      return "admin_reset";
+  }
+  return "released";
+}
+
+std::optional<ReleaseReason> ParseReason(std::string_view name) {
+  for (ReleaseReason r : {ReleaseReason::kReleased, ReleaseReason::kExpired,
+                          ReleaseReason::kJobExited, ReleaseReason::kAdminReset}) {
+    if (ReasonName(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+HistoryRecord EndReservation(const Reservation& r, TimePoint end, ReleaseReason reason) {
+  return HistoryRecord{.gpu = r.gpu,
+                       .uid = r.uid,
+                       .user = r.user,
+                       .kind = r.kind,
+                       .start = r.start,
+                       .end = end,
+                       .reason = reason,
+                       .note = r.note};
+}
+
+}  // namespace canhazgpu

@@ -1,0 +1,244 @@
+#include "host/gated_child.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/strings.h"
+
+namespace canhazgpu::host {
+namespace {
+
+// Signals the wrapper takes through a signalfd while the job runs.
+sigset_t WrapperSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
+  return set;
+}
+
+void WriteAll(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// Runs in the child: waits at the gate, applies the environment edits and
+// execs. Never returns. Only the child's own memory is touched, and the
+// parent is single-threaded, so allocating here is safe.
+[[noreturn]] void ChildMain(const std::vector<std::string>& argv, int gate_fd, int error_fd,
+                            const sigset_t& old_mask) {
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  std::string gate;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(gate_fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    gate.append(buf, static_cast<size_t>(n));
+  }
+  // No "S" means Abort() or a dead parent: leave without running anything.
+  if (gate.empty() || gate[0] != 'S') _exit(0);
+  size_t pos = 1;
+  while (pos < gate.size()) {
+    size_t end = gate.find('\0', pos);
+    if (end == std::string::npos) end = gate.size();
+    std::string entry = gate.substr(pos, end - pos);
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos) {
+      unsetenv(entry.c_str());
+    } else {
+      setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1);
+    }
+    pos = end + 1;
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  int err = errno;
+  ssize_t ignored = write(error_fd, &err, sizeof(err));
+  (void)ignored;
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+int ExitStatusOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace
+
+GatedChild::GatedChild(GatedChild&& other) noexcept
+    : pid_(other.pid_),
+      gate_fd_(other.gate_fd_),
+      error_fd_(other.error_fd_),
+      old_mask_(other.old_mask_),
+      mask_changed_(other.mask_changed_),
+      reaped_(other.reaped_) {
+  other.pid_ = -1;
+  other.gate_fd_ = other.error_fd_ = -1;
+  other.mask_changed_ = false;
+  other.reaped_ = true;
+}
+
+GatedChild::~GatedChild() {
+  if (pid_ > 0 && !reaped_) Abort();
+  CloseFds();
+  RestoreSignals();
+}
+
+void GatedChild::CloseFds() {
+  if (gate_fd_ >= 0) close(gate_fd_);
+  if (error_fd_ >= 0) close(error_fd_);
+  gate_fd_ = error_fd_ = -1;
+}
+
+void GatedChild::RestoreSignals() {
+  if (mask_changed_) sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  mask_changed_ = false;
+}
+
+absl::StatusOr<GatedChild> GatedChild::Fork(std::vector<std::string> argv) {
+  if (argv.empty()) return absl::InvalidArgumentError("no command to run");
+  int gate[2], error[2];
+  if (pipe2(gate, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + std::string(strerror(errno)));
+  if (pipe2(error, O_CLOEXEC) != 0) {
+    close(gate[0]);
+    close(gate[1]);
+    return absl::InternalError("pipe: " + std::string(strerror(errno)));
+  }
+  GatedChild child;
+  // Block the wrapper's signals before forking so none is lost between the
+  // fork and Wait(); the child restores the original mask.
+  sigset_t block = WrapperSignals();
+  sigprocmask(SIG_BLOCK, &block, &child.old_mask_);
+  child.mask_changed_ = true;
+  pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    for (int fd : {gate[0], gate[1], error[0], error[1]}) close(fd);
+    return absl::InternalError(StrCat("fork: ", strerror(err)));
+  }
+  if (pid == 0) {
+    close(gate[1]);
+    close(error[0]);
+    ChildMain(argv, gate[0], error[1], child.old_mask_);
+  }
+  close(gate[0]);
+  close(error[1]);
+  child.pid_ = pid;
+  child.gate_fd_ = gate[1];
+  child.error_fd_ = error[0];
+  // A wrapper whose stdout or stderr reader went away must not die of
+  // SIGPIPE while it still has GPUs to release.
+  signal(SIGPIPE, SIG_IGN);
+  return child;
+}
+
+absl::Status GatedChild::Start(const std::vector<EnvEdit>& env) {
+  std::string gate = "S";
+  for (const EnvEdit& e : env) {
+    gate += e.value.has_value() ? e.name + "=" + *e.value : e.name;
+    gate.push_back('\0');
+  }
+  WriteAll(gate_fd_, gate);
+  close(gate_fd_);
+  gate_fd_ = -1;
+  int err = 0;
+  ssize_t n;
+  do {
+    n = read(error_fd_, &err, sizeof(err));
+  } while (n < 0 && errno == EINTR);
+  if (n != sizeof(err)) return absl::OkStatus();  // EOF: exec succeeded
+  int status = 0;
+  waitpid(static_cast<pid_t>(pid_), &status, 0);
+  reaped_ = true;
+  if (err == ENOENT) return absl::NotFoundError(strerror(err));
+  return absl::PermissionDeniedError(strerror(err));
+}
+
+void GatedChild::Abort() {
+  if (gate_fd_ >= 0) {
+    close(gate_fd_);
+    gate_fd_ = -1;
+  }
+  int status = 0;
+  while (waitpid(static_cast<pid_t>(pid_), &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+}
+
+absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, void (*on_timeout)()) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid_), 0));
+  if (pidfd < 0) return absl::InternalError(StrCat("pidfd_open: ", strerror(errno)));
+  sigset_t signals = WrapperSignals();
+  int sigfd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) {
+    close(pidfd);
+    return absl::InternalError(StrCat("signalfd: ", strerror(errno)));
+  }
+  using SteadyClock = std::chrono::steady_clock;
+  std::optional<SteadyClock::time_point> deadline;
+  if (policy.timeout) deadline = SteadyClock::now() + *policy.timeout;
+  int stage = 0;  // 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
+  int status = 0;
+  for (;;) {
+    int wait_ms = -1;
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline -
+                                                                        SteadyClock::now());
+      wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+    }
+    struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {sigfd, POLLIN, 0}};
+    int ready = poll(fds, 2, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (fds[0].revents & POLLIN) {
+      while (waitpid(static_cast<pid_t>(pid_), &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    if (fds[1].revents & POLLIN) {
+      struct signalfd_siginfo info;
+      while (read(sigfd, &info, sizeof(info)) == sizeof(info)) {
+        // Terminal signals (INT, QUIT, HUP) reach the job through its process
+        // group already; only an explicit SIGTERM needs passing on.
+        if (info.ssi_signo == SIGTERM) kill(static_cast<pid_t>(pid_), SIGTERM);
+      }
+    }
+    if (ready == 0 && deadline) {
+      auto half_grace = policy.grace / 2;
+      if (stage == 0) {
+        if (on_timeout != nullptr) on_timeout();
+        kill(static_cast<pid_t>(pid_), SIGINT);
+        deadline = SteadyClock::now() + half_grace;
+      } else if (stage == 1) {
+        kill(static_cast<pid_t>(pid_), SIGTERM);
+        deadline = SteadyClock::now() + (policy.grace - half_grace);
+      } else {
+        kill(static_cast<pid_t>(pid_), SIGKILL);
+        deadline.reset();
+      }
+      ++stage;
+    }
+  }
+  reaped_ = true;
+  close(pidfd);
+  close(sigfd);
+  CloseFds();
+  RestoreSignals();
+  return ExitStatusOf(status);
+}
+
+}  // namespace canhazgpu::host

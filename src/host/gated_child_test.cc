@@ -1,0 +1,101 @@
+#include "host/gated_child.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace canhazgpu::host {
+namespace {
+
+class GatedChildTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gated_child_test.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Read(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(GatedChildTest, AppliesEnvironmentAndReturnsExitStatus) {
+  setenv("CUDA_VISIBLE_DEVICES", "7", 1);
+  setenv("DROP_ME", "x", 1);
+  auto child = GatedChild::Fork(
+      {"sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES/${DROP_ME-unset}\" > " + dir_ + "/env; exit 3"});
+  ASSERT_TRUE(child.ok()) << child.status();
+  EXPECT_GT(child->pid(), 0);
+  ASSERT_TRUE(child->Start({{"CUDA_VISIBLE_DEVICES", "1,3"}, {"DROP_ME", std::nullopt}}).ok());
+  auto status = child->Wait({});
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(*status, 3);
+  EXPECT_EQ(Read("env"), "1,3/unset\n");
+}
+
+TEST_F(GatedChildTest, CommandDoesNotRunBeforeStart) {
+  auto child = GatedChild::Fork({"touch", dir_ + "/ran"});
+  ASSERT_TRUE(child.ok());
+  child->Abort();
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/ran"));
+}
+
+TEST_F(GatedChildTest, ReportsSignalDeathAsShellStatus) {
+  auto child = GatedChild::Fork({"sh", "-c", "kill -9 $$"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  EXPECT_EQ(child->Wait({}).value_or(-1), 128 + SIGKILL);
+}
+
+TEST_F(GatedChildTest, MissingCommandIsNotFound) {
+  auto child = GatedChild::Fork({"/nonexistent/command-xyz"});
+  ASSERT_TRUE(child.ok());
+  absl::Status started = child->Start({});
+  EXPECT_EQ(started.code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(GatedChildTest, NonExecutableCommandIsPermissionDenied) {
+  std::string script = dir_ + "/script.sh";
+  std::ofstream(script) << "#!/bin/sh\necho hi\n";
+  auto child = GatedChild::Fork({script});
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ(child->Start({}).code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST_F(GatedChildTest, ForwardsSigtermToTheJob) {
+  auto child = GatedChild::Fork({"sleep", "60"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  // SIGTERM is blocked in the wrapper while the child lives, so raising it
+  // here leaves it pending for Wait() to pick up and forward.
+  kill(getpid(), SIGTERM);
+  EXPECT_EQ(child->Wait({}).value_or(-1), 128 + SIGTERM);
+}
+
+bool timeout_fired = false;
+
+TEST_F(GatedChildTest, TimeoutEscalatesPastAnIgnoredSigint) {
+  // The job ignores SIGINT, so only the later SIGTERM ends it.
+  auto child = GatedChild::Fork({"sh", "-c", "trap '' INT; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  TimeoutPolicy policy{.timeout = std::chrono::milliseconds(50),
+                       .grace = std::chrono::milliseconds(200)};
+  auto status = child->Wait(policy, [] { timeout_fired = true; });
+  EXPECT_TRUE(timeout_fired);
+  EXPECT_EQ(status.value_or(-1), 128 + SIGTERM);
+}
+
+}  // namespace
+}  // namespace canhazgpu::host

@@ -1,0 +1,63 @@
+#include "host/linux_process_table.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace canhazgpu::host {
+namespace {
+
+TEST(ParseProcStatTest, HandlesSpacesAndParensInCommand) {
+  ProcessInfo info;
+  std::string stat =
+      "4242 (my (odd) cmd) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 "
+      "1000 100 18446744073709551615";
+  ASSERT_TRUE(ParseProcStat(stat, &info));
+  EXPECT_EQ(info.pid, 4242);
+  EXPECT_EQ(info.ppid, 17);
+  EXPECT_EQ(info.state, 'S');
+  EXPECT_EQ(info.start_ticks, 987654u);
+}
+
+TEST(ParseProcStatTest, RejectsTruncatedText) {
+  ProcessInfo info;
+  EXPECT_FALSE(ParseProcStat("4242 (x) S 1 2", &info));
+  EXPECT_FALSE(ParseProcStat("garbage", &info));
+}
+
+TEST(LinuxProcessTableTest, FindsSelfWithRealUidAndArgv) {
+  LinuxProcessTable table;
+  auto self = table.Find(getpid());
+  ASSERT_TRUE(self.has_value());
+  EXPECT_EQ(self->uid, getuid());
+  EXPECT_EQ(self->ppid, getppid());
+  ASSERT_FALSE(self->argv.empty());
+  EXPECT_NE(self->argv[0].find("host_test"), std::string::npos);
+  EXPECT_TRUE(table.IsAlive({getpid(), self->start_ticks}));
+  EXPECT_FALSE(table.IsAlive({getpid(), self->start_ticks + 1})) << "pid reuse must read as dead";
+}
+
+TEST(LinuxProcessTableTest, ZombieIsNotAlive) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  LinuxProcessTable table;
+  // Wait until the child has exited but is not yet reaped.
+  siginfo_t info;
+  ASSERT_EQ(waitid(P_PID, pid, &info, WEXITED | WNOWAIT), 0);
+  auto zombie = table.Find(pid);
+  ASSERT_TRUE(zombie.has_value());
+  EXPECT_EQ(zombie->state, 'Z');
+  EXPECT_FALSE(table.IsAlive({pid, zombie->start_ticks}));
+  waitpid(pid, nullptr, 0);
+  EXPECT_FALSE(table.Find(pid).has_value());
+}
+
+TEST(LinuxProcessTableTest, NamesUsers) {
+  LinuxProcessTable table;
+  EXPECT_EQ(table.UserName(0), "root");
+  EXPECT_EQ(table.UserName(4000000000u), "4000000000");
+}
+
+}  // namespace
+}  // namespace canhazgpu::host

@@ -1,0 +1,32 @@
+// A ProcessTable that is a map of pids, for unit tests. Not thread-safe.
+#pragma once
+
+#include <map>
+
+#include "core/strings.h"
+#include "host/process_table.h"
+
+namespace canhazgpu::host {
+
+class FakeProcessTable : public ProcessTable {
+ public:
+  void Add(ProcessInfo info) { processes_[info.pid] = std::move(info); }
+  void Remove(int64_t pid) { processes_.erase(pid); }
+  void AddUser(uint32_t uid, std::string name) { users_[uid] = std::move(name); }
+
+  std::optional<ProcessInfo> Find(int64_t pid) const override {
+    auto it = processes_.find(pid);
+    if (it == processes_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::string UserName(uint32_t uid) const override {
+    auto it = users_.find(uid);
+    return it == users_.end() ? StrCat(uid) : it->second;
+  }
+
+ private:
+  std::map<int64_t, ProcessInfo> processes_;
+  std::map<uint32_t, std::string> users_;
+};
+
+}  // namespace canhazgpu::host
