@@ -16,7 +16,7 @@ absl::StatusOr<std::vector<int>> ParseGpuIds(std::string_view text) {
     part = Trim(part);
     int id = -1;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), id);
-    if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || id < 0) {
       if (part.starts_with("-")) {
         return absl::InvalidArgumentError(
             StrCat("invalid gpu id '", part, "': ids are non-negative"));

@@ -1,0 +1,205 @@
+#include "gpu/fake_host.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::gpu {
+namespace {
+
+using nlohmann::json;
+
+// Reads one JSON object with a fixed set of allowed keys, producing errors
+// that name the file, the object's path and the field.
+class ObjectReader {
+ public:
+  ObjectReader(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  absl::Status CheckKeys(const std::set<std::string>& allowed) const {
+    if (!object_.is_object()) return Error("", "expected a JSON object");
+    for (const auto& [key, value] : object_.items()) {
+      if (!allowed.contains(key)) return Error("", StrCat("unknown field '", key, "'"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> String(const std::string& key, std::optional<std::string> fallback) {
+    if (!object_.contains(key)) return Missing(key, std::move(fallback));
+    if (!object_[key].is_string()) return Error(key, "expected a string");
+    return object_[key].get<std::string>();
+  }
+
+  absl::StatusOr<int64_t> Integer(const std::string& key, std::optional<int64_t> fallback,
+                                  int64_t min) {
+    if (!object_.contains(key)) return Missing(key, fallback);
+    const json& v = object_[key];
+    if (!v.is_number_integer()) return Error(key, "expected an integer");
+    int64_t n = v.get<int64_t>();
+    if (n < min) return Error(key, StrCat("must be at least ", min));
+    return n;
+  }
+
+  const json* Array(const std::string& key) const {
+    return object_.contains(key) ? &object_[key] : nullptr;
+  }
+  absl::Status Error(const std::string& key, std::string_view message) const {
+    return absl::InvalidArgumentError(
+        StrCat(where_, key.empty() ? "" : StrCat(": field '", key, "'"), ": ", message));
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  template <typename T>
+  absl::StatusOr<T> Missing(const std::string& key, std::optional<T> fallback) const {
+    if (fallback) return *fallback;
+    return Error(key, "is required");
+  }
+
+  const json& object_;
+  std::string where_;
+};
+
+absl::StatusOr<MigMode> ParseMigMode(std::string_view text, const ObjectReader& reader) {
+  if (text == "disabled") return MigMode::kDisabled;
+  if (text == "enabled") return MigMode::kEnabled;
+  if (text == "unsupported") return MigMode::kUnsupported;
+  return reader.Error("mig_mode", "expected \"disabled\", \"enabled\" or \"unsupported\"");
+}
+
+absl::StatusOr<GpuProcess> ParseProcess(const json& object, std::string where) {
+  ObjectReader r(object, std::move(where));
+  RETURN_IF_ERROR(r.CheckKeys({"pid", "used_memory_mib"}));
+  GpuProcess p;
+  ASSIGN_OR_RETURN(p.pid, r.Integer("pid", std::nullopt, 1));
+  ASSIGN_OR_RETURN(int64_t used, r.Integer("used_memory_mib", std::nullopt, 0));
+  p.used_memory_bytes = static_cast<uint64_t>(used) * kMiB;
+  return p;
+}
+
+absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string where,
+                                 const FakeHost& host) {
+  ObjectReader r(object, where);
+  RETURN_IF_ERROR(r.CheckKeys({"name", "uuid", "memory_total_mib", "processes", "pci_bus_id",
+                               "brand", "architecture", "compute_capability", "mig_mode",
+                               "memory_reserved_mib", "error"}));
+  GpuInfo g;
+  g.index = index;
+  ASSIGN_OR_RETURN(g.product_name, r.String("name", std::nullopt));
+  ASSIGN_OR_RETURN(g.uuid, r.String("uuid", std::nullopt));
+  ASSIGN_OR_RETURN(int64_t total, r.Integer("memory_total_mib", std::nullopt, 1));
+  g.memory_total_bytes = static_cast<uint64_t>(total) * kMiB;
+  char bus[32];
+  snprintf(bus, sizeof(bus), "0000:%02x:00.0", (index + 1) & 0xff);
+  ASSIGN_OR_RETURN(g.pci_bus_id, r.String("pci_bus_id", bus));
+  ASSIGN_OR_RETURN(g.brand, r.String("brand", "NVIDIA"));
+  ASSIGN_OR_RETURN(g.architecture, r.String("architecture", ""));
+  ASSIGN_OR_RETURN(g.compute_capability, r.String("compute_capability", ""));
+  ASSIGN_OR_RETURN(std::string mig, r.String("mig_mode", "disabled"));
+  ASSIGN_OR_RETURN(g.mig_mode, ParseMigMode(mig, r));
+  ASSIGN_OR_RETURN(int64_t reserved, r.Integer("memory_reserved_mib", 0, 0));
+  ASSIGN_OR_RETURN(g.error, r.String("error", ""));
+  g.driver_version = host.driver_version;
+  g.cuda_driver_version = host.cuda_driver_version;
+  g.memory_used_bytes = static_cast<uint64_t>(reserved) * kMiB;
+  if (const json* processes = r.Array("processes")) {
+    if (!processes->is_array()) return r.Error("processes", "expected an array");
+    for (size_t i = 0; i < processes->size(); ++i) {
+      ASSIGN_OR_RETURN(GpuProcess p,
+                       ParseProcess((*processes)[i], StrCat(where, ": processes[", i, "]")));
+      g.memory_used_bytes += p.used_memory_bytes;
+      g.processes.push_back(p);
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+absl::StatusOr<FakeHost> ParseFakeHost(std::string_view text, std::string_view source) {
+  std::string prefix = StrCat("fake host ", source);
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return absl::InvalidArgumentError(StrCat(prefix, ": not valid JSON"));
+  ObjectReader r(doc, prefix);
+  RETURN_IF_ERROR(r.CheckKeys({"gpus", "driver_version", "cuda_driver_version"}));
+  FakeHost host;
+  ASSIGN_OR_RETURN(host.driver_version, r.String("driver_version", "550.54.15"));
+  ASSIGN_OR_RETURN(host.cuda_driver_version, r.String("cuda_driver_version", "12.4"));
+  const json* gpus = r.Array("gpus");
+  if (gpus == nullptr) return r.Error("gpus", "is required");
+  if (!gpus->is_array()) return r.Error("gpus", "expected an array");
+  std::set<std::string> uuids;
+  for (size_t i = 0; i < gpus->size(); ++i) {
+    ASSIGN_OR_RETURN(GpuInfo g, ParseGpu((*gpus)[i], static_cast<int>(i),
+                                         StrCat(prefix, ": gpus[", i, "]"), host));
+    if (!uuids.insert(g.uuid).second) {
+      return absl::InvalidArgumentError(
+          StrCat(prefix, ": gpus[", i, "]: duplicate uuid '", g.uuid, "'"));
+    }
+    host.gpus.push_back(std::move(g));
+  }
+  return host;
+}
+
+absl::StatusOr<FakeHost> LoadFakeHost(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(StrCat("fake host ", path, ": cannot read: ", strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseFakeHost(text.str(), path);
+}
+
+std::string DefaultFakeHostJson(int gpu_count) {
+  json gpus = json::array();
+  for (int i = 0; i < gpu_count; ++i) {
+    char uuid[64];
+    snprintf(uuid, sizeof(uuid), "GPU-fa4e0000-0000-4000-8000-%012x", i);
+    char bus[32];
+    snprintf(bus, sizeof(bus), "0000:%02x:00.0", (i + 1) & 0xff);
+    gpus.push_back(json{{"name", "NVIDIA H100 80GB HBM3"},
+                        {"uuid", uuid},
+                        {"pci_bus_id", bus},
+                        {"architecture", "Hopper"},
+                        {"compute_capability", "9.0"},
+                        {"memory_total_mib", 81559},
+                        {"processes", json::array()}});
+  }
+  json doc = {{"driver_version", "550.54.15"}, {"cuda_driver_version", "12.4"}, {"gpus", gpus}};
+  return doc.dump(2) + "\n";
+}
+
+absl::Status WriteDefaultFakeHost(const std::string& path, int gpu_count) {
+  std::string tmp = StrCat(path, ".tmp.", getpid());
+  std::string text = DefaultFakeHostJson(gpu_count);
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        StrCat("cannot write fake host ", path, ": ", strerror(errno)));
+  }
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = fchmod(fd, 0644) == 0 && ok;
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    return absl::InternalError(StrCat("cannot write fake host ", path, ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<GpuInfo>> FakeGpuProvider::Query() {
+  ASSIGN_OR_RETURN(FakeHost host, LoadFakeHost(path_));
+  return std::move(host.gpus);
+}
+
+}  // namespace canhazgpu::gpu

@@ -1,0 +1,46 @@
+// The simulated host: GPUs and their processes described by a JSON file (the
+// format is documented in docs/fake-host.md). FakeGpuProvider re-reads the
+// file on every Query(), so a test or a demo can add or remove a process
+// while the tool runs. The test libnvidia-ml.so serves the same format.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/gpu.h"
+#include "gpu/gpu_provider.h"
+
+namespace canhazgpu::gpu {
+
+struct FakeHost {
+  std::string driver_version;
+  std::string cuda_driver_version;
+  std::vector<GpuInfo> gpus;
+};
+
+// Parses the JSON text; `source` names the file in error messages. Unknown
+// fields, missing required fields and wrong types are InvalidArgument errors
+// naming the field, e.g. "fake host h.json: gpus[1]: unknown field 'memroy'".
+absl::StatusOr<FakeHost> ParseFakeHost(std::string_view text, std::string_view source);
+absl::StatusOr<FakeHost> LoadFakeHost(const std::string& path);
+
+// JSON for a simulated host of `gpu_count` idle H100s.
+std::string DefaultFakeHostJson(int gpu_count);
+
+// Writes DefaultFakeHostJson(gpu_count) to `path` atomically (temp + rename)
+// with mode 0644.
+absl::Status WriteDefaultFakeHost(const std::string& path, int gpu_count);
+
+class FakeGpuProvider : public GpuProvider {
+ public:
+  explicit FakeGpuProvider(std::string path) : path_(std::move(path)) {}
+  std::string Name() const override { return "fake"; }
+  absl::StatusOr<std::vector<GpuInfo>> Query() override;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace canhazgpu::gpu

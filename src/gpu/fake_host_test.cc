@@ -1,0 +1,109 @@
+#include "gpu/fake_host.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace canhazgpu::gpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ErrorOf(std::string_view json) {
+  auto host = ParseFakeHost(json, "h.json");
+  return host.ok() ? "" : std::string(host.status().message());
+}
+
+TEST(FakeHostTest, ParsesRequiredAndDefaultFields) {
+  auto host = ParseFakeHost(R"({"gpus": [
+      {"name": "NVIDIA A100", "uuid": "GPU-a", "memory_total_mib": 40960,
+       "processes": [{"pid": 10, "used_memory_mib": 2048}], "memory_reserved_mib": 100},
+      {"name": "NVIDIA A100", "uuid": "GPU-b", "memory_total_mib": 40960, "mig_mode": "enabled",
+       "pci_bus_id": "0000:81:00.0", "compute_capability": "8.0", "error": "fell off the bus"}]})",
+                            "h.json");
+  ASSERT_TRUE(host.ok()) << host.status();
+  ASSERT_EQ(host->gpus.size(), 2u);
+  const GpuInfo& a = host->gpus[0];
+  EXPECT_EQ(a.index, 0);
+  EXPECT_EQ(a.memory_total_bytes, 40960 * kMiB);
+  EXPECT_EQ(a.memory_used_bytes, (2048 + 100) * kMiB);
+  ASSERT_EQ(a.processes.size(), 1u);
+  EXPECT_EQ(a.processes[0].pid, 10);
+  EXPECT_EQ(a.pci_bus_id, "0000:01:00.0");
+  EXPECT_EQ(a.mig_mode, MigMode::kDisabled);
+  EXPECT_EQ(a.driver_version, "550.54.15");
+  const GpuInfo& b = host->gpus[1];
+  EXPECT_EQ(b.index, 1);
+  EXPECT_TRUE(b.processes.empty());
+  EXPECT_EQ(b.mig_mode, MigMode::kEnabled);
+  EXPECT_EQ(b.pci_bus_id, "0000:81:00.0");
+  EXPECT_EQ(b.compute_capability, "8.0");
+  EXPECT_EQ(b.error, "fell off the bus");
+}
+
+TEST(FakeHostTest, RejectsUnknownFieldsNamingThem) {
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1,
+                                     "memroy": 2}]})"),
+              HasSubstr("fake host h.json: gpus[0]: unknown field 'memroy'"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [], "extra": 1})"), HasSubstr("unknown field 'extra'"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1,
+                                     "processes": [{"pid": 1, "used_memory_mib": 1, "x": 0}]}]})"),
+              HasSubstr("gpus[0]: processes[0]: unknown field 'x'"));
+}
+
+TEST(FakeHostTest, RejectsMalformedInput) {
+  EXPECT_THAT(ErrorOf("{"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(ErrorOf("[]"), HasSubstr("expected a JSON object"));
+  EXPECT_THAT(ErrorOf("{}"), HasSubstr("field 'gpus': is required"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"uuid": "u", "memory_total_mib": 1}]})"),
+              HasSubstr("gpus[0]: field 'name': is required"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": "big"}]})"),
+              HasSubstr("field 'memory_total_mib': expected an integer"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 0}]})"),
+              HasSubstr("must be at least 1"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1,
+                                     "processes": [{"pid": -4, "used_memory_mib": 1}]}]})"),
+              HasSubstr("field 'pid': must be at least 1"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1},
+                                   {"name": "x", "uuid": "u", "memory_total_mib": 1}]})"),
+              HasSubstr("duplicate uuid 'u'"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1,
+                                     "mig_mode": "on"}]})"),
+              HasSubstr("field 'mig_mode'"));
+}
+
+TEST(FakeHostTest, DefaultHostRoundTrips) {
+  auto host = ParseFakeHost(DefaultFakeHostJson(3), "default");
+  ASSERT_TRUE(host.ok()) << host.status();
+  ASSERT_EQ(host->gpus.size(), 3u);
+  EXPECT_EQ(host->gpus[2].product_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_NE(host->gpus[0].uuid, host->gpus[1].uuid);
+}
+
+TEST(FakeGpuProviderTest, RereadsTheFileOnEveryQuery) {
+  char tmpl[] = "/tmp/fake_host_test.XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/host.json";
+  ASSERT_TRUE(WriteDefaultFakeHost(path, 2).ok());
+  FakeGpuProvider provider(path);
+  auto first = provider.Query();
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE((*first)[0].processes.empty());
+
+  std::ofstream(path) << R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 100,
+                             "processes": [{"pid": 77, "used_memory_mib": 50}]}]})";
+  auto second = provider.Query();
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].processes[0].pid, 77);
+
+  std::filesystem::remove(path);
+  EXPECT_EQ(provider.Query().status().code(), absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace canhazgpu::gpu

@@ -1,0 +1,40 @@
+// GpuProvider over NVML, loaded at run time with dlopen so that one binary
+// runs on hosts with and without the NVIDIA driver. The library path is
+// "libnvidia-ml.so.1" unless CANHAZGPU_NVML_LIBRARY names another (the main
+// program reads the variable; this class takes the path). NVML stays
+// initialised for the provider's lifetime. Not thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gpu/gpu_provider.h"
+
+namespace canhazgpu::gpu {
+
+inline constexpr char kDefaultNvmlLibrary[] = "libnvidia-ml.so.1";
+
+class NvmlGpuProvider : public GpuProvider {
+ public:
+  // Loads the library, resolves the functions and calls nvmlInit_v2. A host
+  // without the library gets FailedPrecondition with the dlopen reason.
+  static absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> Create(const std::string& library);
+  ~NvmlGpuProvider() override;
+
+  std::string Name() const override { return "nvidia"; }
+  absl::StatusOr<std::vector<GpuInfo>> Query() override;
+
+  struct Api;
+
+ private:
+  NvmlGpuProvider(void* handle, std::unique_ptr<Api> api);
+  absl::StatusOr<GpuInfo> QueryDevice(unsigned int index);
+
+  void* handle_;
+  std::unique_ptr<Api> api_;
+  std::string driver_version_;
+  std::string cuda_driver_version_;
+};
+
+}  // namespace canhazgpu::gpu

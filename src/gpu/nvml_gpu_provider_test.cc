@@ -1,0 +1,99 @@
+// Runs the real NvmlGpuProvider against the test libnvidia-ml.so built in
+// tests/fake_nvml, which implements NVML's C ABI over a simulated host.
+#include "gpu/nvml_gpu_provider.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace canhazgpu::gpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+class NvmlGpuProviderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nvml_test.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    host_ = dir_ + "/host.json";
+    std::ofstream(host_) << R"({"driver_version": "560.35.03", "cuda_driver_version": "12.6",
+      "gpus": [
+        {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1111", "memory_total_mib": 81559,
+         "pci_bus_id": "0000:1b:00.0", "architecture": "Hopper", "compute_capability": "9.0",
+         "memory_reserved_mib": 1,
+         "processes": [{"pid": 501, "used_memory_mib": 4096}, {"pid": 502, "used_memory_mib": 10}]},
+        {"name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-2222", "memory_total_mib": 40960,
+         "architecture": "Ampere", "compute_capability": "8.0", "mig_mode": "enabled"},
+        {"name": "broken", "uuid": "GPU-3333", "memory_total_mib": 1, "error": "lost"}]})";
+    setenv("FAKE_NVML_HOST", host_.c_str(), 1);
+    unsetenv("FAKE_NVML_INIT_ERROR");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string dir_, host_;
+};
+
+TEST_F(NvmlGpuProviderTest, ReportsAttributesMemoryAndProcesses) {
+  auto provider = NvmlGpuProvider::Create(FAKE_NVML_LIBRARY);
+  ASSERT_TRUE(provider.ok()) << provider.status();
+  auto gpus = (*provider)->Query();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 3u);
+  const GpuInfo& h100 = (*gpus)[0];
+  EXPECT_EQ(h100.product_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(h100.uuid, "GPU-1111");
+  EXPECT_EQ(h100.pci_bus_id, "0000:1b:00.0");
+  EXPECT_EQ(h100.architecture, "Hopper");
+  EXPECT_EQ(h100.compute_capability, "9.0");
+  EXPECT_EQ(h100.driver_version, "560.35.03");
+  EXPECT_EQ(h100.cuda_driver_version, "12.6");
+  EXPECT_EQ(h100.mig_mode, MigMode::kDisabled);
+  EXPECT_EQ(h100.memory_total_bytes, 81559 * kMiB);
+  EXPECT_EQ(h100.memory_used_bytes, 4107 * kMiB);
+  // pid 501 is in both the compute and the graphics list: counted once.
+  ASSERT_EQ(h100.processes.size(), 2u);
+  EXPECT_EQ(h100.processes[0].pid, 501);
+  EXPECT_EQ(h100.processes[0].used_memory_bytes, 4096 * kMiB);
+  EXPECT_EQ((*gpus)[1].mig_mode, MigMode::kEnabled);
+  EXPECT_EQ((*gpus)[1].architecture, "Ampere");
+  EXPECT_THAT((*gpus)[2].error, HasSubstr("GPU is lost"));
+}
+
+TEST_F(NvmlGpuProviderTest, SeesProcessesThatStartLater) {
+  auto provider = NvmlGpuProvider::Create(FAKE_NVML_LIBRARY);
+  ASSERT_TRUE(provider.ok());
+  std::ofstream(host_) << R"({"gpus": [{"name": "g", "uuid": "GPU-9", "memory_total_mib": 10,
+      "processes": [{"pid": 1, "used_memory_mib": 1}, {"pid": 2, "used_memory_mib": 1},
+                    {"pid": 3, "used_memory_mib": 1}]}]})";
+  auto gpus = (*provider)->Query();
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_EQ((*gpus)[0].processes.size(), 3u);
+}
+
+TEST_F(NvmlGpuProviderTest, MissingLibraryIsAClearError) {
+  auto provider = NvmlGpuProvider::Create("/nonexistent/libnvidia-ml.so.1");
+  ASSERT_FALSE(provider.ok());
+  EXPECT_EQ(provider.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(provider.status().message()),
+              HasSubstr("NVIDIA driver library not available"));
+}
+
+TEST_F(NvmlGpuProviderTest, LibraryWithoutNvmlSymbolsIsRejected) {
+  auto provider = NvmlGpuProvider::Create("libc.so.6");
+  ASSERT_FALSE(provider.ok());
+  EXPECT_THAT(std::string(provider.status().message()), HasSubstr("lacks nvmlInit_v2"));
+}
+
+TEST_F(NvmlGpuProviderTest, InitFailureIsReported) {
+  setenv("FAKE_NVML_INIT_ERROR", "9", 1);
+  auto provider = NvmlGpuProvider::Create(FAKE_NVML_LIBRARY);
+  ASSERT_FALSE(provider.ok());
+  EXPECT_THAT(std::string(provider.status().message()), HasSubstr("Driver Not Loaded"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::gpu
