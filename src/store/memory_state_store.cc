@@ -1,0 +1,97 @@
+#include "store/memory_state_store.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace canhazgpu::store {
+namespace {
+
+class MemoryTransaction : public StateTransaction {
+ public:
+  MemoryTransaction(MemoryStateStore::State& state, bool writable)
+      : state_(state), writable_(writable) {}
+
+  absl::StatusOr<std::optional<PoolConfig>> GetPool() override { return state_.pool; }
+  absl::Status SetPool(const PoolConfig& pool) override {
+    if (!writable_) return ReadOnly();
+    state_.pool = pool;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<Reservation>> ListReservations() override {
+    std::vector<Reservation> out;
+    for (const auto& [gpu, r] : state_.reservations) out.push_back(r);
+    return out;
+  }
+  absl::Status InsertReservation(const Reservation& r) override {
+    if (!writable_) return ReadOnly();
+    if (!state_.reservations.emplace(r.gpu, r).second) {
+      return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status DeleteReservation(int gpu) override {
+    if (!writable_) return ReadOnly();
+    if (state_.reservations.erase(gpu) == 0) {
+      return absl::NotFoundError(StrCat("gpu ", gpu, " is not reserved"));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status AppendHistory(const HistoryRecord& record) override {
+    if (!writable_) return ReadOnly();
+    state_.history.push_back(record);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::optional<TimePoint>> LastReleased(int gpu) override {
+    return Latest([&](const HistoryRecord& h) { return h.gpu == gpu; });
+  }
+  absl::StatusOr<std::optional<TimePoint>> LastUsedBy(uint32_t uid, int gpu) override {
+    return Latest([&](const HistoryRecord& h) { return h.gpu == gpu && h.uid == uid; });
+  }
+  absl::StatusOr<std::vector<HistoryRecord>> HistorySince(TimePoint since) override {
+    std::vector<HistoryRecord> out;
+    for (const HistoryRecord& h : state_.history) {
+      if (h.end >= since) out.push_back(h);
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const HistoryRecord& a, const HistoryRecord& b) { return a.end < b.end; });
+    return out;
+  }
+
+ private:
+  template <typename Pred>
+  std::optional<TimePoint> Latest(Pred pred) const {
+    std::optional<TimePoint> latest;
+    for (const HistoryRecord& h : state_.history) {
+      if (pred(h) && (!latest || h.end > *latest)) latest = h.end;
+    }
+    return latest;
+  }
+
+  absl::Status ReadOnly() const {
+    return absl::FailedPreconditionError("write in a read-only transaction");
+  }
+
+  MemoryStateStore::State& state_;
+  bool writable_;
+};
+
+}  // namespace
+
+absl::Status MemoryStateStore::Update(const TransactionFn& fn) {
+  std::lock_guard lock(mu_);
+  State copy = state_;
+  MemoryTransaction txn(copy, /*writable=*/true);
+  absl::Status status = fn(txn);
+  if (status.ok()) state_ = std::move(copy);
+  return status;
+}
+
+absl::Status MemoryStateStore::Read(const TransactionFn& fn) {
+  std::lock_guard lock(mu_);
+  State copy = state_;
+  MemoryTransaction txn(copy, /*writable=*/false);
+  return fn(txn);
+}
+
+}  // namespace canhazgpu::store

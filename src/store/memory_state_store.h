@@ -1,0 +1,29 @@
+// An in-memory StateStore for tests: Update() works on a copy of the state
+// and swaps it in on success, which gives the same all-or-nothing behaviour
+// as a database transaction. Thread-safe (one mutex).
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "store/state_store.h"
+
+namespace canhazgpu::store {
+
+class MemoryStateStore : public StateStore {
+ public:
+  absl::Status Update(const TransactionFn& fn) override;
+  absl::Status Read(const TransactionFn& fn) override;
+
+  struct State {
+    std::optional<PoolConfig> pool;
+    std::map<int, Reservation> reservations;
+    std::vector<HistoryRecord> history;
+  };
+
+ private:
+  std::mutex mu_;
+  State state_;
+};
+
+}  // namespace canhazgpu::store

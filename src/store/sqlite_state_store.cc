@@ -1,0 +1,342 @@
+#include "store/sqlite_state_store.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "store/sqlite_statement.h"
+
+namespace canhazgpu::store {
+namespace {
+
+// 'CHGP': marks the file as ours, so a foreign SQLite file is not migrated.
+constexpr int kApplicationId = 0x43484750;
+
+// Migrations[i] takes the schema from version i to i + 1. Never edit one that
+// has shipped; append a new one and bump kSchemaVersion.
+constexpr const char* kMigrations[] = {
+    R"sql(
+CREATE TABLE pool (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  gpu_count INTEGER NOT NULL CHECK (gpu_count > 0),
+  provider TEXT NOT NULL,
+  fake_host TEXT NOT NULL DEFAULT ''
+) STRICT;
+-- Keyed by GPU: a second holder of a GPU cannot be inserted.
+CREATE TABLE reservations (
+  gpu INTEGER PRIMARY KEY,
+  uid INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('run', 'manual')),
+  start_ms INTEGER NOT NULL,
+  expires_ms INTEGER,
+  pid INTEGER,
+  pid_start INTEGER,
+  note TEXT NOT NULL DEFAULT '',
+  command TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE TABLE history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  gpu INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT ''
+) STRICT;
+-- MAX(end_ms) per GPU and per (user, GPU) are index lookups, not scans.
+CREATE INDEX history_by_gpu ON history (gpu, end_ms);
+CREATE INDEX history_by_user ON history (uid, gpu, end_ms);
+CREATE INDEX history_by_end ON history (end_ms);
+)sql",
+};
+static_assert(std::size(kMigrations) == kSchemaVersion);
+
+std::string KindText(ReservationKind kind) { return std::string(KindName(kind)); }
+
+class SqliteTransaction : public StateTransaction {
+ public:
+  SqliteTransaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+
+  absl::StatusOr<std::optional<PoolConfig>> GetPool() override {
+    Statement s(db_, path_, "SELECT gpu_count, provider, fake_host FROM pool WHERE id = 1");
+    if (!s.Step()) {
+      RETURN_IF_ERROR(s.status());
+      return std::optional<PoolConfig>();
+    }
+    return PoolConfig{static_cast<int>(s.Int(0)), s.Text(1), s.Text(2)};
+  }
+
+  absl::Status SetPool(const PoolConfig& pool) override {
+    return Statement(db_, path_,
+                     "INSERT OR REPLACE INTO pool (id, gpu_count, provider, fake_host) "
+                     "VALUES (1, ?, ?, ?)")
+        .Bind(pool.gpu_count)
+        .Bind(pool.provider)
+        .Bind(pool.fake_host)
+        .Exec();
+  }
+
+  absl::StatusOr<std::vector<Reservation>> ListReservations() override {
+    Statement s(db_, path_,
+                "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command "
+                "FROM reservations ORDER BY gpu");
+    std::vector<Reservation> out;
+    while (s.Step()) {
+      Reservation r;
+      r.gpu = static_cast<int>(s.Int(0));
+      r.uid = static_cast<uint32_t>(s.Int(1));
+      r.user = s.Text(2);
+      std::optional<ReservationKind> kind = ParseKind(s.Text(3));
+      if (!kind) return absl::DataLossError(StrCat("state file ", path_, ": bad kind"));
+      r.kind = *kind;
+      r.start = FromEpochMillis(s.Int(4));
+      if (auto expires = s.OptionalInt(5)) r.expires = FromEpochMillis(*expires);
+      auto pid = s.OptionalInt(6);
+      auto pid_start = s.OptionalInt(7);
+      if (pid && pid_start) r.process = ProcessRef{*pid, static_cast<uint64_t>(*pid_start)};
+      r.note = s.Text(8);
+      r.command = s.Text(9);
+      out.push_back(std::move(r));
+    }
+    RETURN_IF_ERROR(s.status());
+    return out;
+  }
+
+  absl::Status InsertReservation(const Reservation& r) override {
+    std::optional<int64_t> expires, pid, pid_start;
+    if (r.expires) expires = ToEpochMillis(*r.expires);
+    if (r.process) {
+      pid = r.process->pid;
+      pid_start = static_cast<int64_t>(r.process->start_ticks);
+    }
+    absl::Status status =
+        Statement(db_, path_,
+                  "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
+                  "pid_start, note, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .Bind(r.gpu)
+            .Bind(static_cast<int64_t>(r.uid))
+            .Bind(r.user)
+            .Bind(KindText(r.kind))
+            .Bind(ToEpochMillis(r.start))
+            .Bind(expires)
+            .Bind(pid)
+            .Bind(pid_start)
+            .Bind(r.note)
+            .Bind(r.command)
+            .Exec();
+    if (absl::IsAlreadyExists(status)) {
+      return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
+    }
+    return status;
+  }
+
+  absl::Status DeleteReservation(int gpu) override {
+    RETURN_IF_ERROR(
+        Statement(db_, path_, "DELETE FROM reservations WHERE gpu = ?").Bind(gpu).Exec());
+    if (sqlite3_changes(db_) == 0) {
+      return absl::NotFoundError(StrCat("gpu ", gpu, " is not reserved"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AppendHistory(const HistoryRecord& h) override {
+    return Statement(db_, path_,
+                     "INSERT INTO history (gpu, uid, user, kind, start_ms, end_ms, reason, note) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        .Bind(h.gpu)
+        .Bind(static_cast<int64_t>(h.uid))
+        .Bind(h.user)
+        .Bind(KindText(h.kind))
+        .Bind(ToEpochMillis(h.start))
+        .Bind(ToEpochMillis(h.end))
+        .Bind(ReasonName(h.reason))
+        .Bind(h.note)
+        .Exec();
+  }
+
+  absl::StatusOr<std::optional<TimePoint>> LastReleased(int gpu) override {
+    Statement s(db_, path_, "SELECT MAX(end_ms) FROM history WHERE gpu = ?");
+    s.Bind(gpu);
+    return MaybeTime(s);
+  }
+
+  absl::StatusOr<std::optional<TimePoint>> LastUsedBy(uint32_t uid, int gpu) override {
+    Statement s(db_, path_, "SELECT MAX(end_ms) FROM history WHERE uid = ? AND gpu = ?");
+    s.Bind(static_cast<int64_t>(uid)).Bind(gpu);
+    return MaybeTime(s);
+  }
+
+  absl::StatusOr<std::vector<HistoryRecord>> HistorySince(TimePoint since) override {
+    Statement s(db_, path_,
+                "SELECT gpu, uid, user, kind, start_ms, end_ms, reason, note FROM history "
+                "WHERE end_ms >= ? ORDER BY end_ms, id");
+    s.Bind(ToEpochMillis(since));
+    std::vector<HistoryRecord> out;
+    while (s.Step()) {
+      HistoryRecord h;
+      h.gpu = static_cast<int>(s.Int(0));
+      h.uid = static_cast<uint32_t>(s.Int(1));
+      h.user = s.Text(2);
+      h.kind = ParseKind(s.Text(3)).value_or(ReservationKind::kManual);
+      h.start = FromEpochMillis(s.Int(4));
+      h.end = FromEpochMillis(s.Int(5));
+      h.reason = ParseReason(s.Text(6)).value_or(ReleaseReason::kReleased);
+      h.note = s.Text(7);
+      out.push_back(std::move(h));
+    }
+    RETURN_IF_ERROR(s.status());
+    return out;
+  }
+
+ private:
+  static absl::StatusOr<std::optional<TimePoint>> MaybeTime(Statement& s) {
+    std::optional<TimePoint> out;
+    if (s.Step()) {
+      if (auto ms = s.OptionalInt(0)) out = FromEpochMillis(*ms);
+    }
+    RETURN_IF_ERROR(s.status());
+    return out;
+  }
+
+  sqlite3* db_;
+  const std::string& path_;
+};
+
+absl::Status ExecSql(sqlite3* db, const std::string& path, const char* sql) {
+  char* error = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+  sqlite3_free(error);
+  return rc == SQLITE_OK ? absl::OkStatus() : SqliteError(db, rc, path);
+}
+
+absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const std::string& path, const char* pragma) {
+  Statement s(db, path, pragma);
+  int64_t value = s.Step() ? s.Int(0) : 0;
+  RETURN_IF_ERROR(s.status());
+  return value;
+}
+
+// Creates the state directory and an empty file that every local user can
+// open: directory 1777 (like /tmp: anyone may create the WAL files, nobody
+// may delete another's), file 0666. Existing directories are left alone.
+absl::Status CreateSharedFile(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && !std::filesystem::exists(dir)) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      return absl::PermissionDeniedError(
+          StrCat("cannot create state directory ", dir.string(), ": ", ec.message()));
+    }
+    chmod(dir.c_str(), 01777);
+  }
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    if (errno == EEXIST) return absl::OkStatus();
+    return absl::PermissionDeniedError(
+        StrCat("cannot create state file ", path, ": ", strerror(errno)));
+  }
+  fchmod(fd, 0666);  // the umask must not keep other users out
+  close(fd);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(
+    const std::string& path, SqliteOptions options) {
+  if (options.create) {
+    RETURN_IF_ERROR(CreateSharedFile(path));
+  } else if (access(path.c_str(), F_OK) != 0) {
+    return absl::FailedPreconditionError(
+        StrCat("no state file at ", path, ": run 'canhazgpu admin' to initialize the GPU pool"));
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status status = SqliteError(db, rc, path);
+    sqlite3_close(db);
+    return status;
+  }
+  std::unique_ptr<SqliteStateStore> store(new SqliteStateStore(db, path));
+  sqlite3_busy_timeout(db, static_cast<int>(options.busy_timeout.count()));
+  // Keep the -wal file between connections: in a 1777 directory another
+  // user's connection could not delete it anyway.
+  int persist = 1;
+  sqlite3_file_control(db, nullptr, SQLITE_FCNTL_PERSIST_WAL, &persist);
+  RETURN_IF_ERROR(store->Migrate(options.create));
+  return store;
+}
+
+SqliteStateStore::~SqliteStateStore() { sqlite3_close(db_); }
+
+absl::Status SqliteStateStore::Migrate(bool create) {
+  // Reading the header also tells a corrupted or foreign file apart.
+  ASSIGN_OR_RETURN(int64_t app_id, PragmaInt(db_, path_, "PRAGMA application_id"));
+  ASSIGN_OR_RETURN(int64_t version, PragmaInt(db_, path_, "PRAGMA user_version"));
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        StrCat("state file ", path_, " has schema version ", version,
+               ", newer than this canhazgpu understands (", kSchemaVersion,
+               "); upgrade canhazgpu"));
+  }
+  if (version > 0 && app_id != kApplicationId) {
+    return absl::DataLossError(StrCat("state file ", path_, " is not a canhazgpu database"));
+  }
+  if (version == 0 && !create) {
+    return absl::FailedPreconditionError(StrCat(
+        "state file ", path_, " is not initialized: run 'canhazgpu admin' to initialize the pool"));
+  }
+  // synchronous=NORMAL in WAL mode: a crash of any process never corrupts or
+  // loses a committed transaction; only power loss can drop the last ones.
+  RETURN_IF_ERROR(ExecSql(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  if (version == kSchemaVersion) return absl::OkStatus();
+  RETURN_IF_ERROR(ExecSql(db_, path_, "BEGIN IMMEDIATE"));
+  // Another process may have migrated while we waited for the lock.
+  absl::StatusOr<int64_t> current = PragmaInt(db_, path_, "PRAGMA user_version");
+  absl::Status status = current.status();
+  for (int64_t v = current.value_or(kSchemaVersion); status.ok() && v < kSchemaVersion; ++v) {
+    status = ExecSql(db_, path_, kMigrations[v]);
+  }
+  if (status.ok()) {
+    status = ExecSql(db_, path_,
+                     StrCat("PRAGMA application_id=", kApplicationId,
+                            "; PRAGMA user_version=", kSchemaVersion, "; COMMIT")
+                         .c_str());
+  }
+  if (!status.ok()) ExecSql(db_, path_, "ROLLBACK").IgnoreError();
+  return status;
+}
+
+absl::Status SqliteStateStore::Run(const char* begin, const TransactionFn& fn) {
+  RETURN_IF_ERROR(ExecSql(db_, path_, begin));
+  SqliteTransaction txn(db_, path_);
+  absl::Status status = fn(txn);
+  if (status.ok()) status = ExecSql(db_, path_, "COMMIT");
+  if (!status.ok()) ExecSql(db_, path_, "ROLLBACK").IgnoreError();
+  return status;
+}
+
+absl::Status SqliteStateStore::Update(const TransactionFn& fn) {
+  return Run("BEGIN IMMEDIATE", fn);
+}
+
+absl::Status SqliteStateStore::Read(const TransactionFn& fn) {
+  // query_only makes any write inside `fn` fail instead of taking the lock.
+  RETURN_IF_ERROR(ExecSql(db_, path_, "PRAGMA query_only=1"));
+  absl::Status status = Run("BEGIN", fn);
+  ExecSql(db_, path_, "PRAGMA query_only=0").IgnoreError();
+  return status;
+}
+
+}  // namespace canhazgpu::store

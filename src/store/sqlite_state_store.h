@@ -1,0 +1,47 @@
+// StateStore in one SQLite file shared by every user of the host (default
+// /var/lib/canhazgpu/state.db). WAL mode, so readers never block the writer;
+// every change is one short BEGIN IMMEDIATE transaction with a busy timeout,
+// so concurrent canhazgpu processes queue for the write lock instead of
+// failing. The schema is versioned (PRAGMA user_version) and migrated on
+// open; a file from a newer canhazgpu is refused rather than misread.
+// See docs/state.md for the schema and the file permissions.
+// One object holds one connection; use it from one thread at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "store/state_store.h"
+
+struct sqlite3;
+
+namespace canhazgpu::store {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct SqliteOptions {
+  // Create the file (and its directory) when missing; only `admin` does.
+  bool create = false;
+  std::chrono::milliseconds busy_timeout = std::chrono::seconds(10);
+};
+
+class SqliteStateStore : public StateStore {
+ public:
+  static absl::StatusOr<std::unique_ptr<SqliteStateStore>> Open(const std::string& path,
+                                                                SqliteOptions options = {});
+  ~SqliteStateStore() override;
+
+  absl::Status Update(const TransactionFn& fn) override;
+  absl::Status Read(const TransactionFn& fn) override;
+
+ private:
+  SqliteStateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  absl::Status Migrate(bool create);
+  absl::Status Run(const char* begin, const TransactionFn& fn);
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace canhazgpu::store

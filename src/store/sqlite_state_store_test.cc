@@ -1,0 +1,144 @@
+// SQLite-specific behaviour: files, permissions, schema versions, damage,
+// and two connections racing.
+#include "store/sqlite_state_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace canhazgpu::store {
+namespace {
+
+using ::testing::HasSubstr;
+
+class SqliteStateStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/sqlite_store_test.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    path_ = dir_ + "/state/state.db";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Message(const absl::Status& s) { return std::string(s.message()); }
+
+  void SetUserVersion(int version) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    std::string sql = "PRAGMA user_version=" + std::to_string(version);
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+
+  std::string dir_, path_;
+};
+
+TEST_F(SqliteStateStoreTest, CreatesSharedDirectoryAndFileInWalMode) {
+  auto store = SqliteStateStore::Open(path_, {.create = true});
+  ASSERT_TRUE(store.ok()) << store.status();
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/state").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  ASSERT_EQ(stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u);
+  EXPECT_TRUE(std::filesystem::exists(path_ + "-wal"));
+}
+
+TEST_F(SqliteStateStoreTest, DataSurvivesReopen) {
+  {
+    auto store = SqliteStateStore::Open(path_, {.create = true});
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Update([](StateTransaction& t) { return t.SetPool({2, "fake", ""}); }).ok());
+  }
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->Read([](StateTransaction& t) {
+                    EXPECT_EQ(t.GetPool().value()->gpu_count, 2);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_F(SqliteStateStoreTest, MissingFileWithoutCreateSaysRunAdmin) {
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(Message(store.status()), HasSubstr("run 'canhazgpu admin'"));
+  EXPECT_FALSE(std::filesystem::exists(path_)) << "nothing is created";
+}
+
+TEST_F(SqliteStateStoreTest, NewerSchemaIsRefused) {
+  ASSERT_TRUE(SqliteStateStore::Open(path_, {.create = true}).ok());
+  SetUserVersion(kSchemaVersion + 1);
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(Message(store.status()), HasSubstr("newer than this canhazgpu understands"));
+}
+
+TEST_F(SqliteStateStoreTest, CorruptedFileIsRefusedAndLeftAlone) {
+  std::filesystem::create_directories(dir_ + "/state");
+  std::string junk(8192, 'x');
+  std::ofstream(path_) << junk;
+  for (bool create : {false, true}) {
+    auto store = SqliteStateStore::Open(path_, {.create = create});
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(Message(store.status()), HasSubstr("corrupted or not a canhazgpu database"));
+  }
+  std::ifstream in(path_);
+  std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, junk);
+}
+
+TEST_F(SqliteStateStoreTest, ForeignSqliteFileIsRefused) {
+  std::filesystem::create_directories(dir_ + "/state");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE t(x); PRAGMA user_version=1", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(Message(store.status()), HasSubstr("not a canhazgpu database"));
+}
+
+TEST_F(SqliteStateStoreTest, UnwritableFileIsReported) {
+  if (geteuid() == 0) GTEST_SKIP() << "root can write any file";
+  ASSERT_TRUE(SqliteStateStore::Open(path_, {.create = true}).ok());
+  chmod(path_.c_str(), 0444);
+  auto store = SqliteStateStore::Open(path_);
+  EXPECT_FALSE(store.ok() &&
+               (*store)->Update([](StateTransaction& t) { return t.SetPool({1, "x", ""}); }).ok());
+}
+
+TEST_F(SqliteStateStoreTest, TwoConnectionsRacingForOneGpuHaveOneWinner) {
+  ASSERT_TRUE(SqliteStateStore::Open(path_, {.create = true}).ok());
+  std::atomic<int> winners = 0, losers = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      auto store = SqliteStateStore::Open(path_);
+      ASSERT_TRUE(store.ok()) << store.status();
+      for (int gpu = 0; gpu < 50; ++gpu) {
+        absl::Status s = (*store)->Update([&](StateTransaction& t) {
+          Reservation r{.gpu = gpu, .uid = static_cast<uint32_t>(i), .user = "u"};
+          return t.InsertReservation(r);
+        });
+        (s.ok() ? winners : losers)++;
+        EXPECT_TRUE(s.ok() || absl::IsAlreadyExists(s)) << s;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(winners, 50);
+  EXPECT_EQ(losers, 7 * 50);
+}
+
+}  // namespace
+}  // namespace canhazgpu::store

@@ -1,0 +1,86 @@
+#include "store/sqlite_statement.h"
+
+#include "core/strings.h"
+
+namespace canhazgpu::store {
+
+absl::Status SqliteError(sqlite3* db, int rc, std::string_view path) {
+  std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(
+          StrCat("state file ", path, " is locked by another canhazgpu process (", detail, ")"));
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return absl::PermissionDeniedError(StrCat("cannot write state file ", path, ": ", detail));
+    case SQLITE_CANTOPEN:
+      return absl::PermissionDeniedError(StrCat("cannot open state file ", path, ": ", detail));
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return absl::DataLossError(
+          StrCat("state file ", path, " is corrupted or not a canhazgpu database (", detail, ")"));
+    case SQLITE_CONSTRAINT:
+      return absl::AlreadyExistsError(StrCat("state file ", path, ": ", detail));
+    default:
+      return absl::InternalError(StrCat("state file ", path, ": ", detail));
+  }
+}
+
+Statement::Statement(sqlite3* db, std::string_view path, const char* sql) : db_(db), path_(path) {
+  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  if (rc != SQLITE_OK) status_ = SqliteError(db, rc, path_);
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::Bind(int64_t value) {
+  if (stmt_ != nullptr) sqlite3_bind_int64(stmt_, next_bind_, value);
+  ++next_bind_;
+  return *this;
+}
+
+Statement& Statement::Bind(std::string_view value) {
+  if (stmt_ != nullptr) {
+    sqlite3_bind_text(stmt_, next_bind_, value.data(), static_cast<int>(value.size()),
+                      SQLITE_TRANSIENT);
+  }
+  ++next_bind_;
+  return *this;
+}
+
+Statement& Statement::Bind(const std::optional<int64_t>& value) {
+  if (value) return Bind(*value);
+  if (stmt_ != nullptr) sqlite3_bind_null(stmt_, next_bind_);
+  ++next_bind_;
+  return *this;
+}
+
+bool Statement::Step() {
+  if (!status_.ok()) return false;
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) status_ = SqliteError(db_, rc, path_);
+  return false;
+}
+
+absl::Status Statement::Exec() {
+  while (Step()) {
+  }
+  return status_;
+}
+
+int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+std::optional<int64_t> Statement::OptionalInt(int column) const {
+  if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nullopt;
+  return Int(column);
+}
+
+std::string Statement::Text(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  return text == nullptr ? "" : reinterpret_cast<const char*>(text);
+}
+
+}  // namespace canhazgpu::store

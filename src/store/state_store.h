@@ -1,0 +1,63 @@
+// The host's shared state: the GPU pool, who holds which GPU, and the history
+// of ended reservations. Every change happens inside Update(), which runs a
+// function in one all-or-nothing transaction: readers never see half a
+// reservation, and two processes racing for a GPU are serialised (the
+// reservations table is keyed by GPU, so the loser's insert fails).
+//
+// Implementations: SqliteStateStore (the real one, one file shared by all
+// users of the host) and MemoryStateStore (tests); a Redis store for
+// multi-host pools can follow. All pass store_conformance_test.cc.
+// A StateStore object is used by one thread at a time.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/reservation.h"
+
+namespace canhazgpu::store {
+
+// The view of the state inside one transaction. Valid only during the
+// Update()/Read() call that handed it out.
+class StateTransaction {
+ public:
+  virtual ~StateTransaction() = default;
+
+  // nullopt until `admin` initialised the pool.
+  virtual absl::StatusOr<std::optional<PoolConfig>> GetPool() = 0;
+  virtual absl::Status SetPool(const PoolConfig& pool) = 0;
+
+  // All reservations, ordered by GPU.
+  virtual absl::StatusOr<std::vector<Reservation>> ListReservations() = 0;
+  // AlreadyExists when the GPU is held.
+  virtual absl::Status InsertReservation(const Reservation& reservation) = 0;
+  // NotFound when the GPU is not held.
+  virtual absl::Status DeleteReservation(int gpu) = 0;
+
+  virtual absl::Status AppendHistory(const HistoryRecord& record) = 0;
+  // When any reservation of `gpu` last ended.
+  virtual absl::StatusOr<std::optional<TimePoint>> LastReleased(int gpu) = 0;
+  // When a reservation of `gpu` by `uid` last ended.
+  virtual absl::StatusOr<std::optional<TimePoint>> LastUsedBy(uint32_t uid, int gpu) = 0;
+  // Records that ended at or after `since`, oldest first.
+  virtual absl::StatusOr<std::vector<HistoryRecord>> HistorySince(TimePoint since) = 0;
+};
+
+using TransactionFn = std::function<absl::Status(StateTransaction&)>;
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+
+  // Runs `fn` in one write transaction, committed only when `fn` returns OK;
+  // otherwise nothing it did is kept and its status is returned.
+  virtual absl::Status Update(const TransactionFn& fn) = 0;
+
+  // Runs `fn` on a consistent read-only snapshot; writes inside fail.
+  virtual absl::Status Read(const TransactionFn& fn) = 0;
+};
+
+}  // namespace canhazgpu::store

@@ -1,0 +1,211 @@
+// One suite that every StateStore must pass: the SQLite store and the
+// in-memory store run the same tests.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "store/memory_state_store.h"
+#include "store/sqlite_state_store.h"
+
+namespace canhazgpu::store {
+namespace {
+
+using std::chrono::minutes;
+
+struct StoreFactory {
+  std::string name;
+  std::function<std::unique_ptr<StateStore>(const std::string& dir)> make;
+};
+
+class StoreConformanceTest : public ::testing::TestWithParam<StoreFactory> {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/store_test.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    store_ = GetParam().make(dir_);
+    ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  Reservation Manual(int gpu, uint32_t uid, std::string user) {
+    return Reservation{.gpu = gpu,
+                       .uid = uid,
+                       .user = std::move(user),
+                       .kind = ReservationKind::kManual,
+                       .start = FromEpochMillis(1'000'000),
+                       .expires = FromEpochMillis(2'000'000),
+                       .note = "training"};
+  }
+
+  std::vector<Reservation> List() {
+    std::vector<Reservation> out;
+    EXPECT_TRUE(store_
+                    ->Read([&](StateTransaction& t) -> absl::Status {
+                      auto list = t.ListReservations();
+                      if (!list.ok()) return list.status();
+                      out = *list;
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return out;
+  }
+
+  std::string dir_;
+  std::unique_ptr<StateStore> store_;
+};
+
+TEST_P(StoreConformanceTest, PoolStartsUnsetAndRoundTrips) {
+  ASSERT_TRUE(store_
+                  ->Update([](StateTransaction& t) {
+                    EXPECT_FALSE(t.GetPool().value().has_value());
+                    return t.SetPool({4, "fake", "/x/host.json"});
+                  })
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Read([](StateTransaction& t) {
+                    auto pool = t.GetPool();
+                    EXPECT_TRUE(pool.ok() && pool->has_value());
+                    EXPECT_EQ((*pool)->gpu_count, 4);
+                    EXPECT_EQ((*pool)->provider, "fake");
+                    EXPECT_EQ((*pool)->fake_host, "/x/host.json");
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
+  Reservation run{.gpu = 2,
+                  .uid = 1001,
+                  .user = "bob",
+                  .kind = ReservationKind::kRun,
+                  .start = FromEpochMillis(123'456),
+                  .process = ProcessRef{4242, 99'999},
+                  .note = "a note with 'quotes'",
+                  .command = "vllm serve x"};
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) {
+                    absl::Status s = t.InsertReservation(run);
+                    if (!s.ok()) return s;
+                    return t.InsertReservation(Manual(0, 1000, "alice"));
+                  })
+                  .ok());
+  std::vector<Reservation> list = List();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].gpu, 0) << "ordered by gpu";
+  EXPECT_EQ(list[0].expires, FromEpochMillis(2'000'000));
+  EXPECT_FALSE(list[0].process.has_value());
+  const Reservation& r = list[1];
+  EXPECT_EQ(r.uid, 1001u);
+  EXPECT_EQ(r.user, "bob");
+  EXPECT_EQ(r.kind, ReservationKind::kRun);
+  EXPECT_EQ(r.start, FromEpochMillis(123'456));
+  EXPECT_FALSE(r.expires.has_value());
+  ASSERT_TRUE(r.process.has_value());
+  EXPECT_EQ(*r.process, (ProcessRef{4242, 99'999}));
+  EXPECT_EQ(r.note, "a note with 'quotes'");
+  EXPECT_EQ(r.command, "vllm serve x");
+}
+
+TEST_P(StoreConformanceTest, SecondHolderOfAGpuIsRefused) {
+  ASSERT_TRUE(
+      store_->Update([&](StateTransaction& t) { return t.InsertReservation(Manual(1, 1, "a")); })
+          .ok());
+  absl::Status second =
+      store_->Update([&](StateTransaction& t) { return t.InsertReservation(Manual(1, 2, "b")); });
+  EXPECT_EQ(second.code(), absl::StatusCode::kAlreadyExists);
+  ASSERT_EQ(List().size(), 1u);
+  EXPECT_EQ(List()[0].user, "a");
+}
+
+TEST_P(StoreConformanceTest, FailedTransactionChangesNothing) {
+  absl::Status status = store_->Update([&](StateTransaction& t) {
+    EXPECT_TRUE(t.InsertReservation(Manual(0, 1, "a")).ok());
+    EXPECT_TRUE(t.SetPool({8, "fake", ""}).ok());
+    return absl::ResourceExhaustedError("changed my mind");
+  });
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(List().empty());
+  ASSERT_TRUE(store_
+                  ->Read([](StateTransaction& t) {
+                    EXPECT_FALSE(t.GetPool().value().has_value());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_P(StoreConformanceTest, DeleteReportsMissingGpu) {
+  EXPECT_EQ(store_->Update([](StateTransaction& t) { return t.DeleteReservation(3); }).code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_TRUE(
+      store_->Update([&](StateTransaction& t) { return t.InsertReservation(Manual(3, 1, "a")); })
+          .ok());
+  EXPECT_TRUE(store_->Update([](StateTransaction& t) { return t.DeleteReservation(3); }).ok());
+  EXPECT_TRUE(List().empty());
+}
+
+TEST_P(StoreConformanceTest, ReadRefusesWrites) {
+  absl::Status status =
+      store_->Read([&](StateTransaction& t) { return t.InsertReservation(Manual(0, 1, "a")); });
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(List().empty());
+}
+
+TEST_P(StoreConformanceTest, HistoryAnswersLastReleasedAndLastUsedBy) {
+  auto record = [](int gpu, uint32_t uid, int64_t end_minute) {
+    return HistoryRecord{.gpu = gpu,
+                         .uid = uid,
+                         .user = "u" + std::to_string(uid),
+                         .kind = ReservationKind::kRun,
+                         .start = FromEpochMillis(0),
+                         .end = FromEpochMillis(end_minute * 60'000),
+                         .reason = ReleaseReason::kJobExited};
+  };
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) {
+                    for (auto h : {record(0, 1, 10), record(0, 2, 30), record(0, 1, 20),
+                                   record(1, 2, 5)}) {
+                      absl::Status s = t.AppendHistory(h);
+                      if (!s.ok()) return s;
+                    }
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Read([](StateTransaction& t) {
+                    EXPECT_EQ(t.LastReleased(0).value(), FromEpochMillis(30 * 60'000));
+                    EXPECT_EQ(t.LastReleased(1).value(), FromEpochMillis(5 * 60'000));
+                    EXPECT_FALSE(t.LastReleased(2).value().has_value());
+                    EXPECT_EQ(t.LastUsedBy(1, 0).value(), FromEpochMillis(20 * 60'000));
+                    EXPECT_FALSE(t.LastUsedBy(1, 1).value().has_value());
+                    auto since = t.HistorySince(FromEpochMillis(10 * 60'000)).value();
+                    EXPECT_EQ(since.size(), 3u);
+                    EXPECT_EQ(since.front().end, FromEpochMillis(10 * 60'000));
+                    EXPECT_EQ(since.back().end, FromEpochMillis(30 * 60'000));
+                    EXPECT_EQ(since.back().reason, ReleaseReason::kJobExited);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllStores, StoreConformanceTest,
+    ::testing::Values(
+        StoreFactory{"memory", [](const std::string&) -> std::unique_ptr<StateStore> {
+                       return std::make_unique<MemoryStateStore>();
+                     }},
+        StoreFactory{"sqlite",
+                     [](const std::string& dir) -> std::unique_ptr<StateStore> {
+                       auto store = SqliteStateStore::Open(dir + "/state.db", {.create = true});
+                       EXPECT_TRUE(store.ok()) << store.status();
+                       return store.ok() ? std::move(*store) : nullptr;
+                     }}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace canhazgpu::store
