@@ -1,0 +1,66 @@
+// What `status` shows for each GPU, derived from the provider's report, the
+// reservations and the process table: AVAILABLE, IN_USE (reserved),
+// UNRESERVED (busy above the memory threshold with no reservation) or ERROR.
+// Usage detection lives here: each GPU process's owner comes from the real
+// uid in /proc (never $USER), its command line, and the model it serves.
+// Pure functions over the seams; thread-compatible.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alloc/model_detection.h"
+#include "core/gpu.h"
+#include "core/reservation.h"
+#include "host/process_table.h"
+
+namespace canhazgpu::alloc {
+
+inline constexpr uint64_t kDefaultMemoryThresholdMiB = 1024;
+
+enum class GpuState { kAvailable, kInUse, kUnreserved, kError };
+std::string_view StateName(GpuState state);
+
+struct ProcessUsage {
+  int64_t pid = 0;
+  uint32_t uid = 0;
+  std::string user;     // "unknown" when the process is not visible here
+  std::string command;  // the command line, space-joined
+  uint64_t used_memory_bytes = 0;
+  std::optional<ModelInfo> model;
+};
+
+struct GpuStatus {
+  int gpu = 0;
+  GpuState state = GpuState::kAvailable;
+  std::optional<Reservation> reservation;
+  std::optional<GpuInfo> info;  // nullopt when the provider did not report it
+  std::vector<ProcessUsage> processes;
+  std::optional<ModelInfo> model;  // first model found among the processes
+  std::optional<TimePoint> last_released;
+  std::string error;
+};
+
+// The GPU's processes with owners, commands and models. A model is looked
+// for in the process's own command line, then in up to three parents (vLLM
+// workers are children of the `vllm serve` process).
+std::vector<ProcessUsage> DescribeProcesses(const GpuInfo& gpu,
+                                            const host::ProcessTable& processes);
+
+struct StatusInput {
+  int gpu_count = 0;
+  std::string provider;  // for messages: "not reported by the nvidia provider"
+  std::vector<Reservation> reservations;
+  std::vector<GpuInfo> gpus;
+  std::map<int, TimePoint> last_released;
+  uint64_t threshold_bytes = kDefaultMemoryThresholdMiB * kMiB;
+};
+
+std::vector<GpuStatus> BuildStatus(const StatusInput& input, const host::ProcessTable& processes);
+
+// Distinct process owners in first-seen order.
+std::vector<std::string> ProcessUsers(const std::vector<ProcessUsage>& processes);
+
+}  // namespace canhazgpu::alloc

@@ -1,0 +1,71 @@
+#include "alloc/gpu_status.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "host/testing/fake_process_table.h"
+
+namespace canhazgpu::alloc {
+namespace {
+
+using ::testing::ElementsAre;
+
+GpuInfo Gpu(int index, uint64_t used_mib, std::vector<GpuProcess> processes = {}) {
+  GpuInfo g;
+  g.index = index;
+  g.memory_total_bytes = 80000 * kMiB;
+  g.memory_used_bytes = used_mib * kMiB;
+  g.processes = std::move(processes);
+  return g;
+}
+
+class GpuStatusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    table_.AddUser(1000, "alice");
+    table_.AddUser(1001, "bob");
+    // vllm serve (pid 100, alice) with a worker child (pid 101) on the GPU.
+    table_.Add({.pid = 100, .ppid = 1, .uid = 1000, .argv = {"vllm", "serve", "org/model-a"}});
+    table_.Add({.pid = 101, .ppid = 100, .uid = 1000, .argv = {"python", "-c", "worker"}});
+    table_.Add({.pid = 200, .ppid = 1, .uid = 1001, .argv = {"python", "train.py"}});
+  }
+  host::FakeProcessTable table_;
+};
+
+TEST_F(GpuStatusTest, OwnerComesFromUidAndModelFromParent) {
+  auto processes = DescribeProcesses(Gpu(0, 5000, {{101, 4000 * kMiB}, {999, kMiB}}), table_);
+  ASSERT_EQ(processes.size(), 2u);
+  EXPECT_EQ(processes[0].user, "alice");
+  EXPECT_EQ(processes[0].command, "python -c worker");
+  ASSERT_TRUE(processes[0].model.has_value());
+  EXPECT_EQ(processes[0].model->model, "org/model-a");
+  EXPECT_EQ(processes[1].user, "unknown") << "a pid not visible here";
+}
+
+TEST_F(GpuStatusTest, ClassifiesEveryState) {
+  StatusInput input{.gpu_count = 5, .provider = "fake"};
+  input.gpus = {Gpu(0, 0), Gpu(1, 2048, {{200, 2048 * kMiB}}), Gpu(2, 1024), Gpu(3, 5000)};
+  input.gpus[3].error = "fell off the bus";
+  input.reservations = {Reservation{.gpu = 0, .uid = 1000, .user = "alice"}};
+  input.last_released[2] = FromEpochMillis(5);
+  auto status = BuildStatus(input, table_);
+  ASSERT_EQ(status.size(), 5u);
+  EXPECT_EQ(status[0].state, GpuState::kInUse);
+  EXPECT_EQ(status[1].state, GpuState::kUnreserved);
+  EXPECT_THAT(ProcessUsers(status[1].processes), ElementsAre("bob"));
+  EXPECT_EQ(status[2].state, GpuState::kAvailable) << "at the threshold is not above it";
+  EXPECT_EQ(status[2].last_released, FromEpochMillis(5));
+  EXPECT_EQ(status[3].state, GpuState::kError);
+  EXPECT_EQ(status[4].state, GpuState::kError);
+  EXPECT_EQ(status[4].error, "not reported by the fake provider");
+}
+
+TEST_F(GpuStatusTest, ThresholdIsConfigurable) {
+  StatusInput input{.gpu_count = 1, .gpus = {Gpu(0, 600)}, .threshold_bytes = 512 * kMiB};
+  EXPECT_EQ(BuildStatus(input, table_)[0].state, GpuState::kUnreserved);
+  input.threshold_bytes = 1024 * kMiB;
+  EXPECT_EQ(BuildStatus(input, table_)[0].state, GpuState::kAvailable);
+}
+
+}  // namespace
+}  // namespace canhazgpu::alloc

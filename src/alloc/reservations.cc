@@ -1,0 +1,239 @@
+#include "alloc/reservations.h"
+
+#include <algorithm>
+
+#include "alloc/allocator.h"
+#include "core/duration.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace canhazgpu::alloc {
+namespace {
+
+bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason) {
+  if (r.expires && machine.clock.Now() >= *r.expires) {
+    *reason = ReleaseReason::kExpired;
+    return true;
+  }
+  if (r.process && !machine.processes.IsAlive(*r.process)) {
+    *reason = ReleaseReason::kJobExited;
+    return true;
+  }
+  return false;
+}
+
+absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
+                 const Machine& machine) {
+  RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+  return txn.AppendHistory(EndReservation(r, machine.clock.Now(), reason));
+}
+
+std::string Describe(const Reservation& r, TimePoint now) {
+  std::string what = StrCat("reserved by ", r.user, " (", KindName(r.kind));
+  if (r.expires) what += StrCat(", expires in ", FormatDurationShort(
+                                                      std::chrono::duration_cast<Duration>(
+                                                          *r.expires - now)));
+  if (r.process) what += StrCat(", pid ", r.process->pid);
+  return what + ")";
+}
+
+std::string DescribeUnreserved(const GpuStatus& s) {
+  uint64_t used = s.info ? s.info->memory_used_bytes / kMiB : 0;
+  std::vector<std::string> users = ProcessUsers(s.processes);
+  return StrCat("in use without reservation (", used, " MiB",
+                users.empty() ? "" : StrCat(" by ", Join(users, ", ")), ")");
+}
+
+absl::StatusOr<std::vector<GpuStatus>> StatusInTxn(store::StateTransaction& txn,
+                                                   const PoolConfig& pool,
+                                                   const std::vector<GpuInfo>& gpus,
+                                                   uint64_t threshold, const Machine& machine) {
+  StatusInput input{.gpu_count = pool.gpu_count,
+                    .provider = pool.provider,
+                    .gpus = gpus,
+                    .threshold_bytes = threshold};
+  ASSIGN_OR_RETURN(input.reservations, txn.ListReservations());
+  for (int id = 0; id < pool.gpu_count; ++id) {
+    ASSIGN_OR_RETURN(std::optional<TimePoint> released, txn.LastReleased(id));
+    if (released) input.last_released[id] = *released;
+  }
+  return BuildStatus(input, machine.processes);
+}
+
+absl::StatusOr<PoolConfig> PoolIn(store::StateTransaction& txn) {
+  ASSIGN_OR_RETURN(std::optional<PoolConfig> pool, txn.GetPool());
+  if (!pool) {
+    return absl::FailedPreconditionError(
+        "GPU pool not initialized: run 'canhazgpu admin' (or 'canhazgpu admin --provider fake "
+        "--gpus N' for a simulated host)");
+  }
+  return *pool;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& txn,
+                                                     const Machine& machine) {
+  ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+  std::vector<HistoryRecord> ended;
+  for (const Reservation& r : reservations) {
+    ReleaseReason reason;
+    if (!IsStale(r, machine, &reason)) continue;
+    RETURN_IF_ERROR(End(txn, r, reason, machine));
+    ended.push_back(EndReservation(r, machine.clock.Now(), reason));
+  }
+  return ended;
+}
+
+absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store) {
+  PoolConfig pool;
+  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(pool, PoolIn(txn));
+    return absl::OkStatus();
+  }));
+  return pool;
+}
+
+absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bool force,
+                            const Machine& machine, int* released) {
+  return store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(std::optional<PoolConfig> existing, txn.GetPool());
+    if (existing && !force) {
+      return absl::FailedPreconditionError(
+          StrCat("GPU pool already initialized with ", existing->gpu_count, " GPUs (provider ",
+                 existing->provider, "); use --force to reinitialize"));
+    }
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    for (const Reservation& r : reservations) {
+      RETURN_IF_ERROR(End(txn, r, ReleaseReason::kAdminReset, machine));
+    }
+    if (released != nullptr) *released = static_cast<int>(reservations.size());
+    return txn.SetPool(pool);
+  });
+}
+
+absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
+                                             const std::vector<GpuInfo>& gpus,
+                                             const Caller& caller, const ReserveRequest& request,
+                                             const Machine& machine) {
+  std::vector<int> chosen;
+  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
+    RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
+                     StatusInTxn(txn, pool, gpus, request.threshold_bytes, machine));
+    TimePoint now = machine.clock.Now();
+    std::vector<GpuCandidate> candidates;
+    for (const GpuStatus& s : status) {
+      GpuCandidate c{.last_released = s.last_released};
+      ASSIGN_OR_RETURN(c.last_used_by_requester, txn.LastUsedBy(caller.uid, s.gpu));
+      switch (s.state) {
+        case GpuState::kAvailable:
+          break;
+        case GpuState::kInUse:
+          c.state = GpuCandidate::State::kReserved;
+          c.reason = Describe(*s.reservation, now);
+          break;
+        case GpuState::kUnreserved:
+          c.state = GpuCandidate::State::kInUse;
+          c.reason = DescribeUnreserved(s);
+          break;
+        case GpuState::kError:
+          c.state = GpuCandidate::State::kError;
+          c.reason = StrCat("in error: ", s.error);
+          break;
+      }
+      candidates.push_back(std::move(c));
+    }
+    ASSIGN_OR_RETURN(chosen, ChooseGpus(candidates, {.count = request.count,
+                                                     .ids = request.ids,
+                                                     .force = request.force}));
+    for (int id : chosen) {
+      Reservation r{.gpu = id,
+                    .uid = caller.uid,
+                    .user = caller.user,
+                    .kind = request.kind,
+                    .start = now,
+                    .process = request.process,
+                    .note = request.note,
+                    .command = request.command};
+      if (request.duration) r.expires = now + *request.duration;
+      RETURN_IF_ERROR(txn.InsertReservation(r));
+    }
+    return absl::OkStatus();
+  }));
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Caller& caller,
+                                             const std::vector<int>& ids, bool force,
+                                             const Machine& machine) {
+  std::vector<int> released;
+  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
+    RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    auto held = [&](int id) -> const Reservation* {
+      for (const Reservation& r : reservations) {
+        if (r.gpu == id) return &r;
+      }
+      return nullptr;
+    };
+    std::vector<const Reservation*> to_end;
+    if (ids.empty()) {
+      for (const Reservation& r : reservations) {
+        if (r.uid == caller.uid && r.kind == ReservationKind::kManual) to_end.push_back(&r);
+      }
+    }
+    for (int id : ids) {
+      if (id >= pool.gpu_count) {
+        return absl::InvalidArgumentError(StrCat("gpu id ", id,
+                                                 " is out of range: the pool has GPUs 0-",
+                                                 pool.gpu_count - 1));
+      }
+      const Reservation* r = held(id);
+      if (r == nullptr) return absl::FailedPreconditionError(StrCat("gpu ", id, " is not reserved"));
+      if (r->uid != caller.uid && !(caller.IsRoot() && force)) {
+        return absl::PermissionDeniedError(
+            StrCat("gpu ", id, " is reserved by ", r->user, "; only ", r->user,
+                   caller.IsRoot() ? " can release it, or root with --force"
+                                   : " (or root with --force) can release it"));
+      }
+      to_end.push_back(r);
+    }
+    for (const Reservation* r : to_end) {
+      RETURN_IF_ERROR(End(txn, *r, ReleaseReason::kReleased, machine));
+      released.push_back(r->gpu);
+    }
+    return absl::OkStatus();
+  }));
+  std::sort(released.begin(), released.end());
+  return released;
+}
+
+absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
+                        const Machine& machine) {
+  return store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    for (const Reservation& r : reservations) {
+      if (r.process == process) RETURN_IF_ERROR(End(txn, r, ReleaseReason::kJobExited, machine));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store,
+                                         const std::vector<GpuInfo>& gpus,
+                                         uint64_t threshold_bytes, const Machine& machine) {
+  HostStatus out;
+  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(out.pool, PoolIn(txn));
+    RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    ASSIGN_OR_RETURN(out.gpus, StatusInTxn(txn, out.pool, gpus, threshold_bytes, machine));
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+}  // namespace canhazgpu::alloc

@@ -1,0 +1,88 @@
+// The reservation lifecycle on one host, over the StateStore: initialise the
+// pool, reserve, release, release a finished job, and collect status. Each
+// operation is one store transaction that first reaps what is stale
+// (expired manual reservations, run reservations whose job is gone), so no
+// command ever sees or hands out a dead reservation. GPU usage is queried
+// by the caller before the transaction, keeping the slow hardware scan out
+// of the critical section. Thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/gpu_status.h"
+#include "core/clock.h"
+#include "core/gpu.h"
+#include "core/reservation.h"
+#include "host/process_table.h"
+#include "store/state_store.h"
+
+namespace canhazgpu::alloc {
+
+// Who asks: from the OS (getuid), never from $USER.
+struct Caller {
+  uint32_t uid = 0;
+  std::string user;
+  bool IsRoot() const { return uid == 0; }
+};
+
+// The machine, as the lifecycle needs it.
+struct Machine {
+  const Clock& clock;
+  const host::ProcessTable& processes;
+};
+
+// Ends stale reservations inside `txn`, recording them in the history.
+absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& txn,
+                                                     const Machine& machine);
+
+// The pool, or FailedPrecondition telling the user to run `admin`.
+absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store);
+
+// Sets the pool. Without `force`, an initialised pool is an error; with it,
+// every reservation ends (history reason admin_reset).
+absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bool force,
+                            const Machine& machine, int* released = nullptr);
+
+struct ReserveRequest {
+  int count = 1;
+  std::vector<int> ids;
+  bool force = false;
+  ReservationKind kind = ReservationKind::kManual;
+  std::optional<Duration> duration;   // manual
+  std::optional<ProcessRef> process;  // run: the job
+  std::string note;
+  std::string command;
+  uint64_t threshold_bytes = kDefaultMemoryThresholdMiB * kMiB;
+};
+
+// Reserves atomically; returns the ids sorted ascending. See ChooseGpus() for
+// the error codes.
+absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
+                                             const std::vector<GpuInfo>& gpus,
+                                             const Caller& caller, const ReserveRequest& request,
+                                             const Machine& machine);
+
+// Without ids: every MANUAL reservation of the caller. With ids: those GPUs,
+// which must be the caller's (any kind), or anyone's for root with `force`.
+// All or nothing. Returns the released ids; an empty result is not an error.
+absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Caller& caller,
+                                             const std::vector<int>& ids, bool force,
+                                             const Machine& machine);
+
+// Ends the reservations held by the job `process` (history: job_exited).
+absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
+                        const Machine& machine);
+
+struct HostStatus {
+  PoolConfig pool;
+  std::vector<GpuStatus> gpus;
+};
+
+absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store,
+                                         const std::vector<GpuInfo>& gpus,
+                                         uint64_t threshold_bytes, const Machine& machine);
+
+}  // namespace canhazgpu::alloc

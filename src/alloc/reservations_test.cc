@@ -1,0 +1,152 @@
+#include "alloc/reservations.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "host/testing/fake_clock.h"
+#include "host/testing/fake_process_table.h"
+#include "store/memory_state_store.h"
+
+namespace canhazgpu::alloc {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using std::chrono::hours;
+using std::chrono::minutes;
+
+class ReservationsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(InitializePool(store_, {4, "fake", ""}, false, machine_).ok());
+    for (int i = 0; i < 4; ++i) {
+      GpuInfo g;
+      g.index = i;
+      g.memory_total_bytes = 80000 * kMiB;
+      gpus_.push_back(g);
+    }
+    table_.Add({.pid = 500, .uid = 1000, .start_ticks = 77, .argv = {"sleep", "100"}});
+  }
+
+  absl::StatusOr<std::vector<int>> Reserve(const Caller& who, ReserveRequest request) {
+    return ReserveGpus(store_, gpus_, who, request, machine_);
+  }
+  std::vector<GpuStatus> Status() { return CollectStatus(store_, gpus_, 1024 * kMiB, machine_)->gpus; }
+
+  store::MemoryStateStore store_;
+  host::FakeClock clock_;
+  host::FakeProcessTable table_;
+  Machine machine_{clock_, table_};
+  std::vector<GpuInfo> gpus_;
+  Caller alice_{1000, "alice"}, bob_{1001, "bob"}, root_{0, "root"};
+};
+
+TEST_F(ReservationsTest, UninitializedPoolSaysRunAdmin) {
+  store::MemoryStateStore empty;
+  auto r = ReserveGpus(empty, gpus_, alice_, {}, machine_);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("run 'canhazgpu admin'"));
+}
+
+TEST_F(ReservationsTest, AdminRefusesReinitWithoutForceAndResetsWithIt) {
+  ASSERT_TRUE(Reserve(alice_, {.count = 2, .duration = hours(1)}).ok());
+  EXPECT_EQ(InitializePool(store_, {8, "fake", ""}, false, machine_).code(),
+            absl::StatusCode::kFailedPrecondition);
+  int released = 0;
+  ASSERT_TRUE(InitializePool(store_, {8, "fake", ""}, true, machine_, &released).ok());
+  EXPECT_EQ(released, 2);
+  EXPECT_EQ(ReadPool(store_)->gpu_count, 8);
+}
+
+TEST_F(ReservationsTest, ManualReservationExpiresAndIsReaped) {
+  ASSERT_THAT(Reserve(alice_, {.count = 4, .duration = minutes(30)}).value(),
+              ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(Reserve(bob_, {.count = 1}).status().code(), absl::StatusCode::kResourceExhausted);
+  clock_.Advance(minutes(30));
+  ASSERT_THAT(Reserve(bob_, {.count = 1, .duration = minutes(5)}).value(), ElementsAre(0));
+  auto status = Status();
+  EXPECT_EQ(status[0].reservation->user, "bob");
+  EXPECT_EQ(status[1].state, GpuState::kAvailable);
+  EXPECT_EQ(status[1].last_released, clock_.Now());
+}
+
+TEST_F(ReservationsTest, RunReservationLivesExactlyAsLongAsItsProcess) {
+  ProcessRef job{500, 77};
+  ASSERT_TRUE(Reserve(alice_, {.count = 1, .kind = ReservationKind::kRun, .process = job}).ok());
+  EXPECT_EQ(Status()[0].state, GpuState::kInUse);
+  // Same pid, different start time: the pid was reused by another process.
+  table_.Add({.pid = 500, .uid = 1000, .start_ticks = 78});
+  EXPECT_EQ(Status()[0].state, GpuState::kAvailable);
+}
+
+TEST_F(ReservationsTest, ZombieJobIsReaped) {
+  ProcessRef job{500, 77};
+  ASSERT_TRUE(Reserve(alice_, {.count = 1, .kind = ReservationKind::kRun, .process = job}).ok());
+  table_.Add({.pid = 500, .uid = 1000, .start_ticks = 77, .state = 'Z'});
+  EXPECT_EQ(Status()[0].state, GpuState::kAvailable);
+}
+
+TEST_F(ReservationsTest, ReleaseJobEndsOnlyThatJobsGpus) {
+  ProcessRef job{500, 77};
+  ASSERT_TRUE(Reserve(alice_, {.count = 2, .kind = ReservationKind::kRun, .process = job}).ok());
+  ASSERT_TRUE(Reserve(alice_, {.count = 1, .duration = hours(1)}).ok());
+  ASSERT_TRUE(ReleaseJob(store_, job, machine_).ok());
+  auto status = Status();
+  EXPECT_EQ(status[0].state, GpuState::kAvailable);
+  EXPECT_EQ(status[1].state, GpuState::kAvailable);
+  EXPECT_EQ(status[2].state, GpuState::kInUse);
+}
+
+TEST_F(ReservationsTest, PlainReleaseTakesOnlyOwnManualReservations) {
+  ProcessRef job{500, 77};
+  ASSERT_TRUE(Reserve(alice_, {.ids = {0}, .kind = ReservationKind::kRun, .process = job}).ok());
+  ASSERT_TRUE(Reserve(alice_, {.ids = {1}, .duration = hours(1)}).ok());
+  ASSERT_TRUE(Reserve(bob_, {.ids = {2}, .duration = hours(1)}).ok());
+  EXPECT_THAT(ReleaseGpus(store_, alice_, {}, false, machine_).value(), ElementsAre(1));
+  EXPECT_TRUE(ReleaseGpus(store_, alice_, {}, false, machine_).value().empty());
+  EXPECT_THAT(ReleaseGpus(store_, alice_, {0}, false, machine_).value(), ElementsAre(0));
+}
+
+TEST_F(ReservationsTest, OthersReservationsAreRefusedNamingTheOwner) {
+  ASSERT_TRUE(Reserve(bob_, {.ids = {2}, .duration = hours(1)}).ok());
+  ASSERT_TRUE(Reserve(alice_, {.ids = {3}, .duration = hours(1)}).ok());
+  auto refused = ReleaseGpus(store_, alice_, {3, 2}, false, machine_);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("gpu 2 is reserved by bob"));
+  EXPECT_EQ(Status()[3].state, GpuState::kInUse) << "all or nothing";
+  EXPECT_FALSE(ReleaseGpus(store_, root_, {2}, false, machine_).ok()) << "root needs --force";
+  EXPECT_THAT(ReleaseGpus(store_, root_, {2}, true, machine_).value(), ElementsAre(2));
+  EXPECT_EQ(ReleaseGpus(store_, alice_, {1}, false, machine_).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ReleaseGpus(store_, alice_, {9}, false, machine_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ReservationsTest, ReservesWhatTheUserReleasedMostRecently) {
+  ASSERT_TRUE(Reserve(bob_, {.ids = {0, 1}, .duration = hours(1)}).ok());
+  clock_.Advance(minutes(1));
+  ASSERT_TRUE(Reserve(alice_, {.ids = {2}, .duration = hours(1)}).ok());
+  ASSERT_TRUE(ReleaseGpus(store_, alice_, {}, false, machine_).ok());
+  clock_.Advance(minutes(1));
+  ASSERT_TRUE(ReleaseGpus(store_, bob_, {}, false, machine_).ok());
+  // Alice gets GPU 2 back; bob, who used 0 and 1, gets one of those.
+  EXPECT_THAT(Reserve(alice_, {.count = 1, .duration = hours(1)}).value(), ElementsAre(2));
+  EXPECT_THAT(Reserve(bob_, {.count = 1, .duration = hours(1)}).value(), ElementsAre(0));
+  // A newcomer gets the never-used GPU 3 first.
+  Caller carol{1002, "carol"};
+  EXPECT_THAT(Reserve(carol, {.count = 1, .duration = hours(1)}).value(), ElementsAre(3));
+}
+
+TEST_F(ReservationsTest, UnreservedBusyGpuNeedsForce) {
+  gpus_[1].memory_used_bytes = 4096 * kMiB;
+  gpus_[1].processes = {{500, 4096 * kMiB}};
+  auto busy = Reserve(alice_, {.ids = {1}, .duration = hours(1)});
+  EXPECT_EQ(busy.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(busy.status().message()),
+              HasSubstr("in use without reservation (4096 MiB by"));
+  EXPECT_THAT(Reserve(alice_, {.ids = {1}, .force = true, .duration = hours(1)}).value(),
+              ElementsAre(1));
+}
+
+}  // namespace
+}  // namespace canhazgpu::alloc
