@@ -226,7 +226,7 @@ absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
 absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store,
                                          const std::vector<GpuInfo>& gpus,
                                          uint64_t threshold_bytes, const Machine& machine) {
-  HostStatus out;
+  HostStatus out{.threshold_bytes = threshold_bytes};
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(out.pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());

@@ -78,6 +78,7 @@ absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
 
 struct HostStatus {
   PoolConfig pool;
+  uint64_t threshold_bytes = 0;
   std::vector<GpuStatus> gpus;
 };
 

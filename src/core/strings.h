@@ -11,11 +11,17 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace canhazgpu {
 
 namespace strings_internal {
 inline void Append(std::string& out, std::string_view s) { out.append(s); }
 inline void Append(std::string& out, char c) { out.push_back(c); }
+// absl::Status::message() returns Abseil's own string_view.
+inline void Append(std::string& out, absl::string_view s) { out.append(s.data(), s.size()); }
+inline void Append(std::string& out, const std::string& s) { out.append(s); }
+inline void Append(std::string& out, const char* s) { out.append(s); }
 template <typename T>
   requires(std::is_arithmetic_v<T> && !std::same_as<T, char> && !std::same_as<T, bool>)
 void Append(std::string& out, T v) {

@@ -1,0 +1,66 @@
+// What every canhazgpu command receives from main(): the resolved global
+// options, the caller's identity, the machine seams, and factories for the
+// real store and GPU provider (only main.cc builds real implementations).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/reservations.h"
+#include "cli/common/flags.h"
+#include "gpu/gpu_provider.h"
+#include "store/state_store.h"
+
+namespace canhazgpu::cli {
+
+inline constexpr char kDefaultStatePath[] = "/var/lib/canhazgpu/state.db";
+
+struct ProviderOptions {
+  std::string name;       // "nvidia", "amd", "fake"
+  std::string fake_host;  // for "fake"
+};
+
+struct Context {
+  // Global options.
+  std::string state_path = kDefaultStatePath;
+  uint64_t threshold_bytes = alloc::kDefaultMemoryThresholdMiB * kMiB;
+  bool no_color = false;
+
+  alloc::Caller caller;
+  const alloc::Machine* machine = nullptr;
+
+  std::function<absl::StatusOr<std::unique_ptr<store::StateStore>>(const std::string& path,
+                                                                   bool create)>
+      open_store;
+  std::function<absl::StatusOr<std::unique_ptr<gpu::GpuProvider>>(const ProviderOptions&)>
+      make_provider;
+  // Auto-detection for `admin` without --provider: "nvidia", "amd" or an
+  // error saying what was looked for.
+  std::function<absl::StatusOr<std::string>()> detect_provider;
+};
+
+// Flags every command accepts.
+const std::vector<FlagSpec>& GlobalFlags();
+
+// Applies global flags (already parsed with the command's own) over the
+// environment (CANHAZGPU_STATE, CANHAZGPU_MEMORY_THRESHOLD) and defaults.
+absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx);
+
+// Parses `args` against the command's flags plus the global ones, applying
+// the global ones to `ctx`.
+absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& args,
+                                              std::vector<FlagSpec> specs,
+                                              const std::string& command, Context& ctx);
+
+// The GPUs as the pool's provider reports them now. A provider that fails
+// as a whole yields one ERROR entry per GPU carrying its message, so status
+// still shows the reservations and nothing is handed out.
+std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool);
+
+// Prints "canhazgpu: <message>" on stderr and returns the exit code.
+int Fail(const absl::Status& status);
+
+}  // namespace canhazgpu::cli

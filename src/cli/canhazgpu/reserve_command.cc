@@ -1,0 +1,69 @@
+// canhazgpu reserve: a manual reservation that expires.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/request_flags.h"
+#include "cli/common/exit_code.h"
+#include "core/duration.h"
+#include "core/gpu_ids.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+constexpr auto kDefaultDuration = std::chrono::minutes(30);
+
+std::vector<FlagSpec> Flags() {
+  std::vector<FlagSpec> flags = RequestFlags();
+  flags.push_back({.name = "duration", .short_name = 'd', .has_value = true,
+                   .value_name = "DURATION", .help = "how long, e.g. 30m, 2h, 1h30m (default 30m)"});
+  flags.push_back({.name = "short", .short_name = 's', .help = "print only the ids, like 1,3"});
+  flags.push_back({.name = "force", .short_name = 'f',
+                   .help = "take GPUs in use without a reservation"});
+  return flags;
+}
+
+absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
+  if (!flags.positional.empty() || flags.saw_separator) {
+    return absl::InvalidArgumentError("'reserve' takes no command; did you mean 'canhazgpu run'?");
+  }
+  ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags));
+  Duration duration = kDefaultDuration;
+  if (auto d = flags.Value("duration")) {
+    ASSIGN_OR_RETURN(duration, ParseDuration(*d));
+  }
+  request.kind = ReservationKind::kManual;
+  request.duration = duration;
+  request.force = flags.Has("force");
+  request.threshold_bytes = ctx.threshold_bytes;
+  ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
+  ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
+  ASSIGN_OR_RETURN(std::vector<int> ids,
+                   alloc::ReserveGpus(*store, QueryGpus(ctx, pool), ctx.caller, request,
+                                      *ctx.machine));
+  std::string list = JoinGpuIds(ids);
+  if (flags.Has("short")) {
+    // Exactly the ids for $(...); a newline only for a person at a terminal.
+    std::printf("%s%s", list.c_str(), isatty(STDOUT_FILENO) ? "\n" : "");
+    return absl::OkStatus();
+  }
+  std::printf("Reserved %zu GPU(s): %s for %s\n\n", ids.size(), list.c_str(),
+              FormatDuration(duration).c_str());
+  std::printf("Run the following command to run only on these GPUs:\n");
+  std::printf("export CUDA_VISIBLE_DEVICES=%s\n", list.c_str());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int ReserveCommand(Context& ctx, const Args& args) {
+  absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, Flags(), "reserve", ctx);
+  if (!flags.ok()) return Fail(flags.status());
+  absl::Status status = Reserve(ctx, *flags);
+  return status.ok() ? kExitOk : Fail(status);
+}
+
+}  // namespace canhazgpu::cli

@@ -1,0 +1,117 @@
+// canhazgpu run [flags] -- CMD ARGS...: reserve, run the command with the
+// GPUs visible, release the moment it ends, and exit with its status.
+//
+// The reservation names the command's own process (pid + start time), not
+// this wrapper: the child is forked first and held at a gate until the
+// reservation is committed. So any later canhazgpu call can tell whether the
+// job still runs, even if this wrapper was killed with SIGKILL.
+#include <cstdio>
+
+#include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/request_flags.h"
+#include "cli/common/exit_code.h"
+#include "core/duration.h"
+#include "core/gpu_ids.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "host/gated_child.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+std::vector<FlagSpec> Flags() {
+  std::vector<FlagSpec> flags = RequestFlags();
+  flags.push_back({.name = "timeout", .short_name = 't', .has_value = true,
+                   .value_name = "DURATION", .help = "stop the command after this long"});
+  flags.push_back({.name = "grace", .has_value = true, .value_name = "DURATION",
+                   .help = "after --timeout: SIGINT, SIGTERM at half, SIGKILL at the end "
+                           "(default 30s)"});
+  return flags;
+}
+
+// CUDA numbers devices by PCI bus once CUDA_DEVICE_ORDER says so, matching
+// NVML's indices. ROCm applies ROCR_VISIBLE_DEVICES first and renumbers from
+// 0, so HIP and CUDA variables then count within the visible set.
+std::vector<host::EnvEdit> GpuEnvironment(const std::string& provider, const std::vector<int>& ids) {
+  std::string list = JoinGpuIds(ids);
+  if (provider == "amd") {
+    std::vector<int> renumbered;
+    for (size_t i = 0; i < ids.size(); ++i) renumbered.push_back(static_cast<int>(i));
+    std::string local = JoinGpuIds(renumbered);
+    return {{"ROCR_VISIBLE_DEVICES", list},
+            {"HIP_VISIBLE_DEVICES", local},
+            {"CUDA_VISIBLE_DEVICES", local}};
+  }
+  return {{"CUDA_VISIBLE_DEVICES", list}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+}
+
+absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
+  if (!flags.positional.empty()) {
+    return absl::InvalidArgumentError(StrCat(
+        "missing '--' before the command: canhazgpu run [flags] -- ", Join(flags.positional, " ")));
+  }
+  if (!flags.saw_separator || flags.rest.empty()) {
+    return absl::InvalidArgumentError(
+        "no command given: canhazgpu run [flags] -- COMMAND [ARGS...]");
+  }
+  ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags));
+  host::TimeoutPolicy policy;
+  if (auto t = flags.Value("timeout")) {
+    ASSIGN_OR_RETURN(policy.timeout, ParseDuration(*t));
+  }
+  if (auto g = flags.Value("grace")) {
+    ASSIGN_OR_RETURN(policy.grace, ParseDuration(*g));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
+  ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
+  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+
+  ASSIGN_OR_RETURN(host::GatedChild child, host::GatedChild::Fork(flags.rest));
+  std::optional<host::ProcessInfo> info = ctx.machine->processes.Find(child.pid());
+  if (!info) return absl::InternalError("the command's process vanished before it started");
+  ProcessRef job{child.pid(), info->start_ticks};
+  request.kind = ReservationKind::kRun;
+  request.process = job;
+  request.command = Join(flags.rest, " ");
+  request.threshold_bytes = ctx.threshold_bytes;
+  absl::StatusOr<std::vector<int>> ids =
+      alloc::ReserveGpus(*store, gpus, ctx.caller, request, *ctx.machine);
+  if (!ids.ok()) {
+    child.Abort();
+    return ids.status();
+  }
+  std::fprintf(stderr, "canhazgpu: reserved %zu GPU(s): %s for command execution%s\n",
+               ids->size(), JoinGpuIds(*ids).c_str(),
+               policy.timeout ? StrCat(" (timeout ", FormatDuration(*policy.timeout), ")").c_str()
+                              : "");
+  absl::Status started = child.Start(GpuEnvironment(pool.provider, *ids));
+  absl::StatusOr<int> exit_status = 0;
+  if (!started.ok()) {
+    std::fprintf(stderr, "canhazgpu: cannot run %s: %s\n", flags.rest[0].c_str(),
+                 absl::IsNotFound(started) ? "command not found"
+                                           : std::string(started.message()).c_str());
+    exit_status = absl::IsNotFound(started) ? 127 : 126;
+  } else {
+    exit_status = child.Wait(policy, [] {
+      std::fprintf(stderr, "canhazgpu: timeout reached, interrupting the command\n");
+    });
+  }
+  // Release even when waiting failed: the job is gone or will be reaped.
+  absl::Status released = alloc::ReleaseJob(*store, job, *ctx.machine);
+  if (!released.ok()) {
+    std::fprintf(stderr, "canhazgpu: warning: %s; the GPUs return when the next command runs\n",
+                 std::string(released.message()).c_str());
+  }
+  return exit_status;
+}
+
+}  // namespace
+
+int RunCommand(Context& ctx, const Args& args) {
+  absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, Flags(), "run", ctx);
+  if (!flags.ok()) return Fail(flags.status());
+  absl::StatusOr<int> status = Run(ctx, *flags);
+  return status.ok() ? *status : Fail(status.status());
+}
+
+}  // namespace canhazgpu::cli

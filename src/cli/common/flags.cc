@@ -1,0 +1,113 @@
+#include "cli/common/flags.h"
+
+#include "core/strings.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+const FlagSpec* FindLong(const std::vector<FlagSpec>& specs, std::string_view name) {
+  for (const FlagSpec& s : specs) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const FlagSpec* FindShort(const std::vector<FlagSpec>& specs, char c) {
+  for (const FlagSpec& s : specs) {
+    if (s.short_name != 0 && s.short_name == c) return &s;
+  }
+  return nullptr;
+}
+
+absl::Status UnknownFlag(const std::vector<FlagSpec>& specs, std::string_view flag,
+                         const std::string& command) {
+  std::string_view bare = flag.substr(flag.find_first_not_of('-'));
+  bare = bare.substr(0, bare.find('='));
+  std::string message = StrCat("unknown flag ", flag.substr(0, flag.find('=')), " for '", command, "'");
+  const FlagSpec* best = nullptr;
+  size_t best_distance = 3;
+  for (const FlagSpec& s : specs) {
+    size_t d = EditDistance(bare, s.name);
+    if (d < best_distance) {
+      best = &s;
+      best_distance = d;
+    }
+  }
+  if (best != nullptr) message += StrCat(" (did you mean --", best->name, "?)");
+  return absl::InvalidArgumentError(message);
+}
+
+}  // namespace
+
+absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
+                                       const std::vector<FlagSpec>& specs,
+                                       const std::string& command) {
+  ParsedFlags out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      out.saw_separator = true;
+      out.rest.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-' || (arg[1] >= '0' && arg[1] <= '9')) {
+      out.positional.push_back(arg);
+      continue;
+    }
+    const FlagSpec* spec = nullptr;
+    std::optional<std::string> inline_value;
+    if (arg.starts_with("--")) {
+      size_t eq = arg.find('=');
+      spec = FindLong(specs, std::string_view(arg).substr(2, eq == std::string::npos
+                                                                 ? std::string::npos
+                                                                 : eq - 2));
+      if (eq != std::string::npos) inline_value = arg.substr(eq + 1);
+    } else {
+      spec = FindShort(specs, arg[1]);
+      if (arg.size() > 2) inline_value = arg.substr(2);
+    }
+    if (spec == nullptr) return UnknownFlag(specs, arg, command);
+    if (out.Has(spec->name)) {
+      return absl::InvalidArgumentError(StrCat("flag --", spec->name, " given more than once"));
+    }
+    if (!spec->has_value) {
+      if (inline_value) {
+        return absl::InvalidArgumentError(StrCat("flag --", spec->name, " takes no value"));
+      }
+      out.switches[spec->name] = true;
+      continue;
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size() || args[i + 1] == "--") {
+        return absl::InvalidArgumentError(
+            StrCat("flag --", spec->name, " needs a value (", spec->value_name, ")"));
+      }
+      inline_value = args[++i];
+    }
+    out.values[spec->name] = *inline_value;
+  }
+  return out;
+}
+
+std::string FlagHelp(const std::vector<FlagSpec>& specs) {
+  std::string out;
+  for (const FlagSpec& s : specs) {
+    std::string left = s.short_name != 0 ? StrCat("  -", s.short_name, ", ") : std::string("      ");
+    left += StrCat("--", s.name);
+    if (s.has_value) left += StrCat(" ", s.value_name);
+    if (left.size() < 30) left.append(30 - left.size(), ' ');
+    out += StrCat(left, " ", s.help, "\n");
+  }
+  return out;
+}
+
+absl::StatusOr<int> PositiveInt(const std::string& flag, const std::string& value) {
+  int n = 0;
+  if (!ParseInt(value, &n) || n < 1) {
+    return absl::InvalidArgumentError(
+        StrCat("invalid value '", value, "' for --", flag, ": expected a positive integer"));
+  }
+  return n;
+}
+
+}  // namespace canhazgpu::cli

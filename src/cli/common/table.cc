@@ -1,0 +1,68 @@
+#include "cli/common/table.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include "core/strings.h"
+
+namespace canhazgpu::cli {
+
+size_t DisplayWidth(const std::string& text) {
+  size_t width = 0;
+  for (unsigned char c : text) width += (c & 0xC0) != 0x80;  // count UTF-8 lead bytes
+  return width;
+}
+
+std::string Table::Render() const {
+  std::vector<size_t> widths;
+  for (const std::string& h : headers_) widths.push_back(DisplayWidth(h));
+  for (const auto& row : rows_) {
+    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], DisplayWidth(row[i].text));
+    }
+  }
+  auto pad = [](const std::string& s, size_t width) {
+    return s + std::string(width - std::min(width, DisplayWidth(s)), ' ');
+  };
+  std::string out;
+  auto emit_row = [&](const std::vector<Cell>& cells) {
+    std::string line;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      if (i > 0) line += " │ ";
+      const Cell empty;
+      const Cell& cell = i < cells.size() ? cells[i] : empty;
+      // The last column is not padded, so lines carry no trailing blanks.
+      std::string text = i + 1 == widths.size() ? cell.text : pad(cell.text, widths[i]);
+      line += cell.style.start + text + cell.style.end;
+    }
+    out += line + "\n";
+  };
+  std::vector<Cell> header;
+  for (const std::string& h : headers_) header.push_back({h, header_style_});
+  emit_row(header);
+  for (size_t i = 0; i < widths.size(); ++i) {
+    if (i > 0) out += "─┼─";
+    for (size_t k = 0; k < widths[i]; ++k) out += "─";
+  }
+  out += "\n";
+  for (const auto& row : rows_) emit_row(row);
+  return out;
+}
+
+bool ColorEnabled(bool no_color_flag) {
+  if (no_color_flag || !isatty(STDOUT_FILENO)) return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && no_color[0] != '\0') return false;
+  const char* term = std::getenv("TERM");
+  return term == nullptr || std::string_view(term) != "dumb";
+}
+
+Style MakeStyle(bool enabled, const char* sgr) {
+  if (!enabled) return {};
+  return {StrCat("\033[", sgr, "m"), "\033[0m"};
+}
+
+}  // namespace canhazgpu::cli

@@ -1,0 +1,44 @@
+// Plain-text tables for terminal output, in canhazgpu's light style: a
+// header, a rule of ─ and ┼, and cells separated by " │ ". Widths follow the
+// cells' display width (UTF-8 code points), so colour escapes and box
+// characters do not skew columns. Not thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace canhazgpu::cli {
+
+// ANSI styles; empty strings when colour is off.
+struct Style {
+  std::string start;
+  std::string end;
+};
+
+struct Cell {
+  std::string text;
+  Style style;
+};
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers, Style header_style = {})
+      : headers_(std::move(headers)), header_style_(std::move(header_style)) {}
+  void AddRow(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> headers_;
+  Style header_style_;
+  std::vector<std::vector<Cell>> rows_;
+};
+
+size_t DisplayWidth(const std::string& text);
+
+// Colour for stdout: on only for a terminal, with NO_COLOR unset or empty,
+// TERM not "dumb", and no --no-color.
+bool ColorEnabled(bool no_color_flag);
+
+Style MakeStyle(bool enabled, const char* sgr);  // sgr like "1;32"
+
+}  // namespace canhazgpu::cli
