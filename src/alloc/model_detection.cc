@@ -35,9 +35,14 @@ std::optional<std::string> ModelFromPath(std::string_view path) {
   std::string_view base = path.substr(path.find_last_of('/') + 1);
   std::string lower = Lower(base);
   static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"meta-llama", "meta-llama/"}, {"llama", "meta-llama/"}, {"qwen", "qwen/"},
-      {"deepseek", "deepseek-ai/"},  {"mistral", "mistralai/"}, {"mixtral", "mistralai/"},
-      {"gpt", "openai/"},            {"whisper", "openai/"},
+      {"meta-llama", "meta-llama/"},
+      {"llama", "meta-llama/"},
+      {"qwen", "qwen/"},
+      {"deepseek", "deepseek-ai/"},
+      {"mistral", "mistralai/"},
+      {"mixtral", "mistralai/"},
+      {"gpt", "openai/"},
+      {"whisper", "openai/"},
   };
   for (const auto& [prefix, org] : kPrefixes) {
     if (lower.starts_with(prefix)) return StrCat(org, base);

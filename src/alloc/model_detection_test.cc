@@ -44,12 +44,13 @@ TEST(ModelDetectionTest, LmEvalModelArgs) {
   EXPECT_EQ(Model({"lm_eval", "--model", "vllm", "--model_args",
                    "pretrained=meta-llama/Llama-2-7b,tensor_parallel_size=2"}),
             "meta-llama/Llama-2-7b");
-  EXPECT_EQ(Model({"/venv/bin/lm_eval", "--model_args", "pretrained=/models/Qwen2.5-7B,dtype=auto"}),
-            "qwen/Qwen2.5-7B");
+  EXPECT_EQ(
+      Model({"/venv/bin/lm_eval", "--model_args", "pretrained=/models/Qwen2.5-7B,dtype=auto"}),
+      "qwen/Qwen2.5-7B");
   EXPECT_EQ(Model({"lm_eval", "--model_args", "pretrained=/models/unknown-thing"}), "");
-  EXPECT_EQ(Model({"lm_eval", "--model_args",
-                   R"({"pretrained": "org/na\"me", "args": {"x": "}"}})"}),
-            "org/na\"me");
+  EXPECT_EQ(
+      Model({"lm_eval", "--model_args", R"({"pretrained": "org/na\"me", "args": {"x": "}"}})"}),
+      "org/na\"me");
 }
 
 TEST(ModelDetectionTest, TruncatesLongNames) {

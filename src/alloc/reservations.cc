@@ -30,9 +30,9 @@ absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReas
 
 std::string Describe(const Reservation& r, TimePoint now) {
   std::string what = StrCat("reserved by ", r.user, " (", KindName(r.kind));
-  if (r.expires) what += StrCat(", expires in ", FormatDurationShort(
-                                                      std::chrono::duration_cast<Duration>(
-                                                          *r.expires - now)));
+  if (r.expires)
+    what += StrCat(", expires in ",
+                   FormatDurationShort(std::chrono::duration_cast<Duration>(*r.expires - now)));
   if (r.process) what += StrCat(", pid ", r.process->pid);
   return what + ")";
 }
@@ -113,8 +113,8 @@ absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bo
 }
 
 absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
-                                             const std::vector<GpuInfo>& gpus,
-                                             const Caller& caller, const ReserveRequest& request,
+                                             const std::vector<GpuInfo>& gpus, const Caller& caller,
+                                             const ReserveRequest& request,
                                              const Machine& machine) {
   std::vector<int> chosen;
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
@@ -145,9 +145,9 @@ absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
       }
       candidates.push_back(std::move(c));
     }
-    ASSIGN_OR_RETURN(chosen, ChooseGpus(candidates, {.count = request.count,
-                                                     .ids = request.ids,
-                                                     .force = request.force}));
+    ASSIGN_OR_RETURN(
+        chosen, ChooseGpus(candidates,
+                           {.count = request.count, .ids = request.ids, .force = request.force}));
     for (int id : chosen) {
       Reservation r{.gpu = id,
                     .uid = caller.uid,
@@ -188,12 +188,12 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
     }
     for (int id : ids) {
       if (id >= pool.gpu_count) {
-        return absl::InvalidArgumentError(StrCat("gpu id ", id,
-                                                 " is out of range: the pool has GPUs 0-",
-                                                 pool.gpu_count - 1));
+        return absl::InvalidArgumentError(
+            StrCat("gpu id ", id, " is out of range: the pool has GPUs 0-", pool.gpu_count - 1));
       }
       const Reservation* r = held(id);
-      if (r == nullptr) return absl::FailedPreconditionError(StrCat("gpu ", id, " is not reserved"));
+      if (r == nullptr)
+        return absl::FailedPreconditionError(StrCat("gpu ", id, " is not reserved"));
       if (r->uid != caller.uid && !(caller.IsRoot() && force)) {
         return absl::PermissionDeniedError(
             StrCat("gpu ", id, " is reserved by ", r->user, "; only ", r->user,
@@ -223,8 +223,7 @@ absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
   });
 }
 
-absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store,
-                                         const std::vector<GpuInfo>& gpus,
+absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store, const std::vector<GpuInfo>& gpus,
                                          uint64_t threshold_bytes, const Machine& machine) {
   HostStatus out{.threshold_bytes = threshold_bytes};
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {

@@ -61,9 +61,8 @@ struct ReserveRequest {
 // Reserves atomically; returns the ids sorted ascending. See ChooseGpus() for
 // the error codes.
 absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
-                                             const std::vector<GpuInfo>& gpus,
-                                             const Caller& caller, const ReserveRequest& request,
-                                             const Machine& machine);
+                                             const std::vector<GpuInfo>& gpus, const Caller& caller,
+                                             const ReserveRequest& request, const Machine& machine);
 
 // Without ids: every MANUAL reservation of the caller. With ids: those GPUs,
 // which must be the caller's (any kind), or anyone's for root with `force`.
@@ -82,8 +81,7 @@ struct HostStatus {
   std::vector<GpuStatus> gpus;
 };
 
-absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store,
-                                         const std::vector<GpuInfo>& gpus,
+absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store, const std::vector<GpuInfo>& gpus,
                                          uint64_t threshold_bytes, const Machine& machine);
 
 }  // namespace canhazgpu::alloc

@@ -10,10 +10,10 @@
 namespace canhazgpu::alloc {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using std::chrono::hours;
 using std::chrono::minutes;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 class ReservationsTest : public ::testing::Test {
  protected:
@@ -31,7 +31,9 @@ class ReservationsTest : public ::testing::Test {
   absl::StatusOr<std::vector<int>> Reserve(const Caller& who, ReserveRequest request) {
     return ReserveGpus(store_, gpus_, who, request, machine_);
   }
-  std::vector<GpuStatus> Status() { return CollectStatus(store_, gpus_, 1024 * kMiB, machine_)->gpus; }
+  std::vector<GpuStatus> Status() {
+    return CollectStatus(store_, gpus_, 1024 * kMiB, machine_)->gpus;
+  }
 
   store::MemoryStateStore store_;
   host::FakeClock clock_;

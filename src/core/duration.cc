@@ -42,8 +42,8 @@ absl::StatusOr<Duration> ParseDuration(std::string_view text) {
     // A number: digits with at most one decimal point, at least one digit.
     size_t start = i;
     bool seen_dot = false;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
-                               (text[i] == '.' && !seen_dot))) {
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !seen_dot))) {
       seen_dot |= text[i] == '.';
       ++i;
     }
@@ -60,8 +60,7 @@ absl::StatusOr<Duration> ParseDuration(std::string_view text) {
   }
   auto millis = static_cast<int64_t>(std::llround(total * 1000));
   if (millis < 1000) {
-    return absl::InvalidArgumentError(
-        StrCat("invalid duration '", text, "': must be at least 1s"));
+    return absl::InvalidArgumentError(StrCat("invalid duration '", text, "': must be at least 1s"));
   }
   return Duration(millis);
 }

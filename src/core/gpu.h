@@ -23,10 +23,10 @@ std::string_view MigModeName(MigMode mode);
 struct GpuInfo {
   int index = 0;
   std::string uuid;
-  std::string product_name;  // "NVIDIA H100 80GB HBM3"
-  std::string brand;         // "NVIDIA", "AMD"
-  std::string pci_bus_id;    // "0000:1b:00.0"
-  std::string architecture;  // "Hopper"
+  std::string product_name;        // "NVIDIA H100 80GB HBM3"
+  std::string brand;               // "NVIDIA", "AMD"
+  std::string pci_bus_id;          // "0000:1b:00.0"
+  std::string architecture;        // "Hopper"
   std::string compute_capability;  // "9.0"; empty when not applicable
   std::string driver_version;
   std::string cuda_driver_version;  // "12.4"; empty for AMD

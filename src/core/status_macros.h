@@ -10,12 +10,12 @@
 #define CANHAZGPU_CONCAT(a, b) CANHAZGPU_CONCAT_INNER(a, b)
 
 // RETURN_IF_ERROR(expr): returns the status of `expr` when it is not OK.
-#define RETURN_IF_ERROR(expr)                        \
-  do {                                               \
-    ::absl::Status canhazgpu_status_ = (expr);       \
-    if (!canhazgpu_status_.ok()) {                   \
-      return canhazgpu_status_;                      \
-    }                                                \
+#define RETURN_IF_ERROR(expr)                  \
+  do {                                         \
+    ::absl::Status canhazgpu_status_ = (expr); \
+    if (!canhazgpu_status_.ok()) {             \
+      return canhazgpu_status_;                \
+    }                                          \
   } while (false)
 
 // ASSIGN_OR_RETURN(lhs, expr): evaluates the StatusOr `expr`; returns its

@@ -23,8 +23,8 @@ inline void Append(std::string& out, absl::string_view s) { out.append(s.data(),
 inline void Append(std::string& out, const std::string& s) { out.append(s); }
 inline void Append(std::string& out, const char* s) { out.append(s); }
 template <typename T>
-  requires(std::is_arithmetic_v<T> && !std::same_as<T, char> && !std::same_as<T, bool>)
-void Append(std::string& out, T v) {
+requires(std::is_arithmetic_v<T> && !std::same_as<T, char> &&
+         !std::same_as<T, bool>) void Append(std::string& out, T v) {
   if constexpr (std::is_floating_point_v<T>) {
     out.append(std::to_string(v));
   } else {

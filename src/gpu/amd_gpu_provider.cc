@@ -52,9 +52,8 @@ std::vector<Card> ListCards(const fs::path& root) {
     if (FindValue(uevent, "DRIVER", '=') != "amdgpu") continue;
     cards.push_back({number, device, FindValue(uevent, "PCI_SLOT_NAME", '=')});
   }
-  std::sort(cards.begin(), cards.end(), [](const Card& a, const Card& b) {
-    return a.number < b.number;
-  });
+  std::sort(cards.begin(), cards.end(),
+            [](const Card& a, const Card& b) { return a.number < b.number; });
   return cards;
 }
 
@@ -80,7 +79,8 @@ std::map<std::string, KfdNode> ListKfdNodes(const fs::path& root) {
     snprintf(slot, sizeof(slot), "%04x:%02x:%02x.%x", domain, location >> 8, (location >> 3) & 0x1f,
              location & 0x7);
     char arch[32] = "";
-    if (gfx != 0) snprintf(arch, sizeof(arch), "gfx%u%x%x", gfx / 10000, (gfx / 100) % 100, gfx % 100);
+    if (gfx != 0)
+      snprintf(arch, sizeof(arch), "gfx%u%x%x", gfx / 10000, (gfx / 100) % 100, gfx % 100);
     nodes[slot] = {gpu_id, arch};
   }
   return nodes;

@@ -87,15 +87,15 @@ absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
       {"nvmlDeviceGetPciInfo_v3", Resolve(handle, "nvmlDeviceGetPciInfo_v3", &api->GetPciInfo)},
       {"nvmlDeviceGetMemoryInfo", Resolve(handle, "nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo)},
       {"nvmlDeviceGetComputeRunningProcesses_v3",
-       ResolveAny(handle,
-                  {"nvmlDeviceGetComputeRunningProcesses_v3",
-                   "nvmlDeviceGetComputeRunningProcesses_v2"},
-                  &api->GetComputeProcesses)},
+       ResolveAny(
+           handle,
+           {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
+           &api->GetComputeProcesses)},
       {"nvmlDeviceGetGraphicsRunningProcesses_v3",
-       ResolveAny(handle,
-                  {"nvmlDeviceGetGraphicsRunningProcesses_v3",
-                   "nvmlDeviceGetGraphicsRunningProcesses_v2"},
-                  &api->GetGraphicsProcesses)},
+       ResolveAny(
+           handle,
+           {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
+           &api->GetGraphicsProcesses)},
       {"nvmlSystemGetDriverVersion",
        Resolve(handle, "nvmlSystemGetDriverVersion", &api->GetDriverVersion)},
   };
@@ -213,8 +213,8 @@ absl::StatusOr<GpuInfo> NvmlGpuProvider::QueryDevice(unsigned int index) {
     if (rc == NVML_ERROR_NOT_SUPPORTED) continue;
     RETURN_IF_ERROR(check(rc, "running processes"));
     for (unsigned int k = 0; k < n; ++k) {
-      uint64_t used = infos[k].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE ? 0
-                                                                          : infos[k].usedGpuMemory;
+      uint64_t used =
+          infos[k].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE ? 0 : infos[k].usedGpuMemory;
       uint64_t& slot = processes[infos[k].pid];
       slot = std::max(slot, used);
     }

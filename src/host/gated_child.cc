@@ -113,7 +113,8 @@ void GatedChild::RestoreSignals() {
 absl::StatusOr<GatedChild> GatedChild::Fork(std::vector<std::string> argv) {
   if (argv.empty()) return absl::InvalidArgumentError("no command to run");
   int gate[2], error[2];
-  if (pipe2(gate, O_CLOEXEC) != 0) return absl::InternalError("pipe: " + std::string(strerror(errno)));
+  if (pipe2(gate, O_CLOEXEC) != 0)
+    return absl::InternalError("pipe: " + std::string(strerror(errno)));
   if (pipe2(error, O_CLOEXEC) != 0) {
     close(gate[0]);
     close(gate[1]);
@@ -197,8 +198,8 @@ absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, void (*on_time
   for (;;) {
     int wait_ms = -1;
     if (deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline -
-                                                                        SteadyClock::now());
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - SteadyClock::now());
       wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
     struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {sigfd, POLLIN, 0}};

@@ -253,8 +253,8 @@ absl::Status CreateSharedFile(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(
-    const std::string& path, SqliteOptions options) {
+absl::StatusOr<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::string& path,
+                                                                         SqliteOptions options) {
   if (options.create) {
     RETURN_IF_ERROR(CreateSharedFile(path));
   } else if (access(path.c_str(), F_OK) != 0) {
@@ -285,10 +285,9 @@ absl::Status SqliteStateStore::Migrate(bool create) {
   ASSIGN_OR_RETURN(int64_t app_id, PragmaInt(db_, path_, "PRAGMA application_id"));
   ASSIGN_OR_RETURN(int64_t version, PragmaInt(db_, path_, "PRAGMA user_version"));
   if (version > kSchemaVersion) {
-    return absl::FailedPreconditionError(
-        StrCat("state file ", path_, " has schema version ", version,
-               ", newer than this canhazgpu understands (", kSchemaVersion,
-               "); upgrade canhazgpu"));
+    return absl::FailedPreconditionError(StrCat(
+        "state file ", path_, " has schema version ", version,
+        ", newer than this canhazgpu understands (", kSchemaVersion, "); upgrade canhazgpu"));
   }
   if (version > 0 && app_id != kApplicationId) {
     return absl::DataLossError(StrCat("state file ", path_, " is not a canhazgpu database"));

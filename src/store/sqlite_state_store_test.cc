@@ -55,7 +55,11 @@ TEST_F(SqliteStateStoreTest, DataSurvivesReopen) {
   {
     auto store = SqliteStateStore::Open(path_, {.create = true});
     ASSERT_TRUE(store.ok());
-    ASSERT_TRUE((*store)->Update([](StateTransaction& t) { return t.SetPool({2, "fake", ""}); }).ok());
+    ASSERT_TRUE((*store)
+                    ->Update([](StateTransaction& t) {
+                      return t.SetPool({2, "fake", ""});
+                    })
+                    .ok());
   }
   auto store = SqliteStateStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status();
@@ -113,8 +117,11 @@ TEST_F(SqliteStateStoreTest, UnwritableFileIsReported) {
   ASSERT_TRUE(SqliteStateStore::Open(path_, {.create = true}).ok());
   chmod(path_.c_str(), 0444);
   auto store = SqliteStateStore::Open(path_);
-  EXPECT_FALSE(store.ok() &&
-               (*store)->Update([](StateTransaction& t) { return t.SetPool({1, "x", ""}); }).ok());
+  EXPECT_FALSE(store.ok() && (*store)
+                                 ->Update([](StateTransaction& t) {
+                                   return t.SetPool({1, "x", ""});
+                                 })
+                                 .ok());
 }
 
 TEST_F(SqliteStateStoreTest, TwoConnectionsRacingForOneGpuHaveOneWinner) {

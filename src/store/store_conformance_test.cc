@@ -166,16 +166,16 @@ TEST_P(StoreConformanceTest, HistoryAnswersLastReleasedAndLastUsedBy) {
                          .end = FromEpochMillis(end_minute * 60'000),
                          .reason = ReleaseReason::kJobExited};
   };
-  ASSERT_TRUE(store_
-                  ->Update([&](StateTransaction& t) {
-                    for (auto h : {record(0, 1, 10), record(0, 2, 30), record(0, 1, 20),
-                                   record(1, 2, 5)}) {
-                      absl::Status s = t.AppendHistory(h);
-                      if (!s.ok()) return s;
-                    }
-                    return absl::OkStatus();
-                  })
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          ->Update([&](StateTransaction& t) {
+            for (auto h : {record(0, 1, 10), record(0, 2, 30), record(0, 1, 20), record(1, 2, 5)}) {
+              absl::Status s = t.AppendHistory(h);
+              if (!s.ok()) return s;
+            }
+            return absl::OkStatus();
+          })
+          .ok());
   ASSERT_TRUE(store_
                   ->Read([](StateTransaction& t) {
                     EXPECT_EQ(t.LastReleased(0).value(), FromEpochMillis(30 * 60'000));
@@ -195,16 +195,17 @@ TEST_P(StoreConformanceTest, HistoryAnswersLastReleasedAndLastUsedBy) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllStores, StoreConformanceTest,
-    ::testing::Values(
-        StoreFactory{"memory", [](const std::string&) -> std::unique_ptr<StateStore> {
-                       return std::make_unique<MemoryStateStore>();
-                     }},
-        StoreFactory{"sqlite",
-                     [](const std::string& dir) -> std::unique_ptr<StateStore> {
-                       auto store = SqliteStateStore::Open(dir + "/state.db", {.create = true});
-                       EXPECT_TRUE(store.ok()) << store.status();
-                       return store.ok() ? std::move(*store) : nullptr;
-                     }}),
+    ::testing::Values(StoreFactory{"memory",
+                                   [](const std::string&) -> std::unique_ptr<StateStore> {
+                                     return std::make_unique<MemoryStateStore>();
+                                   }},
+                      StoreFactory{"sqlite",
+                                   [](const std::string& dir) -> std::unique_ptr<StateStore> {
+                                     auto store = SqliteStateStore::Open(dir + "/state.db",
+                                                                         {.create = true});
+                                     EXPECT_TRUE(store.ok()) << store.status();
+                                     return store.ok() ? std::move(*store) : nullptr;
+                                   }}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

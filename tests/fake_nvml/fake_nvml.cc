@@ -156,7 +156,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory
   if (gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   memory->total = gpu->memory_total_bytes;
   memory->used = gpu->memory_used_bytes;
-  memory->free = gpu->memory_total_bytes - std::min<unsigned long long>(gpu->memory_total_bytes, memory->used);
+  memory->free =
+      gpu->memory_total_bytes - std::min<unsigned long long>(gpu->memory_total_bytes, memory->used);
   return NVML_SUCCESS;
 }
 
@@ -174,8 +175,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device,
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
                                                    nvmlDeviceArchitecture_t* arch) {
-  static const char* kNames[] = {"", "", "Kepler", "Maxwell", "Pascal", "Volta",
-                                 "Turing", "Ampere", "Ada", "Hopper", "Blackwell"};
+  static const char* kNames[] = {"",       "",       "Kepler", "Maxwell", "Pascal",   "Volta",
+                                 "Turing", "Ampere", "Ada",    "Hopper",  "Blackwell"};
   std::lock_guard lock(mu);
   const GpuInfo* gpu = Gpu(device);
   if (gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;

@@ -15,11 +15,19 @@ namespace canhazgpu::cli {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
-    {.name = "gpus", .short_name = 'g', .has_value = true, .value_name = "N",
+    {.name = "gpus",
+     .short_name = 'g',
+     .has_value = true,
+     .value_name = "N",
      .help = "number of GPUs (default: as detected)"},
-    {.name = "provider", .short_name = 'p', .has_value = true, .value_name = "NAME",
+    {.name = "provider",
+     .short_name = 'p',
+     .has_value = true,
+     .value_name = "NAME",
      .help = "nvidia, amd or fake (default: detect)"},
-    {.name = "fake-host", .has_value = true, .value_name = "FILE",
+    {.name = "fake-host",
+     .has_value = true,
+     .value_name = "FILE",
      .help = "simulated host JSON (default: fake-host.json next to the state file)"},
     {.name = "force", .help = "reinitialize, ending every reservation"},
 };
@@ -40,9 +48,9 @@ absl::Status PrepareFakeHost(const std::string& path, std::optional<int> gpus) {
 
 absl::Status Admin(Context& ctx, const ParsedFlags& flags) {
   if (!flags.positional.empty() || flags.saw_separator) {
-    return absl::InvalidArgumentError(
-        StrCat("unexpected argument '", flags.positional.empty() ? "--" : flags.positional[0],
-               "' for 'admin'"));
+    return absl::InvalidArgumentError(StrCat("unexpected argument '",
+                                             flags.positional.empty() ? "--" : flags.positional[0],
+                                             "' for 'admin'"));
   }
   std::optional<int> gpus;
   if (auto v = flags.Value("gpus")) {
@@ -64,8 +72,8 @@ absl::Status Admin(Context& ctx, const ParsedFlags& flags) {
   }
   if (options.name == "fake") {
     std::filesystem::path state(ctx.state_path);
-    options.fake_host = flags.Value("fake-host").value_or(
-        (state.parent_path() / "fake-host.json").string());
+    options.fake_host =
+        flags.Value("fake-host").value_or((state.parent_path() / "fake-host.json").string());
     options.fake_host = std::filesystem::absolute(options.fake_host).string();
     RETURN_IF_ERROR(PrepareFakeHost(options.fake_host, gpus));
   }

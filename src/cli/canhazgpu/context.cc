@@ -3,16 +3,20 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/strings.h"
 #include "cli/common/exit_code.h"
+#include "core/strings.h"
 
 namespace canhazgpu::cli {
 
 const std::vector<FlagSpec>& GlobalFlags() {
   static const std::vector<FlagSpec> kFlags = {
-      {.name = "state", .has_value = true, .value_name = "PATH",
+      {.name = "state",
+       .has_value = true,
+       .value_name = "PATH",
        .help = "state file (env CANHAZGPU_STATE; default /var/lib/canhazgpu/state.db)"},
-      {.name = "memory-threshold", .has_value = true, .value_name = "MIB",
+      {.name = "memory-threshold",
+       .has_value = true,
+       .value_name = "MIB",
        .help = "memory above which an unreserved GPU counts as in use (default 1024)"},
       {.name = "no-color", .help = "no colour in output (also NO_COLOR=1)"},
   };

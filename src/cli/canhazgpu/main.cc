@@ -47,8 +47,8 @@ absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> MakeProvider(const ProviderOpt
     return std::make_unique<gpu::AmdGpuProvider>(Env("CANHAZGPU_SYSFS_ROOT", "/"));
   }
   if (options.name == "nvidia") {
-    auto nvml = gpu::NvmlGpuProvider::Create(
-        Env("CANHAZGPU_NVML_LIBRARY", gpu::kDefaultNvmlLibrary));
+    auto nvml =
+        gpu::NvmlGpuProvider::Create(Env("CANHAZGPU_NVML_LIBRARY", gpu::kDefaultNvmlLibrary));
     if (!nvml.ok()) return nvml.status();
     return std::unique_ptr<gpu::GpuProvider>(std::move(*nvml));
   }
@@ -87,8 +87,8 @@ int Main(int argc, char** argv) {
     for (const auto& [name, fn] : kCommands) {
       if (EditDistance(args[0], name) <= 2) suggestion = StrCat(" (did you mean '", name, "'?)");
     }
-    std::fprintf(stderr, "canhazgpu: unknown command '%s'%s\n%s", args[0].c_str(),
-                 suggestion.c_str(), kUsage);
+    std::fprintf(stderr, "canhazgpu: unknown command '%s'%s; see 'canhazgpu --help'\n",
+                 args[0].c_str(), suggestion.c_str());
     return kExitUsage;
   }
   host::SystemClock clock;

@@ -11,16 +11,19 @@ namespace canhazgpu::cli {
 namespace {
 
 const std::vector<FlagSpec> kFlags = {
-    {.name = "gpu-ids", .short_name = 'G', .has_value = true, .value_name = "IDS",
+    {.name = "gpu-ids",
+     .short_name = 'G',
+     .has_value = true,
+     .value_name = "IDS",
      .help = "release these GPUs (run reservations too); default: all your manual ones"},
     {.name = "force", .short_name = 'f', .help = "root only: release another user's GPUs"},
 };
 
 absl::Status Release(Context& ctx, const ParsedFlags& flags) {
   if (!flags.positional.empty() || flags.saw_separator) {
-    return absl::InvalidArgumentError(
-        StrCat("unexpected argument '", flags.positional.empty() ? "--" : flags.positional[0],
-               "' for 'release'; use --gpu-ids 1,3"));
+    return absl::InvalidArgumentError(StrCat("unexpected argument '",
+                                             flags.positional.empty() ? "--" : flags.positional[0],
+                                             "' for 'release'; use --gpu-ids 1,3"));
   }
   std::vector<int> ids;
   if (auto v = flags.Value("gpu-ids")) {

@@ -8,11 +8,20 @@ namespace canhazgpu::cli {
 
 std::vector<FlagSpec> RequestFlags() {
   return {
-      {.name = "gpus", .short_name = 'g', .has_value = true, .value_name = "N",
+      {.name = "gpus",
+       .short_name = 'g',
+       .has_value = true,
+       .value_name = "N",
        .help = "how many GPUs (default 1)"},
-      {.name = "gpu-ids", .short_name = 'G', .has_value = true, .value_name = "IDS",
+      {.name = "gpu-ids",
+       .short_name = 'G',
+       .has_value = true,
+       .value_name = "IDS",
        .help = "exactly these GPUs, e.g. 1,3"},
-      {.name = "note", .short_name = 'n', .has_value = true, .value_name = "TEXT",
+      {.name = "note",
+       .short_name = 'n',
+       .has_value = true,
+       .value_name = "TEXT",
        .help = "a note shown in status"},
       {.name = "nonblock", .help = "fail at once when GPUs are short (the default for now)"},
   };

@@ -18,11 +18,14 @@ constexpr auto kDefaultDuration = std::chrono::minutes(30);
 
 std::vector<FlagSpec> Flags() {
   std::vector<FlagSpec> flags = RequestFlags();
-  flags.push_back({.name = "duration", .short_name = 'd', .has_value = true,
-                   .value_name = "DURATION", .help = "how long, e.g. 30m, 2h, 1h30m (default 30m)"});
+  flags.push_back({.name = "duration",
+                   .short_name = 'd',
+                   .has_value = true,
+                   .value_name = "DURATION",
+                   .help = "how long, e.g. 30m, 2h, 1h30m (default 30m)"});
   flags.push_back({.name = "short", .short_name = 's', .help = "print only the ids, like 1,3"});
-  flags.push_back({.name = "force", .short_name = 'f',
-                   .help = "take GPUs in use without a reservation"});
+  flags.push_back(
+      {.name = "force", .short_name = 'f', .help = "take GPUs in use without a reservation"});
   return flags;
 }
 
@@ -41,9 +44,8 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
   request.threshold_bytes = ctx.threshold_bytes;
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  ASSIGN_OR_RETURN(std::vector<int> ids,
-                   alloc::ReserveGpus(*store, QueryGpus(ctx, pool), ctx.caller, request,
-                                      *ctx.machine));
+  ASSIGN_OR_RETURN(std::vector<int> ids, alloc::ReserveGpus(*store, QueryGpus(ctx, pool),
+                                                            ctx.caller, request, *ctx.machine));
   std::string list = JoinGpuIds(ids);
   if (flags.Has("short")) {
     // Exactly the ids for $(...); a newline only for a person at a terminal.

@@ -21,9 +21,14 @@ namespace {
 
 std::vector<FlagSpec> Flags() {
   std::vector<FlagSpec> flags = RequestFlags();
-  flags.push_back({.name = "timeout", .short_name = 't', .has_value = true,
-                   .value_name = "DURATION", .help = "stop the command after this long"});
-  flags.push_back({.name = "grace", .has_value = true, .value_name = "DURATION",
+  flags.push_back({.name = "timeout",
+                   .short_name = 't',
+                   .has_value = true,
+                   .value_name = "DURATION",
+                   .help = "stop the command after this long"});
+  flags.push_back({.name = "grace",
+                   .has_value = true,
+                   .value_name = "DURATION",
                    .help = "after --timeout: SIGINT, SIGTERM at half, SIGKILL at the end "
                            "(default 30s)"});
   return flags;
@@ -32,7 +37,8 @@ std::vector<FlagSpec> Flags() {
 // CUDA numbers devices by PCI bus once CUDA_DEVICE_ORDER says so, matching
 // NVML's indices. ROCm applies ROCR_VISIBLE_DEVICES first and renumbers from
 // 0, so HIP and CUDA variables then count within the visible set.
-std::vector<host::EnvEdit> GpuEnvironment(const std::string& provider, const std::vector<int>& ids) {
+std::vector<host::EnvEdit> GpuEnvironment(const std::string& provider,
+                                          const std::vector<int>& ids) {
   std::string list = JoinGpuIds(ids);
   if (provider == "amd") {
     std::vector<int> renumbered;
@@ -80,16 +86,16 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
     child.Abort();
     return ids.status();
   }
-  std::fprintf(stderr, "canhazgpu: reserved %zu GPU(s): %s for command execution%s\n",
-               ids->size(), JoinGpuIds(*ids).c_str(),
-               policy.timeout ? StrCat(" (timeout ", FormatDuration(*policy.timeout), ")").c_str()
-                              : "");
+  std::fprintf(
+      stderr, "canhazgpu: reserved %zu GPU(s): %s for command execution%s\n", ids->size(),
+      JoinGpuIds(*ids).c_str(),
+      policy.timeout ? StrCat(" (timeout ", FormatDuration(*policy.timeout), ")").c_str() : "");
   absl::Status started = child.Start(GpuEnvironment(pool.provider, *ids));
   absl::StatusOr<int> exit_status = 0;
   if (!started.ok()) {
-    std::fprintf(stderr, "canhazgpu: cannot run %s: %s\n", flags.rest[0].c_str(),
-                 absl::IsNotFound(started) ? "command not found"
-                                           : std::string(started.message()).c_str());
+    std::fprintf(
+        stderr, "canhazgpu: cannot run %s: %s\n", flags.rest[0].c_str(),
+        absl::IsNotFound(started) ? "command not found" : std::string(started.message()).c_str());
     exit_status = absl::IsNotFound(started) ? 127 : 126;
   } else {
     exit_status = child.Wait(policy, [] {

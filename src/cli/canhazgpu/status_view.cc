@@ -79,9 +79,7 @@ std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bo
   if (any_note) headers.push_back("NOTE");
   Table table(headers, MakeStyle(color, "1;36"));
   Style dim = MakeStyle(color, "2");
-  auto cell = [&](std::string text) {
-    return Cell{text, text == "-" ? dim : Style{}};
-  };
+  auto cell = [&](std::string text) { return Cell{text, text == "-" ? dim : Style{}}; };
   for (const GpuStatus& s : status.gpus) {
     static const char* kLabels[] = {"● AVAILABLE", "● IN_USE", "⚠ UNRESERVED", "✗ ERROR"};
     static const char* kColors[] = {"1;32", "34", "1;33", "1;31"};
@@ -98,7 +96,8 @@ std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bo
     std::string validation = Validation(s, status.threshold_bytes);
     row.push_back(cell(validation.empty() ? "-" : validation));
     if (any_note) {
-      row.push_back(cell(s.reservation && !s.reservation->note.empty() ? s.reservation->note : "-"));
+      row.push_back(
+          cell(s.reservation && !s.reservation->note.empty() ? s.reservation->note : "-"));
     }
     table.AddRow(std::move(row));
   }

@@ -25,8 +25,11 @@ alloc::HostStatus Sample(TimePoint now) {
                                  .start = now - minutes(90),
                                  .expires = now + minutes(30),
                                  .note = "<script>x</script>"};
-  used.processes = {{.pid = 42, .user = "alice", .command = "vllm serve org/m",
-                     .used_memory_bytes = 8452 * kMiB, .model = alloc::ModelInfo{"org", "org/m"}}};
+  used.processes = {{.pid = 42,
+                     .user = "alice",
+                     .command = "vllm serve org/m",
+                     .used_memory_bytes = 8452 * kMiB,
+                     .model = alloc::ModelInfo{"org", "org/m"}}};
   used.model = alloc::ModelInfo{"org", "org/m"};
   alloc::GpuStatus busy{.gpu = 2, .state = alloc::GpuState::kUnreserved, .info = info};
   busy.info->memory_used_bytes = 2048 * kMiB;

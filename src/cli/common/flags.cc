@@ -23,7 +23,8 @@ absl::Status UnknownFlag(const std::vector<FlagSpec>& specs, std::string_view fl
                          const std::string& command) {
   std::string_view bare = flag.substr(flag.find_first_not_of('-'));
   bare = bare.substr(0, bare.find('='));
-  std::string message = StrCat("unknown flag ", flag.substr(0, flag.find('=')), " for '", command, "'");
+  std::string message =
+      StrCat("unknown flag ", flag.substr(0, flag.find('=')), " for '", command, "'");
   const FlagSpec* best = nullptr;
   size_t best_distance = 3;
   for (const FlagSpec& s : specs) {
@@ -58,9 +59,8 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
     std::optional<std::string> inline_value;
     if (arg.starts_with("--")) {
       size_t eq = arg.find('=');
-      spec = FindLong(specs, std::string_view(arg).substr(2, eq == std::string::npos
-                                                                 ? std::string::npos
-                                                                 : eq - 2));
+      spec = FindLong(specs, std::string_view(arg).substr(
+                                 2, eq == std::string::npos ? std::string::npos : eq - 2));
       if (eq != std::string::npos) inline_value = arg.substr(eq + 1);
     } else {
       spec = FindShort(specs, arg[1]);
@@ -92,7 +92,8 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
 std::string FlagHelp(const std::vector<FlagSpec>& specs) {
   std::string out;
   for (const FlagSpec& s : specs) {
-    std::string left = s.short_name != 0 ? StrCat("  -", s.short_name, ", ") : std::string("      ");
+    std::string left =
+        s.short_name != 0 ? StrCat("  -", s.short_name, ", ") : std::string("      ");
     left += StrCat("--", s.name);
     if (s.has_value) left += StrCat(" ", s.value_name);
     if (left.size() < 30) left.append(30 - left.size(), ' ');

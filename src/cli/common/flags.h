@@ -13,8 +13,8 @@
 namespace canhazgpu::cli {
 
 struct FlagSpec {
-  std::string name;       // "gpus" for --gpus
-  char short_name = 0;    // 'g' for -g
+  std::string name;     // "gpus" for --gpus
+  char short_name = 0;  // 'g' for -g
   bool has_value = false;
   std::string value_name;  // "N", shown in help
   std::string help;

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: install what is missing, check
+# formatting and seams, build and run every test, then build with
+# AddressSanitizer + UndefinedBehaviorSanitizer and run the unit tests again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+echo "== clang-format"
+git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
+
+echo "== seams: clock, /proc and NVML stay in host/ and gpu/"
+if git grep -n -E 'system_clock::now|"/proc|dlopen\(' -- 'src/*' \
+    ':!src/host/*' ':!src/gpu/*' ':!src/core/clock.h'; then
+  echo "seam violation: see the lines above" >&2
+  exit 1
+fi
+
+jobs=$(nproc)
+echo "== build (default)"
+scripts/build.sh default
+echo "== tests (default)"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== build (asan + ubsan)"
+scripts/build.sh asan
+echo "== unit tests under asan + ubsan"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+echo "== all tests passed"

@@ -1,0 +1,151 @@
+// Every bad input gets exit code 2 (usage) or 1 (runtime), one clear line on
+// stderr, and leaves the state exactly as it was.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "integration/cli_runner.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+struct BadInput {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string message;
+};
+
+class CliBadInputTest : public ::testing::TestWithParam<BadInput> {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "4"}).exit_code, 0);
+    ASSERT_EQ(host_.Run({"reserve", "-G", "1", "--note", "keep"}).exit_code, 0);
+  }
+  // Who holds what, without the clock-dependent fields.
+  std::string Holdings() {
+    CliResult r = host_.Run({"status", "--json"});
+    std::string out;
+    for (const json& g : json::parse(r.out)) {
+      out += g["status"].get<std::string>() + ":" + g.value("user", "") + ":" +
+             g.value("note", "") + ";";
+    }
+    return out;
+  }
+  CliHost host_;
+};
+
+TEST_P(CliBadInputTest, FailsWithOneLineAndChangesNothing) {
+  const BadInput& bad = GetParam();
+  std::string before = Holdings();
+  CliResult r = host_.Run(bad.args);
+  EXPECT_EQ(r.exit_code, bad.exit_code) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(bad.message));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(Holdings(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, CliBadInputTest,
+    ::testing::Values(
+        BadInput{{"reserve", "--gpus", "0"}, 2, "invalid value '0' for --gpus"},
+        BadInput{{"reserve", "--gpus", "-2"}, 2, "invalid value '-2' for --gpus"},
+        BadInput{{"reserve", "--gpus", "two"}, 2, "expected a positive integer"},
+        BadInput{{"reserve", "--gpus", "9"}, 2, "requested 9 GPUs but the pool has only 4"},
+        BadInput{{"reserve", "-G", "1,1"}, 2, "duplicate gpu id 1"},
+        BadInput{{"reserve", "-G", "7"}, 2, "gpu id 7 is out of range: the pool has GPUs 0-3"},
+        BadInput{{"reserve", "-G", "-1"}, 2, "non-negative"},
+        BadInput{{"reserve", "-G", "a"}, 2, "invalid gpu id 'a'"},
+        BadInput{{"reserve", "-g", "2", "-G", "0,2,3"}, 2, "conflicting --gpus 2 and --gpu-ids"},
+        BadInput{{"reserve", "-d", "5x"}, 2, "invalid duration '5x'"},
+        BadInput{{"reserve", "-d", "1h30"}, 2, "invalid duration"},
+        BadInput{{"reserve", "--gpu", "1"}, 2, "unknown flag --gpu for 'reserve' (did you mean"},
+        BadInput{{"reserve", "--gpus"}, 2, "needs a value"},
+        BadInput{{"reserve", "-g", "1", "-g", "2"}, 2, "given more than once"},
+        BadInput{{"run", "python"}, 2, "missing '--' before the command"},
+        BadInput{{"run", "--gpus", "1"}, 2, "no command given"},
+        BadInput{{"run", "--gpus", "1", "--"}, 2, "no command given"},
+        BadInput{{"run", "--timeout", "soon", "--", "true"}, 2, "invalid duration 'soon'"},
+        BadInput{{"release", "-G", "9"}, 2, "out of range"},
+        BadInput{{"release", "-G", "x"}, 2, "invalid gpu id"},
+        BadInput{{"status", "--memory-threshold", "lots"}, 2, "invalid value 'lots'"},
+        BadInput{{"admin", "--provider", "cuda"}, 2, "invalid provider 'cuda'"},
+        BadInput{{"admin", "--gpus", "0", "--provider", "fake"}, 2, "invalid value '0'"},
+        BadInput{{"admin", "--provider", "fake", "--gpus", "4"}, 1, "already initialized"},
+        BadInput{{"stauts"}, 2, "unknown command 'stauts' (did you mean 'status'?)"}));
+
+class CliBrokenFilesTest : public ::testing::Test {
+ protected:
+  CliHost host_;
+};
+
+TEST_F(CliBrokenFilesTest, UninitializedPoolSaysRunAdmin) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"status"}, {"reserve"}, {"release"}, {"run", "--", "true"}}) {
+    CliResult r = host_.Run(args);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("run 'canhazgpu admin'"));
+  }
+}
+
+TEST_F(CliBrokenFilesTest, CorruptedStateFileIsRefusedAndKept) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  std::string junk(4096, 'z');
+  WriteFile(host_.state(), junk);
+  std::remove((host_.state() + "-wal").c_str());
+  std::remove((host_.state() + "-shm").c_str());
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"status"}, {"reserve"}, {"admin", "--provider", "fake", "--force"}}) {
+    CliResult r = host_.Run(args);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("corrupted or not a canhazgpu database"));
+  }
+  EXPECT_EQ(ReadFile(host_.state()), junk);
+}
+
+TEST_F(CliBrokenFilesTest, NewerSchemaIsRefused) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(host_.state().c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  CliResult r = host_.Run({"reserve"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("schema version 99, newer than this canhazgpu understands"));
+}
+
+TEST_F(CliBrokenFilesTest, UnwritableStateDirectoryIsReported) {
+  host_.env()["CANHAZGPU_STATE"] = "/proc/canhazgpu/state.db";
+  CliResult r = host_.Run(
+      {"admin", "--provider", "fake", "--gpus", "2", "--fake-host", host_.dir() + "/h.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cannot create state"));
+}
+
+TEST_F(CliBrokenFilesTest, MalformedSimulatedHostIsAUsageError) {
+  std::string path = host_.dir() + "/host.json";
+  WriteFile(path, R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1, "vram": 2}]})");
+  CliResult r = host_.Run({"admin", "--provider", "fake", "--fake-host", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("gpus[0]: unknown field 'vram'"));
+  EXPECT_EQ(host_.Run({"status"}).exit_code, 1) << "no pool was created";
+}
+
+TEST_F(CliBrokenFilesTest, SimulatedHostBrokenLaterShowsErrorAndHandsNothingOut) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  WriteFile(host_.fake_host(), "{ not json");
+  CliResult status = host_.Run({"status", "--json"});
+  ASSERT_EQ(status.exit_code, 0);
+  json parsed = json::parse(status.out);
+  EXPECT_EQ(parsed[0]["status"], "ERROR");
+  EXPECT_THAT(parsed[0]["error"].get<std::string>(), HasSubstr("not valid JSON"));
+  EXPECT_EQ(host_.Run({"reserve"}).exit_code, 3);
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing

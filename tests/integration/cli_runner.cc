@@ -1,0 +1,114 @@
+#include "integration/cli_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace canhazgpu::testing {
+namespace {
+
+[[noreturn]] void ExecChild(const std::vector<std::string>& argv,
+                            const std::map<std::string, std::string>& env,
+                            std::optional<uint32_t> uid) {
+  for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+  if (uid && setuid(*uid) != 0) _exit(99);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  _exit(98);
+}
+
+}  // namespace
+
+CliResult RunProgram(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& env, std::optional<uint32_t> uid) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, STDIN_FILENO);
+    ExecChild(argv, env, uid);
+  }
+  close(out[1]);
+  close(err[1]);
+  CliResult result;
+  struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? result.out : result.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+int SpawnProgram(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);  // its own group, so a test can kill it with its children
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(devnull, STDIN_FILENO);
+    dup2(devnull, STDOUT_FILENO);
+    ExecChild(argv, env, std::nullopt);
+  }
+  return pid;
+}
+
+CliHost::CliHost() {
+  char tmpl[] = "/tmp/chg_cli_test.XXXXXX";
+  dir_ = mkdtemp(tmpl);
+  chmod(dir_.c_str(), 0755);  // other users (the "another user" tests) must reach state/
+  env_["CANHAZGPU_STATE"] = state();
+  env_["NO_COLOR"] = "1";
+}
+
+CliHost::~CliHost() { std::filesystem::remove_all(dir_); }
+
+CliResult CliHost::Run(std::vector<std::string> args, std::optional<uint32_t> uid) const {
+  args.insert(args.begin(), CANHAZGPU_BINARY);
+  return RunProgram(args, env_, uid);
+}
+
+int CliHost::Spawn(std::vector<std::string> args) const {
+  args.insert(args.begin(), CANHAZGPU_BINARY);
+  return SpawnProgram(args, env_);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+}  // namespace canhazgpu::testing

@@ -1,0 +1,50 @@
+// Runs the real canhazgpu binary as a child process for integration tests:
+// arguments as a vector, extra environment, captured stdout/stderr and exit
+// status. Each CliHost owns a temporary state directory.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace canhazgpu::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `argv` with `env` added to the current environment; optionally
+// switches to `uid` first (root only), to act as another user.
+CliResult RunProgram(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& env,
+                     std::optional<uint32_t> uid = std::nullopt);
+
+// Starts `argv` without waiting, in a new process group; returns its pid.
+int SpawnProgram(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env);
+
+class CliHost {
+ public:
+  CliHost();
+  ~CliHost();
+
+  CliResult Run(std::vector<std::string> args, std::optional<uint32_t> uid = std::nullopt) const;
+  int Spawn(std::vector<std::string> args) const;
+
+  const std::string& dir() const { return dir_; }
+  std::string state() const { return dir_ + "/state/state.db"; }
+  std::string fake_host() const { return dir_ + "/state/fake-host.json"; }
+  std::map<std::string, std::string>& env() { return env_; }
+
+ private:
+  std::string dir_;
+  std::map<std::string, std::string> env_;
+};
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& text);
+
+}  // namespace canhazgpu::testing
