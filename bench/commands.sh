@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Whole-command timings on a simulated 8-GPU host (docs/perf.md):
+#   1. `status --json`                     (hyperfine, median)
+#   2. a `reserve` + `release` pair        (median of repeated pairs)
+#   3. reservations per second with 16 processes contending for the 8 GPUs
+# Usage: bench/commands.sh [build-dir]   (default build/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+chg=$PWD/$build/src/cli/canhazgpu/canhazgpu
+[ -x "$chg" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export CANHAZGPU_STATE=$work/state.db NO_COLOR=1
+"$chg" admin --provider fake --gpus 8 >/dev/null
+
+now_ns() { date +%s%N; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo "== status --json (8 simulated GPUs, 4 reserved)"
+"$chg" reserve -g 4 -d 1h >/dev/null
+hyperfine -N --warmup 20 --runs 300 --export-json "$work/status.json" "$chg status --json" \
+  >/dev/null
+awk '/"median"/ {gsub(/[,]/,""); printf "median %.2f ms\n", $2*1000; exit}' "$work/status.json"
+"$chg" release >/dev/null
+
+echo "== reserve + release pair"
+for i in $(seq 300); do
+  t0=$(now_ns)
+  "$chg" reserve -g 1 --short >/dev/null
+  "$chg" release >/dev/null
+  echo $(( $(now_ns) - t0 ))
+done | median | awk '{printf "median %.2f ms per pair\n", $1/1e6}'
+
+echo "== 16 processes contending for 8 GPUs"
+rounds=${ROUNDS:-60}
+t0=$(now_ns)
+for w in $(seq 16); do
+  (
+    ok=0
+    for r in $(seq "$rounds"); do
+      if ids=$("$chg" reserve -g 1 --short 2>/dev/null); then
+        ok=$((ok + 1))
+        "$chg" release -G "$ids" >/dev/null
+      fi
+    done
+    echo "$ok" > "$work/worker-$w"
+  ) &
+done
+wait
+elapsed=$(( $(now_ns) - t0 ))
+total=$(cat "$work"/worker-* | paste -sd+ | bc)
+echo "$total reservations (+ as many releases) in $(echo "scale=2; $elapsed/1e9" | bc) s:" \
+  "$(echo "scale=0; $total*1e9/$elapsed" | bc) reservations/s"
+left=$("$chg" status --json | grep -c '"IN_USE"' || true)
+echo "GPUs still reserved afterwards: $left (expected 0)"
