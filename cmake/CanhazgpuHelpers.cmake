@@ -46,3 +46,25 @@ function(canhazgpu_benchmark)
   target_compile_options(${ARG_NAME} PRIVATE ${CANHAZGPU_WARNINGS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} benchmark::benchmark)
 endfunction()
+
+# Every canhazgpu command is a short-lived process, so start-up is most of its
+# cost, and loading Debian's ~30 shared Abseil libraries was half of it
+# (docs/perf.md). Point the imported absl:: targets at Debian's static (PIC)
+# archives instead, when they are installed.
+function(canhazgpu_use_static_absl)
+  get_directory_property(imported IMPORTED_TARGETS)
+  foreach(target IN LISTS imported)
+    if(NOT target MATCHES "^absl::")
+      continue()
+    endif()
+    get_target_property(location ${target} IMPORTED_LOCATION_NONE)
+    if(NOT location MATCHES "\\.so")
+      continue()
+    endif()
+    string(REGEX REPLACE "\\.so[.0-9]*$" ".a" archive "${location}")
+    if(EXISTS "${archive}")
+      set_target_properties(${target} PROPERTIES IMPORTED_LOCATION_NONE "${archive}"
+                            IMPORTED_SONAME_NONE "")
+    endif()
+  endforeach()
+endfunction()

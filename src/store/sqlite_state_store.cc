@@ -298,7 +298,12 @@ absl::Status SqliteStateStore::Migrate(bool create) {
   }
   // synchronous=NORMAL in WAL mode: a crash of any process never corrupts or
   // loses a committed transaction; only power loss can drop the last ones.
-  RETURN_IF_ERROR(ExecSql(db_, path_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  // A journal_size_limit makes the last connection's checkpoint truncate the
+  // persistent WAL: otherwise every new process (each command is one) would
+  // replay all of its old frames when it opens the file.
+  RETURN_IF_ERROR(ExecSql(db_, path_,
+                          "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                          "PRAGMA journal_size_limit=1048576;"));
   if (version == kSchemaVersion) return absl::OkStatus();
   RETURN_IF_ERROR(ExecSql(db_, path_, "BEGIN IMMEDIATE"));
   // Another process may have migrated while we waited for the lock.
