@@ -108,10 +108,7 @@ absl::Status Admin(Context& ctx, const ParsedFlags& flags) {
 }  // namespace
 
 int AdminCommand(Context& ctx, const Args& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, kFlags, "admin", ctx);
-  if (!flags.ok()) return Fail(flags.status());
-  absl::Status status = Admin(ctx, *flags);
-  return status.ok() ? kExitOk : Fail(status);
+  return RunCommandBody(ctx, args, kFlags, "admin", Admin);
 }
 
 }  // namespace canhazgpu::cli

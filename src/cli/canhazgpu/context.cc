@@ -78,6 +78,14 @@ std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool) {
   return broken;
 }
 
+int RunCommandBody(Context& ctx, const std::vector<std::string>& args, std::vector<FlagSpec> specs,
+                   const std::string& command, const CommandBody& body) {
+  absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, std::move(specs), command, ctx);
+  if (!flags.ok()) return Fail(flags.status());
+  absl::Status status = body(ctx, *flags);
+  return status.ok() ? kExitOk : Fail(status);
+}
+
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "canhazgpu: %s\n", std::string(status.message()).c_str());
   return ExitCodeFor(status);

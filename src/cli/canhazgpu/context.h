@@ -63,4 +63,11 @@ std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool);
 // Prints "canhazgpu: <message>" on stderr and returns the exit code.
 int Fail(const absl::Status& status);
 
+// The frame of every command: parses `args` against `specs` (plus the global
+// flags), runs `body`, and turns a failure into one stderr line and its
+// exit code.
+using CommandBody = std::function<absl::Status(Context&, const ParsedFlags&)>;
+int RunCommandBody(Context& ctx, const std::vector<std::string>& args, std::vector<FlagSpec> specs,
+                   const std::string& command, const CommandBody& body);
+
 }  // namespace canhazgpu::cli

@@ -47,10 +47,7 @@ absl::Status Release(Context& ctx, const ParsedFlags& flags) {
 }  // namespace
 
 int ReleaseCommand(Context& ctx, const Args& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, kFlags, "release", ctx);
-  if (!flags.ok()) return Fail(flags.status());
-  absl::Status status = Release(ctx, *flags);
-  return status.ok() ? kExitOk : Fail(status);
+  return RunCommandBody(ctx, args, kFlags, "release", Release);
 }
 
 }  // namespace canhazgpu::cli

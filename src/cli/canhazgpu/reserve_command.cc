@@ -62,10 +62,7 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
 }  // namespace
 
 int ReserveCommand(Context& ctx, const Args& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, Flags(), "reserve", ctx);
-  if (!flags.ok()) return Fail(flags.status());
-  absl::Status status = Reserve(ctx, *flags);
-  return status.ok() ? kExitOk : Fail(status);
+  return RunCommandBody(ctx, args, Flags(), "reserve", Reserve);
 }
 
 }  // namespace canhazgpu::cli

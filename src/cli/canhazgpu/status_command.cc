@@ -36,10 +36,7 @@ absl::Status Status(Context& ctx, const ParsedFlags& flags) {
 }  // namespace
 
 int StatusCommand(Context& ctx, const Args& args) {
-  absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, kFlags, "status", ctx);
-  if (!flags.ok()) return Fail(flags.status());
-  absl::Status status = Status(ctx, *flags);
-  return status.ok() ? kExitOk : Fail(status);
+  return RunCommandBody(ctx, args, kFlags, "status", Status);
 }
 
 }  // namespace canhazgpu::cli
