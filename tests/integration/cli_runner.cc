@@ -91,7 +91,17 @@ CliHost::CliHost() {
 CliHost::~CliHost() { std::filesystem::remove_all(dir_); }
 
 CliResult CliHost::Run(std::vector<std::string> args, std::optional<uint32_t> uid) const {
-  args.insert(args.begin(), CANHAZGPU_BINARY);
+  std::string binary = CANHAZGPU_BINARY;
+  if (uid) {
+    // Another user may not be able to reach the build tree (a checkout in a
+    // 0700 directory), so they run a copy from the test's own directory.
+    binary = dir_ + "/canhazgpu";
+    if (!std::filesystem::exists(binary)) {
+      std::filesystem::copy_file(CANHAZGPU_BINARY, binary);
+      chmod(binary.c_str(), 0755);
+    }
+  }
+  args.insert(args.begin(), binary);
   return RunProgram(args, env_, uid);
 }
 
