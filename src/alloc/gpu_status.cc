@@ -63,7 +63,23 @@ std::vector<std::string> ProcessUsers(const std::vector<ProcessUsage>& processes
   return users;
 }
 
-std::vector<GpuStatus> BuildStatus(const StatusInput& input, const host::ProcessTable& processes) {
+std::vector<GpuUsage> DescribeGpus(const std::vector<GpuInfo>& gpus,
+                                   const host::ProcessTable& processes) {
+  std::vector<GpuUsage> out;
+  for (const GpuInfo& gpu : gpus) {
+    GpuUsage usage{.info = gpu, .processes = DescribeProcesses(gpu, processes)};
+    for (const ProcessUsage& p : usage.processes) {
+      if (p.model) {
+        usage.model = p.model;
+        break;
+      }
+    }
+    out.push_back(std::move(usage));
+  }
+  return out;
+}
+
+std::vector<GpuStatus> BuildStatus(const StatusInput& input) {
   std::vector<GpuStatus> out;
   for (int id = 0; id < input.gpu_count; ++id) {
     GpuStatus s{.gpu = id};
@@ -73,15 +89,11 @@ std::vector<GpuStatus> BuildStatus(const StatusInput& input, const host::Process
     auto released = input.last_released.find(id);
     if (released != input.last_released.end()) s.last_released = released->second;
     if (static_cast<size_t>(id) < input.gpus.size()) {
-      s.info = input.gpus[static_cast<size_t>(id)];
-      s.error = s.info->error;
-      s.processes = DescribeProcesses(*s.info, processes);
-      for (const ProcessUsage& p : s.processes) {
-        if (p.model) {
-          s.model = p.model;
-          break;
-        }
-      }
+      const GpuUsage& usage = input.gpus[static_cast<size_t>(id)];
+      s.info = usage.info;
+      s.error = usage.info.error;
+      s.processes = usage.processes;
+      s.model = usage.model;
     } else {
       s.error = StrCat("not reported by the ", input.provider, " provider");
     }

@@ -49,16 +49,28 @@ struct GpuStatus {
 std::vector<ProcessUsage> DescribeProcesses(const GpuInfo& gpu,
                                             const host::ProcessTable& processes);
 
+// A GPU as the provider reports it, with its processes described.
+struct GpuUsage {
+  GpuInfo info;
+  std::vector<ProcessUsage> processes;
+  std::optional<ModelInfo> model;  // first model found among the processes
+};
+
+// Describes every GPU's processes. It reads the process table, so callers do
+// it before opening a store transaction, not while holding the write lock.
+std::vector<GpuUsage> DescribeGpus(const std::vector<GpuInfo>& gpus,
+                                   const host::ProcessTable& processes);
+
 struct StatusInput {
   int gpu_count = 0;
   std::string provider;  // for messages: "not reported by the nvidia provider"
   std::vector<Reservation> reservations;
-  std::vector<GpuInfo> gpus;
+  std::vector<GpuUsage> gpus;
   std::map<int, TimePoint> last_released;
   uint64_t threshold_bytes = kDefaultMemoryThresholdMiB * kMiB;
 };
 
-std::vector<GpuStatus> BuildStatus(const StatusInput& input, const host::ProcessTable& processes);
+std::vector<GpuStatus> BuildStatus(const StatusInput& input);
 
 // Distinct process owners in first-seen order.
 std::vector<std::string> ProcessUsers(const std::vector<ProcessUsage>& processes);

@@ -44,11 +44,13 @@ TEST_F(GpuStatusTest, OwnerComesFromUidAndModelFromParent) {
 
 TEST_F(GpuStatusTest, ClassifiesEveryState) {
   StatusInput input{.gpu_count = 5, .provider = "fake"};
-  input.gpus = {Gpu(0, 0), Gpu(1, 2048, {{200, 2048 * kMiB}}), Gpu(2, 1024), Gpu(3, 5000)};
-  input.gpus[3].error = "fell off the bus";
+  std::vector<GpuInfo> gpus = {Gpu(0, 0), Gpu(1, 2048, {{200, 2048 * kMiB}}), Gpu(2, 1024),
+                               Gpu(3, 5000)};
+  gpus[3].error = "fell off the bus";
+  input.gpus = DescribeGpus(gpus, table_);
   input.reservations = {Reservation{.gpu = 0, .uid = 1000, .user = "alice"}};
   input.last_released[2] = FromEpochMillis(5);
-  auto status = BuildStatus(input, table_);
+  auto status = BuildStatus(input);
   ASSERT_EQ(status.size(), 5u);
   EXPECT_EQ(status[0].state, GpuState::kInUse);
   EXPECT_EQ(status[1].state, GpuState::kUnreserved);
@@ -61,10 +63,11 @@ TEST_F(GpuStatusTest, ClassifiesEveryState) {
 }
 
 TEST_F(GpuStatusTest, ThresholdIsConfigurable) {
-  StatusInput input{.gpu_count = 1, .gpus = {Gpu(0, 600)}, .threshold_bytes = 512 * kMiB};
-  EXPECT_EQ(BuildStatus(input, table_)[0].state, GpuState::kUnreserved);
+  StatusInput input{
+      .gpu_count = 1, .gpus = DescribeGpus({Gpu(0, 600)}, table_), .threshold_bytes = 512 * kMiB};
+  EXPECT_EQ(BuildStatus(input)[0].state, GpuState::kUnreserved);
   input.threshold_bytes = 1024 * kMiB;
-  EXPECT_EQ(BuildStatus(input, table_)[0].state, GpuState::kAvailable);
+  EXPECT_EQ(BuildStatus(input)[0].state, GpuState::kAvailable);
 }
 
 }  // namespace

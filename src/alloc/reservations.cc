@@ -46,8 +46,8 @@ std::string DescribeUnreserved(const GpuStatus& s) {
 
 absl::StatusOr<std::vector<GpuStatus>> StatusInTxn(store::StateTransaction& txn,
                                                    const PoolConfig& pool,
-                                                   const std::vector<GpuInfo>& gpus,
-                                                   uint64_t threshold, const Machine& machine) {
+                                                   const std::vector<GpuUsage>& gpus,
+                                                   uint64_t threshold) {
   StatusInput input{.gpu_count = pool.gpu_count,
                     .provider = pool.provider,
                     .gpus = gpus,
@@ -57,7 +57,7 @@ absl::StatusOr<std::vector<GpuStatus>> StatusInTxn(store::StateTransaction& txn,
     ASSIGN_OR_RETURN(std::optional<TimePoint> released, txn.LastReleased(id));
     if (released) input.last_released[id] = *released;
   }
-  return BuildStatus(input, machine.processes);
+  return BuildStatus(input);
 }
 
 absl::StatusOr<PoolConfig> PoolIn(store::StateTransaction& txn) {
@@ -116,12 +116,13 @@ absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
                                              const std::vector<GpuInfo>& gpus, const Caller& caller,
                                              const ReserveRequest& request,
                                              const Machine& machine) {
+  std::vector<GpuUsage> usage = DescribeGpus(gpus, machine.processes);
   std::vector<int> chosen;
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
     ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
-                     StatusInTxn(txn, pool, gpus, request.threshold_bytes, machine));
+                     StatusInTxn(txn, pool, usage, request.threshold_bytes));
     TimePoint now = machine.clock.Now();
     std::vector<GpuCandidate> candidates;
     for (const GpuStatus& s : status) {
@@ -225,11 +226,12 @@ absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
 
 absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store, const std::vector<GpuInfo>& gpus,
                                          uint64_t threshold_bytes, const Machine& machine) {
+  std::vector<GpuUsage> usage = DescribeGpus(gpus, machine.processes);
   HostStatus out{.threshold_bytes = threshold_bytes};
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(out.pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
-    ASSIGN_OR_RETURN(out.gpus, StatusInTxn(txn, out.pool, gpus, threshold_bytes, machine));
+    ASSIGN_OR_RETURN(out.gpus, StatusInTxn(txn, out.pool, usage, threshold_bytes));
     return absl::OkStatus();
   }));
   return out;

@@ -2,9 +2,10 @@
 // pool, reserve, release, release a finished job, and collect status. Each
 // operation is one store transaction that first reaps what is stale
 // (expired manual reservations, run reservations whose job is gone), so no
-// command ever sees or hands out a dead reservation. GPU usage is queried
-// by the caller before the transaction, keeping the slow hardware scan out
-// of the critical section. Thread-compatible.
+// command ever sees or hands out a dead reservation. The slow parts stay out
+// of the critical section: the caller queries the GPUs, and the GPUs'
+// processes are described from /proc before the write transaction begins.
+// Thread-compatible.
 #pragma once
 
 #include <optional>

@@ -2,6 +2,7 @@
 // a temp dir, and a simulated host.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -198,7 +199,8 @@ TEST_F(CliCommandsTest, UnreservedUsageIsDetectedWithOwnerAndModel) {
   json status = Status();
   EXPECT_EQ(status[0]["status"], "AVAILABLE");
   EXPECT_EQ(status[1]["status"], "UNRESERVED");
-  EXPECT_EQ(status[1]["unreserved_users"][0], getuid() == 0 ? "root" : status[1]["user"]);
+  EXPECT_EQ(status[1]["unreserved_users"][0], getpwuid(getuid())->pw_name);
+  EXPECT_EQ(status[1]["processes"][0]["user"], getpwuid(getuid())->pw_name);
   EXPECT_EQ(status[1]["processes"][0]["pid"], sleeper);
   EXPECT_EQ(status[1]["model"]["model"], "org/model-x");
   EXPECT_EQ(status[2]["status"], "AVAILABLE") << "512 MiB is under the 1024 MiB threshold";
