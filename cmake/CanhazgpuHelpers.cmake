@@ -68,3 +68,22 @@ function(canhazgpu_use_static_absl)
     endif()
   endforeach()
 endfunction()
+
+# Same reason: link SQLite from Debian's archive (libsqlite3-dev ships it)
+# instead of resolving ~300 symbols of libsqlite3.so in every command.
+function(canhazgpu_use_static_sqlite3)
+  find_library(sqlite3_archive NAMES libsqlite3.a HINTS ${SQLITE3_LIBRARY_DIRS})
+  if(sqlite3_archive)
+    set_target_properties(PkgConfig::SQLITE3 PROPERTIES INTERFACE_LINK_LIBRARIES
+                          "${sqlite3_archive};m;dl;pthread")
+  endif()
+endfunction()
+
+# The binaries users run: with libstdc++ and libgcc linked in, the dynamic
+# loader only maps libc and libm (docs/perf.md: start-up 1.5 -> 0.6 ms).
+function(canhazgpu_static_runtime target)
+  if(CANHAZGPU_SANITIZE)
+    return()  # the sanitizer runtimes expect the shared libstdc++
+  endif()
+  target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+endfunction()

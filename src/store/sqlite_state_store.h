@@ -8,7 +8,9 @@
 // One object holds one connection; use it from one thread at a time.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -19,6 +21,8 @@ struct sqlite3;
 namespace canhazgpu::store {
 
 inline constexpr int kSchemaVersion = 1;
+
+class StatementCache;
 
 struct SqliteOptions {
   // Create the file (and its directory) when missing; only `admin` does.
@@ -36,12 +40,22 @@ class SqliteStateStore : public StateStore {
   absl::Status Read(const TransactionFn& fn) override;
 
  private:
-  SqliteStateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // The WAL is checkpointed by the commit that grows it past this many frames
+  // (4 KiB pages): small enough that opening the file stays cheap.
+  static constexpr int kCheckpointFrames = 64;
+
+  SqliteStateStore(sqlite3* db, std::string path, std::chrono::milliseconds busy_timeout);
+  static int WaitForLock(void* self, int attempt);
+  static int CheckpointWhenLarge(void* self, sqlite3* db, const char* schema, int frames);
   absl::Status Migrate(bool create);
   absl::Status Run(const char* begin, const TransactionFn& fn);
 
   sqlite3* db_;
+  std::unique_ptr<StatementCache> statements_;
   std::string path_;
+  std::chrono::milliseconds busy_timeout_;
+  std::chrono::steady_clock::time_point waiting_since_;
+  std::minstd_rand random_;  // seeded when it first waits
 };
 
 }  // namespace canhazgpu::store

@@ -33,7 +33,39 @@ Statement::Statement(sqlite3* db, std::string_view path, const char* sql) : db_(
   if (rc != SQLITE_OK) status_ = SqliteError(db, rc, path_);
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+int StatementCache::Get(const char* sql, sqlite3_stmt** out) {
+  auto [it, inserted] = statements_.try_emplace(sql, nullptr);
+  if (inserted) {
+    int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &it->second, nullptr);
+    if (rc != SQLITE_OK) {
+      statements_.erase(it);
+      *out = nullptr;
+      return rc;
+    }
+  }
+  *out = it->second;
+  return SQLITE_OK;
+}
+
+void StatementCache::Clear() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  statements_.clear();
+}
+
+Statement::Statement(StatementCache& cache, std::string_view path, const char* sql)
+    : db_(cache.db()), path_(path), cached_(true) {
+  int rc = cache.Get(sql, &stmt_);
+  if (rc != SQLITE_OK) status_ = SqliteError(db_, rc, path_);
+}
+
+Statement::~Statement() {
+  if (!cached_) {
+    sqlite3_finalize(stmt_);
+  } else if (stmt_ != nullptr) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+}
 
 Statement& Statement::Bind(int64_t value) {
   if (stmt_ != nullptr) sqlite3_bind_int64(stmt_, next_bind_, value);

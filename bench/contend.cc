@@ -1,0 +1,91 @@
+// Reservations per second with N processes contending (bench/commands.sh):
+// N threads, each R rounds of `canhazgpu reserve -g 1 --short` and, when it
+// was granted, `canhazgpu release -G <id>`. Every command is a real process
+// started with posix_spawn, so what is measured is the commands, not the
+// shell forks a bash loop would add (about a third of the CPU time).
+// Usage: contend CANHAZGPU WORKERS ROUNDS
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+// Runs `args`, stdout into `out`, stderr discarded; returns the exit status
+// or -1 when it could not start or did not exit normally.
+int RunCommand(std::vector<std::string> args, std::string* out) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  out->clear();
+  if (rc == 0) {
+    char buf[256];
+    ssize_t n;
+    while ((n = read(pipe_fds[0], buf, sizeof buf)) > 0) out->append(buf, n);
+  }
+  close(pipe_fds[0]);
+  if (rc != 0) return -1;
+  int status;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4 || atoi(argv[2]) <= 0 || atoi(argv[3]) <= 0) {
+    fprintf(stderr, "usage: contend CANHAZGPU WORKERS ROUNDS\n");
+    return 2;
+  }
+  const std::string chg = argv[1];
+  const int workers = atoi(argv[2]);
+  const int rounds = atoi(argv[3]);
+  std::atomic<int> granted = 0, failed = 0;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      std::string out;
+      for (int r = 0; r < rounds; ++r) {
+        int rc = RunCommand({chg, "reserve", "-g", "1", "--short"}, &out);
+        if (rc == 3) continue;  // all GPUs taken right now
+        if (rc != 0) {
+          ++failed;
+          continue;
+        }
+        while (!out.empty() && out.back() == '\n') out.pop_back();
+        ++granted;
+        if (RunCommand({chg, "release", "-G", out}, &out) != 0) ++failed;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  printf("%d of %d attempts reserved a GPU (each then released) in %.2f s: %.0f reservations/s\n",
+         granted.load(), workers * rounds, seconds, granted / seconds);
+  if (failed > 0) {
+    fprintf(stderr, "%d commands failed\n", failed.load());
+    return 1;
+  }
+  return 0;
+}
