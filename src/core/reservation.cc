@@ -26,13 +26,16 @@ std::string_view ReasonName(ReleaseReason reason) {
       return "job_exited";
     case ReleaseReason::kAdminReset:
       return "admin_reset";
+    case ReleaseReason::kCancelled:
+      return "cancelled";
   }
   return "released";
 }
 
 std::optional<ReleaseReason> ParseReason(std::string_view name) {
   for (ReleaseReason r : {ReleaseReason::kReleased, ReleaseReason::kExpired,
-                          ReleaseReason::kJobExited, ReleaseReason::kAdminReset}) {
+                          ReleaseReason::kJobExited, ReleaseReason::kAdminReset,
+                          ReleaseReason::kCancelled}) {
     if (ReasonName(r) == name) return r;
   }
   return std::nullopt;

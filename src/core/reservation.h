@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 
@@ -43,13 +44,41 @@ struct Reservation {
   ReservationKind kind = ReservationKind::kManual;
   TimePoint start;
   std::optional<TimePoint> expires;   // manual reservations
-  std::optional<ProcessRef> process;  // run reservations: the job's process
+  // run reservations: the job's first process, which leads the job's own
+  // process group (pgid == pid), and the `canhazgpu run` wrapper watching it.
+  // The job lives while the wrapper, the leader or any member of the group
+  // does.
+  std::optional<ProcessRef> process;
+  std::optional<ProcessRef> wrapper;
+  // run reservations: when the command itself exited while other processes of
+  // the job kept running (the release waits for them).
+  std::optional<TimePoint> command_exited;
+  // Set while the GPU is a partial hold of a waiting queue entry.
+  std::optional<int64_t> queue_id;
   std::string note;
   std::string command;  // run reservations: the command line, for status
 };
 
+// A request waiting in the first-come-first-served queue. The GPUs it holds
+// so far are reservations whose queue_id is this entry's id.
+struct QueueEntry {
+  int64_t id = 0;  // assigned by the store, increasing: the queue order
+  uint32_t uid = 0;
+  std::string user;
+  ReservationKind kind = ReservationKind::kManual;
+  int count = 0;         // GPUs wanted in total (the number of ids, if any)
+  std::vector<int> ids;  // specific GPUs, or empty for any `count`
+  std::optional<Duration> duration;  // manual: counted from completion
+  bool force = false;                // may take GPUs in use without reservation
+  std::string note;
+  std::string command;
+  ProcessRef waiter;  // the waiting canhazgpu process: gone means cancelled
+  TimePoint enqueued;
+};
+
 // Why a reservation ended, as kept in the history.
-enum class ReleaseReason { kReleased, kExpired, kJobExited, kAdminReset };
+// kCancelled: a partial hold returned when its queue entry left the queue.
+enum class ReleaseReason { kReleased, kExpired, kJobExited, kAdminReset, kCancelled };
 std::string_view ReasonName(ReleaseReason reason);
 std::optional<ReleaseReason> ParseReason(std::string_view name);
 

@@ -37,6 +37,22 @@ class MemoryTransaction : public StateTransaction {
     }
     return absl::OkStatus();
   }
+  absl::StatusOr<std::vector<QueueEntry>> ListQueue() override { return state_.queue; }
+  absl::StatusOr<int64_t> InsertQueueEntry(const QueueEntry& entry) override {
+    if (!writable_) return ReadOnly();
+    QueueEntry copy = entry;
+    copy.id = ++state_.last_queue_id;
+    state_.queue.push_back(copy);
+    return copy.id;
+  }
+  absl::Status DeleteQueueEntry(int64_t id) override {
+    if (!writable_) return ReadOnly();
+    auto it = std::find_if(state_.queue.begin(), state_.queue.end(),
+                           [&](const QueueEntry& e) { return e.id == id; });
+    if (it == state_.queue.end()) return absl::NotFoundError(StrCat("queue entry ", id, " is gone"));
+    state_.queue.erase(it);
+    return absl::OkStatus();
+  }
   absl::Status AppendHistory(const HistoryRecord& record) override {
     if (!writable_) return ReadOnly();
     state_.history.push_back(record);

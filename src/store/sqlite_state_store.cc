@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/status_macros.h"
+#include "core/gpu_ids.h"
 #include "core/strings.h"
 #include "store/sqlite_statement.h"
 
@@ -59,6 +60,30 @@ CREATE INDEX history_by_gpu ON history (gpu, end_ms);
 CREATE INDEX history_by_user ON history (uid, gpu, end_ms);
 CREATE INDEX history_by_end ON history (end_ms);
 )sql",
+    // 2: run jobs watched by their wrapper and process group; the queue.
+    R"sql(
+ALTER TABLE reservations ADD COLUMN wrapper_pid INTEGER;
+ALTER TABLE reservations ADD COLUMN wrapper_start INTEGER;
+ALTER TABLE reservations ADD COLUMN command_exited_ms INTEGER;
+-- A partial hold of a waiting queue entry.
+ALTER TABLE reservations ADD COLUMN queue_id INTEGER;
+-- AUTOINCREMENT: ids only grow, so the id order is the arrival order.
+CREATE TABLE queue (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  uid INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('run', 'manual')),
+  count INTEGER NOT NULL CHECK (count > 0),
+  ids TEXT NOT NULL DEFAULT '',
+  duration_ms INTEGER,
+  force INTEGER NOT NULL DEFAULT 0,
+  note TEXT NOT NULL DEFAULT '',
+  command TEXT NOT NULL DEFAULT '',
+  waiter_pid INTEGER NOT NULL,
+  waiter_start INTEGER NOT NULL,
+  enqueued_ms INTEGER NOT NULL
+) STRICT;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -90,7 +115,8 @@ class SqliteTransaction : public StateTransaction {
 
   absl::StatusOr<std::vector<Reservation>> ListReservations() override {
     Statement s(statements_, path_,
-                "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command "
+                "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
+                "wrapper_pid, wrapper_start, command_exited_ms, queue_id "
                 "FROM reservations ORDER BY gpu");
     std::vector<Reservation> out;
     while (s.Step()) {
@@ -108,6 +134,13 @@ class SqliteTransaction : public StateTransaction {
       if (pid && pid_start) r.process = ProcessRef{*pid, static_cast<uint64_t>(*pid_start)};
       r.note = s.Text(8);
       r.command = s.Text(9);
+      auto wrapper_pid = s.OptionalInt(10);
+      auto wrapper_start = s.OptionalInt(11);
+      if (wrapper_pid && wrapper_start) {
+        r.wrapper = ProcessRef{*wrapper_pid, static_cast<uint64_t>(*wrapper_start)};
+      }
+      if (auto exited = s.OptionalInt(12)) r.command_exited = FromEpochMillis(*exited);
+      r.queue_id = s.OptionalInt(13);
       out.push_back(std::move(r));
     }
     RETURN_IF_ERROR(s.status());
@@ -115,16 +148,22 @@ class SqliteTransaction : public StateTransaction {
   }
 
   absl::Status InsertReservation(const Reservation& r) override {
-    std::optional<int64_t> expires, pid, pid_start;
+    std::optional<int64_t> expires, pid, pid_start, wrapper_pid, wrapper_start, exited;
     if (r.expires) expires = ToEpochMillis(*r.expires);
     if (r.process) {
       pid = r.process->pid;
       pid_start = static_cast<int64_t>(r.process->start_ticks);
     }
+    if (r.wrapper) {
+      wrapper_pid = r.wrapper->pid;
+      wrapper_start = static_cast<int64_t>(r.wrapper->start_ticks);
+    }
+    if (r.command_exited) exited = ToEpochMillis(*r.command_exited);
     absl::Status status =
         Statement(statements_, path_,
                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
-                  "pid_start, note, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                  "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
+                  "queue_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .Bind(r.gpu)
             .Bind(static_cast<int64_t>(r.uid))
             .Bind(r.user)
@@ -135,6 +174,10 @@ class SqliteTransaction : public StateTransaction {
             .Bind(pid_start)
             .Bind(r.note)
             .Bind(r.command)
+            .Bind(wrapper_pid)
+            .Bind(wrapper_start)
+            .Bind(exited)
+            .Bind(r.queue_id)
             .Exec();
     if (absl::IsAlreadyExists(status)) {
       return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
@@ -147,6 +190,72 @@ class SqliteTransaction : public StateTransaction {
         Statement(statements_, path_, "DELETE FROM reservations WHERE gpu = ?").Bind(gpu).Exec());
     if (sqlite3_changes(db_) == 0) {
       return absl::NotFoundError(StrCat("gpu ", gpu, " is not reserved"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<QueueEntry>> ListQueue() override {
+    Statement s(statements_, path_,
+                "SELECT id, uid, user, kind, count, ids, duration_ms, force, note, command, "
+                "waiter_pid, waiter_start, enqueued_ms FROM queue ORDER BY id");
+    std::vector<QueueEntry> out;
+    while (s.Step()) {
+      QueueEntry e;
+      e.id = s.Int(0);
+      e.uid = static_cast<uint32_t>(s.Int(1));
+      e.user = s.Text(2);
+      std::optional<ReservationKind> kind = ParseKind(s.Text(3));
+      std::string id_text = s.Text(5);
+      absl::StatusOr<std::vector<int>> ids =
+          id_text.empty() ? std::vector<int>() : ParseGpuIds(id_text);
+      if (!kind || !ids.ok()) {
+        return absl::DataLossError(StrCat("state file ", path_, ": bad queue entry ", e.id));
+      }
+      e.kind = *kind;
+      e.count = static_cast<int>(s.Int(4));
+      e.ids = *ids;
+      if (auto ms = s.OptionalInt(6)) e.duration = std::chrono::milliseconds(*ms);
+      e.force = s.Int(7) != 0;
+      e.note = s.Text(8);
+      e.command = s.Text(9);
+      e.waiter = ProcessRef{s.Int(10), static_cast<uint64_t>(s.Int(11))};
+      e.enqueued = FromEpochMillis(s.Int(12));
+      out.push_back(std::move(e));
+    }
+    RETURN_IF_ERROR(s.status());
+    return out;
+  }
+
+  absl::StatusOr<int64_t> InsertQueueEntry(const QueueEntry& e) override {
+    std::optional<int64_t> duration_ms;
+    if (e.duration) {
+      duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*e.duration).count();
+    }
+    RETURN_IF_ERROR(Statement(statements_, path_,
+                              "INSERT INTO queue (uid, user, kind, count, ids, duration_ms, force, "
+                              "note, command, waiter_pid, waiter_start, enqueued_ms) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                        .Bind(static_cast<int64_t>(e.uid))
+                        .Bind(e.user)
+                        .Bind(KindText(e.kind))
+                        .Bind(e.count)
+                        .Bind(JoinGpuIds(e.ids))
+                        .Bind(duration_ms)
+                        .Bind(e.force ? 1 : 0)
+                        .Bind(e.note)
+                        .Bind(e.command)
+                        .Bind(e.waiter.pid)
+                        .Bind(static_cast<int64_t>(e.waiter.start_ticks))
+                        .Bind(ToEpochMillis(e.enqueued))
+                        .Exec());
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  absl::Status DeleteQueueEntry(int64_t id) override {
+    RETURN_IF_ERROR(
+        Statement(statements_, path_, "DELETE FROM queue WHERE id = ?").Bind(id).Exec());
+    if (sqlite3_changes(db_) == 0) {
+      return absl::NotFoundError(StrCat("queue entry ", id, " is gone"));
     }
     return absl::OkStatus();
   }

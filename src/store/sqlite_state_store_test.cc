@@ -80,6 +80,47 @@ TEST_F(SqliteStateStoreTest, MissingFileWithoutCreateSaysRunAdmin) {
   EXPECT_FALSE(std::filesystem::exists(path_)) << "nothing is created";
 }
 
+// A file written by the first release (schema 1) keeps its reservations.
+TEST_F(SqliteStateStoreTest, VersionOneFileIsMigratedKeepingReservations) {
+  std::filesystem::create_directories(dir_ + "/state");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  const char* v1 = R"sql(
+    PRAGMA journal_mode=WAL;
+    CREATE TABLE pool (id INTEGER PRIMARY KEY CHECK (id = 1), gpu_count INTEGER NOT NULL,
+      provider TEXT NOT NULL, fake_host TEXT NOT NULL DEFAULT '') STRICT;
+    CREATE TABLE reservations (gpu INTEGER PRIMARY KEY, uid INTEGER NOT NULL,
+      user TEXT NOT NULL, kind TEXT NOT NULL, start_ms INTEGER NOT NULL, expires_ms INTEGER,
+      pid INTEGER, pid_start INTEGER, note TEXT NOT NULL DEFAULT '',
+      command TEXT NOT NULL DEFAULT '') STRICT;
+    CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, gpu INTEGER NOT NULL,
+      uid INTEGER NOT NULL, user TEXT NOT NULL, kind TEXT NOT NULL, start_ms INTEGER NOT NULL,
+      end_ms INTEGER NOT NULL, reason TEXT NOT NULL, note TEXT NOT NULL DEFAULT '') STRICT;
+    INSERT INTO pool VALUES (1, 4, 'fake', '');
+    INSERT INTO reservations (gpu, uid, user, kind, start_ms, pid, pid_start, command)
+      VALUES (1, 1000, 'alice', 'run', 5000, 42, 43, 'python x.py');
+    PRAGMA application_id=1128810320; PRAGMA user_version=1;
+  )sql";
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->Read([](StateTransaction& t) -> absl::Status {
+                    ASSIGN_OR_RETURN(std::vector<Reservation> list, t.ListReservations());
+                    EXPECT_EQ(list.size(), 1u);
+                    if (list.empty()) return absl::OkStatus();
+                    EXPECT_EQ(list[0].user, "alice");
+                    EXPECT_EQ(list[0].process, (ProcessRef{42, 43}));
+                    EXPECT_FALSE(list[0].wrapper.has_value());
+                    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, t.ListQueue());
+                    EXPECT_TRUE(queue.empty());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 TEST_F(SqliteStateStoreTest, NewerSchemaIsRefused) {
   ASSERT_TRUE(SqliteStateStore::Open(path_, {.create = true}).ok());
   SetUserVersion(kSchemaVersion + 1);

@@ -1,5 +1,5 @@
 // The host's shared state: the GPU pool, who holds which GPU, and the history
-// of ended reservations. Every change happens inside Update(), which runs a
+// of ended reservations, and the queue of waiting requests. Every change happens inside Update(), which runs a
 // function in one all-or-nothing transaction: readers never see half a
 // reservation, and two processes racing for a GPU are serialised (the
 // reservations table is keyed by GPU, so the loser's insert fails).
@@ -36,6 +36,13 @@ class StateTransaction {
   virtual absl::Status InsertReservation(const Reservation& reservation) = 0;
   // NotFound when the GPU is not held.
   virtual absl::Status DeleteReservation(int gpu) = 0;
+
+  // Waiting requests, oldest (the head) first.
+  virtual absl::StatusOr<std::vector<QueueEntry>> ListQueue() = 0;
+  // Appends `entry` (its id is ignored) and returns the id it was given.
+  virtual absl::StatusOr<int64_t> InsertQueueEntry(const QueueEntry& entry) = 0;
+  // NotFound when no such entry waits.
+  virtual absl::Status DeleteQueueEntry(int64_t id) = 0;
 
   virtual absl::Status AppendHistory(const HistoryRecord& record) = 0;
   // When any reservation of `gpu` last ended.

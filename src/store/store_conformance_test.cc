@@ -86,6 +86,9 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
                   .kind = ReservationKind::kRun,
                   .start = FromEpochMillis(123'456),
                   .process = ProcessRef{4242, 99'999},
+                  .wrapper = ProcessRef{4241, 99'998},
+                  .command_exited = FromEpochMillis(200'000),
+                  .queue_id = 7,
                   .note = "a note with 'quotes'",
                   .command = "vllm serve x"};
   ASSERT_TRUE(store_
@@ -100,6 +103,9 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_EQ(list[0].gpu, 0) << "ordered by gpu";
   EXPECT_EQ(list[0].expires, FromEpochMillis(2'000'000));
   EXPECT_FALSE(list[0].process.has_value());
+  EXPECT_FALSE(list[0].wrapper.has_value());
+  EXPECT_FALSE(list[0].command_exited.has_value());
+  EXPECT_FALSE(list[0].queue_id.has_value());
   const Reservation& r = list[1];
   EXPECT_EQ(r.uid, 1001u);
   EXPECT_EQ(r.user, "bob");
@@ -110,6 +116,81 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_EQ(*r.process, (ProcessRef{4242, 99'999}));
   EXPECT_EQ(r.note, "a note with 'quotes'");
   EXPECT_EQ(r.command, "vllm serve x");
+  EXPECT_EQ(r.wrapper, (ProcessRef{4241, 99'998}));
+  EXPECT_EQ(r.command_exited, FromEpochMillis(200'000));
+  EXPECT_EQ(r.queue_id, 7);
+}
+
+TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
+  QueueEntry first{.uid = 1000,
+                   .user = "alice",
+                   .kind = ReservationKind::kManual,
+                   .count = 2,
+                   .duration = std::chrono::hours(4),
+                   .force = true,
+                   .note = "eval",
+                   .waiter = ProcessRef{10, 20},
+                   .enqueued = FromEpochMillis(5'000)};
+  QueueEntry second{.uid = 1001,
+                    .user = "bob",
+                    .kind = ReservationKind::kRun,
+                    .count = 2,
+                    .ids = {3, 1},
+                    .command = "python train.py",
+                    .waiter = ProcessRef{11, 21},
+                    .enqueued = FromEpochMillis(4'000)};  // an earlier clock: order is by arrival
+  int64_t id1 = 0, id2 = 0;
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) -> absl::Status {
+                    auto a = t.InsertQueueEntry(first);
+                    if (!a.ok()) return a.status();
+                    auto b = t.InsertQueueEntry(second);
+                    if (!b.ok()) return b.status();
+                    id1 = *a;
+                    id2 = *b;
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_LT(id1, id2);
+  std::vector<QueueEntry> queue;
+  ASSERT_TRUE(store_
+                  ->Read([&](StateTransaction& t) -> absl::Status {
+                    auto list = t.ListQueue();
+                    if (!list.ok()) return list.status();
+                    queue = *list;
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(queue.size(), 2u);
+  EXPECT_EQ(queue[0].id, id1);
+  EXPECT_EQ(queue[0].user, "alice");
+  EXPECT_EQ(queue[0].count, 2);
+  EXPECT_TRUE(queue[0].ids.empty());
+  EXPECT_EQ(queue[0].duration, std::chrono::hours(4));
+  EXPECT_TRUE(queue[0].force);
+  EXPECT_EQ(queue[0].note, "eval");
+  EXPECT_EQ(queue[0].waiter, (ProcessRef{10, 20}));
+  EXPECT_EQ(queue[0].enqueued, FromEpochMillis(5'000));
+  EXPECT_EQ(queue[1].kind, ReservationKind::kRun);
+  EXPECT_EQ(queue[1].ids, (std::vector<int>{3, 1}));
+  EXPECT_FALSE(queue[1].duration.has_value());
+  EXPECT_EQ(queue[1].command, "python train.py");
+
+  EXPECT_TRUE(store_->Update([&](StateTransaction& t) { return t.DeleteQueueEntry(id1); }).ok());
+  absl::Status again = store_->Update([&](StateTransaction& t) { return t.DeleteQueueEntry(id1); });
+  EXPECT_TRUE(absl::IsNotFound(again)) << again;
+  // An id is never handed out twice, even after the newest entry left.
+  int64_t id3 = 0;
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) -> absl::Status {
+                    if (absl::Status s = t.DeleteQueueEntry(id2); !s.ok()) return s;
+                    auto c = t.InsertQueueEntry(first);
+                    if (!c.ok()) return c.status();
+                    id3 = *c;
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_GT(id3, id2);
 }
 
 TEST_P(StoreConformanceTest, SecondHolderOfAGpuIsRefused) {
