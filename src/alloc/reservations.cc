@@ -3,21 +3,28 @@
 #include <algorithm>
 
 #include "alloc/allocator.h"
+#include "alloc/reservations_internal.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::alloc {
-namespace {
+namespace internal {
 
 bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason) {
   if (r.expires && machine.clock.Now() >= *r.expires) {
     *reason = ReleaseReason::kExpired;
     return true;
   }
-  if (r.process && !machine.processes.IsAlive(*r.process)) {
-    *reason = ReleaseReason::kJobExited;
-    return true;
+  if (r.process) {
+    // The wrapper, while it runs, watches the whole job and releases it
+    // itself; without it (SIGKILLed), the job's process group tells.
+    bool alive = (r.wrapper && machine.processes.IsAlive(*r.wrapper)) ||
+                 machine.processes.JobAlive(*r.process);
+    if (!alive) {
+      *reason = ReleaseReason::kJobExited;
+      return true;
+    }
   }
   return false;
 }
@@ -70,7 +77,39 @@ absl::StatusOr<PoolConfig> PoolIn(store::StateTransaction& txn) {
   return *pool;
 }
 
-}  // namespace
+absl::StatusOr<std::vector<GpuCandidate>> Candidates(store::StateTransaction& txn,
+                                                     const std::vector<GpuStatus>& status,
+                                                     const Caller& caller, TimePoint now,
+                                                     std::optional<int64_t> queue_id) {
+  std::vector<GpuCandidate> candidates;
+  for (const GpuStatus& s : status) {
+    GpuCandidate c{.last_released = s.last_released};
+    ASSIGN_OR_RETURN(c.last_used_by_requester, txn.LastUsedBy(caller.uid, s.gpu));
+    switch (s.state) {
+      case GpuState::kAvailable:
+        break;
+      case GpuState::kInUse:
+        c.state = GpuCandidate::State::kReserved;
+        c.reason = Describe(*s.reservation, now);
+        if (queue_id && s.reservation->queue_id == queue_id) c.reason = "already held";
+        break;
+      case GpuState::kUnreserved:
+        c.state = GpuCandidate::State::kInUse;
+        c.reason = DescribeUnreserved(s);
+        break;
+      case GpuState::kError:
+        c.state = GpuCandidate::State::kError;
+        c.reason = StrCat("in error: ", s.error);
+        break;
+    }
+    candidates.push_back(std::move(c));
+  }
+  return candidates;
+}
+
+}  // namespace internal
+
+using namespace internal;  // NOLINT: this file's own helpers
 
 absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& txn,
                                                      const Machine& machine) {
@@ -81,6 +120,26 @@ absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& tx
     if (!IsStale(r, machine, &reason)) continue;
     RETURN_IF_ERROR(End(txn, r, reason, machine));
     ended.push_back(EndReservation(r, machine.clock.Now(), reason));
+  }
+  // Waiters that died (SIGKILL, a crash) leave the queue, and their partial
+  // holds return to the pool; so do holds of entries that are gone.
+  ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+  std::vector<int64_t> live_entries;
+  for (const QueueEntry& e : queue) {
+    if (machine.processes.IsAlive(e.waiter)) {
+      live_entries.push_back(e.id);
+      continue;
+    }
+    RETURN_IF_ERROR(txn.DeleteQueueEntry(e.id));
+  }
+  ASSIGN_OR_RETURN(reservations, txn.ListReservations());
+  for (const Reservation& r : reservations) {
+    if (!r.queue_id ||
+        std::find(live_entries.begin(), live_entries.end(), *r.queue_id) != live_entries.end()) {
+      continue;
+    }
+    RETURN_IF_ERROR(End(txn, r, ReleaseReason::kCancelled, machine));
+    ended.push_back(EndReservation(r, machine.clock.Now(), ReleaseReason::kCancelled));
   }
   return ended;
 }
@@ -107,6 +166,10 @@ absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bo
     for (const Reservation& r : reservations) {
       RETURN_IF_ERROR(End(txn, r, ReleaseReason::kAdminReset, machine));
     }
+    // Waiting requests were made against the old pool: they end too (their
+    // waiters report that they were removed from the queue).
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+    for (const QueueEntry& e : queue) RETURN_IF_ERROR(txn.DeleteQueueEntry(e.id));
     if (released != nullptr) *released = static_cast<int>(reservations.size());
     return txn.SetPool(pool);
   });
@@ -124,28 +187,8 @@ absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
     ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
                      StatusInTxn(txn, pool, usage, request.threshold_bytes));
     TimePoint now = machine.clock.Now();
-    std::vector<GpuCandidate> candidates;
-    for (const GpuStatus& s : status) {
-      GpuCandidate c{.last_released = s.last_released};
-      ASSIGN_OR_RETURN(c.last_used_by_requester, txn.LastUsedBy(caller.uid, s.gpu));
-      switch (s.state) {
-        case GpuState::kAvailable:
-          break;
-        case GpuState::kInUse:
-          c.state = GpuCandidate::State::kReserved;
-          c.reason = Describe(*s.reservation, now);
-          break;
-        case GpuState::kUnreserved:
-          c.state = GpuCandidate::State::kInUse;
-          c.reason = DescribeUnreserved(s);
-          break;
-        case GpuState::kError:
-          c.state = GpuCandidate::State::kError;
-          c.reason = StrCat("in error: ", s.error);
-          break;
-      }
-      candidates.push_back(std::move(c));
-    }
+    ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
+                     Candidates(txn, status, caller, now, std::nullopt));
     ASSIGN_OR_RETURN(
         chosen, ChooseGpus(candidates,
                            {.count = request.count, .ids = request.ids, .force = request.force}));
@@ -156,6 +199,7 @@ absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
                     .kind = request.kind,
                     .start = now,
                     .process = request.process,
+                    .wrapper = request.wrapper,
                     .note = request.note,
                     .command = request.command};
       if (request.duration) r.expires = now + *request.duration;
@@ -184,7 +228,10 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
     std::vector<const Reservation*> to_end;
     if (ids.empty()) {
       for (const Reservation& r : reservations) {
-        if (r.uid == caller.uid && r.kind == ReservationKind::kManual) to_end.push_back(&r);
+        // Partial holds belong to a waiting request, which still needs them.
+        if (r.uid == caller.uid && r.kind == ReservationKind::kManual && !r.queue_id) {
+          to_end.push_back(&r);
+        }
       }
     }
     for (int id : ids) {
@@ -200,6 +247,12 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
             StrCat("gpu ", id, " is reserved by ", r->user, "; only ", r->user,
                    caller.IsRoot() ? " can release it, or root with --force"
                                    : " (or root with --force) can release it"));
+      }
+      if (r->queue_id) {
+        return absl::FailedPreconditionError(
+            StrCat("gpu ", id,
+                   " is held for a request waiting in the queue; interrupt that "
+                   "request to give it back"));
       }
       to_end.push_back(r);
     }
@@ -219,6 +272,20 @@ absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
     ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
     for (const Reservation& r : reservations) {
       if (r.process == process) RETURN_IF_ERROR(End(txn, r, ReleaseReason::kJobExited, machine));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status MarkCommandExited(store::StateStore& store, const ProcessRef& process,
+                               const Machine& machine) {
+  return store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    for (Reservation r : reservations) {
+      if (r.process != process || r.command_exited) continue;
+      r.command_exited = machine.clock.Now();
+      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+      RETURN_IF_ERROR(txn.InsertReservation(r));
     }
     return absl::OkStatus();
   });

@@ -53,7 +53,8 @@ struct ReserveRequest {
   bool force = false;
   ReservationKind kind = ReservationKind::kManual;
   std::optional<Duration> duration;   // manual
-  std::optional<ProcessRef> process;  // run: the job
+  std::optional<ProcessRef> process;  // run: the job's leader
+  std::optional<ProcessRef> wrapper;  // run: the `canhazgpu run` watching it
   std::string note;
   std::string command;
   uint64_t threshold_bytes = kDefaultMemoryThresholdMiB * kMiB;
@@ -75,6 +76,11 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
 // Ends the reservations held by the job `process` (history: job_exited).
 absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
                         const Machine& machine);
+
+// Notes on the job's reservations that the command itself has exited while
+// other processes of the job still run (status shows it).
+absl::Status MarkCommandExited(store::StateStore& store, const ProcessRef& process,
+                               const Machine& machine);
 
 struct HostStatus {
   PoolConfig pool;

@@ -33,9 +33,9 @@ std::string_view ReasonName(ReleaseReason reason) {
 }
 
 std::optional<ReleaseReason> ParseReason(std::string_view name) {
-  for (ReleaseReason r : {ReleaseReason::kReleased, ReleaseReason::kExpired,
-                          ReleaseReason::kJobExited, ReleaseReason::kAdminReset,
-                          ReleaseReason::kCancelled}) {
+  for (ReleaseReason r :
+       {ReleaseReason::kReleased, ReleaseReason::kExpired, ReleaseReason::kJobExited,
+        ReleaseReason::kAdminReset, ReleaseReason::kCancelled}) {
     if (ReasonName(r) == name) return r;
   }
   return std::nullopt;

@@ -43,7 +43,7 @@ struct Reservation {
   std::string user;
   ReservationKind kind = ReservationKind::kManual;
   TimePoint start;
-  std::optional<TimePoint> expires;   // manual reservations
+  std::optional<TimePoint> expires;  // manual reservations
   // run reservations: the job's first process, which leads the job's own
   // process group (pgid == pid), and the `canhazgpu run` wrapper watching it.
   // The job lives while the wrapper, the leader or any member of the group
@@ -66,8 +66,8 @@ struct QueueEntry {
   uint32_t uid = 0;
   std::string user;
   ReservationKind kind = ReservationKind::kManual;
-  int count = 0;         // GPUs wanted in total (the number of ids, if any)
-  std::vector<int> ids;  // specific GPUs, or empty for any `count`
+  int count = 0;                     // GPUs wanted in total (the number of ids, if any)
+  std::vector<int> ids;              // specific GPUs, or empty for any `count`
   std::optional<Duration> duration;  // manual: counted from completion
   bool force = false;                // may take GPUs in use without reservation
   std::string note;

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,8 +21,26 @@ namespace {
 sigset_t WrapperSignals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) sigaddset(&set, sig);
+  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
   return set;
+}
+
+// The terminal this process is in the foreground of, or -1.
+int ForegroundTerminal() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (isatty(fd) && tcgetpgrp(fd) == getpgrp()) return fd;
+  }
+  return -1;
+}
+
+// tcsetpgrp from a background group raises SIGTTOU unless it is blocked.
+void SetForeground(int tty_fd, pid_t pgid) {
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  sigprocmask(SIG_BLOCK, &ttou, &old);
+  tcsetpgrp(tty_fd, pgid);
+  sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
 void WriteAll(int fd, const std::string& data) {
@@ -38,6 +58,7 @@ void WriteAll(int fd, const std::string& data) {
 // parent is single-threaded, so allocating here is safe.
 [[noreturn]] void ChildMain(const std::vector<std::string>& argv, int gate_fd, int error_fd,
                             const sigset_t& old_mask) {
+  setpgid(0, 0);  // the job's own group; the parent does the same, whoever runs first
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   std::string gate;
   char buf[4096];
@@ -86,7 +107,9 @@ GatedChild::GatedChild(GatedChild&& other) noexcept
       error_fd_(other.error_fd_),
       old_mask_(other.old_mask_),
       mask_changed_(other.mask_changed_),
-      reaped_(other.reaped_) {
+      reaped_(other.reaped_),
+      tty_fd_(other.tty_fd_) {
+  other.tty_fd_ = -1;
   other.pid_ = -1;
   other.gate_fd_ = other.error_fd_ = -1;
   other.mask_changed_ = false;
@@ -95,8 +118,14 @@ GatedChild::GatedChild(GatedChild&& other) noexcept
 
 GatedChild::~GatedChild() {
   if (pid_ > 0 && !reaped_) Abort();
+  GiveTerminalBack();
   CloseFds();
   RestoreSignals();
+}
+
+void GatedChild::GiveTerminalBack() {
+  if (tty_fd_ >= 0) SetForeground(tty_fd_, getpgrp());
+  tty_fd_ = -1;
 }
 
 void GatedChild::CloseFds() {
@@ -139,6 +168,9 @@ absl::StatusOr<GatedChild> GatedChild::Fork(std::vector<std::string> argv) {
   }
   close(gate[0]);
   close(error[1]);
+  setpgid(pid, pid);
+  // Orphans of the job become our children, so we can tell when it is over.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   child.pid_ = pid;
   child.gate_fd_ = gate[1];
   child.error_fd_ = error[0];
@@ -149,6 +181,9 @@ absl::StatusOr<GatedChild> GatedChild::Fork(std::vector<std::string> argv) {
 }
 
 absl::Status GatedChild::Start(const std::vector<EnvEdit>& env) {
+  // Hand the terminal to the job before it runs, as a shell does.
+  tty_fd_ = ForegroundTerminal();
+  if (tty_fd_ >= 0) SetForeground(tty_fd_, static_cast<pid_t>(pid_));
   std::string gate = "S";
   for (const EnvEdit& e : env) {
     gate += e.value.has_value() ? e.name + "=" + *e.value : e.name;
@@ -166,6 +201,7 @@ absl::Status GatedChild::Start(const std::vector<EnvEdit>& env) {
   int status = 0;
   waitpid(static_cast<pid_t>(pid_), &status, 0);
   reaped_ = true;
+  GiveTerminalBack();
   if (err == ENOENT) return absl::NotFoundError(strerror(err));
   return absl::PermissionDeniedError(strerror(err));
 }
@@ -181,65 +217,91 @@ void GatedChild::Abort() {
   reaped_ = true;
 }
 
-absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, void (*on_timeout)()) {
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid_), 0));
-  if (pidfd < 0) return absl::InternalError(StrCat("pidfd_open: ", strerror(errno)));
+absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callbacks& callbacks) {
   sigset_t signals = WrapperSignals();
   int sigfd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sigfd < 0) {
-    close(pidfd);
-    return absl::InternalError(StrCat("signalfd: ", strerror(errno)));
-  }
+  if (sigfd < 0) return absl::InternalError(StrCat("signalfd: ", strerror(errno)));
+  const pid_t job = static_cast<pid_t>(pid_);
   using SteadyClock = std::chrono::steady_clock;
   std::optional<SteadyClock::time_point> deadline;
   if (policy.timeout) deadline = SteadyClock::now() + *policy.timeout;
   int stage = 0;  // 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
-  int status = 0;
-  for (;;) {
+  std::optional<int> command_status;
+  bool children_left = true;
+  while (children_left) {
+    // Reap whatever changed: the command, or orphans re-parented to us.
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
+      if (pid < 0 && errno == EINTR) continue;
+      if (pid < 0) {  // ECHILD: nothing of the job is left
+        children_left = false;
+        break;
+      }
+      if (pid == 0) break;
+      if (pid != job) continue;  // an orphan of the job ended
+      if (WIFSTOPPED(status)) {
+        // Ctrl-Z: stop too, so the shell sees the job stopped; when continued
+        // (fg/bg), continue the job.
+        bool had_terminal = tty_fd_ >= 0;
+        int tty = tty_fd_;
+        GiveTerminalBack();
+        kill(getpid(), SIGSTOP);
+        if (had_terminal && tcgetpgrp(tty) == getpgrp()) {
+          tty_fd_ = tty;
+          SetForeground(tty_fd_, job);
+        }
+        kill(-job, SIGCONT);
+        continue;
+      }
+      command_status = ExitStatusOf(status);
+      reaped_ = true;
+      // Is anything of the job left? (A non-blocking probe: ECHILD if not.)
+      siginfo_t probe{};
+      if (waitid(P_ALL, 0, &probe, WEXITED | WNOHANG | WNOWAIT) == 0 && callbacks.on_command_exit) {
+        callbacks.on_command_exit(*command_status);
+      }
+    }
+    if (!children_left) break;
     int wait_ms = -1;
     if (deadline) {
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - SteadyClock::now());
       wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
-    struct pollfd fds[2] = {{pidfd, POLLIN, 0}, {sigfd, POLLIN, 0}};
-    int ready = poll(fds, 2, wait_ms);
+    struct pollfd fds[1] = {{sigfd, POLLIN, 0}};
+    int ready = poll(fds, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
-    if (fds[0].revents & POLLIN) {
-      while (waitpid(static_cast<pid_t>(pid_), &status, 0) < 0 && errno == EINTR) {
-      }
-      break;
-    }
-    if (fds[1].revents & POLLIN) {
+    if (ready > 0) {
       struct signalfd_siginfo info;
       while (read(sigfd, &info, sizeof(info)) == sizeof(info)) {
-        // Terminal signals (INT, QUIT, HUP) reach the job through its process
-        // group already; only an explicit SIGTERM needs passing on.
-        if (info.ssi_signo == SIGTERM) kill(static_cast<pid_t>(pid_), SIGTERM);
+        // Signals aimed at the wrapper are meant for the job. (From the
+        // terminal they reach the job's group directly, not us.)
+        if (info.ssi_signo != SIGCHLD) kill(-job, static_cast<int>(info.ssi_signo));
       }
     }
     if (ready == 0 && deadline) {
       auto half_grace = policy.grace / 2;
       if (stage == 0) {
-        if (on_timeout != nullptr) on_timeout();
-        kill(static_cast<pid_t>(pid_), SIGINT);
+        if (callbacks.on_timeout) callbacks.on_timeout();
+        kill(-job, SIGINT);
         deadline = SteadyClock::now() + half_grace;
       } else if (stage == 1) {
-        kill(static_cast<pid_t>(pid_), SIGTERM);
+        kill(-job, SIGTERM);
         deadline = SteadyClock::now() + (policy.grace - half_grace);
       } else {
-        kill(static_cast<pid_t>(pid_), SIGKILL);
+        kill(-job, SIGKILL);
         deadline.reset();
       }
       ++stage;
     }
   }
   reaped_ = true;
-  close(pidfd);
   close(sigfd);
+  GiveTerminalBack();
   CloseFds();
   RestoreSignals();
-  return ExitStatusOf(status);
+  return command_status.value_or(1);
 }
 
 }  // namespace canhazgpu::host

@@ -8,17 +8,26 @@
 //   3. Start(env) opens the gate: the child applies the environment edits and
 //      execs, and Start() reports whether exec succeeded; or Abort() makes
 //      the child exit without running anything;
-//   4. Wait() blocks until the command exits, enforcing an optional timeout.
+//   4. Wait() blocks until the job is over, enforcing an optional timeout.
 //
-// The child stays in the caller's process group and session, so it owns the
-// terminal like a directly started program: Ctrl-C and Ctrl-\ from the TTY
-// reach it; the wrapper ignores them (as system() and shells do) and
-// forwards SIGTERM. Not thread-safe; one GatedChild per process at a time,
-// because it changes the process's signal mask.
+// The job is the command and everything it starts. The child leads its own
+// process group, and the wrapper is a child subreaper, so processes the
+// command leaves behind (workers that outlive it) are re-parented to the
+// wrapper: the job is over when the wrapper has no children left.
+//
+// When the wrapper is in the foreground of a terminal, the job's group is
+// made the foreground group for the job's lifetime, as a shell does: the
+// command reads the terminal, and Ctrl-C / Ctrl-\ reach it and not the
+// wrapper. Ctrl-Z stops the job and then the wrapper, so the shell's job
+// control works. Signals sent to the wrapper itself (INT, QUIT, TERM, HUP)
+// are passed on to the job's group; the wrapper never dies of them, nor of
+// SIGPIPE. Not thread-safe; one GatedChild per process at a time, because it
+// changes the process's signal mask.
 #pragma once
 
 #include <signal.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -60,15 +69,25 @@ class GatedChild {
   // Makes the waiting child exit without running the command, and reaps it.
   void Abort();
 
-  // Waits for the command to end; returns its exit status the way a shell
-  // reports it (128 + N when killed by signal N). `on_timeout` is called
-  // once when the timeout fires, before the first signal is sent.
-  absl::StatusOr<int> Wait(const TimeoutPolicy& policy, void (*on_timeout)() = nullptr);
+  struct Callbacks {
+    // Once, when the timeout fires, before the first signal is sent.
+    std::function<void()> on_timeout;
+    // Once, when the command exits while other processes of the job remain;
+    // gets the command's exit status.
+    std::function<void(int)> on_command_exit;
+  };
+
+  // Waits until the command and every process it left behind have exited;
+  // returns the command's exit status the way a shell reports it (128 + N
+  // when killed by signal N). After the timeout: SIGINT to the job's group,
+  // SIGTERM, then SIGKILL (see TimeoutPolicy).
+  absl::StatusOr<int> Wait(const TimeoutPolicy& policy, const Callbacks& callbacks = {});
 
  private:
   GatedChild() = default;
   void CloseFds();
   void RestoreSignals();
+  void GiveTerminalBack();
 
   int64_t pid_ = -1;
   int gate_fd_ = -1;   // write end: the child execs after reading it to EOF
@@ -76,6 +95,7 @@ class GatedChild {
   sigset_t old_mask_;
   bool mask_changed_ = false;
   bool reaped_ = false;
+  int tty_fd_ = -1;  // the terminal whose foreground group is the job's
 };
 
 }  // namespace canhazgpu::host

@@ -1,8 +1,11 @@
 #include "host/gated_child.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -92,8 +95,46 @@ TEST_F(GatedChildTest, TimeoutEscalatesPastAnIgnoredSigint) {
   ASSERT_TRUE(child->Start({}).ok());
   TimeoutPolicy policy{.timeout = std::chrono::milliseconds(50),
                        .grace = std::chrono::milliseconds(200)};
-  auto status = child->Wait(policy, [] { timeout_fired = true; });
+  auto status = child->Wait(policy, {.on_timeout = [] { timeout_fired = true; }});
   EXPECT_TRUE(timeout_fired);
+  EXPECT_EQ(status.value_or(-1), 128 + SIGTERM);
+}
+
+// The command exits first; its worker (same group) runs on and is re-parented
+// to the wrapper, which waits for it too and then reports the command's own
+// exit status.
+TEST_F(GatedChildTest, WaitsForWorkersThatOutliveTheCommand) {
+  char tmpl[] = "/tmp/gated_child_test.XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto child = GatedChild::Fork({"sh", "-c", "(read x < " + fifo + ") & exit 3"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  int exited_with = -1;
+  auto status = child->Wait({}, {.on_command_exit = [&](int s) {
+                              exited_with = s;
+                              // Only now let the worker finish.
+                              int fd = open(fifo.c_str(), O_WRONLY);
+                              ASSERT_GE(fd, 0);
+                              ASSERT_EQ(write(fd, "go\n", 3), 3);
+                              close(fd);
+                            }});
+  EXPECT_EQ(exited_with, 3) << "the command exited while its worker still ran";
+  EXPECT_EQ(status.value_or(-1), 3);
+  siginfo_t info{};
+  EXPECT_EQ(waitid(P_ALL, 0, &info, WEXITED | WNOHANG), -1) << "nothing of the job is left";
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(GatedChildTest, SignalsToTheWrapperReachTheJobGroup) {
+  // sh forwards nothing itself: SIGTERM must reach its `sleep` child too, or
+  // the job would outlive the signal for the sleep's whole length.
+  auto child = GatedChild::Fork({"sh", "-c", "sleep 30; exit 0"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  ASSERT_EQ(kill(getpid(), SIGTERM), 0);  // blocked: waits in the signalfd
+  auto status = child->Wait({});
   EXPECT_EQ(status.value_or(-1), 128 + SIGTERM);
 }
 

@@ -1,5 +1,6 @@
 #include "host/linux_process_table.h"
 
+#include <dirent.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -45,7 +46,8 @@ bool ParseProcStat(std::string_view text, ProcessInfo* info) {
   constexpr size_t kStartTimeField = 22 - 3;
   if (rest.size() <= kStartTimeField || rest[0].size() != 1) return false;
   info->state = rest[0][0];
-  return ParseInt(rest[1], &info->ppid) && ParseInt(rest[kStartTimeField], &info->start_ticks);
+  return ParseInt(rest[1], &info->ppid) && ParseInt(rest[2], &info->pgid) &&
+         ParseInt(rest[kStartTimeField], &info->start_ticks);
 }
 
 std::optional<ProcessInfo> LinuxProcessTable::Find(int64_t pid) const {
@@ -65,6 +67,24 @@ std::optional<ProcessInfo> LinuxProcessTable::Find(int64_t pid) const {
     }
   }
   return info;
+}
+
+std::vector<ProcessInfo> LinuxProcessTable::GroupMembers(int64_t pgid) const {
+  std::vector<ProcessInfo> members;
+  DIR* dir = opendir(proc_root_.c_str());
+  if (dir == nullptr) return members;
+  while (struct dirent* entry = readdir(dir)) {
+    int64_t pid;
+    if (!ParseInt(entry->d_name, &pid)) continue;
+    std::string stat;
+    ProcessInfo info;
+    if (ReadFile(StrCat(proc_root_, "/", pid, "/stat"), &stat) && ParseProcStat(stat, &info) &&
+        info.pgid == pgid) {
+      members.push_back(std::move(info));
+    }
+  }
+  closedir(dir);
+  return members;
 }
 
 std::string LinuxProcessTable::UserName(uint32_t uid) const {

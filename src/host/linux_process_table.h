@@ -13,13 +13,15 @@ class LinuxProcessTable : public ProcessTable {
   explicit LinuxProcessTable(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
 
   std::optional<ProcessInfo> Find(int64_t pid) const override;
+  std::vector<ProcessInfo> GroupMembers(int64_t pgid) const override;
   std::string UserName(uint32_t uid) const override;
 
  private:
   std::string proc_root_;
 };
 
-// Parses the text of /proc/<pid>/stat into pid, ppid, state and start time.
+// Parses the text of /proc/<pid>/stat into pid, ppid, pgid, state and start
+// time.
 // The command name may hold spaces and parentheses, so fields are counted
 // from the last ')'. Returns false on malformed text.
 bool ParseProcStat(std::string_view text, ProcessInfo* info);

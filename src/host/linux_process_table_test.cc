@@ -16,6 +16,7 @@ TEST(ParseProcStatTest, HandlesSpacesAndParensInCommand) {
   ASSERT_TRUE(ParseProcStat(stat, &info));
   EXPECT_EQ(info.pid, 4242);
   EXPECT_EQ(info.ppid, 17);
+  EXPECT_EQ(info.pgid, 4242);
   EXPECT_EQ(info.state, 'S');
   EXPECT_EQ(info.start_ticks, 987654u);
 }
@@ -51,6 +52,47 @@ TEST(LinuxProcessTableTest, ZombieIsNotAlive) {
   EXPECT_FALSE(table.IsAlive({pid, zombie->start_ticks}));
   waitpid(pid, nullptr, 0);
   EXPECT_FALSE(table.Find(pid).has_value());
+}
+
+// A job whose leader exited but whose worker (same process group) runs on is
+// alive; once the worker is gone too, it is not.
+TEST(LinuxProcessTableTest, JobLivesWhileAnyGroupMemberRuns) {
+  int ready[2], release[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(release), 0);
+  pid_t leader = fork();
+  if (leader == 0) {
+    setpgid(0, 0);
+    if (fork() == 0) {  // the worker: waits until the test lets it go
+      char c;
+      close(release[1]);
+      ssize_t ignored = write(ready[1], "r", 1);
+      (void)ignored;
+      ignored = read(release[0], &c, 1);
+      _exit(0);
+    }
+    _exit(0);  // the leader leaves the worker behind
+  }
+  setpgid(leader, leader);
+  close(release[0]);
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  LinuxProcessTable table;
+  auto info = table.Find(leader);
+  ASSERT_TRUE(info.has_value());
+  ProcessRef job{leader, info->start_ticks};
+  waitpid(leader, nullptr, 0);
+  EXPECT_FALSE(table.IsAlive(job));
+  EXPECT_TRUE(table.JobAlive(job)) << "the worker still runs in the job's group";
+  close(release[1]);  // the worker exits; init reaps it
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = !table.JobAlive(job);
+    if (!gone) usleep(10'000);
+  }
+  EXPECT_TRUE(gone);
+  close(ready[0]);
+  close(ready[1]);
 }
 
 TEST(LinuxProcessTableTest, NamesUsers) {

@@ -8,4 +8,12 @@ bool ProcessTable::IsAlive(const ProcessRef& ref) const {
          info->state != 'X';
 }
 
+bool ProcessTable::JobAlive(const ProcessRef& leader) const {
+  if (IsAlive(leader)) return true;
+  for (const ProcessInfo& p : GroupMembers(leader.pid)) {
+    if (p.state != 'Z' && p.state != 'X' && p.start_ticks >= leader.start_ticks) return true;
+  }
+  return false;
+}
+
 }  // namespace canhazgpu::host

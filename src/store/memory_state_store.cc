@@ -49,7 +49,8 @@ class MemoryTransaction : public StateTransaction {
     if (!writable_) return ReadOnly();
     auto it = std::find_if(state_.queue.begin(), state_.queue.end(),
                            [&](const QueueEntry& e) { return e.id == id; });
-    if (it == state_.queue.end()) return absl::NotFoundError(StrCat("queue entry ", id, " is gone"));
+    if (it == state_.queue.end())
+      return absl::NotFoundError(StrCat("queue entry ", id, " is gone"));
     state_.queue.erase(it);
     return absl::OkStatus();
   }

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "core/status_macros.h"
 #include "core/gpu_ids.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "store/sqlite_statement.h"
 

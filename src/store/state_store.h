@@ -1,8 +1,8 @@
 // The host's shared state: the GPU pool, who holds which GPU, and the history
-// of ended reservations, and the queue of waiting requests. Every change happens inside Update(), which runs a
-// function in one all-or-nothing transaction: readers never see half a
-// reservation, and two processes racing for a GPU are serialised (the
-// reservations table is keyed by GPU, so the loser's insert fails).
+// of ended reservations, and the queue of waiting requests. Every change happens inside Update(),
+// which runs a function in one all-or-nothing transaction: readers never see half a reservation,
+// and two processes racing for a GPU are serialised (the reservations table is keyed by GPU, so the
+// loser's insert fails).
 //
 // Implementations: SqliteStateStore (the real one, one file shared by all
 // users of the host) and MemoryStateStore (tests); a Redis store for

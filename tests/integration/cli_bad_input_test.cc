@@ -144,7 +144,7 @@ TEST_F(CliBrokenFilesTest, SimulatedHostBrokenLaterShowsErrorAndHandsNothingOut)
   json parsed = json::parse(status.out);
   EXPECT_EQ(parsed[0]["status"], "ERROR");
   EXPECT_THAT(parsed[0]["error"].get<std::string>(), HasSubstr("not valid JSON"));
-  EXPECT_EQ(host_.Run({"reserve"}).exit_code, 3);
+  EXPECT_EQ(host_.Run({"reserve", "--nonblock"}).exit_code, 3);
 }
 
 }  // namespace

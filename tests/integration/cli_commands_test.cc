@@ -85,7 +85,7 @@ TEST_F(CliCommandsTest, ReserveSpecificIdsWithNoteAndDuration) {
 
 TEST_F(CliCommandsTest, NotEnoughGpusExitsThreeAndSaysWhy) {
   ASSERT_EQ(host_.Run({"reserve", "-g", "3"}).exit_code, 0);
-  CliResult r = host_.Run({"reserve", "-g", "2"});
+  CliResult r = host_.Run({"reserve", "-g", "2", "--nonblock"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err, "canhazgpu: not enough GPUs available: requested 2, 1 free of 4 (3 reserved)\n");
 }
@@ -166,7 +166,8 @@ TEST_F(CliCommandsTest, RunTimeoutStopsTheCommand) {
 TEST_F(CliCommandsTest, ExpiredReservationIsFreedByTheNextCommand) {
   ASSERT_EQ(host_.Run({"reserve", "-g", "4", "-d", "1s"}).exit_code, 0);
   // Wait until expiry; whichever command runs next must reap it.
-  for (int i = 0; i < 200 && host_.Run({"reserve", "-g", "4", "--short"}).exit_code != 0; ++i) {
+  for (int i = 0;
+       i < 200 && host_.Run({"reserve", "-g", "4", "--short", "--nonblock"}).exit_code != 0; ++i) {
     usleep(20'000);
   }
   json status = Status();
@@ -209,12 +210,14 @@ TEST_F(CliCommandsTest, UnreservedUsageIsDetectedWithOwnerAndModel) {
       json::parse(host_.Run({"status", "--json", "--memory-threshold", "256"}).out)[2]["status"],
       "UNRESERVED");
 
-  CliResult busy = host_.Run({"reserve", "-G", "1"});
+  CliResult busy = host_.Run({"reserve", "-G", "1", "--nonblock"});
   EXPECT_EQ(busy.exit_code, 3);
   EXPECT_THAT(busy.err, HasSubstr("in use without reservation (4096 MiB by"));
-  EXPECT_EQ(host_.Run({"reserve", "-g", "3"}).exit_code, 3) << "busy and broken GPUs are skipped";
+  EXPECT_EQ(host_.Run({"reserve", "-g", "3", "--nonblock"}).exit_code, 3)
+      << "busy and broken GPUs are skipped";
   EXPECT_EQ(host_.Run({"reserve", "-G", "1", "--force"}).exit_code, 0);
-  EXPECT_EQ(host_.Run({"reserve", "-G", "3", "--force"}).exit_code, 3) << "never an erroring GPU";
+  EXPECT_EQ(host_.Run({"reserve", "-G", "3", "--force", "--nonblock"}).exit_code, 3)
+      << "never an erroring GPU";
   kill(-sleeper, SIGKILL);
   waitpid(sleeper, nullptr, 0);
 }

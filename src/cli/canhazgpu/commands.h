@@ -16,5 +16,6 @@ int StatusCommand(Context& ctx, const Args& args);
 int ReserveCommand(Context& ctx, const Args& args);
 int ReleaseCommand(Context& ctx, const Args& args);
 int RunCommand(Context& ctx, const Args& args);
+int QueueCommand(Context& ctx, const Args& args);
 
 }  // namespace canhazgpu::cli

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/canhazgpu/queue_wait.h"
 #include "cli/common/exit_code.h"
 #include "core/strings.h"
 
@@ -88,6 +89,8 @@ int RunCommandBody(Context& ctx, const std::vector<std::string>& args, std::vect
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "canhazgpu: %s\n", std::string(status.message()).c_str());
+  // A wait ended by a signal exits like a process killed by it (130 for ^C).
+  if (absl::IsCancelled(status)) return SignalExitCode();
   return ExitCodeFor(status);
 }
 

@@ -23,7 +23,7 @@ namespace {
 
 const std::map<std::string, int (*)(Context&, const Args&)> kCommands = {
     {"admin", AdminCommand},     {"status", StatusCommand}, {"reserve", ReserveCommand},
-    {"release", ReleaseCommand}, {"run", RunCommand},
+    {"release", ReleaseCommand}, {"run", RunCommand},       {"queue", QueueCommand},
 };
 
 constexpr char kUsage[] =
@@ -32,7 +32,8 @@ constexpr char kUsage[] =
     "  status    who has which GPU, since when, and what runs there\n"
     "  reserve   reserve GPUs for a while (manual reservation)\n"
     "  release   release your reservations\n"
-    "  run       reserve GPUs for exactly as long as a command runs\n\n"
+    "  run       reserve GPUs for exactly as long as a command runs\n"
+    "  queue     the requests waiting for GPUs, first come first served\n\n"
     "Global flags: --state PATH, --memory-threshold MIB, --no-color.\n"
     "See docs/cli.md for every flag.\n";
 

@@ -1,5 +1,6 @@
 #include "cli/canhazgpu/request_flags.h"
 
+#include "core/duration.h"
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -23,7 +24,11 @@ std::vector<FlagSpec> RequestFlags() {
        .has_value = true,
        .value_name = "TEXT",
        .help = "a note shown in status"},
-      {.name = "nonblock", .help = "fail at once when GPUs are short (the default for now)"},
+      {.name = "nonblock", .help = "fail at once (exit 3) instead of queueing when GPUs are short"},
+      {.name = "wait",
+       .has_value = true,
+       .value_name = "DURATION",
+       .help = "queue at most this long, then exit 3 (default: until served)"},
   };
 }
 
@@ -41,6 +46,12 @@ absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags
     }
   }
   request.count = request.ids.empty() ? count.value_or(1) : static_cast<int>(request.ids.size());
+  if (auto w = flags.Value("wait")) {  // used by AcquireWithQueue(); checked up front
+    RETURN_IF_ERROR(ParseDuration(*w).status());
+    if (flags.Has("nonblock")) {
+      return absl::InvalidArgumentError("--wait and --nonblock contradict each other");
+    }
+  }
   request.note = flags.Value("note").value_or("");
   if (request.note.size() > 1024) {
     return absl::InvalidArgumentError("--note is longer than 1024 characters");

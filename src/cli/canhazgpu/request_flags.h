@@ -1,5 +1,5 @@
 // The flags `reserve` and `run` share: how many GPUs or which, --note,
-// --nonblock. Validated before anything changes (canhazgpu's rules, §1.3).
+// --nonblock, --wait. Validated before anything changes (canhazgpu's rules, §1.3).
 #pragma once
 
 #include <vector>

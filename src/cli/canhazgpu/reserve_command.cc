@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/queue_wait.h"
 #include "cli/canhazgpu/request_flags.h"
 #include "cli/common/exit_code.h"
 #include "core/duration.h"
@@ -44,8 +45,7 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
   request.threshold_bytes = ctx.threshold_bytes;
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  ASSIGN_OR_RETURN(std::vector<int> ids, alloc::ReserveGpus(*store, QueryGpus(ctx, pool),
-                                                            ctx.caller, request, *ctx.machine));
+  ASSIGN_OR_RETURN(std::vector<int> ids, AcquireWithQueue(ctx, *store, pool, request, flags));
   std::string list = JoinGpuIds(ids);
   if (flags.Has("short")) {
     // Exactly the ids for $(...); a newline only for a person at a terminal.

@@ -5,9 +5,12 @@
 // this wrapper: the child is forked first and held at a gate until the
 // reservation is committed. So any later canhazgpu call can tell whether the
 // job still runs, even if this wrapper was killed with SIGKILL.
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/queue_wait.h"
 #include "cli/canhazgpu/request_flags.h"
 #include "cli/common/exit_code.h"
 #include "core/duration.h"
@@ -70,18 +73,18 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   }
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
 
   ASSIGN_OR_RETURN(host::GatedChild child, host::GatedChild::Fork(flags.rest));
   std::optional<host::ProcessInfo> info = ctx.machine->processes.Find(child.pid());
-  if (!info) return absl::InternalError("the command's process vanished before it started");
+  std::optional<host::ProcessInfo> self = ctx.machine->processes.Find(getpid());
+  if (!info || !self) return absl::InternalError("cannot read the job's /proc entry");
   ProcessRef job{child.pid(), info->start_ticks};
   request.kind = ReservationKind::kRun;
   request.process = job;
+  request.wrapper = ProcessRef{self->pid, self->start_ticks};
   request.command = Join(flags.rest, " ");
   request.threshold_bytes = ctx.threshold_bytes;
-  absl::StatusOr<std::vector<int>> ids =
-      alloc::ReserveGpus(*store, gpus, ctx.caller, request, *ctx.machine);
+  absl::StatusOr<std::vector<int>> ids = AcquireWithQueue(ctx, *store, pool, request, flags);
   if (!ids.ok()) {
     child.Abort();
     return ids.status();
@@ -98,9 +101,21 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
         absl::IsNotFound(started) ? "command not found" : std::string(started.message()).c_str());
     exit_status = absl::IsNotFound(started) ? 127 : 126;
   } else {
-    exit_status = child.Wait(policy, [] {
+    host::GatedChild::Callbacks callbacks;
+    callbacks.on_timeout = [] {
       std::fprintf(stderr, "canhazgpu: timeout reached, interrupting the command\n");
-    });
+    };
+    callbacks.on_command_exit = [&](int status) {
+      std::fprintf(stderr,
+                   "canhazgpu: the command exited (status %d); keeping GPU(s) %s until the "
+                   "processes it started have exited\n",
+                   status, JoinGpuIds(*ids).c_str());
+      absl::Status marked = alloc::MarkCommandExited(*store, job, *ctx.machine);
+      if (!marked.ok()) {
+        std::fprintf(stderr, "canhazgpu: warning: %s\n", std::string(marked.message()).c_str());
+      }
+    };
+    exit_status = child.Wait(policy, callbacks);
   }
   // Release even when waiting failed: the job is gone or will be reaped.
   absl::Status released = alloc::ReleaseJob(*store, job, *ctx.machine);

@@ -25,9 +25,15 @@ std::string Details(const GpuStatus& s, TimePoint now) {
                              : "never used";
     case GpuState::kInUse: {
       const Reservation& r = *s.reservation;
+      if (r.queue_id) return "held for a queued request (canhazgpu queue)";
       if (r.kind == ReservationKind::kRun) {
         std::string cmd = r.command.size() > 40 ? r.command.substr(0, 37) + "..." : r.command;
-        return StrCat("pid ", r.process ? r.process->pid : 0, ": ", cmd);
+        std::string out = StrCat("pid ", r.process ? r.process->pid : 0, ": ", cmd);
+        if (r.command_exited) {
+          out += StrCat(" (exited ", FormatDuration(Since(*r.command_exited, now)),
+                        " ago; its other processes still run)");
+        }
+        return out;
       }
       return r.expires ? StrCat("expires in ", FormatDuration(Since(now, *r.expires)))
                        : "manual reservation";
@@ -117,6 +123,10 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
       g["duration"] = FormatDuration(Since(r.start, now));
       g["type"] = std::string(KindLabel(r.kind));
       if (!r.note.empty()) g["note"] = r.note;
+      if (r.process) g["pid"] = r.process->pid;
+      if (!r.command.empty()) g["command"] = r.command;
+      if (r.command_exited) g["command_exited_at"] = FormatTimestamp(*r.command_exited);
+      if (r.queue_id) g["queued_request"] = *r.queue_id;
     } else if (s.state == GpuState::kUnreserved) {
       g["user"] = FormatUserList(alloc::ProcessUsers(s.processes));
     }

@@ -19,6 +19,13 @@ class FakeProcessTable : public ProcessTable {
     if (it == processes_.end()) return std::nullopt;
     return it->second;
   }
+  std::vector<ProcessInfo> GroupMembers(int64_t pgid) const override {
+    std::vector<ProcessInfo> out;
+    for (const auto& [pid, info] : processes_) {
+      if (info.pgid == pgid) out.push_back(info);
+    }
+    return out;
+  }
   std::string UserName(uint32_t uid) const override {
     auto it = users_.find(uid);
     return it == users_.end() ? StrCat(uid) : it->second;

@@ -1,0 +1,269 @@
+#include "alloc/queue.h"
+
+#include <algorithm>
+#include <map>
+
+#include "alloc/allocator.h"
+#include "alloc/reservations_internal.h"
+#include "core/duration.h"
+#include "core/gpu_ids.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace canhazgpu::alloc {
+namespace {
+
+using internal::Candidates;
+using internal::End;
+using internal::PoolIn;
+using internal::StatusInTxn;
+
+int Wanted(const ReserveRequest& r) {
+  return r.ids.empty() ? r.count : static_cast<int>(r.ids.size());
+}
+
+// Requests no state of this pool can ever serve: refused, never queued.
+absl::Status CheckPossible(const ReserveRequest& r, const PoolConfig& pool) {
+  if (r.ids.empty() && r.count > pool.gpu_count) {
+    return absl::InvalidArgumentError(
+        StrCat("requested ", r.count, " GPUs but the pool has only ", pool.gpu_count));
+  }
+  for (int id : r.ids) {
+    if (id >= pool.gpu_count) {
+      return absl::InvalidArgumentError(
+          StrCat("gpu id ", id, " is out of range: the pool has GPUs 0-", pool.gpu_count - 1));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& request,
+                           TimePoint now) {
+  Reservation r{.gpu = gpu,
+                .uid = caller.uid,
+                .user = caller.user,
+                .kind = request.kind,
+                .start = now,
+                .process = request.process,
+                .wrapper = request.wrapper,
+                .note = request.note,
+                .command = request.command};
+  if (request.duration) r.expires = now + *request.duration;
+  return r;
+}
+
+// "alice (0,1)" per holder of a GPU the request could use, and
+// "in use without reservation (3)".
+std::vector<std::string> Blockers(const std::vector<GpuStatus>& status, int64_t queue_id,
+                                  const std::vector<int>& ids) {
+  std::map<std::string, std::vector<int>> by_holder;
+  for (const GpuStatus& s : status) {
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), s.gpu) == ids.end()) continue;
+    if (s.state == GpuState::kInUse && s.reservation->queue_id != queue_id) {
+      by_holder[s.reservation->queue_id ? s.reservation->user + " (queued ahead)"
+                                        : s.reservation->user]
+          .push_back(s.gpu);
+    } else if (s.state == GpuState::kUnreserved) {
+      by_holder["in use without reservation"].push_back(s.gpu);
+    } else if (s.state == GpuState::kError) {
+      by_holder["in error"].push_back(s.gpu);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [holder, gpus] : by_holder) {
+    out.push_back(StrCat(holder, " (", JoinGpuIds(gpus), ")"));
+  }
+  return out;
+}
+
+// Removes the entry (if still there) and returns its holds.
+absl::Status LeaveQueue(store::StateStore& store, int64_t id, const Machine& machine) {
+  return store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    absl::Status deleted = txn.DeleteQueueEntry(id);
+    if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    for (const Reservation& r : reservations) {
+      if (r.queue_id == id) RETURN_IF_ERROR(End(txn, r, ReleaseReason::kCancelled, machine));
+    }
+    return absl::OkStatus();
+  });
+}
+
+struct PollResult {
+  std::vector<int> ids;  // non-empty: done
+  WaitProgress progress;
+};
+
+// One poll of entry `id`: at the head, take what is free; when complete,
+// turn the holds into the reservations and leave the queue.
+absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Caller& caller,
+                                const ReserveRequest& request, const Machine& machine,
+                                const std::vector<GpuUsage>& usage) {
+  PollResult out;
+  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
+    RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+    auto it =
+        std::find_if(queue.begin(), queue.end(), [&](const QueueEntry& e) { return e.id == id; });
+    if (it == queue.end()) {
+      return absl::AbortedError("this request was removed from the queue (pool reinitialized?)");
+    }
+    out.progress.position = static_cast<int>(it - queue.begin()) + 1;
+    out.progress.waiting = static_cast<int>(queue.size());
+    out.progress.wanted = Wanted(request);
+    ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
+                     StatusInTxn(txn, pool, usage, request.threshold_bytes));
+    std::vector<int> held;
+    for (const GpuStatus& s : status) {
+      if (s.reservation && s.reservation->queue_id == id) held.push_back(s.gpu);
+    }
+    TimePoint now = machine.clock.Now();
+    if (out.progress.position == 1 && static_cast<int>(held.size()) < Wanted(request)) {
+      ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
+                       Candidates(txn, status, caller, now, id));
+      AllocationRequest want{.force = request.force};
+      if (!request.ids.empty()) {
+        for (int gpu : request.ids) {
+          if (std::find(held.begin(), held.end(), gpu) == held.end() &&
+              candidates[gpu].state == GpuCandidate::State::kFree) {
+            want.ids.push_back(gpu);
+          }
+        }
+      } else {
+        int free = 0;
+        for (const GpuCandidate& c : candidates) {
+          if (c.state == GpuCandidate::State::kFree ||
+              (request.force && c.state == GpuCandidate::State::kInUse)) {
+            ++free;
+          }
+        }
+        want.count = std::min(free, Wanted(request) - static_cast<int>(held.size()));
+      }
+      if (!want.ids.empty() || want.count > 0) {
+        ASSIGN_OR_RETURN(std::vector<int> taken, ChooseGpus(candidates, want));
+        for (int gpu : taken) {
+          Reservation hold = NewReservation(gpu, caller, request, now);
+          hold.expires.reset();  // a manual duration counts from completion
+          hold.queue_id = id;
+          RETURN_IF_ERROR(txn.InsertReservation(hold));
+          held.push_back(gpu);
+        }
+      }
+    }
+    out.progress.held = static_cast<int>(held.size());
+    out.progress.blockers = Blockers(status, id, request.ids);
+    if (static_cast<int>(held.size()) < Wanted(request)) return absl::OkStatus();
+    // Complete: the holds become the reservation, from now.
+    RETURN_IF_ERROR(txn.DeleteQueueEntry(id));
+    for (int gpu : held) {
+      RETURN_IF_ERROR(txn.DeleteReservation(gpu));
+      RETURN_IF_ERROR(txn.InsertReservation(NewReservation(gpu, caller, request, now)));
+    }
+    out.ids = held;
+    return absl::OkStatus();
+  }));
+  std::sort(out.ids.begin(), out.ids.end());
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Caller& caller,
+                                             const ReserveRequest& request, const Machine& machine,
+                                             const WaitOptions& options) {
+  std::vector<GpuUsage> usage = DescribeGpus(options.query_gpus(), machine.processes);
+  std::vector<int> chosen;
+  int64_t entry_id = 0;
+  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
+    RETURN_IF_ERROR(CheckPossible(request, pool));
+    RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+    TimePoint now = machine.clock.Now();
+    absl::Status unavailable;
+    if (queue.empty()) {
+      ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
+                       StatusInTxn(txn, pool, usage, request.threshold_bytes));
+      ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
+                       Candidates(txn, status, caller, now, std::nullopt));
+      absl::StatusOr<std::vector<int>> ids = ChooseGpus(
+          candidates, {.count = request.count, .ids = request.ids, .force = request.force});
+      if (ids.ok()) {
+        chosen = *ids;
+        for (int gpu : chosen) {
+          RETURN_IF_ERROR(txn.InsertReservation(NewReservation(gpu, caller, request, now)));
+        }
+        return absl::OkStatus();
+      }
+      if (!absl::IsResourceExhausted(ids.status())) return ids.status();
+      unavailable = ids.status();
+    } else {
+      unavailable = absl::ResourceExhaustedError(
+          StrCat(queue.size(),
+                 " request(s) already waiting for GPUs; first come, first served "
+                 "(see 'canhazgpu queue')"));
+    }
+    if (!options.block) return unavailable;
+    QueueEntry entry{.uid = caller.uid,
+                     .user = caller.user,
+                     .kind = request.kind,
+                     .count = Wanted(request),
+                     .ids = request.ids,
+                     .duration = request.duration,
+                     .force = request.force,
+                     .note = request.note,
+                     .command = request.command,
+                     .waiter = options.waiter,
+                     .enqueued = now};
+    ASSIGN_OR_RETURN(entry_id, txn.InsertQueueEntry(entry));
+    return absl::OkStatus();
+  }));
+  if (entry_id == 0) {
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  }
+  TimePoint enqueued = machine.clock.Now();
+  for (;;) {
+    absl::StatusOr<PollResult> poll = Poll(store, entry_id, caller, request, machine, usage);
+    if (!poll.ok()) {
+      if (!absl::IsAborted(poll.status())) LeaveQueue(store, entry_id, machine).IgnoreError();
+      return poll.status();
+    }
+    if (!poll->ids.empty()) return poll->ids;
+    poll->progress.waited = std::chrono::duration_cast<Duration>(machine.clock.Now() - enqueued);
+    if (options.on_progress) options.on_progress(poll->progress);
+    if (options.max_wait && poll->progress.waited >= *options.max_wait) {
+      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
+      return absl::ResourceExhaustedError(StrCat("waited ", FormatDuration(*options.max_wait),
+                                                 " (--wait) without getting ", Wanted(request),
+                                                 " GPU(s); left the queue"));
+    }
+    if (options.sleep(options.poll)) {
+      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
+      return absl::CancelledError("interrupted while waiting in the queue; left the queue");
+    }
+    usage = DescribeGpus(options.query_gpus(), machine.processes);
+  }
+}
+
+absl::StatusOr<std::vector<QueueRow>> CollectQueue(store::StateStore& store,
+                                                   const Machine& machine) {
+  std::vector<QueueRow> rows;
+  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    for (const QueueEntry& e : queue) {
+      QueueRow row{.position = static_cast<int>(rows.size()) + 1, .entry = e};
+      for (const Reservation& r : reservations) {
+        if (r.queue_id == e.id) row.held.push_back(r.gpu);
+      }
+      rows.push_back(std::move(row));
+    }
+    return absl::OkStatus();
+  }));
+  return rows;
+}
+
+}  // namespace canhazgpu::alloc

@@ -1,0 +1,38 @@
+// Helpers shared by reservations.cc and queue.cc, which together make the
+// reservation lifecycle. Not for other modules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloc/allocator.h"
+#include "alloc/gpu_status.h"
+#include "alloc/reservations.h"
+
+namespace canhazgpu::alloc::internal {
+
+// Whether `r` should end now (expired, or its job is gone), and why.
+bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason);
+
+// Deletes `r` and records it in the history.
+absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
+                 const Machine& machine);
+
+// The pool, or FailedPrecondition telling the user to run `admin`.
+absl::StatusOr<PoolConfig> PoolIn(store::StateTransaction& txn);
+
+absl::StatusOr<std::vector<GpuStatus>> StatusInTxn(store::StateTransaction& txn,
+                                                   const PoolConfig& pool,
+                                                   const std::vector<GpuUsage>& gpus,
+                                                   uint64_t threshold);
+
+// The allocator's view of every GPU for `caller`; GPUs held by the queue
+// entry `queue_id` read as reserved ("already held").
+absl::StatusOr<std::vector<GpuCandidate>> Candidates(store::StateTransaction& txn,
+                                                     const std::vector<GpuStatus>& status,
+                                                     const Caller& caller, TimePoint now,
+                                                     std::optional<int64_t> queue_id);
+
+}  // namespace canhazgpu::alloc::internal

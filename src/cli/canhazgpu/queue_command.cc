@@ -1,0 +1,100 @@
+// canhazgpu queue [--json]: the requests waiting for GPUs, head first.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "alloc/queue.h"
+#include "cli/canhazgpu/commands.h"
+#include "cli/common/table.h"
+#include "core/duration.h"
+#include "core/gpu_ids.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {.name = "json", .short_name = 'j', .help = "JSON output"},
+};
+
+std::string Requested(const QueueEntry& e) {
+  return e.ids.empty() ? StrCat(e.count, " GPU(s)") : StrCat("ids ", JoinGpuIds(e.ids));
+}
+
+Duration Waited(const QueueEntry& e, TimePoint now) {
+  return std::chrono::duration_cast<Duration>(now - e.enqueued);
+}
+
+absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
+  if (!flags.positional.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("unexpected argument '", flags.positional[0], "' for 'queue'"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
+  ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows, alloc::CollectQueue(*store, *ctx.machine));
+  TimePoint now = ctx.machine->clock.Now();
+  int wanted = 0, held = 0;
+  for (const alloc::QueueRow& row : rows) {
+    wanted += row.entry.count;
+    held += static_cast<int>(row.held.size());
+  }
+  if (flags.Has("json")) {
+    nlohmann::ordered_json out;
+    out["entries"] = nlohmann::ordered_json::array();
+    for (const alloc::QueueRow& row : rows) {
+      const QueueEntry& e = row.entry;
+      nlohmann::ordered_json j;
+      j["position"] = row.position;
+      j["id"] = e.id;
+      j["user"] = e.user;
+      j["type"] = std::string(KindLabel(e.kind));
+      j["requested_gpus"] = e.count;
+      if (!e.ids.empty()) j["requested_ids"] = e.ids;
+      j["held_gpus"] = row.held;
+      j["enqueued_at"] = FormatTimestamp(e.enqueued);
+      j["waiter_pid"] = e.waiter.pid;
+      j["waited_seconds"] =
+          std::chrono::duration_cast<std::chrono::seconds>(Waited(e, now)).count();
+      if (!e.note.empty()) j["note"] = e.note;
+      if (!e.command.empty()) j["command"] = e.command;
+      out["entries"].push_back(j);
+    }
+    out["total_waiting"] = rows.size();
+    out["total_gpus_requested"] = wanted;
+    out["total_gpus_held"] = held;
+    std::printf("%s\n", out.dump(2).c_str());
+    return absl::OkStatus();
+  }
+  if (rows.empty()) {
+    std::printf("No requests waiting.\n");
+    return absl::OkStatus();
+  }
+  bool color = ColorEnabled(ctx.no_color);
+  Table table({"POSITION", "USER", "REQUEST", "TYPE", "HELD", "WAITING", "NOTE"},
+              MakeStyle(color, "1;36"));
+  for (const alloc::QueueRow& row : rows) {
+    const QueueEntry& e = row.entry;
+    std::vector<std::string> cells = {StrCat(row.position),
+                                      e.user,
+                                      Requested(e),
+                                      std::string(KindLabel(e.kind)),
+                                      StrCat(row.held.size(), "/", e.count),
+                                      FormatDuration(Waited(e, now)),
+                                      e.note};
+    std::vector<Cell> out;
+    for (std::string& text : cells) out.push_back({std::move(text), {}});
+    table.AddRow(std::move(out));
+  }
+  std::string out = table.Render();
+  std::printf("%s\n%zu request(s) waiting for %d GPU(s), %d held so far\n", out.c_str(),
+              rows.size(), wanted, held);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int QueueCommand(Context& ctx, const Args& args) {
+  return RunCommandBody(ctx, args, kFlags, "queue", Queue);
+}
+
+}  // namespace canhazgpu::cli
