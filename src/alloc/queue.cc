@@ -247,6 +247,14 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
   }
 }
 
+absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
+                                             const std::vector<GpuInfo>& gpus, const Caller& caller,
+                                             const ReserveRequest& request,
+                                             const Machine& machine) {
+  WaitOptions options{.block = false, .query_gpus = [&] { return gpus; }};
+  return AcquireGpus(store, caller, request, machine, options);
+}
+
 absl::StatusOr<std::vector<QueueRow>> CollectQueue(store::StateStore& store,
                                                    const Machine& machine) {
   std::vector<QueueRow> rows;

@@ -44,11 +44,10 @@ struct WaitOptions {
   std::function<void(const WaitProgress&)> on_progress;
 };
 
-// Reserves as ReserveGpus() does, waiting in the queue when the request cannot
-// be served now. Errors: InvalidArgument (can never be served; never queued),
-// ResourceExhausted (non-blocking and unavailable, or --wait expired),
-// Cancelled (sleep() said stop), Aborted (the entry was removed by someone
-// else, e.g. `admin --force`). Returns the ids sorted ascending.
+// Reserves, waiting in the queue when the request cannot be served now. Errors: InvalidArgument
+// (can never be served; never queued), ResourceExhausted (non-blocking and unavailable, or --wait
+// expired), Cancelled (sleep() said stop), Aborted (the entry was removed by someone else, e.g.
+// `admin --force`). Returns the ids sorted ascending.
 absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Caller& caller,
                                              const ReserveRequest& request, const Machine& machine,
                                              const WaitOptions& options);

@@ -1,0 +1,97 @@
+// The queue's rules on the in-memory store, with a fake clock and process
+// table: strict order, partial holds, dead waiters, impossible requests.
+#include "alloc/queue.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "host/testing/fake_clock.h"
+#include "host/testing/fake_process_table.h"
+#include "store/memory_state_store.h"
+
+namespace canhazgpu::alloc {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class QueueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(InitializePool(store_, {4, "fake", ""}, false, machine_).ok());
+    for (int i = 0; i < 4; ++i) gpus_.push_back(GpuInfo{.index = i});
+    table_.Add({.pid = 700, .uid = 1001, .start_ticks = 9});  // bob's waiting process
+  }
+
+  // Bob asks for `count` GPUs and waits; `polls` sleeps happen, each running
+  // `between` first, then the wait is interrupted as by Ctrl-C.
+  absl::StatusOr<std::vector<int>> BobWaits(int count, int polls, std::function<void()> between) {
+    int slept = 0;
+    WaitOptions options{.waiter = {700, 9},
+                        .query_gpus = [&] { return gpus_; },
+                        .sleep =
+                            [&](Duration) {
+                              if (slept++ == polls) return true;
+                              between();
+                              return false;
+                            },
+                        .on_progress = [&](const WaitProgress& p) { last_ = p; }};
+    return AcquireGpus(store_, bob_, {.count = count}, machine_, options);
+  }
+  std::vector<QueueRow> Queue() { return *CollectQueue(store_, machine_); }
+
+  store::MemoryStateStore store_;
+  host::FakeClock clock_;
+  host::FakeProcessTable table_;
+  Machine machine_{clock_, table_};
+  std::vector<GpuInfo> gpus_;
+  Caller alice_{1000, "alice"}, bob_{1001, "bob"}, carol_{1002, "carol"};
+  WaitProgress last_;
+};
+
+TEST_F(QueueTest, HeadCollectsFreedGpusAndIsServedBeforeANewcomer) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 3}, machine_).ok());
+  int poll = 0;
+  auto ids = BobWaits(2, 10, [&] {
+    if (++poll != 1) return;
+    // Bob already holds the one free GPU; a newcomer may not overtake him
+    // even once Alice frees hers.
+    EXPECT_EQ(Queue().at(0).held.size(), 1u);
+    auto carol = ReserveGpus(store_, gpus_, carol_, {.count = 1}, machine_);
+    EXPECT_TRUE(absl::IsResourceExhausted(carol.status())) << carol.status();
+    EXPECT_THAT(std::string(carol.status().message()), HasSubstr("already waiting"));
+    ASSERT_TRUE(ReleaseGpus(store_, alice_, {}, false, machine_).ok());
+  });
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_EQ(ids->size(), 2u);
+  EXPECT_TRUE(Queue().empty());
+}
+
+TEST_F(QueueTest, InterruptedWaiterLeavesAndReturnsItsHolds) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 3}, machine_).ok());
+  auto ids = BobWaits(2, 2, [] {});
+  EXPECT_TRUE(absl::IsCancelled(ids.status())) << ids.status();
+  EXPECT_EQ(last_.held, 1);
+  EXPECT_TRUE(Queue().empty());
+  EXPECT_TRUE(ReserveGpus(store_, gpus_, carol_, {.count = 1}, machine_).ok())
+      << "bob's partial hold went back to the pool";
+}
+
+TEST_F(QueueTest, DeadWaiterIsReapedByTheNextCommand) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 3}, machine_).ok());
+  auto ids = BobWaits(2, 1, [&] { table_.Remove(700); });  // SIGKILLed mid-wait
+  EXPECT_FALSE(ids.ok());
+  EXPECT_TRUE(Queue().empty());
+  auto carol = ReserveGpus(store_, gpus_, carol_, {.count = 1}, machine_);
+  ASSERT_TRUE(carol.ok()) << carol.status();
+}
+
+TEST_F(QueueTest, ImpossibleRequestNeverQueues) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 4}, machine_).ok());
+  auto ids = BobWaits(5, 100, [] { ADD_FAILURE() << "must not wait"; });
+  EXPECT_TRUE(absl::IsInvalidArgument(ids.status())) << ids.status();
+  EXPECT_TRUE(Queue().empty());
+}
+
+}  // namespace
+}  // namespace canhazgpu::alloc

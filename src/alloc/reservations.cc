@@ -175,42 +175,6 @@ absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bo
   });
 }
 
-absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
-                                             const std::vector<GpuInfo>& gpus, const Caller& caller,
-                                             const ReserveRequest& request,
-                                             const Machine& machine) {
-  std::vector<GpuUsage> usage = DescribeGpus(gpus, machine.processes);
-  std::vector<int> chosen;
-  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
-    ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
-    RETURN_IF_ERROR(ReapStale(txn, machine).status());
-    ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
-                     StatusInTxn(txn, pool, usage, request.threshold_bytes));
-    TimePoint now = machine.clock.Now();
-    ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
-                     Candidates(txn, status, caller, now, std::nullopt));
-    ASSIGN_OR_RETURN(
-        chosen, ChooseGpus(candidates,
-                           {.count = request.count, .ids = request.ids, .force = request.force}));
-    for (int id : chosen) {
-      Reservation r{.gpu = id,
-                    .uid = caller.uid,
-                    .user = caller.user,
-                    .kind = request.kind,
-                    .start = now,
-                    .process = request.process,
-                    .wrapper = request.wrapper,
-                    .note = request.note,
-                    .command = request.command};
-      if (request.duration) r.expires = now + *request.duration;
-      RETURN_IF_ERROR(txn.InsertReservation(r));
-    }
-    return absl::OkStatus();
-  }));
-  std::sort(chosen.begin(), chosen.end());
-  return chosen;
-}
-
 absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Caller& caller,
                                              const std::vector<int>& ids, bool force,
                                              const Machine& machine) {

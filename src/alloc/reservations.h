@@ -60,8 +60,9 @@ struct ReserveRequest {
   uint64_t threshold_bytes = kDefaultMemoryThresholdMiB * kMiB;
 };
 
-// Reserves atomically; returns the ids sorted ascending. See ChooseGpus() for
-// the error codes.
+// Reserves atomically without waiting: AcquireGpus() with block = false
+// (queue.h), so it never overtakes a request waiting in the queue. Returns
+// the ids sorted ascending; see ChooseGpus() for the error codes.
 absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
                                              const std::vector<GpuInfo>& gpus, const Caller& caller,
                                              const ReserveRequest& request, const Machine& machine);

@@ -25,17 +25,6 @@ bool ProcessGone(int pid) {
   return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
 }
 
-// Polls `condition` up to ~20 s; the tests assert on the outcome, never on
-// how long it took.
-template <typename F>
-bool Eventually(F condition) {
-  for (int i = 0; i < 2000; ++i) {
-    if (condition()) return true;
-    usleep(10'000);
-  }
-  return false;
-}
-
 TEST(CliProcessTest, KilledWrapperKeepsGpusUntilTheJobExits) {
   CliHost host;
   ASSERT_EQ(host.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);

@@ -18,17 +18,6 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-// Polls `condition` up to ~20 s; the tests assert on the outcome, never on
-// how long it took.
-template <typename F>
-bool Eventually(F condition) {
-  for (int i = 0; i < 2000; ++i) {
-    if (condition()) return true;
-    usleep(10'000);
-  }
-  return false;
-}
-
 int ExitCodeOf(int pid) {
   int status = 0;
   waitpid(pid, &status, 0);

@@ -3,6 +3,8 @@
 // status. Each CliHost owns a temporary state directory.
 #pragma once
 
+#include <unistd.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -43,6 +45,17 @@ class CliHost {
   std::string dir_;
   std::map<std::string, std::string> env_;
 };
+
+// Polls `condition` every 10 ms, up to ~20 s; tests assert on the outcome,
+// never on how long it took.
+template <typename F>
+bool Eventually(F condition) {
+  for (int i = 0; i < 2000; ++i) {
+    if (condition()) return true;
+    usleep(10'000);
+  }
+  return false;
+}
 
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
