@@ -13,15 +13,21 @@
 #include <cstring>
 
 #include "core/strings.h"
+#include "host/signals.h"
 
 namespace canhazgpu::host {
 namespace {
 
-// Signals the wrapper takes through a signalfd while the job runs.
+// Signals the wrapper takes through a signalfd while the job runs. Those
+// the user made it ignore (nohup's SIGHUP) stay ignored: a blocked signal is
+// delivered to a signalfd even when its action is SIG_IGN.
 sigset_t WrapperSignals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&set, sig);
+  sigaddset(&set, SIGCHLD);
+  for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) {
+    if (!IsIgnored(sig)) sigaddset(&set, sig);
+  }
   return set;
 }
 
@@ -60,6 +66,7 @@ void WriteAll(int fd, const std::string& data) {
                             const sigset_t& old_mask) {
   setpgid(0, 0);  // the job's own group; the parent does the same, whoever runs first
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  RestoreInheritedSigpipe();
   std::string gate;
   char buf[4096];
   for (;;) {
@@ -176,7 +183,7 @@ absl::StatusOr<GatedChild> GatedChild::Fork(std::vector<std::string> argv) {
   child.error_fd_ = error[0];
   // A wrapper whose stdout or stderr reader went away must not die of
   // SIGPIPE while it still has GPUs to release.
-  signal(SIGPIPE, SIG_IGN);
+  IgnoreBrokenPipes();
   return child;
 }
 

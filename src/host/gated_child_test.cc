@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/signals.h"
+
 namespace canhazgpu::host {
 namespace {
 
@@ -59,6 +61,17 @@ TEST_F(GatedChildTest, ReportsSignalDeathAsShellStatus) {
   ASSERT_TRUE(child.ok());
   ASSERT_TRUE(child->Start({}).ok());
   EXPECT_EQ(child->Wait({}).value_or(-1), 128 + SIGKILL);
+}
+
+// The wrapper ignores SIGPIPE for itself; the command must not inherit
+// that: `kill -PIPE $$` kills a shell only when SIGPIPE is at its default.
+TEST_F(GatedChildTest, CommandGetsTheInheritedSigpipeAction) {
+  IgnoreBrokenPipes();
+  EXPECT_TRUE(IsIgnored(SIGPIPE));
+  auto child = GatedChild::Fork({"sh", "-c", "kill -PIPE $$; exit 0"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  EXPECT_EQ(child->Wait({}).value_or(-1), 128 + SIGPIPE);
 }
 
 TEST_F(GatedChildTest, MissingCommandIsNotFound) {

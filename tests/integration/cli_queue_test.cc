@@ -18,12 +18,6 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-int ExitCodeOf(int pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 class CliQueueTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -55,6 +49,84 @@ TEST_F(CliQueueTest, HeadHoldsWhatFreesAndNewcomersQueueBehindIt) {
   int held_by_big = 0;
   for (const json& g : Status()) held_by_big += g.value("note", "") == "big";
   EXPECT_EQ(held_by_big, 2);
+}
+
+// Three waiters of sizes 3, 1 and 2 behind a full pool. When one GPU
+// frees, the 1-GPU waiter could be served at once, but the head (3) is
+// first: it holds that GPU, and everyone else keeps waiting in order.
+TEST_F(CliQueueTest, ThreeWaitersOfDifferentSizesAreServedInArrivalOrder) {
+  ASSERT_EQ(host_.Run({"reserve", "-g", "4", "--note", "owner"}).exit_code, 0);
+  int three = host_.Spawn({"reserve", "-g", "3", "--note", "three"});
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 1; }));
+  int one = host_.Spawn({"reserve", "-g", "1", "--note", "one"});
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 2; }));
+  int two = host_.Spawn({"reserve", "-g", "2", "--note", "two"});
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 3; }));
+  json q = Queue();
+  EXPECT_EQ(q["entries"][0]["note"], "three");
+  EXPECT_EQ(q["entries"][1]["note"], "one");
+  EXPECT_EQ(q["entries"][2]["note"], "two");
+
+  ASSERT_EQ(host_.Run({"release", "-G", "0"}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return Queue()["entries"][0]["held_gpus"].size() == 1; }));
+  q = Queue();
+  EXPECT_EQ(q["total_waiting"], 3) << "the 1-GPU waiter must not overtake the head";
+  EXPECT_EQ(q["entries"][1]["held_gpus"].size(), 0u);
+
+  // Three more free: the head completes with 3, the next takes the last one.
+  ASSERT_EQ(host_.Run({"release", "-G", "1,2,3"}).exit_code, 0);
+  EXPECT_EQ(ExitCodeOf(three), 0);
+  EXPECT_EQ(ExitCodeOf(one), 0);
+  q = Queue();
+  ASSERT_EQ(q["total_waiting"], 1);
+  EXPECT_EQ(q["entries"][0]["note"], "two");
+  EXPECT_EQ(q["entries"][0]["position"], 1);
+
+  int gpu_of_one = -1;
+  for (const json& g : Status()) {
+    if (g.value("note", "") == "one") gpu_of_one = g["gpu_id"].get<int>();
+  }
+  ASSERT_GE(gpu_of_one, 0);
+  ASSERT_EQ(host_.Run({"release", "-G", std::to_string(gpu_of_one)}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return Queue()["entries"][0]["held_gpus"].size() == 1; }));
+  kill(two, SIGTERM);
+  EXPECT_EQ(ExitCodeOf(two), 128 + SIGTERM);
+  EXPECT_EQ(Queue()["total_waiting"], 0);
+}
+
+// Progress goes to stderr (stdout is for the ids): position, holds, time,
+// and who holds what the waiter needs. A stderr whose reader is gone does
+// not kill the waiter.
+TEST_F(CliQueueTest, WaiterPrintsProgressAndSurvivesABrokenStderr) {
+  ASSERT_EQ(host_.Run({"reserve", "-g", "3", "--note", "owner"}).exit_code, 0);
+  std::string log = host_.dir() + "/progress";
+  int printer = host_.Spawn({"reserve", "-g", "2"}, {.stderr_path = log});
+  ASSERT_TRUE(Eventually([&] { return ReadFile(log).find("holding 1/2") != std::string::npos; }));
+  std::string progress = ReadFile(log);
+  EXPECT_THAT(progress, HasSubstr("position 1 of 1"));
+  EXPECT_THAT(progress, HasSubstr("waited"));
+  EXPECT_THAT(progress, HasSubstr("held by root (0,1,2)"));
+
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  close(pipe_fds[0]);  // nobody will ever read what the second waiter says
+  int deaf = host_.Spawn({"reserve", "-g", "1"}, {.stderr_fd = pipe_fds[1]});
+  close(pipe_fds[1]);
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 2; }));
+  ASSERT_EQ(host_.Run({"release", "-G", "0,1,2"}).exit_code, 0);
+  EXPECT_EQ(ExitCodeOf(printer), 0);
+  EXPECT_EQ(ExitCodeOf(deaf), 0) << "a broken stderr must not kill a waiter";
+}
+
+// `nohup canhazgpu reserve ...`: SIGHUP is ignored, so a hangup must not
+// end the wait (blocked signals are delivered even when ignored).
+TEST_F(CliQueueTest, WaiterStartedUnderNohupIgnoresHangups) {
+  ASSERT_EQ(host_.Run({"reserve", "-g", "4"}).exit_code, 0);
+  int waiter = host_.Spawn({"reserve", "-g", "1"}, {.ignore_signals = {SIGHUP}});
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 1; }));
+  kill(waiter, SIGHUP);
+  ASSERT_EQ(host_.Run({"release"}).exit_code, 0);
+  EXPECT_EQ(ExitCodeOf(waiter), 0);
 }
 
 TEST_F(CliQueueTest, WaitExpiresWithExitThreeAndLeavesNoTrace) {

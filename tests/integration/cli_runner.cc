@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -68,16 +69,28 @@ CliResult RunProgram(const std::vector<std::string>& argv,
 }
 
 int SpawnProgram(const std::vector<std::string>& argv,
-                 const std::map<std::string, std::string>& env) {
+                 const std::map<std::string, std::string>& env, const SpawnOptions& options) {
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);  // its own group, so a test can kill it with its children
     int devnull = open("/dev/null", O_RDWR);
     dup2(devnull, STDIN_FILENO);
     dup2(devnull, STDOUT_FILENO);
+    int err_fd = options.stderr_fd;
+    if (err_fd < 0 && !options.stderr_path.empty()) {
+      err_fd = open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    }
+    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
+    for (int sig : options.ignore_signals) signal(sig, SIG_IGN);
     ExecChild(argv, env, std::nullopt);
   }
   return pid;
+}
+
+int ExitCodeOf(int pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 CliHost::CliHost() {
@@ -105,9 +118,9 @@ CliResult CliHost::Run(std::vector<std::string> args, std::optional<uint32_t> ui
   return RunProgram(args, env_, uid);
 }
 
-int CliHost::Spawn(std::vector<std::string> args) const {
+int CliHost::Spawn(std::vector<std::string> args, const SpawnOptions& options) const {
   args.insert(args.begin(), CANHAZGPU_BINARY);
-  return SpawnProgram(args, env_);
+  return SpawnProgram(args, env_, options);
 }
 
 std::string ReadFile(const std::string& path) {

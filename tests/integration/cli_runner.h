@@ -24,9 +24,16 @@ CliResult RunProgram(const std::vector<std::string>& argv,
                      const std::map<std::string, std::string>& env,
                      std::optional<uint32_t> uid = std::nullopt);
 
-// Starts `argv` without waiting, in a new process group; returns its pid.
+struct SpawnOptions {
+  std::string stderr_path;          // empty: the test's own stderr
+  int stderr_fd = -1;               // when set, stderr goes here instead
+  std::vector<int> ignore_signals;  // SIG_IGN before exec, as nohup does for SIGHUP
+};
+
+// Starts `argv` without waiting, in a new process group, stdin and stdout on
+// /dev/null; returns its pid.
 int SpawnProgram(const std::vector<std::string>& argv,
-                 const std::map<std::string, std::string>& env);
+                 const std::map<std::string, std::string>& env, const SpawnOptions& options = {});
 
 class CliHost {
  public:
@@ -34,7 +41,7 @@ class CliHost {
   ~CliHost();
 
   CliResult Run(std::vector<std::string> args, std::optional<uint32_t> uid = std::nullopt) const;
-  int Spawn(std::vector<std::string> args) const;
+  int Spawn(std::vector<std::string> args, const SpawnOptions& options = {}) const;
 
   const std::string& dir() const { return dir_; }
   std::string state() const { return dir_ + "/state/state.db"; }
@@ -56,6 +63,9 @@ bool Eventually(F condition) {
   }
   return false;
 }
+
+// The exit status of child `pid` as a shell reports it (128+N for signal N).
+int ExitCodeOf(int pid);
 
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);

@@ -15,6 +15,7 @@
 #include "gpu/fake_host.h"
 #include "gpu/nvml_gpu_provider.h"
 #include "host/linux_process_table.h"
+#include "host/signals.h"
 #include "host/system_clock.h"
 #include "store/sqlite_state_store.h"
 
@@ -92,6 +93,9 @@ int Main(int argc, char** argv) {
                  args[0].c_str(), suggestion.c_str());
     return kExitUsage;
   }
+  // Progress and results go to pipes that may close early (`| head`); a
+  // command holding GPUs or a queue place must live to give them back.
+  host::IgnoreBrokenPipes();
   host::SystemClock clock;
   host::LinuxProcessTable processes;
   alloc::Machine machine{clock, processes};

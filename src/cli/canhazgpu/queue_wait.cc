@@ -8,6 +8,7 @@
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "host/signals.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -15,12 +16,15 @@ namespace {
 int last_signal = 0;
 
 // Blocks the signals that end a wait, so that they are taken only by
-// sigtimedwait() between polls; restores the mask when done.
+// sigtimedwait() between polls; restores the mask when done. Ignored ones
+// (nohup's SIGHUP) are left alone: blocked, they would still be delivered.
 class SignalSleeper {
  public:
   SignalSleeper() {
     sigemptyset(&set_);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set_, sig);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      if (!host::IsIgnored(sig)) sigaddset(&set_, sig);
+    }
     sigprocmask(SIG_BLOCK, &set_, &old_);
   }
   ~SignalSleeper() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
