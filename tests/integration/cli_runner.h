@@ -47,6 +47,7 @@ class CliHost {
   std::string state() const { return dir_ + "/state/state.db"; }
   std::string fake_host() const { return dir_ + "/state/fake-host.json"; }
   std::map<std::string, std::string>& env() { return env_; }
+  const std::map<std::string, std::string>& env() const { return env_; }
 
  private:
   std::string dir_;

@@ -1,0 +1,230 @@
+// `canhazgpu run` as people use it: on a terminal (through a real
+// pseudo-terminal), through an ssh disconnect, with the command or the
+// wrapper killed, and with workers that outlive both.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "integration/cli_runner.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// canhazgpu started as the session leader of a fresh pseudo-terminal, the
+// way a login shell's foreground command sits on an ssh terminal.
+class TerminalSession {
+ public:
+  TerminalSession(const CliHost& host, std::vector<std::string> args) {
+    int follower = -1;
+    if (openpty(&leader_, &follower, nullptr, nullptr, nullptr) != 0) return;
+    args.insert(args.begin(), CANHAZGPU_BINARY);
+    pid_ = fork();
+    if (pid_ == 0) {
+      setsid();
+      ioctl(follower, TIOCSCTTY, 0);
+      for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) dup2(follower, fd);
+      close(follower);
+      close(leader_);
+      for (const auto& [k, v] : host.env()) setenv(k.c_str(), v.c_str(), 1);
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(98);
+    }
+    close(follower);
+  }
+  ~TerminalSession() {
+    if (leader_ >= 0) close(leader_);
+    if (pid_ > 0 && !waited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Reads the terminal until `text` has appeared (true) or ~20 s pass.
+  bool WaitFor(const std::string& text) {
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (screen_.find(text) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      struct pollfd p = {leader_, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char buf[1024];
+      ssize_t n = read(leader_, buf, sizeof(buf));
+      if (n <= 0) return false;  // EIO: every process left the terminal
+      screen_.append(buf, static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  void Type(const std::string& keys) {
+    ASSERT_EQ(write(leader_, keys.data(), keys.size()), static_cast<ssize_t>(keys.size()));
+  }
+
+  // Closes the terminal's other end: the kernel hangs up the session (SIGHUP
+  // to canhazgpu and to the foreground group), as when ssh disconnects.
+  void HangUp() {
+    close(leader_);
+    leader_ = -1;
+  }
+
+  int Wait() {
+    waited_ = true;
+    return ExitCodeOf(pid_);
+  }
+
+  int pid() const { return pid_; }
+  const std::string& screen() const { return screen_; }
+
+ private:
+  int leader_ = -1;
+  int pid_ = -1;
+  bool waited_ = false;
+  std::string screen_;
+};
+
+bool ProcessGone(int pid) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return true;
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
+}
+
+class CliRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  }
+  json Status() { return json::parse(host_.Run({"status", "--json"}).out); }
+  std::string File(const std::string& name) { return host_.dir() + "/" + name; }
+  // A shell loop that runs until the test creates `name`.
+  std::string UntilFile(const std::string& name) {
+    return "while [ ! -f " + File(name) + " ]; do sleep 0.02; done";
+  }
+
+  CliHost host_;
+};
+
+// The command owns the terminal: it sees a TTY, reads what is typed (a
+// background process group reading the terminal would be stopped instead).
+TEST_F(CliRunTest, InteractiveCommandReadsAndWritesTheTerminal) {
+  TerminalSession term(host_, {"run", "-g", "1", "--", "sh", "-c",
+                               "[ -t 0 ] && [ -t 1 ] && echo on-a-tty; printf 'name? '; "
+                               "read name; echo \"hello $name\""});
+  ASSERT_TRUE(term.WaitFor("name? ")) << term.screen();
+  EXPECT_THAT(term.screen(), HasSubstr("on-a-tty"));
+  term.Type("ada\n");
+  ASSERT_TRUE(term.WaitFor("hello ada")) << term.screen();
+  EXPECT_EQ(term.Wait(), 0);
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// Ctrl-C and Ctrl-\ are the command's to handle. Here it catches each one
+// and goes on; had they reached the wrapper, the job would have been cut
+// short or the wrapper would have died, and the exit status would differ.
+TEST_F(CliRunTest, CtrlCAndCtrlBackslashReachTheCommandNotTheWrapper) {
+  TerminalSession term(
+      host_, {"run", "-g", "1", "--", "sh", "-c",
+              "trap 'echo caught-INT; touch " + File("int") + "' INT; trap 'echo caught-QUIT; touch " +
+                  File("quit") + "' QUIT; echo ready; " + UntilFile("int") + "; " +
+                  UntilFile("quit") + "; echo finished; exit 7"});
+  ASSERT_TRUE(term.WaitFor("ready")) << term.screen();
+  EXPECT_EQ(Status()[0]["status"], "IN_USE");
+  term.Type("\x03");  // Ctrl-C
+  ASSERT_TRUE(term.WaitFor("caught-INT")) << term.screen();
+  term.Type("\x1c");  // Ctrl-backslash
+  ASSERT_TRUE(term.WaitFor("finished")) << term.screen();
+  EXPECT_THAT(term.screen(), HasSubstr("caught-QUIT"));
+  EXPECT_EQ(term.Wait(), 7);
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// ssh disconnects: the terminal hangs up. A job that survives hangups
+// (nohup-style) keeps its GPU, and the wrapper lives on to release it when
+// the job finishes.
+TEST_F(CliRunTest, HangupKeepsTheReservationOfAJobThatKeepsRunning) {
+  TerminalSession term(host_, {"run", "-g", "1", "--", "sh", "-c",
+                               "trap '' HUP; echo started; " + UntilFile("stop")});
+  ASSERT_TRUE(term.WaitFor("started")) << term.screen();
+  term.HangUp();
+  // The wrapper is not stopped by the hangup: it still answers for the job.
+  EXPECT_EQ(Status()[0]["status"], "IN_USE");
+  EXPECT_EQ(host_.Run({"reserve", "-g", "2", "--nonblock"}).exit_code, 3);
+  EXPECT_FALSE(ProcessGone(term.pid()));
+  WriteFile(File("stop"), "");
+  EXPECT_EQ(term.Wait(), 0) << "the wrapper must outlive the hangup and report the job's status";
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// A job that does not survive the hangup ends, and so does its reservation.
+TEST_F(CliRunTest, HangupEndsAJobThatDoesNotIgnoreIt) {
+  TerminalSession term(host_, {"run", "-g", "1", "--", "sh", "-c", "echo started; sleep 60"});
+  ASSERT_TRUE(term.WaitFor("started")) << term.screen();
+  term.HangUp();
+  EXPECT_EQ(term.Wait(), 128 + SIGHUP);
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// The command is killed: the wrapper sees it go and releases before it
+// exits, so the GPUs are free the moment the wrapper's status is known.
+TEST_F(CliRunTest, KilledCommandReleasesAtOnce) {
+  int wrapper = host_.Spawn({"run", "-g", "2", "--", "sleep", "60"});
+  int job = 0;
+  ASSERT_TRUE(Eventually([&] {
+    json s = Status();
+    if (s[1]["status"] != "IN_USE") return false;
+    job = s[1]["pid"].get<int>();
+    return true;
+  }));
+  kill(job, SIGKILL);
+  EXPECT_EQ(ExitCodeOf(wrapper), 128 + SIGKILL);
+  for (const json& g : Status()) EXPECT_EQ(g["status"], "AVAILABLE");
+}
+
+// vLLM-style worker that outlives the command, and then the wrapper is
+// SIGKILLed: nothing is left to wait for the worker, but the worker is in the
+// job's process group, so every later command still sees the job alive.
+TEST_F(CliRunTest, KilledWrapperKeepsGpusWhileAWorkerOfTheJobLives) {
+  int wrapper = host_.Spawn({"run", "-g", "1", "--", "sh", "-c",
+                             "(" + UntilFile("stop") + ") & echo $! > " + File("worker")});
+  ASSERT_TRUE(Eventually([&] { return Status()[0].contains("command_exited_at"); }));
+  int worker = std::stoi(ReadFile(File("worker")));
+  kill(wrapper, SIGKILL);
+  ExitCodeOf(wrapper);
+  json during = Status()[0];
+  EXPECT_EQ(during["status"], "IN_USE");
+  EXPECT_THAT(during["details"].get<std::string>(), HasSubstr("other processes still run"));
+  EXPECT_EQ(host_.Run({"reserve", "-g", "2", "--nonblock"}).exit_code, 3);
+  WriteFile(File("stop"), "");
+  ASSERT_TRUE(Eventually([&] { return ProcessGone(worker); }));
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// A wrapper whose output pipe is gone keeps running the job and releases.
+TEST_F(CliRunTest, BrokenStderrDoesNotKillTheWrapper) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  close(pipe_fds[0]);
+  int wrapper = host_.Spawn({"run", "-g", "1", "--", "sh", "-c", UntilFile("stop")},
+                            {.stderr_fd = pipe_fds[1]});
+  close(pipe_fds[1]);
+  ASSERT_TRUE(Eventually([&] { return Status()[0]["status"] == "IN_USE"; }));
+  WriteFile(File("stop"), "");
+  EXPECT_EQ(ExitCodeOf(wrapper), 0);
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
