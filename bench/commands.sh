@@ -4,6 +4,9 @@
 #   2. a `reserve` + `release` pair        (median of repeated pairs)
 #   3. reservations per second with 16 processes contending for the 8 GPUs
 #      (bench/contend, built with the benchmarks)
+#   4. time from a release to the head waiter holding the GPU (bench/handoff)
+#   5. throughput of the 32-process stress test (tests/stress, built with
+#      the tests)
 # Usage: bench/commands.sh [build-dir]   (default build/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,3 +44,10 @@ done
 sort -n -k 12 "$work/contend.txt" | sed -n 3p | awk '{print "median", $(NF-1), "reservations/s"}'
 left=$("$chg" status --json | grep -c '"IN_USE"' || true)
 echo "GPUs still reserved afterwards: $left (expected 0)"
+
+echo "== release -> head waiter (bench/handoff, 200 rounds)"
+"$chg" release >/dev/null 2>&1 || true
+"$PWD/$build/bench/handoff" "$chg" "${HANDOFF_ROUNDS:-200}"
+
+echo "== stress: 32 processes reserve/run/release/queue on 8 GPUs (tests/stress)"
+"$PWD/$build/tests/run_queue_stress" "$chg" 32 8 "${STRESS_SECONDS:-60}"

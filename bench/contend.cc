@@ -4,11 +4,6 @@
 // started with posix_spawn, so what is measured is the commands, not the
 // shell forks a bash loop would add (about a third of the CPU time).
 // Usage: contend CANHAZGPU WORKERS ROUNDS
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -17,40 +12,9 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "command_runner.h"
 
-namespace {
-
-// Runs `args`, stdout into `out`, stderr discarded; returns the exit status
-// or -1 when it could not start or did not exit normally.
-int RunCommand(std::vector<std::string> args, std::string* out) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  out->clear();
-  if (rc == 0) {
-    char buf[256];
-    ssize_t n;
-    while ((n = read(pipe_fds[0], buf, sizeof buf)) > 0) out->append(buf, n);
-  }
-  close(pipe_fds[0]);
-  if (rc != 0) return -1;
-  int status;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
-
-}  // namespace
+using canhazgpu::bench::RunCommand;
 
 int main(int argc, char** argv) {
   if (argc != 4 || atoi(argv[2]) <= 0 || atoi(argv[3]) <= 0) {
@@ -73,7 +37,6 @@ int main(int argc, char** argv) {
           ++failed;
           continue;
         }
-        while (!out.empty() && out.back() == '\n') out.pop_back();
         ++granted;
         if (RunCommand({chg, "release", "-G", out}, &out) != 0) ++failed;
       }

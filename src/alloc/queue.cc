@@ -94,30 +94,72 @@ struct PollResult {
   WaitProgress progress;
 };
 
+// Fills the progress of entry `id` as the state shows it, and returns the
+// GPUs it already holds. Aborted when the entry is gone.
+absl::StatusOr<std::vector<int>> ReadProgress(store::StateTransaction& txn, const PoolConfig& pool,
+                                              int64_t id, const ReserveRequest& request,
+                                              const std::vector<GpuUsage>& usage,
+                                              std::vector<GpuStatus>* status,
+                                              WaitProgress* progress) {
+  ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+  auto it =
+      std::find_if(queue.begin(), queue.end(), [&](const QueueEntry& e) { return e.id == id; });
+  if (it == queue.end()) {
+    return absl::AbortedError("this request was removed from the queue (pool reinitialized?)");
+  }
+  progress->position = static_cast<int>(it - queue.begin()) + 1;
+  progress->waiting = static_cast<int>(queue.size());
+  progress->wanted = Wanted(request);
+  ASSIGN_OR_RETURN(*status, StatusInTxn(txn, pool, usage, request.threshold_bytes));
+  std::vector<int> held;
+  for (const GpuStatus& s : *status) {
+    if (s.reservation && s.reservation->queue_id == id) held.push_back(s.gpu);
+  }
+  progress->held = static_cast<int>(held.size());
+  progress->blockers = Blockers(*status, id, request.ids);
+  return held;
+}
+
+// Behind the head, with nothing stale, a poll has nothing to write: it
+// looks in a read transaction, so a crowd of waiters woken by every change
+// does not line up for the write lock. Returns nullopt when the poll must
+// write (this entry is the head, or something is to be reaped).
+absl::StatusOr<std::optional<WaitProgress>> LookWithoutWriting(store::StateStore& store, int64_t id,
+                                                               const ReserveRequest& request,
+                                                               const Machine& machine,
+                                                               const std::vector<GpuUsage>& usage) {
+  std::optional<WaitProgress> out;
+  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
+    ASSIGN_OR_RETURN(bool to_reap, internal::AnythingToReap(txn, machine));
+    if (to_reap) return absl::OkStatus();
+    WaitProgress progress;
+    std::vector<GpuStatus> status;
+    RETURN_IF_ERROR(ReadProgress(txn, pool, id, request, usage, &status, &progress).status());
+    if (progress.position > 1) out = std::move(progress);
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
 // One poll of entry `id`: at the head, take what is free; when complete,
 // turn the holds into the reservations and leave the queue.
 absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Caller& caller,
                                 const ReserveRequest& request, const Machine& machine,
                                 const std::vector<GpuUsage>& usage) {
   PollResult out;
+  ASSIGN_OR_RETURN(std::optional<WaitProgress> looked,
+                   LookWithoutWriting(store, id, request, machine, usage));
+  if (looked) {
+    out.progress = std::move(*looked);
+    return out;
+  }
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
-    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
-    auto it =
-        std::find_if(queue.begin(), queue.end(), [&](const QueueEntry& e) { return e.id == id; });
-    if (it == queue.end()) {
-      return absl::AbortedError("this request was removed from the queue (pool reinitialized?)");
-    }
-    out.progress.position = static_cast<int>(it - queue.begin()) + 1;
-    out.progress.waiting = static_cast<int>(queue.size());
-    out.progress.wanted = Wanted(request);
-    ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
-                     StatusInTxn(txn, pool, usage, request.threshold_bytes));
-    std::vector<int> held;
-    for (const GpuStatus& s : status) {
-      if (s.reservation && s.reservation->queue_id == id) held.push_back(s.gpu);
-    }
+    std::vector<GpuStatus> status;
+    ASSIGN_OR_RETURN(std::vector<int> held,
+                     ReadProgress(txn, pool, id, request, usage, &status, &out.progress));
     TimePoint now = machine.clock.Now();
     if (out.progress.position == 1 && static_cast<int>(held.size()) < Wanted(request)) {
       ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
@@ -149,10 +191,12 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
           RETURN_IF_ERROR(txn.InsertReservation(hold));
           held.push_back(gpu);
         }
+        out.progress.held = static_cast<int>(held.size());
+        // What the head just took is no longer someone else's to wait for.
+        ASSIGN_OR_RETURN(status, StatusInTxn(txn, pool, usage, request.threshold_bytes));
+        out.progress.blockers = Blockers(status, id, request.ids);
       }
     }
-    out.progress.held = static_cast<int>(held.size());
-    out.progress.blockers = Blockers(status, id, request.ids);
     if (static_cast<int>(held.size()) < Wanted(request)) return absl::OkStatus();
     // Complete: the holds become the reservation, from now.
     RETURN_IF_ERROR(txn.DeleteQueueEntry(id));
@@ -239,7 +283,7 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
                                                  " (--wait) without getting ", Wanted(request),
                                                  " GPU(s); left the queue"));
     }
-    if (options.sleep(options.poll)) {
+    if (options.sleep(options.poll, poll->progress.position <= 2)) {
       RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
       return absl::CancelledError("interrupted while waiting in the queue; left the queue");
     }

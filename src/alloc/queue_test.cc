@@ -30,7 +30,8 @@ class QueueTest : public ::testing::Test {
     WaitOptions options{.waiter = {700, 9},
                         .query_gpus = [&] { return gpus_; },
                         .sleep =
-                            [&](Duration) {
+                            [&](Duration, bool wake_on_change) {
+                              wakes_.push_back(wake_on_change);
                               if (slept++ == polls) return true;
                               between();
                               return false;
@@ -47,6 +48,7 @@ class QueueTest : public ::testing::Test {
   std::vector<GpuInfo> gpus_;
   Caller alice_{1000, "alice"}, bob_{1001, "bob"}, carol_{1002, "carol"};
   WaitProgress last_;
+  std::vector<bool> wakes_;  // wake_on_change of every sleep, in order
 };
 
 TEST_F(QueueTest, HeadCollectsFreedGpusAndIsServedBeforeANewcomer) {
@@ -84,6 +86,32 @@ TEST_F(QueueTest, DeadWaiterIsReapedByTheNextCommand) {
   EXPECT_TRUE(Queue().empty());
   auto carol = ReserveGpus(store_, gpus_, carol_, {.count = 1}, machine_);
   ASSERT_TRUE(carol.ok()) << carol.status();
+}
+
+// A long queue must not wake in full at every change: only the head and the
+// next in line ask for it; the others poll.
+TEST_F(QueueTest, OnlyTheHeadAndTheNextAskToBeWokenByChanges) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 4}, machine_).ok());
+  for (int64_t pid : {701, 702}) {
+    table_.Add({.pid = pid, .uid = 1002, .start_ticks = 9});
+    ASSERT_TRUE(store_
+                    .Update([&](store::StateTransaction& t) {
+                      return t
+                          .InsertQueueEntry({.uid = 1002,
+                                             .user = "carol",
+                                             .kind = ReservationKind::kManual,
+                                             .count = 1,
+                                             .waiter = {pid, 9}})
+                          .status();
+                    })
+                    .ok());
+  }
+  int poll = 0;
+  auto ids = BobWaits(1, 2, [&] {
+    if (++poll == 1) table_.Remove(701);  // the head dies: bob moves up to second
+  });
+  EXPECT_TRUE(absl::IsCancelled(ids.status())) << ids.status();
+  EXPECT_EQ(wakes_, (std::vector<bool>{false, true, true}));
 }
 
 TEST_F(QueueTest, ImpossibleRequestNeverQueues) {

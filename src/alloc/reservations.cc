@@ -144,6 +144,26 @@ absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& tx
   return ended;
 }
 
+absl::StatusOr<bool> internal::AnythingToReap(store::StateTransaction& txn,
+                                              const Machine& machine) {
+  ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+  ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+  std::vector<int64_t> live_entries;
+  for (const QueueEntry& e : queue) {
+    if (!machine.processes.IsAlive(e.waiter)) return true;
+    live_entries.push_back(e.id);
+  }
+  for (const Reservation& r : reservations) {
+    ReleaseReason reason;
+    if (IsStale(r, machine, &reason)) return true;
+    if (r.queue_id &&
+        std::find(live_entries.begin(), live_entries.end(), *r.queue_id) == live_entries.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store) {
   PoolConfig pool;
   RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {

@@ -16,6 +16,10 @@ namespace canhazgpu::alloc::internal {
 // Whether `r` should end now (expired, or its job is gone), and why.
 bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason);
 
+// Whether ReapStale() would change anything: a stale reservation, a dead
+// waiter, or a hold whose queue entry is gone. Reads only.
+absl::StatusOr<bool> AnythingToReap(store::StateTransaction& txn, const Machine& machine);
+
 // Deletes `r` and records it in the history.
 absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
                  const Machine& machine);

@@ -13,6 +13,7 @@ class LinuxProcessTable : public ProcessTable {
   explicit LinuxProcessTable(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
 
   std::optional<ProcessInfo> Find(int64_t pid) const override;
+  std::optional<ProcessInfo> FindBasic(int64_t pid) const override;  // reads only /stat
   std::vector<ProcessInfo> GroupMembers(int64_t pgid) const override;
   std::string UserName(uint32_t uid) const override;
 

@@ -39,6 +39,21 @@ TEST(LinuxProcessTableTest, FindsSelfWithRealUidAndArgv) {
   EXPECT_FALSE(table.IsAlive({getpid(), self->start_ticks + 1})) << "pid reuse must read as dead";
 }
 
+TEST(LinuxProcessTableTest, FindBasicAgreesWithFindOnTheStatFields) {
+  LinuxProcessTable table;
+  auto full = table.Find(getpid());
+  auto basic = table.FindBasic(getpid());
+  ASSERT_TRUE(full.has_value());
+  ASSERT_TRUE(basic.has_value());
+  EXPECT_EQ(basic->pid, full->pid);
+  EXPECT_EQ(basic->ppid, full->ppid);
+  EXPECT_EQ(basic->pgid, full->pgid);
+  EXPECT_EQ(basic->start_ticks, full->start_ticks);
+  EXPECT_EQ(basic->state, 'R');
+  EXPECT_FALSE(table.FindBasic(0).has_value());
+  EXPECT_FALSE(table.FindBasic(1 << 30).has_value());  // above pid_max
+}
+
 TEST(LinuxProcessTableTest, ZombieIsNotAlive) {
   pid_t pid = fork();
   if (pid == 0) _exit(0);

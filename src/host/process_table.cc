@@ -3,7 +3,7 @@
 namespace canhazgpu::host {
 
 bool ProcessTable::IsAlive(const ProcessRef& ref) const {
-  std::optional<ProcessInfo> info = Find(ref.pid);
+  std::optional<ProcessInfo> info = FindBasic(ref.pid);
   return info.has_value() && info->start_ticks == ref.start_ticks && info->state != 'Z' &&
          info->state != 'X';
 }

@@ -30,6 +30,10 @@ class ProcessTable {
   // The process, or nullopt when no such pid exists (or it cannot be read).
   virtual std::optional<ProcessInfo> Find(int64_t pid) const = 0;
 
+  // Like Find() with only pid, ppid, pgid, state and start time filled in;
+  // cheaper where the table can tell those alone (liveness checks).
+  virtual std::optional<ProcessInfo> FindBasic(int64_t pid) const { return Find(pid); }
+
   // Members of process group `pgid`, with pid, ppid, pgid, state and start
   // time filled in (not uid or argv). Scans the whole table: for rare paths.
   virtual std::vector<ProcessInfo> GroupMembers(int64_t pgid) const = 0;

@@ -137,9 +137,9 @@ TEST_F(CliRunTest, InteractiveCommandReadsAndWritesTheTerminal) {
 TEST_F(CliRunTest, CtrlCAndCtrlBackslashReachTheCommandNotTheWrapper) {
   TerminalSession term(
       host_, {"run", "-g", "1", "--", "sh", "-c",
-              "trap 'echo caught-INT; touch " + File("int") + "' INT; trap 'echo caught-QUIT; touch " +
-                  File("quit") + "' QUIT; echo ready; " + UntilFile("int") + "; " +
-                  UntilFile("quit") + "; echo finished; exit 7"});
+              "trap 'echo caught-INT; touch " + File("int") +
+                  "' INT; trap 'echo caught-QUIT; touch " + File("quit") + "' QUIT; echo ready; " +
+                  UntilFile("int") + "; " + UntilFile("quit") + "; echo finished; exit 7"});
   ASSERT_TRUE(term.WaitFor("ready")) << term.screen();
   EXPECT_EQ(Status()[0]["status"], "IN_USE");
   term.Type("\x03");  // Ctrl-C

@@ -1,6 +1,8 @@
 #include "cli/canhazgpu/queue_wait.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,41 +11,59 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "host/signals.h"
+#include "store/change_watcher.h"
 
 namespace canhazgpu::cli {
 namespace {
 
 int last_signal = 0;
 
-// Blocks the signals that end a wait, so that they are taken only by
-// sigtimedwait() between polls; restores the mask when done. Ignored ones
-// (nohup's SIGHUP) are left alone: blocked, they would still be delivered.
-class SignalSleeper {
+// Sleeps between polls of the queue. Wakes early when another process
+// commits to the state file (a GPU may have been freed: the head waiter
+// takes it within milliseconds rather than at its next poll) and ends the
+// wait on SIGINT / SIGTERM / SIGHUP / SIGQUIT. Those signals are blocked and
+// read from a signalfd, so one arriving between two polls is not lost;
+// the ones the user made us ignore (nohup's SIGHUP) are left alone, since
+// a blocked signal is delivered even when ignored.
+class QueueSleeper {
  public:
-  SignalSleeper() {
+  explicit QueueSleeper(const std::string& state_path) {
     sigemptyset(&set_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
       if (!host::IsIgnored(sig)) sigaddset(&set_, sig);
     }
     sigprocmask(SIG_BLOCK, &set_, &old_);
+    signal_fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
+    // Without inotify (limits reached, odd file systems) polling still works.
+    auto watcher = store::ChangeWatcher::Watch(state_path);
+    if (watcher.ok()) watcher_.emplace(std::move(*watcher));
   }
-  ~SignalSleeper() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
-  SignalSleeper(const SignalSleeper&) = delete;
-  SignalSleeper& operator=(const SignalSleeper&) = delete;
+  ~QueueSleeper() {
+    if (signal_fd_ >= 0) close(signal_fd_);
+    sigprocmask(SIG_SETMASK, &old_, nullptr);
+  }
+  QueueSleeper(const QueueSleeper&) = delete;
+  QueueSleeper& operator=(const QueueSleeper&) = delete;
 
   // True when a signal arrived.
-  bool Sleep(Duration d) {
-    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-    struct timespec timeout = {static_cast<time_t>(ns / 1'000'000'000),
-                               static_cast<long>(ns % 1'000'000'000)};
-    int sig = sigtimedwait(&set_, nullptr, &timeout);
-    if (sig <= 0) return false;  // timeout (or EINTR from a handled signal)
-    last_signal = sig;
-    return true;
+  bool Sleep(Duration d, bool wake_on_change) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    int watch_fd = watcher_ && wake_on_change ? watcher_->fd() : -1;
+    struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {watch_fd, POLLIN, 0}};
+    if (poll(fds, 2, static_cast<int>(ms)) <= 0) return false;  // timeout or EINTR
+    struct signalfd_siginfo info;
+    if ((fds[0].revents & POLLIN) && read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+      last_signal = static_cast<int>(info.ssi_signo);
+      return true;
+    }
+    if (watch_fd >= 0) watcher_->Drain();
+    return false;
   }
 
  private:
   sigset_t set_, old_;
+  int signal_fd_ = -1;
+  std::optional<store::ChangeWatcher> watcher_;
 };
 
 class ProgressPrinter {
@@ -92,8 +112,8 @@ absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStor
   if (!self) return absl::InternalError("cannot read this process's own /proc entry");
   options.waiter = ProcessRef{self->pid, self->start_ticks};
   options.query_gpus = [&] { return QueryGpus(ctx, pool); };
-  SignalSleeper sleeper;
-  options.sleep = [&](Duration d) { return sleeper.Sleep(d); };
+  QueueSleeper sleeper(ctx.state_path);
+  options.sleep = [&](Duration d, bool wake_on_change) { return sleeper.Sleep(d, wake_on_change); };
   ProgressPrinter printer(request.ids.empty() ? request.count
                                               : static_cast<int>(request.ids.size()));
   options.on_progress = [&](const alloc::WaitProgress& p) { printer.Print(p); };
