@@ -25,12 +25,12 @@ absl::StatusOr<ChangeWatcher> ChangeWatcher::Watch(const std::string& db_path) {
 }
 
 ChangeWatcher::ChangeWatcher(ChangeWatcher&& other) noexcept
-    : fd_(other.fd_), db_name_(std::move(other.db_name_)) {
+    : fd_(other.fd_), db_name_(std::move(other.db_name_)), keep_open_(other.keep_open_) {
   other.fd_ = -1;
 }
 
 ChangeWatcher::~ChangeWatcher() {
-  if (fd_ >= 0) close(fd_);
+  if (fd_ >= 0 && !keep_open_) close(fd_);
 }
 
 bool ChangeWatcher::Drain() {

@@ -32,11 +32,18 @@ class ChangeWatcher {
   // Consumes what is pending; true if one of the events named our files.
   bool Drain();
 
+  // Leaves the descriptor open when this object is destroyed; the process's
+  // exit closes it. Closing an inotify instance waits for an RCU grace
+  // period in the kernel (10-20 ms measured here), which a waiter that just
+  // got its GPUs should not spend before starting the job or printing.
+  void KeepOpenUntilExit() { keep_open_ = true; }
+
  private:
   ChangeWatcher(int fd, std::string db_name) : fd_(fd), db_name_(std::move(db_name)) {}
 
   int fd_;
   std::string db_name_;  // file name without directory
+  bool keep_open_ = false;
 };
 
 }  // namespace canhazgpu::store

@@ -137,9 +137,11 @@ TEST_F(CliRunTest, InteractiveCommandReadsAndWritesTheTerminal) {
 TEST_F(CliRunTest, CtrlCAndCtrlBackslashReachTheCommandNotTheWrapper) {
   TerminalSession term(
       host_, {"run", "-g", "1", "--", "sh", "-c",
-              "trap 'echo caught-INT; touch " + File("int") +
-                  "' INT; trap 'echo caught-QUIT; touch " + File("quit") + "' QUIT; echo ready; " +
-                  UntilFile("int") + "; " + UntilFile("quit") + "; echo finished; exit 7"});
+              // Each trap says it ran only after its file exists, so the next
+              // key cannot kill the trap's own `touch`.
+              "trap 'touch " + File("int") + "; echo caught-INT' INT; trap 'touch " + File("quit") +
+                  "; echo caught-QUIT' QUIT; echo ready; " + UntilFile("int") + "; " +
+                  UntilFile("quit") + "; echo finished; exit 7"});
   ASSERT_TRUE(term.WaitFor("ready")) << term.screen();
   EXPECT_EQ(Status()[0]["status"], "IN_USE");
   term.Type("\x03");  // Ctrl-C

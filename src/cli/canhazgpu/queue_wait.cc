@@ -27,16 +27,13 @@ int last_signal = 0;
 // a blocked signal is delivered even when ignored.
 class QueueSleeper {
  public:
-  explicit QueueSleeper(const std::string& state_path) {
+  explicit QueueSleeper(const std::string& state_path) : state_path_(state_path) {
     sigemptyset(&set_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
       if (!host::IsIgnored(sig)) sigaddset(&set_, sig);
     }
     sigprocmask(SIG_BLOCK, &set_, &old_);
     signal_fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
-    // Without inotify (limits reached, odd file systems) polling still works.
-    auto watcher = store::ChangeWatcher::Watch(state_path);
-    if (watcher.ok()) watcher_.emplace(std::move(*watcher));
   }
   ~QueueSleeper() {
     if (signal_fd_ >= 0) close(signal_fd_);
@@ -48,6 +45,17 @@ class QueueSleeper {
   // True when a signal arrived.
   bool Sleep(Duration d, bool wake_on_change) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    if (wake_on_change && !watch_tried_) {
+      // Only now, when there is a wait: most requests are served at once.
+      // Without inotify (limits reached, odd file systems) polling still
+      // works.
+      watch_tried_ = true;
+      auto watcher = store::ChangeWatcher::Watch(state_path_);
+      if (watcher.ok()) {
+        watcher_.emplace(std::move(*watcher));
+        watcher_->KeepOpenUntilExit();
+      }
+    }
     int watch_fd = watcher_ && wake_on_change ? watcher_->fd() : -1;
     struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {watch_fd, POLLIN, 0}};
     if (poll(fds, 2, static_cast<int>(ms)) <= 0) return false;  // timeout or EINTR
@@ -61,8 +69,10 @@ class QueueSleeper {
   }
 
  private:
+  std::string state_path_;
   sigset_t set_, old_;
   int signal_fd_ = -1;
+  bool watch_tried_ = false;
   std::optional<store::ChangeWatcher> watcher_;
 };
 
