@@ -1,5 +1,5 @@
 // Reservations per second with N processes contending (bench/commands.sh):
-// N threads, each R rounds of `canhazgpu reserve -g 1 --short` and, when it
+// N threads, each R rounds of `canhazgpu reserve -g 1 --short --nonblock` and, when it
 // was granted, `canhazgpu release -G <id>`. Every command is a real process
 // started with posix_spawn, so what is measured is the commands, not the
 // shell forks a bash loop would add (about a third of the CPU time).
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     threads.emplace_back([&] {
       std::string out;
       for (int r = 0; r < rounds; ++r) {
-        int rc = RunCommand({chg, "reserve", "-g", "1", "--short"}, &out);
+        int rc = RunCommand({chg, "reserve", "-g", "1", "--short", "--nonblock"}, &out);
         if (rc == 3) continue;  // all GPUs taken right now
         if (rc != 0) {
           ++failed;

@@ -142,6 +142,20 @@ absl::StatusOr<std::optional<WaitProgress>> LookWithoutWriting(store::StateStore
   return out;
 }
 
+// Where entry `id` stands now (1 = head): one read of the queue table.
+absl::StatusOr<int> PositionOf(store::StateStore& store, int64_t id) {
+  int position = 0;
+  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+    auto it =
+        std::find_if(queue.begin(), queue.end(), [&](const QueueEntry& e) { return e.id == id; });
+    if (it == queue.end()) return absl::AbortedError("this request left the queue");
+    position = static_cast<int>(it - queue.begin()) + 1;
+    return absl::OkStatus();
+  }));
+  return position;
+}
+
 // One poll of entry `id`: at the head, take what is free; when complete,
 // turn the holds into the reservations and leave the queue.
 absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Caller& caller,
@@ -283,9 +297,25 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
                                                  " (--wait) without getting ", Wanted(request),
                                                  " GPU(s); left the queue"));
     }
-    if (options.sleep(options.poll, poll->progress.position <= 2)) {
-      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
-      return absl::CancelledError("interrupted while waiting in the queue; left the queue");
+    // Until the next full poll: a change wakes everyone, but only the head
+    // (which may take GPUs) and the next in line (which takes over from a
+    // head that completes or dies) act on it; the others only re-read their
+    // position, so a long queue does not query GPUs and processes on every
+    // commit, yet follows the queue as it moves.
+    int position = poll->progress.position;
+    TimePoint next_poll = machine.clock.Now() + options.poll;
+    for (;;) {
+      auto left = std::chrono::duration_cast<Duration>(next_poll - machine.clock.Now());
+      if (left <= Duration::zero()) break;
+      WakeReason why = options.sleep(left);
+      if (why == WakeReason::kSignal) {
+        RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
+        return absl::CancelledError("interrupted while waiting in the queue; left the queue");
+      }
+      if (why == WakeReason::kTimeout || position <= 2) break;
+      absl::StatusOr<int> now_at = PositionOf(store, entry_id);
+      if (!now_at.ok() || *now_at <= 2) break;  // the full poll deals with errors
+      position = *now_at;
     }
     usage = DescribeGpus(options.query_gpus(), machine.processes);
   }

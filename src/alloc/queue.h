@@ -31,6 +31,8 @@ struct WaitProgress {
   std::vector<std::string> blockers;
 };
 
+enum class WakeReason { kTimeout, kChanged, kSignal };
+
 struct WaitOptions {
   bool block = true;                 // false: fail at once (--nonblock)
   std::optional<Duration> max_wait;  // --wait
@@ -38,12 +40,9 @@ struct WaitOptions {
   Duration poll = std::chrono::milliseconds(100);
   // The GPUs as the provider reports them now.
   std::function<std::vector<GpuInfo>()> query_gpus;
-  // Sleeps up to `d`; returns true when the wait must end (a signal). With
-  // `wake_on_change`, returns early when the state may have changed: asked
-  // by the head and the next in line only, for whom a freed GPU or a
-  // completed head matters at once; the others just poll, so that a long
-  // queue does not wake in full at every change.
-  std::function<bool(Duration d, bool wake_on_change)> sleep;
+  // Sleeps up to `d`, returning early when the wait must end (a signal) or
+  // when the state may have changed (another process committed).
+  std::function<WakeReason(Duration d)> sleep;
   // After every poll while waiting.
   std::function<void(const WaitProgress&)> on_progress;
 };

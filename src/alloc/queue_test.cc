@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/status_macros.h"
 #include "host/testing/fake_clock.h"
 #include "host/testing/fake_process_table.h"
 #include "store/memory_state_store.h"
@@ -27,15 +28,21 @@ class QueueTest : public ::testing::Test {
   // `between` first, then the wait is interrupted as by Ctrl-C.
   absl::StatusOr<std::vector<int>> BobWaits(int count, int polls, std::function<void()> between) {
     int slept = 0;
+    return BobWaitsWith(count, [&] {
+      if (slept++ == polls) return WakeReason::kSignal;
+      between();
+      return WakeReason::kTimeout;
+    });
+  }
+  // Bob waits; every sleep returns what `sleep` says.
+  absl::StatusOr<std::vector<int>> BobWaitsWith(int count, std::function<WakeReason()> sleep) {
     WaitOptions options{.waiter = {700, 9},
-                        .query_gpus = [&] { return gpus_; },
-                        .sleep =
-                            [&](Duration, bool wake_on_change) {
-                              wakes_.push_back(wake_on_change);
-                              if (slept++ == polls) return true;
-                              between();
-                              return false;
+                        .query_gpus =
+                            [&] {
+                              ++gpu_queries_;
+                              return gpus_;
                             },
+                        .sleep = [&](Duration) { return sleep(); },
                         .on_progress = [&](const WaitProgress& p) { last_ = p; }};
     return AcquireGpus(store_, bob_, {.count = count}, machine_, options);
   }
@@ -48,7 +55,7 @@ class QueueTest : public ::testing::Test {
   std::vector<GpuInfo> gpus_;
   Caller alice_{1000, "alice"}, bob_{1001, "bob"}, carol_{1002, "carol"};
   WaitProgress last_;
-  std::vector<bool> wakes_;  // wake_on_change of every sleep, in order
+  int gpu_queries_ = 0;
 };
 
 TEST_F(QueueTest, HeadCollectsFreedGpusAndIsServedBeforeANewcomer) {
@@ -88,30 +95,48 @@ TEST_F(QueueTest, DeadWaiterIsReapedByTheNextCommand) {
   ASSERT_TRUE(carol.ok()) << carol.status();
 }
 
-// A long queue must not wake in full at every change: only the head and the
-// next in line ask for it; the others poll.
-TEST_F(QueueTest, OnlyTheHeadAndTheNextAskToBeWokenByChanges) {
+// Every waiter hears of every change, but one far back in a long queue only
+// re-reads its position, without querying GPUs and processes, until it is
+// next in line.
+TEST_F(QueueTest, WaitersFarBackOnlyRereadTheirPositionOnChanges) {
   ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 4}, machine_).ok());
+  std::vector<int64_t> ahead;
   for (int64_t pid : {701, 702}) {
     table_.Add({.pid = pid, .uid = 1002, .start_ticks = 9});
     ASSERT_TRUE(store_
-                    .Update([&](store::StateTransaction& t) {
-                      return t
-                          .InsertQueueEntry({.uid = 1002,
-                                             .user = "carol",
-                                             .kind = ReservationKind::kManual,
-                                             .count = 1,
-                                             .waiter = {pid, 9}})
-                          .status();
+                    .Update([&](store::StateTransaction& t) -> absl::Status {
+                      ASSIGN_OR_RETURN(int64_t id,
+                                       t.InsertQueueEntry({.uid = 1002,
+                                                           .user = "carol",
+                                                           .kind = ReservationKind::kManual,
+                                                           .count = 1,
+                                                           .waiter = {pid, 9}}));
+                      ahead.push_back(id);
+                      return absl::OkStatus();
                     })
                     .ok());
   }
-  int poll = 0;
-  auto ids = BobWaits(1, 2, [&] {
-    if (++poll == 1) table_.Remove(701);  // the head dies: bob moves up to second
+  int sleeps = 0;
+  auto ids = BobWaitsWith(1, [&] {
+    ++sleeps;
+    if (sleeps == 1) {
+      EXPECT_EQ(last_.position, 3);
+      EXPECT_EQ(gpu_queries_, 1);
+      return WakeReason::kChanged;  // nothing that concerns bob
+    }
+    if (sleeps == 2) {
+      EXPECT_EQ(gpu_queries_, 1) << "a change far back must not cost a full poll";
+      // The head completes and leaves: bob is next in line now.
+      EXPECT_TRUE(
+          store_.Update([&](store::StateTransaction& t) { return t.DeleteQueueEntry(ahead[0]); })
+              .ok());
+      return WakeReason::kChanged;
+    }
+    return WakeReason::kSignal;
   });
   EXPECT_TRUE(absl::IsCancelled(ids.status())) << ids.status();
-  EXPECT_EQ(wakes_, (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(gpu_queries_, 2);
+  EXPECT_EQ(last_.position, 2);
 }
 
 TEST_F(QueueTest, ImpossibleRequestNeverQueues) {

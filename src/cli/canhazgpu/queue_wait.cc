@@ -5,6 +5,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/duration.h"
@@ -42,10 +43,9 @@ class QueueSleeper {
   QueueSleeper(const QueueSleeper&) = delete;
   QueueSleeper& operator=(const QueueSleeper&) = delete;
 
-  // True when a signal arrived.
-  bool Sleep(Duration d, bool wake_on_change) {
+  alloc::WakeReason Sleep(Duration d) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-    if (wake_on_change && !watch_tried_) {
+    if (!watch_tried_) {
       // Only now, when there is a wait: most requests are served at once.
       // Without inotify (limits reached, odd file systems) polling still
       // works.
@@ -56,16 +56,17 @@ class QueueSleeper {
         watcher_->KeepOpenUntilExit();
       }
     }
-    int watch_fd = watcher_ && wake_on_change ? watcher_->fd() : -1;
+    int watch_fd = watcher_ ? watcher_->fd() : -1;
     struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {watch_fd, POLLIN, 0}};
-    if (poll(fds, 2, static_cast<int>(ms)) <= 0) return false;  // timeout or EINTR
+    int ready = poll(fds, 2, static_cast<int>(std::max<int64_t>(ms, 1)));
+    if (ready <= 0) return alloc::WakeReason::kTimeout;  // or EINTR: poll again
     struct signalfd_siginfo info;
     if ((fds[0].revents & POLLIN) && read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
       last_signal = static_cast<int>(info.ssi_signo);
-      return true;
+      return alloc::WakeReason::kSignal;
     }
-    if (watch_fd >= 0) watcher_->Drain();
-    return false;
+    if (watch_fd >= 0 && watcher_->Drain()) return alloc::WakeReason::kChanged;
+    return alloc::WakeReason::kTimeout;
   }
 
  private:
@@ -123,7 +124,7 @@ absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStor
   options.waiter = ProcessRef{self->pid, self->start_ticks};
   options.query_gpus = [&] { return QueryGpus(ctx, pool); };
   QueueSleeper sleeper(ctx.state_path);
-  options.sleep = [&](Duration d, bool wake_on_change) { return sleeper.Sleep(d, wake_on_change); };
+  options.sleep = [&](Duration d) { return sleeper.Sleep(d); };
   ProgressPrinter printer(request.ids.empty() ? request.count
                                               : static_cast<int>(request.ids.size()));
   options.on_progress = [&](const alloc::WaitProgress& p) { printer.Print(p); };
