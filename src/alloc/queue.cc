@@ -158,15 +158,19 @@ absl::StatusOr<int> PositionOf(store::StateStore& store, int64_t id) {
 
 // One poll of entry `id`: at the head, take what is free; when complete,
 // turn the holds into the reservations and leave the queue.
+// `was_head`: the last poll found this entry at the head, which it stays
+// until it leaves, so looking first would only cost a second transaction.
 absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Caller& caller,
                                 const ReserveRequest& request, const Machine& machine,
-                                const std::vector<GpuUsage>& usage) {
+                                const std::vector<GpuUsage>& usage, bool was_head) {
   PollResult out;
-  ASSIGN_OR_RETURN(std::optional<WaitProgress> looked,
-                   LookWithoutWriting(store, id, request, machine, usage));
-  if (looked) {
-    out.progress = std::move(*looked);
-    return out;
+  if (!was_head) {
+    ASSIGN_OR_RETURN(std::optional<WaitProgress> looked,
+                     LookWithoutWriting(store, id, request, machine, usage));
+    if (looked) {
+      out.progress = std::move(*looked);
+      return out;
+    }
   }
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
@@ -282,13 +286,16 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
     return chosen;
   }
   TimePoint enqueued = machine.clock.Now();
+  bool was_head = false;
   for (;;) {
-    absl::StatusOr<PollResult> poll = Poll(store, entry_id, caller, request, machine, usage);
+    absl::StatusOr<PollResult> poll =
+        Poll(store, entry_id, caller, request, machine, usage, was_head);
     if (!poll.ok()) {
       if (!absl::IsAborted(poll.status())) LeaveQueue(store, entry_id, machine).IgnoreError();
       return poll.status();
     }
     if (!poll->ids.empty()) return poll->ids;
+    was_head = poll->progress.position == 1;
     poll->progress.waited = std::chrono::duration_cast<Duration>(machine.clock.Now() - enqueued);
     if (options.on_progress) options.on_progress(poll->progress);
     if (options.max_wait && poll->progress.waited >= *options.max_wait) {

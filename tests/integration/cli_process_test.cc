@@ -18,13 +18,6 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-bool ProcessGone(int pid) {
-  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (stat.empty()) return true;
-  size_t close = stat.rfind(')');
-  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
-}
-
 TEST(CliProcessTest, KilledWrapperKeepsGpusUntilTheJobExits) {
   CliHost host;
   ASSERT_EQ(host.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);

@@ -95,13 +95,6 @@ class TerminalSession {
   std::string screen_;
 };
 
-bool ProcessGone(int pid) {
-  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (stat.empty()) return true;
-  size_t close = stat.rfind(')');
-  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
-}
-
 class CliRunTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -123,6 +123,13 @@ int CliHost::Spawn(std::vector<std::string> args, const SpawnOptions& options) c
   return SpawnProgram(args, env_, options);
 }
 
+bool ProcessGone(int pid) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return true;
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;

@@ -68,6 +68,9 @@ bool Eventually(F condition) {
 // The exit status of child `pid` as a shell reports it (128+N for signal N).
 int ExitCodeOf(int pid);
 
+// True once `pid` has exited (gone, or a zombie not yet reaped).
+bool ProcessGone(int pid);
+
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
 
