@@ -99,6 +99,8 @@ CliHost::CliHost() {
   chmod(dir_.c_str(), 0755);  // other users (the "another user" tests) must reach state/
   env_["CANHAZGPU_STATE"] = state();
   env_["NO_COLOR"] = "1";
+  // A developer's own ~/.canhazgpu.yaml must not leak into the tests.
+  env_["HOME"] = dir_;
 }
 
 CliHost::~CliHost() { std::filesystem::remove_all(dir_); }

@@ -19,7 +19,8 @@ const std::vector<FlagSpec> kFlags = {
      .short_name = 'g',
      .has_value = true,
      .value_name = "N",
-     .help = "number of GPUs (default: as detected)"},
+     .help = "number of GPUs (default: as detected)",
+     .kind = FlagKind::kPositiveInt},
     {.name = "provider",
      .short_name = 'p',
      .has_value = true,
@@ -106,6 +107,8 @@ absl::Status Admin(Context& ctx, const ParsedFlags& flags) {
 }
 
 }  // namespace
+
+std::vector<FlagSpec> AdminFlags() { return kFlags; }
 
 int AdminCommand(Context& ctx, const Args& args) {
   return RunCommandBody(ctx, args, kFlags, "admin", Admin);

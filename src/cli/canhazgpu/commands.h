@@ -1,15 +1,33 @@
 // The canhazgpu subcommands. Each takes the arguments after its name,
 // prints its output, and returns the process exit code (cli/common/exit_code.h).
+// Commands() is the one list of them: dispatch, help, `config show`, the
+// shell completions and the man page are all made from it.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "cli/canhazgpu/context.h"
+#include "cli/common/option_layers.h"
 
 namespace canhazgpu::cli {
 
 using Args = std::vector<std::string>;
+
+struct CommandSpec {
+  std::string name;
+  std::string summary;  // one line for help
+  std::string usage;    // after "canhazgpu NAME", e.g. "[flags] -- COMMAND [ARGS...]"
+  std::vector<FlagSpec> flags;
+  int (*run)(Context&, const Args&);
+};
+
+const std::vector<CommandSpec>& Commands();
+const CommandSpec* FindCommand(const std::string& name);
+
+// The global options and each command's, as config files and the
+// environment name them.
+std::vector<OptionScope> AllOptionScopes();
 
 int AdminCommand(Context& ctx, const Args& args);
 int StatusCommand(Context& ctx, const Args& args);
@@ -17,5 +35,14 @@ int ReserveCommand(Context& ctx, const Args& args);
 int ReleaseCommand(Context& ctx, const Args& args);
 int RunCommand(Context& ctx, const Args& args);
 int QueueCommand(Context& ctx, const Args& args);
+int ConfigCommand(Context& ctx, const Args& args);
+
+std::vector<FlagSpec> AdminFlags();
+std::vector<FlagSpec> StatusFlags();
+std::vector<FlagSpec> ReserveFlags();
+std::vector<FlagSpec> ReleaseFlags();
+std::vector<FlagSpec> RunFlags();
+std::vector<FlagSpec> QueueFlags();
+std::vector<FlagSpec> ConfigFlags();
 
 }  // namespace canhazgpu::cli

@@ -1,8 +1,11 @@
 #include "cli/canhazgpu/context.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/canhazgpu/commands.h"
 #include "cli/canhazgpu/queue_wait.h"
 #include "cli/common/exit_code.h"
 #include "core/strings.h"
@@ -10,53 +13,106 @@
 namespace canhazgpu::cli {
 
 const std::vector<FlagSpec>& GlobalFlags() {
-  static const std::vector<FlagSpec> kFlags = {
-      {.name = "state",
-       .has_value = true,
-       .value_name = "PATH",
-       .help = "state file (env CANHAZGPU_STATE; default /var/lib/canhazgpu/state.db)"},
-      {.name = "memory-threshold",
-       .has_value = true,
-       .value_name = "MIB",
-       .help = "memory above which an unreserved GPU counts as in use (default 1024)"},
-      {.name = "no-color", .help = "no colour in output (also NO_COLOR=1)"},
-  };
+  static const std::vector<FlagSpec> kFlags = [] {
+    std::vector<FlagSpec> flags = SettingFlags();
+    flags.push_back({.name = "config",
+                     .has_value = true,
+                     .value_name = "FILE",
+                     .help = "config file, .yaml/.json/.toml (env CANHAZGPU_CONFIG; default "
+                             "~/.canhazgpu.yaml, then /etc/canhazgpu/config.yaml)"});
+    return flags;
+  }();
   return kFlags;
 }
 
+std::vector<FlagSpec> SettingFlags() {
+  return {
+      {.name = "state",
+       .has_value = true,
+       .value_name = "PATH",
+       .help = "state file",
+       .default_value = kDefaultStatePath},
+      {.name = "memory-threshold",
+       .has_value = true,
+       .value_name = "MIB",
+       .help = "memory above which an unreserved GPU counts as in use",
+       .kind = FlagKind::kCount,
+       .default_value = std::to_string(alloc::kDefaultMemoryThresholdMiB)},
+      {.name = "no-color", .help = "no colour in output (also NO_COLOR=1)"},
+      {.name = "remote_hosts",
+       .has_value = true,
+       .value_name = "HOSTS",
+       .help = "ssh destinations for status --all and the dashboard",
+       .kind = FlagKind::kList,
+       .config_only = true},
+  };
+}
+
+std::vector<std::string> DefaultConfigPaths(const Context& ctx) {
+  std::vector<std::string> paths;
+  if (std::optional<std::string> home = ctx.getenv("HOME"); home && !home->empty()) {
+    paths.push_back(StrCat(*home, "/.canhazgpu.yaml"));
+  }
+  paths.push_back("/etc/canhazgpu/config.yaml");
+  return paths;
+}
+
 absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx) {
-  if (auto state = flags.Value("state")) {
-    ctx.state_path = *state;
-  } else if (const char* env = std::getenv("CANHAZGPU_STATE"); env != nullptr && *env != '\0') {
-    ctx.state_path = env;
-  }
+  ctx.state_path = flags.Value("state").value_or(kDefaultStatePath);
   if (ctx.state_path.empty()) return absl::InvalidArgumentError("--state must not be empty");
-  std::optional<std::string> threshold = flags.Value("memory-threshold");
-  std::string threshold_source = "--memory-threshold";
-  if (!threshold) {
-    if (const char* env = std::getenv("CANHAZGPU_MEMORY_THRESHOLD"); env != nullptr) {
-      threshold = env;
-      threshold_source = "CANHAZGPU_MEMORY_THRESHOLD";
-    }
-  }
-  if (threshold) {
-    int64_t mib = 0;
-    if (!ParseInt(*threshold, &mib) || mib < 0) {
-      return absl::InvalidArgumentError(StrCat("invalid value '", *threshold, "' for ",
-                                               threshold_source, ": expected MiB as an integer"));
-    }
-    ctx.threshold_bytes = static_cast<uint64_t>(mib) * kMiB;
-  }
+  int64_t mib = alloc::kDefaultMemoryThresholdMiB;
+  if (auto threshold = flags.Value("memory-threshold")) ParseInt(*threshold, &mib);
+  ctx.threshold_bytes = static_cast<uint64_t>(mib) * kMiB;
   ctx.no_color = flags.Has("no-color");
+  ctx.remote_hosts.clear();
+  for (std::string_view host : Split(flags.Value("remote_hosts").value_or(""), ',')) {
+    if (!Trim(host).empty()) ctx.remote_hosts.emplace_back(Trim(host));
+  }
   return absl::OkStatus();
 }
+
+namespace {
+
+// --config, else CANHAZGPU_CONFIG, else the first default path that exists.
+absl::Status LoadConfig(const ParsedFlags& flags, Context& ctx) {
+  std::optional<std::string> path = flags.Value("config");
+  if (!path) {
+    if (auto env = ctx.getenv("CANHAZGPU_CONFIG"); env && !env->empty()) path = env;
+  }
+  if (!path) {
+    for (const std::string& candidate : DefaultConfigPaths(ctx)) {
+      if (access(candidate.c_str(), F_OK) == 0) {
+        path = candidate;
+        break;
+      }
+    }
+  }
+  ctx.config.reset();
+  if (!path) return absl::OkStatus();
+  absl::StatusOr<config::ConfigFile> file = config::LoadConfigFile(*path);
+  if (!file.ok()) {
+    return absl::InvalidArgumentError(std::string(file.status().message()));
+  }
+  if (absl::Status s = CheckConfigFile(*file, AllOptionScopes()); !s.ok()) return s;
+  ctx.config = std::move(*file);
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& args,
                                               std::vector<FlagSpec> specs,
                                               const std::string& command, Context& ctx) {
-  for (const FlagSpec& g : GlobalFlags()) specs.push_back(g);
-  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, specs, command);
+  std::vector<FlagSpec> all = specs;
+  for (const FlagSpec& g : GlobalFlags()) all.push_back(g);
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, all, command);
   if (!flags.ok()) return flags.status();
+  if (absl::Status s = LoadConfig(*flags, ctx); !s.ok()) return s;
+  OptionSources sources{.file = ctx.config ? &*ctx.config : nullptr, .getenv = ctx.getenv};
+  if (absl::Status s = ApplyOptionLayers({command, std::move(specs)}, sources, *flags); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ApplyOptionLayers({"", SettingFlags()}, sources, *flags); !s.ok()) return s;
   if (absl::Status s = ApplyGlobalFlags(*flags, ctx); !s.ok()) return s;
   return flags;
 }

@@ -3,14 +3,17 @@
 // real store and GPU provider (only main.cc builds real implementations).
 #pragma once
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "alloc/reservations.h"
 #include "cli/common/flags.h"
+#include "config/config_file.h"
 #include "gpu/gpu_provider.h"
 #include "store/state_store.h"
 
@@ -28,6 +31,15 @@ struct Context {
   std::string state_path = kDefaultStatePath;
   uint64_t threshold_bytes = alloc::kDefaultMemoryThresholdMiB * kMiB;
   bool no_color = false;
+  std::vector<std::string> remote_hosts;
+  // The config file in effect, if any, and where options come from.
+  std::optional<config::ConfigFile> config;
+  std::function<std::optional<std::string>(const std::string&)> getenv =
+      [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
 
   alloc::Caller caller;
   const alloc::Machine* machine = nullptr;
@@ -42,15 +54,22 @@ struct Context {
   std::function<absl::StatusOr<std::string>()> detect_provider;
 };
 
-// Flags every command accepts.
+// Flags every command accepts: the settings below plus --config.
 const std::vector<FlagSpec>& GlobalFlags();
+// The global options a config file may set (remote_hosts among them).
+std::vector<FlagSpec> SettingFlags();
 
-// Applies global flags (already parsed with the command's own) over the
-// environment (CANHAZGPU_STATE, CANHAZGPU_MEMORY_THRESHOLD) and defaults.
+// The config files looked for when neither --config nor CANHAZGPU_CONFIG
+// names one, first found wins.
+std::vector<std::string> DefaultConfigPaths(const Context& ctx);
+
+// Applies global flags (already layered) to `ctx`.
 absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx);
 
-// Parses `args` against the command's flags plus the global ones, applying
-// the global ones to `ctx`.
+// Parses `args` against the command's flags plus the global ones, loads the
+// config file, fills every flag the command line left unset from the
+// environment, the file or its default (cli/common/option_layers.h), and
+// applies the global ones to `ctx`.
 absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& args,
                                               std::vector<FlagSpec> specs,
                                               const std::string& command, Context& ctx);

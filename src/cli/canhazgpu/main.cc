@@ -3,10 +3,10 @@
 // system clock) into the commands; the commands live in *_command.cc.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 
 #include "cli/canhazgpu/commands.h"
 #include "cli/common/exit_code.h"
@@ -22,21 +22,19 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::map<std::string, int (*)(Context&, const Args&)> kCommands = {
-    {"admin", AdminCommand},     {"status", StatusCommand}, {"reserve", ReserveCommand},
-    {"release", ReleaseCommand}, {"run", RunCommand},       {"queue", QueueCommand},
-};
-
-constexpr char kUsage[] =
-    "usage: canhazgpu COMMAND [flags]\n\n"
-    "  admin     detect the GPUs and initialize the pool\n"
-    "  status    who has which GPU, since when, and what runs there\n"
-    "  reserve   reserve GPUs for a while (manual reservation)\n"
-    "  release   release your reservations\n"
-    "  run       reserve GPUs for exactly as long as a command runs\n"
-    "  queue     the requests waiting for GPUs, first come first served\n\n"
-    "Global flags: --state PATH, --memory-threshold MIB, --no-color.\n"
-    "See docs/cli.md for every flag.\n";
+std::string Usage() {
+  std::string out = "usage: canhazgpu COMMAND [flags]\n\n";
+  for (const CommandSpec& c : Commands()) {
+    out += StrCat("  ", c.name, std::string(10 - std::min<size_t>(c.name.size(), 9), ' '),
+                  c.summary, "\n");
+  }
+  out +=
+      "\nGlobal flags: --config FILE, --state PATH, --memory-threshold MIB, --no-color.\n"
+      "Every flag can also be set as CANHAZGPU_<COMMAND>_<FLAG> or in the config file;\n"
+      "'canhazgpu config show' prints where each value comes from.\n"
+      "'canhazgpu COMMAND --help' lists a command's flags.\n";
+  return out;
+}
 
 std::string Env(const char* name, const char* fallback) {
   const char* value = std::getenv(name);
@@ -76,22 +74,32 @@ absl::StatusOr<std::unique_ptr<store::StateStore>> OpenStore(const std::string& 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    std::fputs(Usage().c_str(), args.empty() ? stderr : stdout);
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] == "--version") {
     std::printf("canhazgpu %s (%s)\n", CANHAZGPU_VERSION, CANHAZGPU_GIT_COMMIT);
     return kExitOk;
   }
-  auto command = kCommands.find(args[0]);
-  if (command == kCommands.end()) {
+  const CommandSpec* command = FindCommand(args[0]);
+  if (command == nullptr) {
     std::string suggestion;
-    for (const auto& [name, fn] : kCommands) {
-      if (EditDistance(args[0], name) <= 2) suggestion = StrCat(" (did you mean '", name, "'?)");
+    for (const CommandSpec& c : Commands()) {
+      if (EditDistance(args[0], c.name) <= 2)
+        suggestion = StrCat(" (did you mean '", c.name, "'?)");
     }
     std::fprintf(stderr, "canhazgpu: unknown command '%s'%s; see 'canhazgpu --help'\n",
                  args[0].c_str(), suggestion.c_str());
     return kExitUsage;
+  }
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h") {
+      std::printf("usage: canhazgpu %s %s\n\n%s\n\nflags:\n%s\nglobal flags:\n%s",
+                  command->name.c_str(), command->usage.c_str(), command->summary.c_str(),
+                  FlagHelp(command->flags).c_str(), FlagHelp(GlobalFlags()).c_str());
+      return kExitOk;
+    }
   }
   // Progress and results go to pipes that may close early (`| head`); a
   // command holding GPUs or a queue place must live to give them back.
@@ -105,7 +113,7 @@ int Main(int argc, char** argv) {
   ctx.open_store = OpenStore;
   ctx.make_provider = MakeProvider;
   ctx.detect_provider = DetectProvider;
-  return command->second(ctx, Args(args.begin() + 1, args.end()));
+  return command->run(ctx, Args(args.begin() + 1, args.end()));
 }
 
 }  // namespace

@@ -93,6 +93,8 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
+std::vector<FlagSpec> QueueFlags() { return kFlags; }
+
 int QueueCommand(Context& ctx, const Args& args) {
   return RunCommandBody(ctx, args, kFlags, "queue", Queue);
 }

@@ -15,7 +15,8 @@ const std::vector<FlagSpec> kFlags = {
      .short_name = 'G',
      .has_value = true,
      .value_name = "IDS",
-     .help = "release these GPUs (run reservations too); default: all your manual ones"},
+     .help = "release these GPUs (run reservations too); default: all your manual ones",
+     .kind = FlagKind::kGpuIds},
     {.name = "force", .short_name = 'f', .help = "root only: release another user's GPUs"},
 };
 
@@ -45,6 +46,8 @@ absl::Status Release(Context& ctx, const ParsedFlags& flags) {
 }
 
 }  // namespace
+
+std::vector<FlagSpec> ReleaseFlags() { return kFlags; }
 
 int ReleaseCommand(Context& ctx, const Args& args) {
   return RunCommandBody(ctx, args, kFlags, "release", Release);

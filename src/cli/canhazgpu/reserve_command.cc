@@ -15,15 +15,15 @@
 namespace canhazgpu::cli {
 namespace {
 
-constexpr auto kDefaultDuration = std::chrono::minutes(30);
-
 std::vector<FlagSpec> Flags() {
   std::vector<FlagSpec> flags = RequestFlags();
   flags.push_back({.name = "duration",
                    .short_name = 'd',
                    .has_value = true,
                    .value_name = "DURATION",
-                   .help = "how long, e.g. 30m, 2h, 1h30m (default 30m)"});
+                   .help = "how long, e.g. 30m, 2h, 1h30m",
+                   .kind = FlagKind::kDuration,
+                   .default_value = "30m"});
   flags.push_back({.name = "short", .short_name = 's', .help = "print only the ids, like 1,3"});
   flags.push_back(
       {.name = "force", .short_name = 'f', .help = "take GPUs in use without a reservation"});
@@ -35,10 +35,7 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
     return absl::InvalidArgumentError("'reserve' takes no command; did you mean 'canhazgpu run'?");
   }
   ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags));
-  Duration duration = kDefaultDuration;
-  if (auto d = flags.Value("duration")) {
-    ASSIGN_OR_RETURN(duration, ParseDuration(*d));
-  }
+  ASSIGN_OR_RETURN(Duration duration, ParseDuration(flags.Value("duration").value_or("30m")));
   request.kind = ReservationKind::kManual;
   request.duration = duration;
   request.force = flags.Has("force");
@@ -60,6 +57,8 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
 }
 
 }  // namespace
+
+std::vector<FlagSpec> ReserveFlags() { return Flags(); }
 
 int ReserveCommand(Context& ctx, const Args& args) {
   return RunCommandBody(ctx, args, Flags(), "reserve", Reserve);

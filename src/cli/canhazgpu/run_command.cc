@@ -28,12 +28,14 @@ std::vector<FlagSpec> Flags() {
                    .short_name = 't',
                    .has_value = true,
                    .value_name = "DURATION",
-                   .help = "stop the command after this long"});
+                   .help = "stop the command after this long",
+                   .kind = FlagKind::kDuration});
   flags.push_back({.name = "grace",
                    .has_value = true,
                    .value_name = "DURATION",
-                   .help = "after --timeout: SIGINT, SIGTERM at half, SIGKILL at the end "
-                           "(default 30s)"});
+                   .help = "after --timeout: SIGINT, SIGTERM at half, SIGKILL at the end",
+                   .kind = FlagKind::kDuration,
+                   .default_value = "30s"});
   return flags;
 }
 
@@ -127,6 +129,8 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
 }
 
 }  // namespace
+
+std::vector<FlagSpec> RunFlags() { return Flags(); }
 
 int RunCommand(Context& ctx, const Args& args) {
   absl::StatusOr<ParsedFlags> flags = ParseCommandFlags(args, Flags(), "run", ctx);

@@ -35,6 +35,8 @@ absl::Status Status(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
+std::vector<FlagSpec> StatusFlags() { return kFlags; }
+
 int StatusCommand(Context& ctx, const Args& args) {
   return RunCommandBody(ctx, args, kFlags, "status", Status);
 }

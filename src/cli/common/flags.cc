@@ -1,5 +1,7 @@
 #include "cli/common/flags.h"
 
+#include "core/duration.h"
+#include "core/gpu_ids.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli {
@@ -66,7 +68,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
       spec = FindShort(specs, arg[1]);
       if (arg.size() > 2) inline_value = arg.substr(2);
     }
-    if (spec == nullptr) return UnknownFlag(specs, arg, command);
+    if (spec == nullptr || spec->config_only) return UnknownFlag(specs, arg, command);
     if (out.Has(spec->name)) {
       return absl::InvalidArgumentError(StrCat("flag --", spec->name, " given more than once"));
     }
@@ -75,6 +77,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
         return absl::InvalidArgumentError(StrCat("flag --", spec->name, " takes no value"));
       }
       out.switches[spec->name] = true;
+      out.origins[spec->name] = {FlagSource::kCommandLine, StrCat("--", spec->name)};
       continue;
     }
     if (!inline_value) {
@@ -85,6 +88,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
       inline_value = args[++i];
     }
     out.values[spec->name] = *inline_value;
+    out.origins[spec->name] = {FlagSource::kCommandLine, StrCat("--", spec->name)};
   }
   return out;
 }
@@ -92,14 +96,46 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
 std::string FlagHelp(const std::vector<FlagSpec>& specs) {
   std::string out;
   for (const FlagSpec& s : specs) {
+    if (s.config_only) continue;
     std::string left =
         s.short_name != 0 ? StrCat("  -", s.short_name, ", ") : std::string("      ");
     left += StrCat("--", s.name);
     if (s.has_value) left += StrCat(" ", s.value_name);
     if (left.size() < 30) left.append(30 - left.size(), ' ');
-    out += StrCat(left, " ", s.help, "\n");
+    out += StrCat(left, " ", s.help,
+                  s.default_value.empty() ? "" : StrCat(" (default ", s.default_value, ")"), "\n");
   }
   return out;
+}
+
+absl::Status CheckFlagValue(const FlagSpec& spec, const std::string& value) {
+  switch (spec.kind) {
+    case FlagKind::kText:
+    case FlagKind::kList:
+      return absl::OkStatus();
+    case FlagKind::kCount: {
+      int64_t n = 0;
+      if (ParseInt(value, &n) && n >= 0) return absl::OkStatus();
+      return absl::InvalidArgumentError("expected an integer >= 0");
+    }
+    case FlagKind::kPositiveInt: {
+      int n = 0;
+      if (ParseInt(value, &n) && n >= 1) return absl::OkStatus();
+      return absl::InvalidArgumentError("expected a positive integer");
+    }
+    case FlagKind::kDuration:
+      return ParseDuration(value).status();
+    case FlagKind::kGpuIds:
+      if (auto ids = ParseGpuIds(value); !ids.ok()) return ids.status();
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ParseSwitch(const std::string& value) {
+  if (value == "true" || value == "yes" || value == "on" || value == "1") return true;
+  if (value == "false" || value == "no" || value == "off" || value == "0") return false;
+  return absl::InvalidArgumentError("expected true or false");
 }
 
 absl::StatusOr<int> PositiveInt(const std::string& flag, const std::string& value) {

@@ -12,12 +12,39 @@
 
 namespace canhazgpu::cli {
 
+// What a flag's value must look like; checked the same way whether it came
+// from the command line, the environment or a config file.
+enum class FlagKind {
+  kText,
+  kCount,        // an integer >= 0
+  kPositiveInt,  // an integer >= 1
+  kDuration,     // 30m, 2h, 1h30m
+  kGpuIds,       // 1,3
+  kList,         // comma-separated on the command line and in the environment
+};
+
 struct FlagSpec {
   std::string name;     // "gpus" for --gpus
   char short_name = 0;  // 'g' for -g
   bool has_value = false;
   std::string value_name;  // "N", shown in help
   std::string help;
+  FlagKind kind = FlagKind::kText;
+  std::string default_value;  // applied when no layer sets the flag
+  bool config_only = false;   // a setting, not accepted on the command line
+  // When this flag and `overrides` are both set by different layers, the
+  // one from the higher layer wins (a --wait flag beats nonblock: true in a
+  // config file); set by the same layer they are left for the command to
+  // reject.
+  std::string overrides;
+};
+
+// Where a flag's value came from, highest last.
+enum class FlagSource { kDefault, kConfigFile, kEnvironment, kCommandLine };
+
+struct FlagOrigin {
+  FlagSource source = FlagSource::kDefault;
+  std::string where;  // "--gpus", "CANHAZGPU_RUN_GPUS", "/etc/x.yaml:3", "default"
 };
 
 struct ParsedFlags {
@@ -25,7 +52,15 @@ struct ParsedFlags {
   std::map<std::string, bool> switches;       // flags without values
   std::vector<std::string> positional;        // before `--`
   bool saw_separator = false;
-  std::vector<std::string> rest;  // after `--`
+  std::vector<std::string> rest;              // after `--`
+  std::map<std::string, FlagOrigin> origins;  // every flag some layer set
+
+  // Removes a flag (a value or a switch) and its origin.
+  void Erase(const std::string& name) {
+    values.erase(name);
+    switches.erase(name);
+    origins.erase(name);
+  }
 
   bool Has(const std::string& name) const {
     return values.contains(name) || switches.contains(name);
@@ -42,6 +77,16 @@ struct ParsedFlags {
 absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::vector<FlagSpec>& specs,
                                        const std::string& command);
+
+// Checks `value` against the flag's kind. The error either says what was
+// expected ("expected a positive integer") or, from the duration and GPU id
+// parsers, quotes the value itself ("invalid duration '5x': ..."); it never
+// says where the value came from (see DescribeBadValue in option_layers.h).
+absl::Status CheckFlagValue(const FlagSpec& spec, const std::string& value);
+
+// Reads a switch's value from the environment or a config file: true/false,
+// yes/no, on/off, 1/0.
+absl::StatusOr<bool> ParseSwitch(const std::string& value);
 
 // "  -g, --gpus N      how many GPUs" lines for help output.
 std::string FlagHelp(const std::vector<FlagSpec>& specs);

@@ -1,0 +1,36 @@
+#include "cli/canhazgpu/commands.h"
+
+namespace canhazgpu::cli {
+
+const std::vector<CommandSpec>& Commands() {
+  static const std::vector<CommandSpec> kCommands = {
+      {"status", "who has which GPU, since when, and what runs there", "[flags]", StatusFlags(),
+       StatusCommand},
+      {"reserve", "reserve GPUs for a while (manual reservation)", "[flags]", ReserveFlags(),
+       ReserveCommand},
+      {"run", "reserve GPUs for exactly as long as a command runs", "[flags] -- COMMAND [ARGS...]",
+       RunFlags(), RunCommand},
+      {"release", "release your reservations", "[flags]", ReleaseFlags(), ReleaseCommand},
+      {"queue", "the requests waiting for GPUs, first come first served", "[flags]", QueueFlags(),
+       QueueCommand},
+      {"admin", "detect the GPUs and initialize the pool", "[flags]", AdminFlags(), AdminCommand},
+      {"config", "show every option's effective value and where it came from", "show [flags]",
+       ConfigFlags(), ConfigCommand},
+  };
+  return kCommands;
+}
+
+const CommandSpec* FindCommand(const std::string& name) {
+  for (const CommandSpec& c : Commands()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<OptionScope> AllOptionScopes() {
+  std::vector<OptionScope> scopes = {{"", SettingFlags()}};
+  for (const CommandSpec& c : Commands()) scopes.push_back({c.name, c.flags});
+  return scopes;
+}
+
+}  // namespace canhazgpu::cli
