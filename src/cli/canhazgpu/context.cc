@@ -65,7 +65,8 @@ absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx) {
   ctx.threshold_bytes = static_cast<uint64_t>(mib) * kMiB;
   ctx.no_color = flags.Has("no-color");
   ctx.remote_hosts.clear();
-  for (std::string_view host : Split(flags.Value("remote_hosts").value_or(""), ',')) {
+  const std::string hosts = flags.Value("remote_hosts").value_or("");
+  for (std::string_view host : Split(hosts, ',')) {
     if (!Trim(host).empty()) ctx.remote_hosts.emplace_back(Trim(host));
   }
   return absl::OkStatus();

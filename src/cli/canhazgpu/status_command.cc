@@ -1,36 +1,297 @@
-// canhazgpu status [--json]: who has which GPU, since when, and what really
-// runs there.
-#include <cstdio>
+// canhazgpu status: who has which GPU, since when, and what really runs
+// there; on this host, on remote hosts over ssh (--remote, --all), as one
+// line per host (--summary), or redrawn every few seconds (--watch).
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <thread>
+
+#include "alloc/queue.h"
 #include "cli/canhazgpu/commands.h"
 #include "cli/canhazgpu/status_view.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/table.h"
+#include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "host/parallel_commands.h"
 
 namespace canhazgpu::cli {
 namespace {
 
+using Json = nlohmann::ordered_json;
+
+constexpr char kLocalHost[] = "localhost";
+
 const std::vector<FlagSpec> kFlags = {
     {.name = "json", .short_name = 'j', .help = "JSON output"},
+    {.name = "summary", .short_name = 's', .help = "one line per host"},
+    {.name = "remote",
+     .short_name = 'r',
+     .has_value = true,
+     .value_name = "HOSTS",
+     .help = "these ssh destinations instead of this host (comma-separated)",
+     .kind = FlagKind::kList},
+    {.name = "all",
+     .short_name = 'a',
+     .help = "this host and every host of the remote_hosts setting"},
+    {.name = "watch",
+     .short_name = 'w',
+     .help = "redraw every INTERVAL (a DURATION argument; default 2s) until interrupted"},
+    {.name = "remote-timeout",
+     .has_value = true,
+     .value_name = "DURATION",
+     .help = "give up on a remote host after this long",
+     .kind = FlagKind::kDuration,
+     .default_value = "10s"},
+    {.name = "ssh",
+     .has_value = true,
+     .value_name = "PROGRAM",
+     .help = "the ssh program for remote hosts",
+     .default_value = "ssh"},
 };
 
-absl::Status Status(Context& ctx, const ParsedFlags& flags) {
-  if (!flags.positional.empty()) {
-    return absl::InvalidArgumentError(
-        StrCat("unexpected argument '", flags.positional[0], "' for 'status'"));
+// What one host said: its `status --json` (or --summary --json) value, or
+// why it could not be had.
+struct HostReport {
+  std::string host;
+  Json value;
+  std::string error;
+};
+
+// A host name reaches ssh as its own argument after `--`; still, refuse
+// what cannot be a destination rather than pass it on.
+absl::Status CheckHostName(const std::string& host) {
+  if (host.empty() || host[0] == '-') {
+    return absl::InvalidArgumentError(StrCat("invalid remote host '", host, "'"));
   }
+  for (unsigned char c : host) {
+    if (c <= ' ' || c == 0x7f) {
+      return absl::InvalidArgumentError(StrCat("invalid remote host '", host, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Json SummaryJson(const Json& gpus, size_t waiting) {
+  Json out = {{"gpus", gpus.size()}, {"available", 0}, {"in_use", 0},
+              {"unreserved", 0},     {"error", 0},     {"waiting", waiting}};
+  std::map<std::string, int> products;
+  for (const Json& g : gpus) {
+    std::string state = g.value("status", "");
+    if (state == "AVAILABLE") out["available"] = out["available"].get<int>() + 1;
+    if (state == "IN_USE") out["in_use"] = out["in_use"].get<int>() + 1;
+    if (state == "UNRESERVED") out["unreserved"] = out["unreserved"].get<int>() + 1;
+    if (state == "ERROR") out["error"] = out["error"].get<int>() + 1;
+    if (g.contains("product")) products[g["product"].get<std::string>()]++;
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, n] : products) names.push_back(StrCat(n, "× ", name));
+  out["products"] = Join(names, ", ");
+  return out;
+}
+
+absl::StatusOr<Json> LocalReport(Context& ctx, bool summary) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
   std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
   ASSIGN_OR_RETURN(alloc::HostStatus status,
                    alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
-  TimePoint now = ctx.machine->clock.Now();
-  std::string out = flags.Has("json") ? StatusJson(status, now).dump(2) + "\n"
-                                      : RenderStatusTable(status, now, ColorEnabled(ctx.no_color));
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return absl::OkStatus();
+  Json json = StatusJson(status, ctx.machine->clock.Now());
+  if (!summary) return json;
+  ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> queue, alloc::CollectQueue(*store, *ctx.machine));
+  return SummaryJson(json, queue.size());
+}
+
+std::vector<HostReport> RemoteReports(const std::vector<std::string>& hosts,
+                                      const ParsedFlags& flags, bool summary) {
+  std::vector<std::vector<std::string>> commands;
+  Duration timeout = *ParseDuration(*flags.Value("remote-timeout"));
+  const int64_t connect_seconds = std::max<int64_t>(1, timeout.count() / 1000);
+  for (const std::string& host : hosts) {
+    std::vector<std::string> argv = {*flags.Value("ssh"),
+                                     "-o",
+                                     "BatchMode=yes",
+                                     "-o",
+                                     StrCat("ConnectTimeout=", connect_seconds),
+                                     "--",
+                                     host,
+                                     "canhazgpu",
+                                     "status",
+                                     "--json"};
+    if (summary) argv.push_back("--summary");
+    commands.push_back(std::move(argv));
+  }
+  std::vector<host::CommandOutput> outputs = host::RunInParallel(commands, timeout);
+  std::vector<HostReport> reports;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const host::CommandOutput& o = outputs[i];
+    HostReport report{.host = hosts[i]};
+    std::string err(Trim(o.err));
+    if (size_t nl = err.rfind('\n'); nl != std::string::npos) err = err.substr(nl + 1);
+    if (!o.start_error.empty()) {
+      report.error = StrCat("cannot run ", commands[i][0], ": ", o.start_error);
+    } else if (o.timed_out) {
+      report.error = StrCat("no answer within ", FormatDurationShort(timeout));
+    } else if (o.exit_code != 0) {
+      report.error = err.empty() ? StrCat("ssh exited ", o.exit_code) : err;
+    } else {
+      report.value = Json::parse(o.out, nullptr, /*allow_exceptions=*/false);
+      bool shape_ok = summary ? report.value.is_object() && report.value.contains(kLocalHost)
+                              : report.value.is_array();
+      if (report.value.is_discarded() || !shape_ok) {
+        report.value = nullptr;
+        report.error = "unexpected output from canhazgpu status --json";
+      } else if (summary) {
+        report.value = report.value[kLocalHost];
+      }
+    }
+    reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
+size_t TerminalWidth() {
+  if (!isatty(STDOUT_FILENO)) return 0;
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 0;
+}
+
+std::string RenderSummary(const std::vector<HostReport>& reports, bool color) {
+  Table table({"HOST", "GPUS", "PRODUCTS", "FREE", "IN USE", "UNRESERVED", "WAITING"},
+              MakeStyle(color, "1;36"));
+  Style red = MakeStyle(color, "1;31"), green = MakeStyle(color, "1;32");
+  for (const HostReport& r : reports) {
+    if (!r.error.empty()) {
+      table.AddRow({{r.host, MakeStyle(color, "1;35")},
+                    {"-"},
+                    {StrCat("unreachable: ", r.error), red},
+                    {"-"},
+                    {"-"},
+                    {"-"},
+                    {"-"}});
+      continue;
+    }
+    const Json& v = r.value;
+    auto n = [&](const char* key) { return std::to_string(v.value(key, 0)); };
+    int free = v.value("available", 0);
+    table.AddRow(
+        {{r.host, MakeStyle(color, "1;35")},
+         {n("gpus")},
+         {v.value("products", std::string()).empty() ? "-" : v.value("products", std::string())},
+         {std::to_string(free), free > 0 ? green : red},
+         {n("in_use")},
+         {n("unreserved")},
+         {n("waiting")}});
+  }
+  return table.Render();
+}
+
+std::string Render(Context& ctx, const std::vector<HostReport>& reports, const ParsedFlags& flags,
+                   bool multi) {
+  const bool color = ColorEnabled(ctx.no_color);
+  if (flags.Has("json")) {
+    if (!multi) return reports[0].value.dump(2) + "\n";
+    Json out = Json::object();
+    for (const HostReport& r : reports) {
+      out[r.host] = r.error.empty() ? r.value : Json{{"error", r.error}};
+    }
+    return out.dump(2) + "\n";
+  }
+  if (flags.Has("summary")) return RenderSummary(reports, color);
+  if (!multi)
+    return RenderStatusTable(reports[0].value, {.color = color, .width = TerminalWidth()});
+  std::string out;
+  for (const HostReport& r : reports) {
+    Style host = MakeStyle(color, "1;35");
+    if (!out.empty()) out += "\n";
+    out += StrCat(host.start, r.host, host.end, "\n");
+    if (!r.error.empty()) {
+      Style red = MakeStyle(color, "1;31");
+      out += StrCat(red.start, "unreachable: ", r.error, red.end, "\n");
+      continue;
+    }
+    out += RenderStatusTable(r.value, {.color = color, .width = TerminalWidth()});
+  }
+  return out;
+}
+
+// One snapshot: every host asked for, local first. A local failure (no
+// state file) is an error when only this host is shown.
+absl::StatusOr<std::string> Snapshot(Context& ctx, const ParsedFlags& flags) {
+  const bool summary = flags.Has("summary");
+  std::vector<std::string> remotes;
+  bool local = true;
+  if (std::optional<std::string> remote = flags.Value("remote")) {
+    local = false;
+    for (std::string_view h : Split(*remote, ',')) remotes.emplace_back(Trim(h));
+  }
+  if (flags.Has("all")) {
+    local = true;
+    if (ctx.remote_hosts.empty()) {
+      return absl::InvalidArgumentError(
+          "--all needs remote hosts: set remote_hosts in the config file (canhazgpu config show)");
+    }
+    for (const std::string& h : ctx.remote_hosts) remotes.push_back(h);
+  }
+  for (const std::string& h : remotes) RETURN_IF_ERROR(CheckHostName(h));
+  const bool multi = !remotes.empty() || summary;
+  std::vector<HostReport> reports;
+  if (local) {
+    absl::StatusOr<Json> mine = LocalReport(ctx, summary);
+    if (!mine.ok() && !multi) return mine.status();
+    reports.push_back({kLocalHost, mine.ok() ? *mine : Json(nullptr),
+                       mine.ok() ? "" : std::string(mine.status().message())});
+  }
+  for (HostReport& r : RemoteReports(remotes, flags, summary)) reports.push_back(std::move(r));
+  if (summary && flags.Has("json")) {
+    Json out = Json::object();
+    for (const HostReport& r : reports)
+      out[r.host] = r.error.empty() ? r.value : Json{{"error", r.error}};
+    return out.dump(2) + "\n";
+  }
+  return Render(ctx, reports, flags, multi);
+}
+
+absl::Status Status(Context& ctx, const ParsedFlags& flags) {
+  const bool watch = flags.Has("watch");
+  Duration interval = std::chrono::seconds(2);
+  if (!flags.positional.empty()) {
+    if (!watch || flags.positional.size() > 1) {
+      return absl::InvalidArgumentError(
+          StrCat("unexpected argument '", flags.positional[watch ? 1 : 0], "' for 'status'"));
+    }
+    ASSIGN_OR_RETURN(interval, ParseDuration(flags.positional[0]));
+  }
+  if (!watch) {
+    ASSIGN_OR_RETURN(std::string out, Snapshot(ctx, flags));
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return absl::OkStatus();
+  }
+  // Until interrupted (SIGINT's default action) or stdout goes away.
+  const bool tty = isatty(STDOUT_FILENO);
+  while (true) {
+    absl::StatusOr<std::string> out = Snapshot(ctx, flags);
+    std::string frame = out.ok() ? *out : StrCat("canhazgpu: ", out.status().message(), "\n");
+    std::string header = StrCat("every ", FormatDurationShort(interval), ": canhazgpu status  ",
+                                FormatTimestamp(ctx.machine->clock.Now()), "\n\n");
+    // On a terminal: home, draw, clear what the last frame left below.
+    std::string text = StrCat(header, frame);
+    if (tty) {
+      std::string erased;
+      for (char c : text) erased += c == '\n' ? std::string("\033[K\n") : std::string(1, c);
+      text = StrCat("\033[H", erased, "\033[J");
+    } else {
+      text += "\n";
+    }
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+        std::fflush(stdout) != 0) {
+      return absl::OkStatus();  // the reader left
+    }
+    std::this_thread::sleep_for(interval);
+  }
 }
 
 }  // namespace

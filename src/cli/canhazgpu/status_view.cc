@@ -1,5 +1,10 @@
 #include "cli/canhazgpu/status_view.h"
 
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "absl/strings/str_format.h"
 #include "cli/common/table.h"
 #include "core/duration.h"
 #include "core/strings.h"
@@ -55,14 +60,6 @@ std::string Validation(const GpuStatus& s, uint64_t threshold_bytes) {
   return StrCat(UsedMiB(s), "MiB, ", ProcessCount(s.processes.size()));
 }
 
-std::string ModelText(const GpuStatus& s) { return s.model ? s.model->model : "-"; }
-
-std::string UserText(const GpuStatus& s) {
-  if (s.reservation) return s.reservation->user;
-  if (s.state == GpuState::kUnreserved) return FormatUserList(alloc::ProcessUsers(s.processes));
-  return "-";
-}
-
 }  // namespace
 
 std::string FormatUserList(const std::vector<std::string>& users, size_t max_names) {
@@ -73,41 +70,153 @@ std::string FormatUserList(const std::vector<std::string>& users, size_t max_nam
   return StrCat(Join(shown, ", "), " and ", users.size() - max_names, " more");
 }
 
-std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bool color) {
-  bool any_model = false, any_note = false;
-  for (const GpuStatus& s : status.gpus) {
-    any_model |= s.model.has_value();
-    any_note |= s.reservation && !s.reservation->note.empty();
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Text(const Json& g, const char* key) {
+  auto it = g.find(key);
+  return it != g.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int64_t Number(const Json& g, const char* key) {
+  auto it = g.find(key);
+  return it != g.end() && it->is_number() ? it->get<int64_t>() : -1;
+}
+
+// "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3": the vendor is the same on
+// every row and the width is better spent elsewhere.
+std::string ShortProduct(std::string product) {
+  for (const char* vendor : {"NVIDIA ", "AMD "}) {
+    if (product.starts_with(vendor)) product = product.substr(std::strlen(vendor));
   }
-  std::vector<std::string> headers = {"GPU", "STATUS", "USER", "DURATION", "TYPE"};
-  if (any_model) headers.push_back("MODEL");
-  headers.insert(headers.end(), {"DETAILS", "VALIDATION"});
-  if (any_note) headers.push_back("NOTE");
-  Table table(headers, MakeStyle(color, "1;36"));
+  return product;
+}
+
+struct Column {
+  std::string header;
+  int keep;  // columns with the lowest `keep` are dropped first on narrow terminals
+  std::vector<Cell> cells;
+};
+
+}  // namespace
+
+std::string MemoryBar(int64_t used_mib, int64_t total_mib, bool color) {
+  if (used_mib < 0 || total_mib <= 0) return "-";
+  constexpr int kCells = 8;
+  double share = std::min(1.0, static_cast<double>(used_mib) / static_cast<double>(total_mib));
+  int filled = static_cast<int>(share * kCells + 0.5);
+  if (used_mib > 0 && filled == 0) filled = 1;  // in use, however little, shows
+  std::string bar;
+  for (int i = 0; i < kCells; ++i) bar += i < filled ? "█" : "░";
+  const char* sgr = share < 0.4 ? "32" : share < 0.7 ? "33" : "31";
+  Style style = MakeStyle(color, sgr);
+  return absl::StrFormat("%s%s%s %4.1f/%.0fG", style.start, bar, style.end,
+                         static_cast<double>(used_mib) / 1024.0,
+                         static_cast<double>(total_mib) / 1024.0);
+}
+
+std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& options) {
+  const bool color = options.color;
   Style dim = MakeStyle(color, "2");
-  auto cell = [&](std::string text) { return Cell{text, text == "-" ? dim : Style{}}; };
-  for (const GpuStatus& s : status.gpus) {
-    static const char* kLabels[] = {"● AVAILABLE", "● IN_USE", "⚠ UNRESERVED", "✗ ERROR"};
-    static const char* kColors[] = {"1;32", "34", "1;33", "1;31"};
-    int state = static_cast<int>(s.state);
-    std::vector<Cell> row = {
-        {StrCat(s.gpu)},
-        {kLabels[state], MakeStyle(color, kColors[state])},
-        cell(UserText(s)),
-        cell(s.reservation ? FormatDuration(Since(s.reservation->start, now)) : "-"),
-        cell(s.reservation ? std::string(KindLabel(s.reservation->kind)) : "-"),
+  auto cell = [&](std::string text) {
+    if (text.empty()) text = "-";
+    return Cell{text, text == "-" ? dim : Style{}};
+  };
+  std::vector<Column> columns = {
+      {"GPU", 100, {}},    {"STATUS", 100, {}},    {"USER", 90, {}},   {"DURATION", 60, {}},
+      {"TYPE", 20, {}},    {"PRODUCT", 30, {}},    {"MEMORY", 50, {}}, {"MODEL", 15, {}},
+      {"DETAILS", 70, {}}, {"VALIDATION", 10, {}}, {"NOTE", 65, {}},
+  };
+  enum {
+    kGpu,
+    kStatus,
+    kUser,
+    kDuration,
+    kType,
+    kProduct,
+    kMemory,
+    kModel,
+    kDetails,
+    kValidation,
+    kNote
+  };
+  bool any_model = false, any_note = false, any_product = false, any_memory = false;
+  for (const Json& g : gpus) {
+    static const std::map<std::string, std::pair<const char*, const char*>> kLabels = {
+        {"AVAILABLE", {"● AVAILABLE", "1;32"}},
+        {"IN_USE", {"● IN_USE", "34"}},
+        {"UNRESERVED", {"⚠ UNRESERVED", "1;33"}},
+        {"ERROR", {"✗ ERROR", "1;31"}},
     };
-    if (any_model) row.push_back(cell(ModelText(s)));
-    row.push_back(cell(Details(s, now)));
-    std::string validation = Validation(s, status.threshold_bytes);
-    row.push_back(cell(validation.empty() ? "-" : validation));
-    if (any_note) {
-      row.push_back(
-          cell(s.reservation && !s.reservation->note.empty() ? s.reservation->note : "-"));
-    }
-    table.AddRow(std::move(row));
+    const std::string state = Text(g, "status");
+    auto label = kLabels.find(state);
+    int64_t seconds = Number(g, "duration_seconds");
+    std::string model = g.contains("model") ? Text(g["model"], "model") : "";
+    std::string product = ShortProduct(Text(g, "product"));
+    int64_t used = Number(g, "memory_used_mib"), total = Number(g, "memory_total_mib");
+    any_model |= !model.empty();
+    any_note |= !Text(g, "note").empty();
+    any_product |= !product.empty();
+    any_memory |= total > 0;
+    columns[kGpu].cells.push_back({std::to_string(Number(g, "gpu_id"))});
+    columns[kStatus].cells.push_back(
+        label == kLabels.end() ? Cell{state, {}}
+                               : Cell{label->second.first, MakeStyle(color, label->second.second)});
+    columns[kUser].cells.push_back(cell(Text(g, "user")));
+    columns[kDuration].cells.push_back(
+        cell(seconds >= 0 ? FormatDurationShort(Duration(seconds * 1000)) : ""));
+    columns[kType].cells.push_back(cell(Text(g, "type")));
+    columns[kProduct].cells.push_back(cell(product));
+    columns[kMemory].cells.push_back(cell(MemoryBar(used, total, color)));
+    columns[kModel].cells.push_back(cell(model));
+    columns[kDetails].cells.push_back(
+        cell(state == "UNRESERVED" ? Text(g, "process_info") : Text(g, "details")));
+    columns[kValidation].cells.push_back(cell(Text(g, "validation")));
+    columns[kNote].cells.push_back(cell(Text(g, "note")));
   }
-  return table.Render();
+  // Columns with nothing to say on any row are left out.
+  std::vector<bool> shown(columns.size(), true);
+  shown[kModel] = any_model;
+  shown[kNote] = any_note;
+  shown[kProduct] = any_product;
+  shown[kMemory] = any_memory;
+  while (true) {
+    std::vector<std::string> headers;
+    std::vector<size_t> kept;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (shown[c]) {
+        headers.push_back(columns[c].header);
+        kept.push_back(c);
+      }
+    }
+    Table table(headers, MakeStyle(color, "1;36"));
+    for (size_t row = 0; row < gpus.size(); ++row) {
+      std::vector<Cell> cells;
+      for (size_t c : kept) cells.push_back(columns[c].cells[row]);
+      table.AddRow(std::move(cells));
+    }
+    std::string out = table.Render();
+    size_t width = 0;
+    for (std::string_view line : Split(out, '\n')) {
+      width = std::max(width, DisplayWidth(std::string(line)));
+    }
+    if (options.width == 0 || width <= options.width) return out;
+    // Too wide: drop the least useful column still shown, if any may go.
+    size_t drop = columns.size();
+    for (size_t c : kept) {
+      if (columns[c].keep < 90 &&
+          (drop == columns.size() || columns[c].keep < columns[drop].keep)) {
+        drop = c;
+      }
+    }
+    if (drop == columns.size()) return out;
+    shown[drop] = false;
+  }
+}
+
+std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bool color) {
+  return RenderStatusTable(StatusJson(status, now), {.color = color});
 }
 
 nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now) {

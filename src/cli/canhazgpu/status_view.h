@@ -10,7 +10,20 @@
 
 namespace canhazgpu::cli {
 
+struct StatusTableOptions {
+  bool color = false;
+  size_t width = 0;  // terminal columns; 0: as wide as the content
+};
+
+// The table from `status --json` objects (local or from a remote host), so
+// every host renders alike. Columns with nothing to show are left out; when
+// `width` is set, the least useful columns are dropped until it fits.
+std::string RenderStatusTable(const nlohmann::ordered_json& gpus,
+                              const StatusTableOptions& options);
 std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bool color);
+
+// "███░░░░░ 30.0/80G", coloured green, yellow, red at 40% and 70%.
+std::string MemoryBar(int64_t used_mib, int64_t total_mib, bool color);
 nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now);
 
 // "alice", "alice and bob", "alice, bob and 2 more".

@@ -1,10 +1,17 @@
 // Golden tests for the status table and JSON.
 #include "cli/canhazgpu/status_view.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "cli/common/table.h"
 
 namespace canhazgpu::cli {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 using std::chrono::minutes;
 
@@ -41,16 +48,45 @@ alloc::HostStatus Sample(TimePoint now) {
 TEST(StatusViewTest, TableMatchesGolden) {
   TimePoint now = FromEpochMillis(1'790'000'000'000);
   EXPECT_EQ(RenderStatusTable(Sample(now), now, false),
-            "GPU │ STATUS       │ USER  │ DURATION  │ TYPE   │ MODEL │ DETAILS                   │ "
-            "VALIDATION         │ NOTE\n"
-            "────┼──────────────┼───────┼───────────┼────────┼───────┼───────────────────────────┼─"
-            "───────────────────┼───────────────────\n"
-            "0   │ ● AVAILABLE  │ -     │ -         │ -      │ -     │ free for 0h 5m 0s         │ "
-            "0MiB used          │ -\n"
-            "1   │ ● IN_USE     │ alice │ 1h 30m 0s │ MANUAL │ org/m │ expires in 0h 30m 0s      │ "
-            "8452MiB, 1 process │ <script>x</script>\n"
-            "2   │ ⚠ UNRESERVED │ bob   │ -         │ -      │ -     │ 2048MiB used by 1 process │ "
-            "-                  │ -\n");
+            "GPU │ STATUS       │ USER  │ DURATION │ TYPE   │ PRODUCT        │ MEMORY            │ "
+            "MODEL │ DETAILS                   │ VALIDATION         │ NOTE\n"
+            "────┼──────────────┼───────┼──────────┼────────┼────────────────┼───────────────────┼─"
+            "──────┼───────────────────────────┼────────────────────┼───────────────────\n"
+            "0   │ ● AVAILABLE  │ -     │ -        │ -      │ H100 80GB HBM3 │ ░░░░░░░░  0.0/80G │ "
+            "-     │ free for 0h 5m 0s         │ 0MiB used          │ -\n"
+            "1   │ ● IN_USE     │ alice │ 1h 30m   │ MANUAL │ H100 80GB HBM3 │ █░░░░░░░  8.3/80G │ "
+            "org/m │ expires in 0h 30m 0s      │ 8452MiB, 1 process │ <script>x</script>\n"
+            "2   │ ⚠ UNRESERVED │ bob   │ -        │ -      │ H100 80GB HBM3 │ █░░░░░░░  2.0/80G │ "
+            "-     │ 2048MiB used by 1 process │ -                  │ -\n");
+}
+
+TEST(StatusViewTest, NarrowTerminalsDropColumnsInsteadOfWrapping) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  auto json = StatusJson(Sample(now), now);
+  for (size_t width : {150, 120, 100, 80, 60}) {
+    std::string table = RenderStatusTable(json, {.width = width});
+    std::string header = table.substr(0, table.find('\n'));
+    size_t start = 0;
+    for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
+      EXPECT_LE(DisplayWidth(table.substr(start, end - start)), width) << table;
+    }
+    EXPECT_THAT(header, StartsWith("GPU │ STATUS       │ USER"));
+    EXPECT_THAT(table, HasSubstr("alice")) << "the user always stays";
+  }
+  // The least useful go first.
+  std::string table = RenderStatusTable(json, {.width = 150});
+  EXPECT_THAT(table, Not(HasSubstr("VALIDATION")));
+  EXPECT_THAT(table, HasSubstr("DETAILS"));
+  EXPECT_THAT(RenderStatusTable(json, {.width = 0}), HasSubstr("VALIDATION"));
+}
+
+TEST(StatusViewTest, MemoryBar) {
+  EXPECT_EQ(MemoryBar(0, 81920, false), "░░░░░░░░  0.0/80G");
+  EXPECT_EQ(MemoryBar(1, 81920, false), "█░░░░░░░  0.0/80G");
+  EXPECT_EQ(MemoryBar(40960, 81920, false), "████░░░░ 40.0/80G");
+  EXPECT_EQ(MemoryBar(81920, 81920, false), "████████ 80.0/80G");
+  EXPECT_EQ(MemoryBar(81920, 81920, true), "\033[31m████████\033[0m 80.0/80G");
+  EXPECT_EQ(MemoryBar(-1, 0, false), "-");
 }
 
 TEST(StatusViewTest, JsonHasCanhazgpuFieldsAndRicherOnes) {

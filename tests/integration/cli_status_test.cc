@@ -1,0 +1,151 @@
+// status beyond one table: remote hosts over (a stand-in for) ssh, --all,
+// --summary and --watch, through the real binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "integration/cli_runner.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class CliStatusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+    root_ = host_.dir() + "/remotes";
+    mkdir(root_.c_str(), 0755);
+    AddRemote("gpu1", 4);
+    AddRemote("gpu2", 8);
+    host_.env()["FAKE_SSH_ROOT"] = root_;
+    host_.env()["CANHAZGPU_TEST_BINARY"] = CANHAZGPU_BINARY;
+    host_.env()["CANHAZGPU_STATUS_SSH"] = FAKE_SSH;
+  }
+  // A remote host: its own state file and simulated GPUs.
+  void AddRemote(const std::string& name, int gpus) {
+    std::string dir = root_ + "/" + name;
+    mkdir(dir.c_str(), 0755);
+    CliResult r = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--gpus",
+                              std::to_string(gpus), "--state", dir + "/state.db"},
+                             {{"HOME", dir}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  CliResult RunOn(const std::string& name, std::vector<std::string> args) {
+    std::string dir = root_ + "/" + name;
+    args.insert(args.begin(), CANHAZGPU_BINARY);
+    args.insert(args.end(), {"--state", dir + "/state.db"});
+    return RunProgram(args, {{"HOME", dir}});
+  }
+  void SetRemoteHosts(const std::string& list) {
+    WriteFile(host_.dir() + "/.canhazgpu.yaml", "remote_hosts: [" + list + "]\n");
+  }
+
+  CliHost host_;
+  std::string root_;
+};
+
+TEST_F(CliStatusTest, RemoteHostJsonIsKeyedByHost) {
+  ASSERT_EQ(RunOn("gpu1", {"reserve", "-g", "2", "--note", "remote job"}).exit_code, 0);
+  CliResult r = host_.Run({"status", "--remote", "gpu1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = json::parse(r.out);
+  ASSERT_TRUE(out.contains("gpu1"));
+  EXPECT_FALSE(out.contains("localhost"));
+  ASSERT_EQ(out["gpu1"].size(), 4u);
+  EXPECT_EQ(out["gpu1"][0]["status"], "IN_USE");
+  EXPECT_EQ(out["gpu1"][0]["note"], "remote job");
+  // The argv ssh got: options, `--`, the host, the remote command.
+  EXPECT_THAT(ReadFile(root_ + "/argv.log"),
+              HasSubstr("[-o][BatchMode=yes][-o][ConnectTimeout=10][--][gpu1][canhazgpu][status]"
+                        "[--json]"));
+}
+
+TEST_F(CliStatusTest, AllShowsEveryHostAndAnUnreachableOneDoesNotHideTheOthers) {
+  SetRemoteHosts("gpu1, down, gpu2, slow, garbage");
+  CliResult r = host_.Run({"status", "--all", "--json", "--remote-timeout", "2s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = json::parse(r.out);
+  EXPECT_EQ(out["localhost"].size(), 2u);
+  EXPECT_EQ(out["gpu1"].size(), 4u);
+  EXPECT_EQ(out["gpu2"].size(), 8u);
+  EXPECT_THAT(out["down"]["error"].get<std::string>(), HasSubstr("Connection refused"));
+  EXPECT_THAT(out["slow"]["error"].get<std::string>(), HasSubstr("no answer within 2s"));
+  EXPECT_THAT(out["garbage"]["error"].get<std::string>(), HasSubstr("unexpected output"));
+
+  CliResult table = host_.Run({"status", "--all", "--remote-timeout", "2s"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("localhost\nGPU │ STATUS"));
+  EXPECT_THAT(table.out, HasSubstr("gpu2\nGPU │ STATUS"));
+  EXPECT_THAT(table.out, HasSubstr("down\nunreachable: ssh: connect to host down"));
+}
+
+TEST_F(CliStatusTest, SummaryHasOneLinePerHost) {
+  SetRemoteHosts("gpu1, down");
+  ASSERT_EQ(host_.Run({"reserve", "-g", "2"}).exit_code, 0);
+  ASSERT_EQ(RunOn("gpu1", {"reserve", "-g", "1"}).exit_code, 0);
+  // A waiter on this host, counted as waiting.
+  int waiter = host_.Spawn({"reserve", "-g", "1"});
+  ASSERT_TRUE(Eventually([&] {
+    return host_.Run({"queue", "--json"}).out.find("\"id\"") != std::string::npos;
+  }));
+  CliResult r = host_.Run({"status", "--all", "--summary", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = json::parse(r.out);
+  EXPECT_EQ(out["localhost"]["gpus"], 2);
+  EXPECT_EQ(out["localhost"]["in_use"], 2);
+  EXPECT_EQ(out["localhost"]["available"], 0);
+  EXPECT_EQ(out["localhost"]["waiting"], 1);
+  EXPECT_EQ(out["localhost"]["products"], "2× NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(out["gpu1"]["available"], 3);
+  EXPECT_EQ(out["gpu1"]["in_use"], 1);
+  EXPECT_THAT(out["down"]["error"].get<std::string>(), HasSubstr("Connection refused"));
+
+  CliResult table = host_.Run({"status", "--all", "--summary"});
+  EXPECT_THAT(table.out, HasSubstr("HOST"));
+  EXPECT_THAT(table.out, HasSubstr("WAITING"));
+  EXPECT_THAT(table.out, HasSubstr("unreachable: ssh: connect"));
+  kill(waiter, SIGTERM);
+  ExitCodeOf(waiter);
+}
+
+TEST_F(CliStatusTest, HostNamesNeverBecomeOptionsOrShellText) {
+  CliResult option = host_.Run({"status", "--remote", "-oProxyCommand=touch /tmp/x"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_THAT(option.err, HasSubstr("invalid remote host '-oProxyCommand=touch /tmp/x'"));
+  const std::string marker = host_.dir() + "/pwned";
+  CliResult shell = host_.Run({"status", "--remote", "x;touch$IFS" + marker, "--json"});
+  EXPECT_EQ(shell.exit_code, 0) << shell.err;
+  EXPECT_THAT(json::parse(shell.out).begin().value()["error"].get<std::string>(),
+              HasSubstr("Could not resolve hostname"));
+  struct stat st;
+  EXPECT_NE(stat(marker.c_str(), &st), 0);
+  CliResult no_hosts = host_.Run({"status", "--all"});
+  EXPECT_EQ(no_hosts.exit_code, 2);
+  EXPECT_THAT(no_hosts.err, HasSubstr("--all needs remote hosts"));
+}
+
+TEST_F(CliStatusTest, WatchRedrawsUntilStopped) {
+  const std::string out_path = host_.dir() + "/watch.out";
+  // stdout to a file: each frame is appended, separated by a blank line.
+  int pid = SpawnProgram(
+      {"/bin/sh", "-c", std::string(CANHAZGPU_BINARY) + " status --watch 1s > " + out_path},
+      host_.env());
+  ASSERT_TRUE(
+      Eventually([&] { return ReadFile(out_path).find("● AVAILABLE") != std::string::npos; }));
+  ASSERT_EQ(host_.Run({"reserve", "-g", "1", "--note", "watched"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return ReadFile(out_path).find("watched") != std::string::npos; }));
+  EXPECT_THAT(ReadFile(out_path), HasSubstr("every 1s: canhazgpu status"));
+  kill(-pid, SIGINT);
+  EXPECT_EQ(ExitCodeOf(pid), 130);
+  EXPECT_EQ(host_.Run({"status", "--watch", "soon"}).exit_code, 2);
+  EXPECT_EQ(host_.Run({"status", "extra"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
