@@ -93,6 +93,16 @@ struct HistoryRecord {
   std::string note;
 };
 
+// What a GPU was doing when canhazgpu last looked at it: the raw material
+// of `report`'s busy/idle split. Sampling is opportunistic (status, queue
+// polls, the dashboard), so reports treat time without samples as unknown.
+struct UsageSample {
+  int gpu = 0;
+  TimePoint at;
+  uint64_t memory_used_bytes = 0;
+  bool busy = false;  // memory used above the threshold
+};
+
 HistoryRecord EndReservation(const Reservation& r, TimePoint end, ReleaseReason reason);
 
 }  // namespace canhazgpu

@@ -65,6 +65,34 @@ class MemoryTransaction : public StateTransaction {
   absl::StatusOr<std::optional<TimePoint>> LastUsedBy(uint32_t uid, int gpu) override {
     return Latest([&](const HistoryRecord& h) { return h.gpu == gpu && h.uid == uid; });
   }
+  absl::Status AppendUsageSamples(const std::vector<UsageSample>& samples,
+                                  TimePoint keep_after) override {
+    if (!writable_) return ReadOnly();
+    for (const UsageSample& u : samples) {
+      std::erase_if(state_.samples,
+                    [&](const UsageSample& s) { return s.gpu == u.gpu && s.at == u.at; });
+      state_.samples.push_back(u);
+    }
+    std::erase_if(state_.samples, [&](const UsageSample& s) { return s.at < keep_after; });
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<UsageSample>> UsageSamplesSince(TimePoint since) override {
+    std::vector<UsageSample> out;
+    for (const UsageSample& s : state_.samples) {
+      if (s.at >= since) out.push_back(s);
+    }
+    std::sort(out.begin(), out.end(), [](const UsageSample& a, const UsageSample& b) {
+      return std::tie(a.gpu, a.at) < std::tie(b.gpu, b.at);
+    });
+    return out;
+  }
+  absl::StatusOr<std::optional<TimePoint>> LastUsageSample() override {
+    std::optional<TimePoint> last;
+    for (const UsageSample& s : state_.samples) {
+      if (!last || s.at > *last) last = s.at;
+    }
+    return last;
+  }
   absl::StatusOr<std::vector<HistoryRecord>> HistorySince(TimePoint since) override {
     std::vector<HistoryRecord> out;
     for (const HistoryRecord& h : state_.history) {

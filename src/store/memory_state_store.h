@@ -19,6 +19,7 @@ class MemoryStateStore : public StateStore {
     std::optional<PoolConfig> pool;
     std::map<int, Reservation> reservations;
     std::vector<HistoryRecord> history;
+    std::vector<UsageSample> samples;
     std::vector<QueueEntry> queue;
     int64_t last_queue_id = 0;
   };

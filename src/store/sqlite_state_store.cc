@@ -84,6 +84,17 @@ CREATE TABLE queue (
   enqueued_ms INTEGER NOT NULL
 ) STRICT;
 )sql",
+    // 3: what the GPUs were doing when canhazgpu looked (for `report`).
+    R"sql(
+CREATE TABLE usage_samples (
+  gpu INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  memory_used INTEGER NOT NULL,
+  busy INTEGER NOT NULL,
+  PRIMARY KEY (gpu, at_ms)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX usage_samples_by_time ON usage_samples (at_ms);
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -284,6 +295,45 @@ class SqliteTransaction : public StateTransaction {
   absl::StatusOr<std::optional<TimePoint>> LastUsedBy(uint32_t uid, int gpu) override {
     Statement s(statements_, path_, "SELECT MAX(end_ms) FROM history WHERE uid = ? AND gpu = ?");
     s.Bind(static_cast<int64_t>(uid)).Bind(gpu);
+    return MaybeTime(s);
+  }
+
+  absl::Status AppendUsageSamples(const std::vector<UsageSample>& samples,
+                                  TimePoint keep_after) override {
+    for (const UsageSample& u : samples) {
+      RETURN_IF_ERROR(
+          Statement(statements_, path_,
+                    "INSERT OR REPLACE INTO usage_samples (gpu, at_ms, memory_used, busy) "
+                    "VALUES (?, ?, ?, ?)")
+              .Bind(u.gpu)
+              .Bind(ToEpochMillis(u.at))
+              .Bind(static_cast<int64_t>(u.memory_used_bytes))
+              .Bind(static_cast<int64_t>(u.busy))
+              .Exec());
+    }
+    return Statement(statements_, path_, "DELETE FROM usage_samples WHERE at_ms < ?")
+        .Bind(ToEpochMillis(keep_after))
+        .Exec();
+  }
+
+  absl::StatusOr<std::vector<UsageSample>> UsageSamplesSince(TimePoint since) override {
+    Statement s(statements_, path_,
+                "SELECT gpu, at_ms, memory_used, busy FROM usage_samples WHERE at_ms >= ? "
+                "ORDER BY gpu, at_ms");
+    s.Bind(ToEpochMillis(since));
+    std::vector<UsageSample> out;
+    while (s.Step()) {
+      out.push_back({.gpu = static_cast<int>(s.Int(0)),
+                     .at = FromEpochMillis(s.Int(1)),
+                     .memory_used_bytes = static_cast<uint64_t>(s.Int(2)),
+                     .busy = s.Int(3) != 0});
+    }
+    RETURN_IF_ERROR(s.status());
+    return out;
+  }
+
+  absl::StatusOr<std::optional<TimePoint>> LastUsageSample() override {
+    Statement s(statements_, path_, "SELECT MAX(at_ms) FROM usage_samples");
     return MaybeTime(s);
   }
 

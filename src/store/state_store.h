@@ -51,6 +51,14 @@ class StateTransaction {
   virtual absl::StatusOr<std::optional<TimePoint>> LastUsedBy(uint32_t uid, int gpu) = 0;
   // Records that ended at or after `since`, oldest first.
   virtual absl::StatusOr<std::vector<HistoryRecord>> HistorySince(TimePoint since) = 0;
+
+  // Appends samples and drops those older than `keep_after`.
+  virtual absl::Status AppendUsageSamples(const std::vector<UsageSample>& samples,
+                                          TimePoint keep_after) = 0;
+  // Samples taken at or after `since`, ordered by GPU, then time.
+  virtual absl::StatusOr<std::vector<UsageSample>> UsageSamplesSince(TimePoint since) = 0;
+  // When the last sample was taken, if ever.
+  virtual absl::StatusOr<std::optional<TimePoint>> LastUsageSample() = 0;
 };
 
 using TransactionFn = std::function<absl::Status(StateTransaction&)>;

@@ -237,6 +237,45 @@ TEST_P(StoreConformanceTest, ReadRefusesWrites) {
   EXPECT_TRUE(List().empty());
 }
 
+TEST_P(StoreConformanceTest, UsageSamplesAreKeptOrderedAndPruned) {
+  auto at = [](int64_t minute) { return FromEpochMillis(minute * 60'000); };
+  ASSERT_TRUE(store_
+                  ->Read([&](StateTransaction& t) {
+                    EXPECT_FALSE(t.LastUsageSample().value().has_value());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) {
+                    return t.AppendUsageSamples({{.gpu = 1, .at = at(5), .busy = true},
+                                                 {.gpu = 0, .at = at(7), .memory_used_bytes = 9},
+                                                 {.gpu = 0, .at = at(1)}},
+                                                at(0));
+                  })
+                  .ok());
+  // A later append prunes what is older than its horizon.
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) {
+                    return t.AppendUsageSamples({{.gpu = 0, .at = at(9)}}, at(2));
+                  })
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Read([&](StateTransaction& t) {
+                    auto samples = t.UsageSamplesSince(at(0)).value();
+                    EXPECT_EQ(samples.size(), 3u);
+                    EXPECT_EQ(samples[0].gpu, 0);
+                    EXPECT_EQ(samples[0].at, at(7));
+                    EXPECT_EQ(samples[0].memory_used_bytes, 9u);
+                    EXPECT_EQ(samples[1].at, at(9));
+                    EXPECT_EQ(samples[2].gpu, 1);
+                    EXPECT_TRUE(samples[2].busy);
+                    EXPECT_EQ(t.UsageSamplesSince(at(6)).value().size(), 2u);
+                    EXPECT_EQ(t.LastUsageSample().value(), at(9));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 TEST_P(StoreConformanceTest, HistoryAnswersLastReleasedAndLastUsedBy) {
   auto record = [](int gpu, uint32_t uid, int64_t end_minute) {
     return HistoryRecord{.gpu = gpu,

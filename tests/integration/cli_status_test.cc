@@ -149,3 +149,60 @@ TEST_F(CliStatusTest, WatchRedrawsUntilStopped) {
 
 }  // namespace
 }  // namespace canhazgpu::testing
+
+namespace canhazgpu::testing {
+namespace {
+
+class CliReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "4"}).exit_code, 0);
+  }
+  CliHost host_;
+};
+
+TEST_F(CliReportTest, ReportsReservationsPerUserWithSamplesAndGaps) {
+  ASSERT_EQ(host_.Run({"reserve", "-g", "2", "--note", "<b>x</b>"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"status"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"run", "--", "true"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"release"}).exit_code, 0);
+  CliResult r = host_.Run({"report", "--json", "--days", "7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json report = json::parse(r.out);
+  EXPECT_EQ(report["days"], 7);
+  EXPECT_EQ(report["gpus"], 4);
+  ASSERT_EQ(report["users"].size(), 1u);
+  const json& me = report["users"][0];
+  EXPECT_EQ(me["reservations"], 2) << "the 2-GPU reservation counts once, plus the run";
+  EXPECT_GT(me["manual_gpu_hours"].get<double>(), 0.0);
+  EXPECT_GT(me["run_gpu_hours"].get<double>(), 0.0);
+  double split = me["busy_gpu_hours"].get<double>() + me["idle_gpu_hours"].get<double>() +
+                 me["unknown_gpu_hours"].get<double>();
+  EXPECT_NEAR(split, me["gpu_hours"].get<double>(), 1e-9);
+  // The simulated GPUs use no memory: sampled time is idle, not busy.
+  EXPECT_EQ(me["busy_gpu_hours"].get<double>(), 0.0);
+  EXPECT_GT(me["idle_gpu_hours"].get<double>(), 0.0);
+  EXPECT_EQ(report["available_gpu_hours"], 4 * 7 * 24);
+
+  CliResult csv = host_.Run({"report", "--csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, ::testing::StartsWith("user,gpu_hours,run_gpu_hours,"));
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 3);  // header, user, TOTAL
+  CliResult text = host_.Run({"report"});
+  EXPECT_THAT(text.out, HasSubstr("(30 days), 4 GPUs"));
+  EXPECT_THAT(text.out, HasSubstr("TOTAL"));
+  EXPECT_THAT(text.out, HasSubstr("unknown (no usage samples)"));
+}
+
+TEST_F(CliReportTest, EmptyPeriodAndBadFlags) {
+  CliResult r = host_.Run({"report"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("No reservations in this period."));
+  EXPECT_EQ(json::parse(host_.Run({"report", "--json"}).out)["users"].size(), 0u);
+  EXPECT_EQ(host_.Run({"report", "--days", "0"}).exit_code, 2);
+  EXPECT_EQ(host_.Run({"report", "--json", "--csv"}).exit_code, 2);
+  EXPECT_EQ(host_.Run({"report", "extra"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing

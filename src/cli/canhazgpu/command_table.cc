@@ -13,6 +13,8 @@ const std::vector<CommandSpec>& Commands() {
       {"release", "release your reservations", "[flags]", ReleaseFlags(), ReleaseCommand},
       {"queue", "the requests waiting for GPUs, first come first served", "[flags]", QueueFlags(),
        QueueCommand},
+      {"report", "GPU-hours per user, and how busy the GPUs really were", "[flags]", ReportFlags(),
+       ReportCommand},
       {"admin", "detect the GPUs and initialize the pool", "[flags]", AdminFlags(), AdminCommand},
       {"config", "show every option's effective value and where it came from", "show [flags]",
        ConfigFlags(), ConfigCommand},

@@ -36,6 +36,7 @@ int ReleaseCommand(Context& ctx, const Args& args);
 int RunCommand(Context& ctx, const Args& args);
 int QueueCommand(Context& ctx, const Args& args);
 int ConfigCommand(Context& ctx, const Args& args);
+int ReportCommand(Context& ctx, const Args& args);
 
 std::vector<FlagSpec> AdminFlags();
 std::vector<FlagSpec> StatusFlags();
@@ -44,5 +45,6 @@ std::vector<FlagSpec> ReleaseFlags();
 std::vector<FlagSpec> RunFlags();
 std::vector<FlagSpec> QueueFlags();
 std::vector<FlagSpec> ConfigFlags();
+std::vector<FlagSpec> ReportFlags();
 
 }  // namespace canhazgpu::cli

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "alloc/queue.h"
+#include "alloc/report.h"
 #include "cli/canhazgpu/commands.h"
 #include "cli/canhazgpu/status_view.h"
 #include "cli/common/exit_code.h"
@@ -96,6 +97,8 @@ absl::StatusOr<Json> LocalReport(Context& ctx, bool summary) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
   std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+  // Best effort: a read-only state file still shows status.
+  (void)alloc::RecordUsage(*store, gpus, ctx.threshold_bytes, ctx.machine->clock.Now());
   ASSIGN_OR_RETURN(alloc::HostStatus status,
                    alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
   Json json = StatusJson(status, ctx.machine->clock.Now());

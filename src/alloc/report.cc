@@ -1,0 +1,142 @@
+#include "alloc/report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "core/status_macros.h"
+
+namespace canhazgpu::alloc {
+namespace {
+
+int64_t Ms(TimePoint t) { return ToEpochMillis(t); }
+
+// The samples of one GPU, in time order.
+using SampleSpan =
+    std::pair<std::vector<UsageSample>::const_iterator, std::vector<UsageSample>::const_iterator>;
+
+// Splits [start, end) of one GPU by what its samples say.
+BusySplit Split(SampleSpan samples, int64_t start, int64_t end) {
+  BusySplit out;
+  int64_t covered_until = start;
+  // The first sample that may cover `start` is the last one at or before it.
+  auto it = std::upper_bound(samples.first, samples.second, start,
+                             [](int64_t t, const UsageSample& s) { return t < Ms(s.at); });
+  if (it != samples.first) --it;
+  for (; it != samples.second && Ms(it->at) < end; ++it) {
+    int64_t from = std::max(Ms(it->at), start);
+    int64_t until = Ms(it->at) + kSampleSpan.count();
+    if (auto next = std::next(it); next != samples.second) until = std::min(until, Ms(next->at));
+    until = std::min(until, end);
+    if (until <= from) continue;
+    if (from > covered_until) out.unknown_ms += from - covered_until;
+    (it->busy ? out.busy_ms : out.idle_ms) += until - from;
+    covered_until = until;
+  }
+  if (end > covered_until) out.unknown_ms += end - covered_until;
+  return out;
+}
+
+void Add(BusySplit& into, const BusySplit& b) {
+  into.busy_ms += b.busy_ms;
+  into.idle_ms += b.idle_ms;
+  into.unknown_ms += b.unknown_ms;
+}
+
+struct Interval {
+  int gpu;
+  uint32_t uid;
+  std::string user;
+  ReservationKind kind;
+  int64_t start;
+  int64_t end;
+};
+
+}  // namespace
+
+absl::Status RecordUsage(store::StateStore& store, const std::vector<GpuInfo>& gpus,
+                         uint64_t threshold_bytes, TimePoint now) {
+  std::optional<TimePoint> last;
+  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(last, txn.LastUsageSample());
+    return absl::OkStatus();
+  }));
+  if (last && now - *last < kSampleEvery && now >= *last) return absl::OkStatus();
+  std::vector<UsageSample> samples;
+  for (const GpuInfo& g : gpus) {
+    if (!g.error.empty()) continue;  // nothing known: leave the time unknown
+    samples.push_back({.gpu = g.index,
+                       .at = now,
+                       .memory_used_bytes = g.memory_used_bytes,
+                       .busy = g.memory_used_bytes > threshold_bytes});
+  }
+  if (samples.empty()) return absl::OkStatus();
+  return store.Update([&](store::StateTransaction& txn) {
+    return txn.AppendUsageSamples(samples, now - kSampleRetention);
+  });
+}
+
+UsageReport BuildReport(const ReportInput& input) {
+  UsageReport report{.from = input.from, .to = input.to, .gpu_count = input.gpu_count};
+  const int64_t from = Ms(input.from), to = Ms(input.to);
+  report.available_ms = std::max<int64_t>(0, to - from) * input.gpu_count;
+  std::vector<Interval> intervals;
+  for (const HistoryRecord& h : input.history) {
+    intervals.push_back({h.gpu, h.uid, h.user, h.kind, Ms(h.start), Ms(h.end)});
+  }
+  for (const Reservation& r : input.active) {
+    if (r.queue_id) continue;  // a partial hold of a waiting request: not yet in use
+    intervals.push_back({r.gpu, r.uid, r.user, r.kind, Ms(r.start), to});
+  }
+  std::map<int, SampleSpan> by_gpu;
+  for (auto it = input.samples.begin(); it != input.samples.end();) {
+    auto end = std::find_if(it, input.samples.end(),
+                            [&](const UsageSample& s) { return s.gpu != it->gpu; });
+    by_gpu[it->gpu] = {it, end};
+    it = end;
+  }
+  std::map<std::string, UserUsage> users;
+  std::set<std::tuple<uint32_t, int, int64_t>> seen;  // one multi-GPU reservation
+  for (const Interval& i : intervals) {
+    int64_t start = std::max(i.start, from), end = std::min(i.end, to);
+    if (end <= start) continue;
+    UserUsage& u = users[i.user];
+    u.user = i.user;
+    (i.kind == ReservationKind::kRun ? u.run_ms : u.manual_ms) += end - start;
+    auto samples = by_gpu.find(i.gpu);
+    Add(u.split, samples == by_gpu.end() ? BusySplit{.unknown_ms = end - start}
+                                         : Split(samples->second, start, end));
+    if (seen.insert({i.uid, static_cast<int>(i.kind), i.start}).second) u.reservations++;
+    u.longest_ms = std::max(u.longest_ms, i.end - i.start);
+  }
+  report.total.user = "TOTAL";
+  for (auto& [name, u] : users) {
+    report.total.run_ms += u.run_ms;
+    report.total.manual_ms += u.manual_ms;
+    Add(report.total.split, u.split);
+    report.total.reservations += u.reservations;
+    report.total.longest_ms = std::max(report.total.longest_ms, u.longest_ms);
+    report.users.push_back(std::move(u));
+  }
+  std::stable_sort(
+      report.users.begin(), report.users.end(),
+      [](const UserUsage& a, const UserUsage& b) { return a.total_ms() > b.total_ms(); });
+  return report;
+}
+
+absl::StatusOr<UsageReport> CollectReport(store::StateStore& store, int days, TimePoint now) {
+  ReportInput input{.from = now - std::chrono::hours(24) * days, .to = now};
+  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(std::optional<PoolConfig> pool, txn.GetPool());
+    if (!pool) return absl::FailedPreconditionError("no GPU pool yet: run 'canhazgpu admin' first");
+    input.gpu_count = pool->gpu_count;
+    ASSIGN_OR_RETURN(input.history, txn.HistorySince(input.from));
+    ASSIGN_OR_RETURN(input.active, txn.ListReservations());
+    ASSIGN_OR_RETURN(input.samples, txn.UsageSamplesSince(input.from - kSampleSpan));
+    return absl::OkStatus();
+  }));
+  return BuildReport(input);
+}
+
+}  // namespace canhazgpu::alloc

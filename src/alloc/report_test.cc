@@ -1,0 +1,102 @@
+#include "alloc/report.h"
+
+#include <gtest/gtest.h>
+
+#include "store/memory_state_store.h"
+
+namespace canhazgpu::alloc {
+namespace {
+
+constexpr int64_t kMin = 60'000;
+TimePoint At(int64_t minute) { return FromEpochMillis(minute * kMin); }
+
+HistoryRecord Record(int gpu, const std::string& user, ReservationKind kind, int64_t start,
+                     int64_t end) {
+  return {.gpu = gpu,
+          .uid = static_cast<uint32_t>(user[0]),
+          .user = user,
+          .kind = kind,
+          .start = At(start),
+          .end = At(end)};
+}
+
+TEST(ReportTest, ClipsToThePeriodAndSplitsRunAndManual) {
+  ReportInput input{.from = At(100), .to = At(200), .gpu_count = 2};
+  input.history = {Record(0, "alice", ReservationKind::kRun, 50, 130),      // 30 in the period
+                   Record(1, "alice", ReservationKind::kManual, 110, 120),  // 10
+                   Record(1, "bob", ReservationKind::kRun, 150, 190)};      // 40
+  Reservation live{
+      .gpu = 0, .uid = 'b', .user = "bob", .kind = ReservationKind::kManual, .start = At(180)};
+  input.active = {live};  // 20, until now
+  UsageReport r = BuildReport(input);
+  ASSERT_EQ(r.users.size(), 2u);
+  EXPECT_EQ(r.users[0].user, "bob");  // 60 minutes beat 40
+  EXPECT_EQ(r.users[0].run_ms, 40 * kMin);
+  EXPECT_EQ(r.users[0].manual_ms, 20 * kMin);
+  EXPECT_EQ(r.users[1].run_ms, 30 * kMin);
+  EXPECT_EQ(r.users[1].manual_ms, 10 * kMin);
+  EXPECT_EQ(r.users[1].longest_ms, 80 * kMin) << "longest is the whole reservation";
+  EXPECT_EQ(r.total.total_ms(), 100 * kMin);
+  EXPECT_EQ(r.total.reservations, 4);
+  EXPECT_EQ(r.available_ms, 200 * kMin);
+}
+
+TEST(ReportTest, TimeWithoutSamplesIsUnknownNotIdle) {
+  ReportInput input{.from = At(0), .to = At(100), .gpu_count = 1};
+  input.history = {Record(0, "alice", ReservationKind::kRun, 0, 60)};
+  // Busy at 10 (speaks until 15), idle at 15 (until 20); nothing 20..40;
+  // busy at 40 until 45; nothing after.
+  input.samples = {{.gpu = 0, .at = At(10), .busy = true},
+                   {.gpu = 0, .at = At(15), .busy = false},
+                   {.gpu = 0, .at = At(40), .busy = true}};
+  UsageReport r = BuildReport(input);
+  ASSERT_EQ(r.users.size(), 1u);
+  EXPECT_EQ(r.users[0].split.busy_ms, 10 * kMin);
+  EXPECT_EQ(r.users[0].split.idle_ms, 5 * kMin);
+  EXPECT_EQ(r.users[0].split.unknown_ms, 45 * kMin);
+}
+
+TEST(ReportTest, ASampleBeforeTheReservationSpeaksForItsStart) {
+  ReportInput input{.from = At(0), .to = At(100), .gpu_count = 1};
+  input.history = {Record(0, "alice", ReservationKind::kManual, 12, 20)};
+  input.samples = {{.gpu = 0, .at = At(10), .busy = true}, {.gpu = 1, .at = At(12), .busy = true}};
+  UsageReport r = BuildReport(input);
+  EXPECT_EQ(r.users[0].split.busy_ms, 3 * kMin);  // 12..15 from the sample at 10
+  EXPECT_EQ(r.users[0].split.unknown_ms, 5 * kMin);
+}
+
+TEST(ReportTest, MultiGpuReservationCountsOnceAndQueueHoldsNotAtAll) {
+  ReportInput input{.from = At(0), .to = At(100), .gpu_count = 4};
+  input.history = {Record(0, "a", ReservationKind::kRun, 0, 10),
+                   Record(1, "a", ReservationKind::kRun, 0, 10)};
+  Reservation hold{.gpu = 2, .uid = 'a', .user = "a", .start = At(50)};
+  hold.queue_id = 7;
+  input.active = {hold};
+  UsageReport r = BuildReport(input);
+  EXPECT_EQ(r.total.reservations, 1);
+  EXPECT_EQ(r.total.total_ms(), 20 * kMin);
+}
+
+TEST(ReportTest, RecordUsageSamplesAtMostOncePerInterval) {
+  store::MemoryStateStore store;
+  std::vector<GpuInfo> gpus(2);
+  gpus[0].index = 0;
+  gpus[0].memory_used_bytes = 2048 * kMiB;
+  gpus[1].index = 1;
+  gpus[1].error = "gone";
+  ASSERT_TRUE(RecordUsage(store, gpus, 1024 * kMiB, At(10)).ok());
+  ASSERT_TRUE(RecordUsage(store, gpus, 1024 * kMiB, At(10) + std::chrono::seconds(30)).ok());
+  ASSERT_TRUE(RecordUsage(store, gpus, 1024 * kMiB, At(11)).ok());
+  ASSERT_TRUE(store
+                  .Read([](store::StateTransaction& t) {
+                    auto samples = t.UsageSamplesSince(At(0)).value();
+                    EXPECT_EQ(samples.size(), 2u);  // GPU 0 at 10 and 11; GPU 1 unknown
+                    EXPECT_TRUE(samples[0].busy);
+                    EXPECT_EQ(samples[1].at, At(11));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+}  // namespace
+}  // namespace canhazgpu::alloc

@@ -1,0 +1,162 @@
+// canhazgpu report [--days N] [--json|--csv]: GPU-hours per user over a
+// period, RUN and MANUAL apart, and how much of it the GPUs were busy, idle
+// or unknown (no samples), with totals against the GPU-hours available.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+#include "alloc/report.h"
+#include "cli/canhazgpu/commands.h"
+#include "cli/common/table.h"
+#include "core/duration.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {.name = "days",
+     .has_value = true,
+     .value_name = "N",
+     .help = "the period: the last N days",
+     .kind = FlagKind::kPositiveInt,
+     .default_value = "30"},
+    {.name = "json", .short_name = 'j', .help = "JSON output"},
+    {.name = "csv", .help = "CSV output, one row per user"},
+};
+
+double Hours(int64_t ms) { return static_cast<double>(ms) / 3'600'000.0; }
+
+double Share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string Date(TimePoint t) { return FormatTimestamp(t).substr(0, 10); }
+
+nlohmann::ordered_json UserJson(const alloc::UserUsage& u) {
+  return {{"user", u.user},
+          {"gpu_hours", Hours(u.total_ms())},
+          {"run_gpu_hours", Hours(u.run_ms)},
+          {"manual_gpu_hours", Hours(u.manual_ms)},
+          {"busy_gpu_hours", Hours(u.split.busy_ms)},
+          {"idle_gpu_hours", Hours(u.split.idle_ms)},
+          {"unknown_gpu_hours", Hours(u.split.unknown_ms)},
+          {"reservations", u.reservations},
+          {"longest_seconds", u.longest_ms / 1000}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json ReportJson(const alloc::UsageReport& r, int days) {
+  nlohmann::ordered_json users = nlohmann::ordered_json::array();
+  for (const alloc::UserUsage& u : r.users) users.push_back(UserJson(u));
+  return {{"start", FormatTimestamp(r.from)},
+          {"end", FormatTimestamp(r.to)},
+          {"days", days},
+          {"gpus", r.gpu_count},
+          {"users", users},
+          {"total", UserJson(r.total)},
+          {"available_gpu_hours", Hours(r.available_ms)},
+          {"used_share", Share(r.total.total_ms(), r.available_ms)}};
+}
+
+namespace {
+
+std::string Csv(const alloc::UsageReport& r) {
+  std::string out =
+      "user,gpu_hours,run_gpu_hours,manual_gpu_hours,busy_gpu_hours,idle_gpu_hours,"
+      "unknown_gpu_hours,reservations,longest_seconds\n";
+  auto row = [&](const alloc::UserUsage& u) {
+    // Names are user names; quote anyway, so a comma cannot shift columns.
+    std::string name = u.user;
+    size_t at = 0;
+    while ((at = name.find('"', at)) != std::string::npos) {
+      name.insert(at, "\"");
+      at += 2;
+    }
+    out += absl::StrFormat("\"%s\",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d\n", name,
+                           Hours(u.total_ms()), Hours(u.run_ms), Hours(u.manual_ms),
+                           Hours(u.split.busy_ms), Hours(u.split.idle_ms),
+                           Hours(u.split.unknown_ms), u.reservations, u.longest_ms / 1000);
+  };
+  for (const alloc::UserUsage& u : r.users) row(u);
+  row(r.total);
+  return out;
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  return whole > 0 ? absl::StrFormat("%.0f%%", 100.0 * Share(part, whole)) : std::string("-");
+}
+
+std::string Text(const alloc::UsageReport& r, int days, bool color) {
+  std::string out = StrCat("GPU usage ", Date(r.from), " to ", Date(r.to), " (", days,
+                           days == 1 ? " day" : " days", "), ", r.gpu_count, " GPUs\n\n");
+  if (r.users.empty()) return out + "No reservations in this period.\n";
+  Table table({"USER", "GPU-HOURS", "", "RUN", "MANUAL", "BUSY", "IDLE", "UNKNOWN", "RESERVATIONS",
+               "LONGEST"},
+              MakeStyle(color, "1;36"));
+  const int64_t top = r.users.front().total_ms();
+  Style bar_style = MakeStyle(color, "34");
+  auto row = [&](const alloc::UserUsage& u, bool with_bar) {
+    std::string bar;
+    if (with_bar) {
+      constexpr int kCells = 20;
+      int filled = static_cast<int>(Share(u.total_ms(), top) * kCells + 0.5);
+      if (u.total_ms() > 0 && filled == 0) filled = 1;
+      for (int i = 0; i < kCells; ++i) bar += i < filled ? "█" : " ";
+    }
+    const int64_t t = u.total_ms();
+    table.AddRow({{u.user},
+                  {absl::StrFormat("%.1f", Hours(t))},
+                  {bar, bar_style},
+                  {absl::StrFormat("%.1f", Hours(u.run_ms))},
+                  {absl::StrFormat("%.1f", Hours(u.manual_ms))},
+                  {Percent(u.split.busy_ms, t)},
+                  {Percent(u.split.idle_ms, t)},
+                  {Percent(u.split.unknown_ms, t)},
+                  {std::to_string(u.reservations)},
+                  {FormatDurationShort(Duration(u.longest_ms))}});
+  };
+  for (const alloc::UserUsage& u : r.users) row(u, true);
+  row(r.total, false);
+  out += table.Render();
+  const alloc::UserUsage& t = r.total;
+  out += absl::StrFormat(
+      "\nReserved %.1f of %.1f available GPU-hours (%s). Of the reserved time: %s busy, %s idle, "
+      "%s unknown (no usage samples).\n",
+      Hours(t.total_ms()), Hours(r.available_ms), Percent(t.total_ms(), r.available_ms),
+      Percent(t.split.busy_ms, t.total_ms()), Percent(t.split.idle_ms, t.total_ms()),
+      Percent(t.split.unknown_ms, t.total_ms()));
+  return out;
+}
+
+absl::Status Report(Context& ctx, const ParsedFlags& flags) {
+  if (!flags.positional.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("unexpected argument '", flags.positional[0], "' for 'report'"));
+  }
+  if (flags.Has("json") && flags.Has("csv")) {
+    return absl::InvalidArgumentError("--json and --csv: choose one");
+  }
+  int days = 30;
+  ParseInt(*flags.Value("days"), &days);
+  ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
+  ASSIGN_OR_RETURN(alloc::UsageReport report,
+                   alloc::CollectReport(*store, days, ctx.machine->clock.Now()));
+  std::string out = flags.Has("json")  ? ReportJson(report, days).dump(2) + "\n"
+                    : flags.Has("csv") ? Csv(report)
+                                       : Text(report, days, ColorEnabled(ctx.no_color));
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<FlagSpec> ReportFlags() { return kFlags; }
+
+int ReportCommand(Context& ctx, const Args& args) {
+  return RunCommandBody(ctx, args, kFlags, "report", Report);
+}
+
+}  // namespace canhazgpu::cli
