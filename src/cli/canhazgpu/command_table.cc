@@ -15,6 +15,8 @@ const std::vector<CommandSpec>& Commands() {
        QueueCommand},
       {"report", "GPU-hours per user, and how busy the GPUs really were", "[flags]", ReportFlags(),
        ReportCommand},
+      {"web", "the dashboard: live status, queue and usage in a browser", "[flags]", WebFlags(),
+       WebCommand},
       {"admin", "detect the GPUs and initialize the pool", "[flags]", AdminFlags(), AdminCommand},
       {"config", "show every option's effective value and where it came from", "show [flags]",
        ConfigFlags(), ConfigCommand},

@@ -37,6 +37,10 @@ int RunCommand(Context& ctx, const Args& args);
 int QueueCommand(Context& ctx, const Args& args);
 int ConfigCommand(Context& ctx, const Args& args);
 int ReportCommand(Context& ctx, const Args& args);
+int WebCommand(Context& ctx, const Args& args);
+// canhazgpu-web registers its server here; without one, `web` execs
+// canhazgpu-web from the directory of the running binary.
+void SetWebServer(int (*serve)(Context&, const Args&));
 
 std::vector<FlagSpec> AdminFlags();
 std::vector<FlagSpec> StatusFlags();
@@ -46,5 +50,6 @@ std::vector<FlagSpec> RunFlags();
 std::vector<FlagSpec> QueueFlags();
 std::vector<FlagSpec> ConfigFlags();
 std::vector<FlagSpec> ReportFlags();
+std::vector<FlagSpec> WebFlags();
 
 }  // namespace canhazgpu::cli

@@ -4,6 +4,7 @@
 
 #include "alloc/queue.h"
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/status_view.h"
 #include "cli/common/table.h"
 #include "core/duration.h"
 #include "core/gpu_ids.h"
@@ -39,29 +40,7 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
     held += static_cast<int>(row.held.size());
   }
   if (flags.Has("json")) {
-    nlohmann::ordered_json out;
-    out["entries"] = nlohmann::ordered_json::array();
-    for (const alloc::QueueRow& row : rows) {
-      const QueueEntry& e = row.entry;
-      nlohmann::ordered_json j;
-      j["position"] = row.position;
-      j["id"] = e.id;
-      j["user"] = e.user;
-      j["type"] = std::string(KindLabel(e.kind));
-      j["requested_gpus"] = e.count;
-      if (!e.ids.empty()) j["requested_ids"] = e.ids;
-      j["held_gpus"] = row.held;
-      j["enqueued_at"] = FormatTimestamp(e.enqueued);
-      j["waiter_pid"] = e.waiter.pid;
-      j["waited_seconds"] =
-          std::chrono::duration_cast<std::chrono::seconds>(Waited(e, now)).count();
-      if (!e.note.empty()) j["note"] = e.note;
-      if (!e.command.empty()) j["command"] = e.command;
-      out["entries"].push_back(j);
-    }
-    out["total_waiting"] = rows.size();
-    out["total_gpus_requested"] = wanted;
-    out["total_gpus_held"] = held;
+    nlohmann::ordered_json out = QueueJson(rows, now);
     std::printf("%s\n", out.dump(2).c_str());
     return absl::OkStatus();
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "alloc/report.h"
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/report_view.h"
 #include "cli/common/table.h"
 #include "core/duration.h"
 #include "core/status_macros.h"

@@ -219,6 +219,35 @@ std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bo
   return RenderStatusTable(StatusJson(status, now), {.color = color});
 }
 
+nlohmann::ordered_json QueueJson(const std::vector<alloc::QueueRow>& rows, TimePoint now) {
+  nlohmann::ordered_json out;
+  out["entries"] = nlohmann::ordered_json::array();
+  int wanted = 0, held = 0;
+  for (const alloc::QueueRow& row : rows) {
+    const QueueEntry& e = row.entry;
+    wanted += e.count;
+    held += static_cast<int>(row.held.size());
+    nlohmann::ordered_json j;
+    j["position"] = row.position;
+    j["id"] = e.id;
+    j["user"] = e.user;
+    j["type"] = std::string(KindLabel(e.kind));
+    j["requested_gpus"] = e.count;
+    if (!e.ids.empty()) j["requested_ids"] = e.ids;
+    j["held_gpus"] = row.held;
+    j["enqueued_at"] = FormatTimestamp(e.enqueued);
+    j["waiter_pid"] = e.waiter.pid;
+    j["waited_seconds"] = Since(e.enqueued, now).count() / 1000;
+    if (!e.note.empty()) j["note"] = e.note;
+    if (!e.command.empty()) j["command"] = e.command;
+    out["entries"].push_back(j);
+  }
+  out["total_waiting"] = rows.size();
+  out["total_gpus_requested"] = wanted;
+  out["total_gpus_held"] = held;
+  return out;
+}
+
 nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now) {
   using nlohmann::ordered_json;
   ordered_json out = ordered_json::array();

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "alloc/queue.h"
 #include "alloc/reservations.h"
 #include "nlohmann/json.hpp"
 
@@ -25,6 +26,9 @@ std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bo
 // "███░░░░░ 30.0/80G", coloured green, yellow, red at 40% and 70%.
 std::string MemoryBar(int64_t used_mib, int64_t total_mib, bool color);
 nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now);
+
+// `queue --json`: the waiting requests, head first, with totals.
+nlohmann::ordered_json QueueJson(const std::vector<alloc::QueueRow>& rows, TimePoint now);
 
 // "alice", "alice and bob", "alice, bob and 2 more".
 std::string FormatUserList(const std::vector<std::string>& users, size_t max_names = 2);

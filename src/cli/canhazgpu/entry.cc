@@ -1,0 +1,123 @@
+// The entry point of canhazgpu (and of canhazgpu-web): wires the real
+// implementations (SQLite store, NVML/AMD/simulated providers, /proc, the
+// system clock) into the commands; the commands live in *_command.cc.
+#include "cli/canhazgpu/entry.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/canhazgpu/commands.h"
+#include "cli/common/exit_code.h"
+#include "core/strings.h"
+#include "gpu/amd_gpu_provider.h"
+#include "gpu/fake_host.h"
+#include "gpu/nvml_gpu_provider.h"
+#include "host/linux_process_table.h"
+#include "host/signals.h"
+#include "host/system_clock.h"
+#include "store/sqlite_state_store.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+std::string Usage() {
+  std::string out = "usage: canhazgpu COMMAND [flags]\n\n";
+  for (const CommandSpec& c : Commands()) {
+    out += StrCat("  ", c.name, std::string(10 - std::min<size_t>(c.name.size(), 9), ' '),
+                  c.summary, "\n");
+  }
+  out +=
+      "\nGlobal flags: --config FILE, --state PATH, --memory-threshold MIB, --no-color.\n"
+      "Every flag can also be set as CANHAZGPU_<COMMAND>_<FLAG> or in the config file;\n"
+      "'canhazgpu config show' prints where each value comes from.\n"
+      "'canhazgpu COMMAND --help' lists a command's flags.\n";
+  return out;
+}
+
+std::string Env(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> MakeProvider(const ProviderOptions& options) {
+  if (options.name == "fake") return std::make_unique<gpu::FakeGpuProvider>(options.fake_host);
+  if (options.name == "amd") {
+    return std::make_unique<gpu::AmdGpuProvider>(Env("CANHAZGPU_SYSFS_ROOT", "/"));
+  }
+  if (options.name == "nvidia") {
+    auto nvml =
+        gpu::NvmlGpuProvider::Create(Env("CANHAZGPU_NVML_LIBRARY", gpu::kDefaultNvmlLibrary));
+    if (!nvml.ok()) return nvml.status();
+    return std::unique_ptr<gpu::GpuProvider>(std::move(*nvml));
+  }
+  return absl::InvalidArgumentError(StrCat("unknown provider '", options.name, "'"));
+}
+
+absl::StatusOr<std::string> DetectProvider() {
+  auto nvml = gpu::NvmlGpuProvider::Create(Env("CANHAZGPU_NVML_LIBRARY", gpu::kDefaultNvmlLibrary));
+  if (nvml.ok()) return std::string("nvidia");
+  if (gpu::AmdGpuProvider(Env("CANHAZGPU_SYSFS_ROOT", "/")).HasDevices()) return std::string("amd");
+  return absl::FailedPreconditionError(
+      StrCat("no GPUs detected (", nvml.status().message(),
+             "; no amdgpu devices in /sys/class/drm); use 'canhazgpu admin --provider fake "
+             "--gpus N' for a simulated host"));
+}
+
+absl::StatusOr<std::unique_ptr<store::StateStore>> OpenStore(const std::string& path, bool create) {
+  auto store = store::SqliteStateStore::Open(path, {.create = create});
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<store::StateStore>(std::move(*store));
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(Usage().c_str(), args.empty() ? stderr : stdout);
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  if (args[0] == "--version") {
+    std::printf("canhazgpu %s (%s)\n", CANHAZGPU_VERSION, CANHAZGPU_GIT_COMMIT);
+    return kExitOk;
+  }
+  const CommandSpec* command = FindCommand(args[0]);
+  if (command == nullptr) {
+    std::string suggestion;
+    for (const CommandSpec& c : Commands()) {
+      if (EditDistance(args[0], c.name) <= 2)
+        suggestion = StrCat(" (did you mean '", c.name, "'?)");
+    }
+    std::fprintf(stderr, "canhazgpu: unknown command '%s'%s; see 'canhazgpu --help'\n",
+                 args[0].c_str(), suggestion.c_str());
+    return kExitUsage;
+  }
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h") {
+      std::printf("usage: canhazgpu %s %s\n\n%s\n\nflags:\n%s\nglobal flags:\n%s",
+                  command->name.c_str(), command->usage.c_str(), command->summary.c_str(),
+                  FlagHelp(command->flags).c_str(), FlagHelp(GlobalFlags()).c_str());
+      return kExitOk;
+    }
+  }
+  // Progress and results go to pipes that may close early (`| head`); a
+  // command holding GPUs or a queue place must live to give them back.
+  host::IgnoreBrokenPipes();
+  host::SystemClock clock;
+  host::LinuxProcessTable processes;
+  alloc::Machine machine{clock, processes};
+  Context ctx;
+  ctx.caller = {static_cast<uint32_t>(getuid()), processes.UserName(getuid())};
+  ctx.machine = &machine;
+  ctx.open_store = OpenStore;
+  ctx.make_provider = MakeProvider;
+  ctx.detect_provider = DetectProvider;
+  return command->run(ctx, Args(args.begin() + 1, args.end()));
+}
+
+}  // namespace canhazgpu::cli

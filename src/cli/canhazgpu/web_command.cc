@@ -1,0 +1,58 @@
+// canhazgpu web [--host 127.0.0.1] [--port 8080]: the dashboard. The HTTP
+// server lives in its own executable, canhazgpu-web, installed next to
+// canhazgpu, so every other command starts without loading the HTTP and TLS
+// libraries; `canhazgpu web` hands over to it with the same arguments.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "cli/canhazgpu/commands.h"
+#include "cli/common/exit_code.h"
+#include "core/strings.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {.name = "host",
+     .has_value = true,
+     .value_name = "ADDRESS",
+     .help = "address to listen on (anything but loopback prints a warning)",
+     .default_value = "127.0.0.1"},
+    {.name = "port",
+     .short_name = 'p',
+     .has_value = true,
+     .value_name = "PORT",
+     .help = "port to listen on (0: any free port)",
+     .kind = FlagKind::kCount,
+     .default_value = "8080"},
+};
+
+int (*web_server)(Context&, const Args&) = nullptr;
+
+}  // namespace
+
+std::vector<FlagSpec> WebFlags() { return kFlags; }
+
+void SetWebServer(int (*serve)(Context&, const Args&)) { web_server = serve; }
+
+int WebCommand(Context& ctx, const Args& args) {
+  if (web_server != nullptr) return web_server(ctx, args);
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::string server = (self.parent_path() / "canhazgpu-web").string();
+  std::vector<std::string> argv = {server, "web"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  execv(server.c_str(), cargv.data());
+  std::fprintf(stderr, "canhazgpu: cannot start %s: %s (is canhazgpu-web installed next to it?)\n",
+               server.c_str(), std::strerror(errno));
+  return kExitRuntime;
+}
+
+}  // namespace canhazgpu::cli

@@ -1,0 +1,99 @@
+// canhazgpu-web: `canhazgpu web`, the dashboard server (see web_command.cc
+// for why it is a binary of its own).
+#include <signal.h>
+
+#include <cstdio>
+
+#include "alloc/queue.h"
+#include "alloc/report.h"
+#include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/entry.h"
+#include "cli/canhazgpu/report_view.h"
+#include "cli/canhazgpu/status_view.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "web/dashboard_server.h"
+
+namespace canhazgpu::cli {
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
+  if (!flags.positional.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("unexpected argument '", flags.positional[0], "' for 'web'"));
+  }
+  int port = 0;
+  if (!ParseInt(*flags.Value("port"), &port) || port > 65535) {
+    return absl::InvalidArgumentError(
+        StrCat("invalid value '", *flags.Value("port"), "' for --port: expected 0 to 65535"));
+  }
+  const std::string host = *flags.Value("host");
+  // The state must be readable before we say we are listening.
+  {
+    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
+                     ctx.open_store(ctx.state_path, false));
+    RETURN_IF_ERROR(alloc::ReadPool(*store).status());
+  }
+  // Every request opens the state file itself (a store is used by one
+  // thread at a time); the server serialises calls to these anyway.
+  web::DashboardSource source{.host_name = HostName()};
+  source.status = [&ctx]() -> absl::StatusOr<web::Json> {
+    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
+                     ctx.open_store(ctx.state_path, false));
+    ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
+    std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+    (void)alloc::RecordUsage(*store, gpus, ctx.threshold_bytes, ctx.machine->clock.Now());
+    ASSIGN_OR_RETURN(alloc::HostStatus status,
+                     alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
+    return StatusJson(status, ctx.machine->clock.Now());
+  };
+  source.queue = [&ctx]() -> absl::StatusOr<web::Json> {
+    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
+                     ctx.open_store(ctx.state_path, false));
+    ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows, alloc::CollectQueue(*store, *ctx.machine));
+    return QueueJson(rows, ctx.machine->clock.Now());
+  };
+  source.report = [&ctx](int days) -> absl::StatusOr<web::Json> {
+    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
+                     ctx.open_store(ctx.state_path, false));
+    ASSIGN_OR_RETURN(alloc::UsageReport report,
+                     alloc::CollectReport(*store, days, ctx.machine->clock.Now()));
+    return ReportJson(report, days);
+  };
+  if (!web::IsLoopback(host)) {
+    std::fprintf(stderr,
+                 "canhazgpu: warning: listening on %s: anyone who can reach this address sees "
+                 "who uses which GPU (there is no login)\n",
+                 host.c_str());
+  }
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  web::ServeOptions options{.host = host, .port = port};
+  options.on_listening = [&host](int bound) {
+    std::string shown = host.find(':') != std::string::npos ? StrCat("[", host, "]") : host;
+    std::printf("canhazgpu dashboard on http://%s:%d/ (Ctrl-C to stop)\n", shown.c_str(), bound);
+    std::fflush(stdout);
+  };
+  return web::ServeDashboard(options, std::move(source));
+}
+
+int ServeCommand(Context& ctx, const Args& args) {
+  return RunCommandBody(ctx, args, WebFlags(), "web", Serve);
+}
+
+}  // namespace
+}  // namespace canhazgpu::cli
+
+int main(int argc, char** argv) {
+  canhazgpu::cli::SetWebServer(canhazgpu::cli::ServeCommand);
+  return canhazgpu::cli::Main(argc, argv);
+}

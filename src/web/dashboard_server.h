@@ -1,0 +1,43 @@
+// The dashboard's HTTP server: the page and its assets from the binary, a
+// read-only JSON API (/api/status, /api/queue, /api/report?days=N),
+// /healthz and Prometheus /metrics. No request reaches a shell; bad
+// requests get a 4xx and the server goes on. Snapshots are shared between
+// requests for up to a second, so many viewers cost what one does.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::web {
+
+using Json = nlohmann::ordered_json;
+
+// Where the data comes from; each is called from server threads, one at a
+// time (the server serialises them).
+struct DashboardSource {
+  std::string host_name;
+  std::function<absl::StatusOr<Json>()> status;  // `status --json` array
+  std::function<absl::StatusOr<Json>()> queue;   // `queue --json` object
+  std::function<absl::StatusOr<Json>(int days)> report;
+};
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: any free port
+  int threads = 16;
+  // Called once listening, with the port bound.
+  std::function<void(int port)> on_listening;
+};
+
+// Serves until SIGINT or SIGTERM (which must be blocked in every thread
+// before calling; the server waits for them itself).
+absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source);
+
+// True for addresses only this machine can reach.
+bool IsLoopback(const std::string& host);
+
+}  // namespace canhazgpu::web

@@ -1,0 +1,18 @@
+// Prometheus text exposition (version 0.0.4) of one status snapshot: GPUs by
+// state, reservations by user and type, the queue, GPU memory, and how long
+// the scrape took. Pure: built from the same JSON the API serves.
+#pragma once
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::web {
+
+std::string MetricsText(const nlohmann::ordered_json& gpus, const nlohmann::ordered_json& queue,
+                        double scrape_seconds);
+
+// A label value with \, " and newline escaped as the format requires.
+std::string EscapeLabel(const std::string& value);
+
+}  // namespace canhazgpu::web

@@ -1,0 +1,58 @@
+#include "web/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "web/assets.h"
+
+namespace canhazgpu::web {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Json = nlohmann::ordered_json;
+
+TEST(MetricsTest, CountsStatesReservationsQueueAndMemory) {
+  Json gpus = Json::parse(R"([
+    {"gpu_id": 0, "status": "AVAILABLE", "memory_used_mib": 0, "memory_total_mib": 81920},
+    {"gpu_id": 1, "status": "IN_USE", "user": "alice", "type": "RUN",
+     "memory_used_mib": 2, "memory_total_mib": 81920},
+    {"gpu_id": 2, "status": "IN_USE", "user": "alice", "type": "RUN"},
+    {"gpu_id": 3, "status": "IN_USE", "user": "b\"o\\b\n", "type": "MANUAL"}
+  ])");
+  Json queue = Json::parse(R"({"entries": [{"waited_seconds": 12}, {"waited_seconds": 3}],
+                               "total_waiting": 2})");
+  std::string text = MetricsText(gpus, queue, 0.0015);
+  EXPECT_THAT(text, HasSubstr("# TYPE canhazgpu_gpus gauge\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpus{state=\"available\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpus{state=\"in_use\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpus{state=\"error\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_reserved_gpus{user=\"alice\",type=\"run\"} 2\n"));
+  EXPECT_THAT(text,
+              HasSubstr("canhazgpu_reserved_gpus{user=\"b\\\"o\\\\b\\n\",type=\"manual\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_queue_length 2\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_queue_oldest_wait_seconds 12\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpu_memory_used_bytes{gpu=\"1\"} 2097152\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpu_memory_total_bytes{gpu=\"0\"} 85899345920\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_scrape_duration_seconds 0.001500\n"));
+}
+
+TEST(MetricsTest, EmptyQueue) {
+  std::string text =
+      MetricsText(Json::array(), Json::parse(R"({"entries": [], "total_waiting": 0})"), 0);
+  EXPECT_THAT(text, HasSubstr("canhazgpu_queue_length 0\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_queue_oldest_wait_seconds 0\n"));
+}
+
+TEST(AssetsTest, PageScriptAndStyleAreEmbedded) {
+  std::map<std::string, std::string> by_path;
+  for (const Asset& a : Assets()) by_path[std::string(a.path)] = std::string(a.content);
+  ASSERT_TRUE(by_path.contains("/index.html"));
+  EXPECT_THAT(by_path["/index.html"], HasSubstr("<script src=\"/app.js\">"));
+  // User text goes through textContent only.
+  EXPECT_THAT(by_path["/app.js"], Not(HasSubstr("innerHTML")));
+  EXPECT_TRUE(by_path.contains("/style.css"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::web
