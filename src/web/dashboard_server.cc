@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <map>
@@ -163,6 +164,14 @@ absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source)
       {"Referrer-Policy", "no-referrer"},
   });
   Routes(server, cache);
+  // Debian's cpp-httplib listens with a backlog of 5, so a burst of
+  // connections waits out SYN retries (seconds). Keep the socket httplib
+  // makes and listen on it again with a real backlog once bound.
+  int listen_fd = -1;
+  server.set_socket_options([&listen_fd](socket_t fd) {
+    httplib::default_socket_options(fd);
+    listen_fd = fd;
+  });
   int port = options.port;
   if (port == 0) {
     port = server.bind_to_any_port(options.host);
@@ -172,6 +181,7 @@ absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source)
   if (port < 0) {
     return absl::UnavailableError(StrCat("cannot listen on ", options.host, ":", options.port));
   }
+  if (listen_fd >= 0) listen(listen_fd, SOMAXCONN);
   // SIGINT/SIGTERM are blocked by the caller; this thread takes them and
   // stops the server, so in-flight requests finish.
   std::thread stopper([&server] {

@@ -28,7 +28,9 @@ struct DashboardSource {
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
-  int threads = 16;
+  // Each connection holds a thread while it is open (up to the 5 s read
+  // timeout for a silent one), so be generous: threads are cheap.
+  int threads = 64;
   // Called once listening, with the port bound.
   std::function<void(int port)> on_listening;
 };

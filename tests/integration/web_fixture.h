@@ -1,0 +1,90 @@
+// A canhazgpu dashboard on a simulated 4-GPU host, started on a free port,
+// and a minimal HTTP/1.1 client over a real TCP socket.
+#pragma once
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "integration/cli_runner.h"
+
+namespace canhazgpu::testing {
+
+struct HttpReply {
+  int code = 0;
+  std::string headers;
+  std::string body;
+};
+
+class WebTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "4"}).exit_code, 0);
+    const std::string out_path = host_.dir() + "/web.out";
+    // stdout to a file through a shell redirection-free spawn: the binary
+    // prints its URL there.
+    server_pid_ = SpawnProgram({"/bin/sh", "-c",
+                                "exec \"$0\" web --port 0 > \"$1\"", CANHAZGPU_BINARY, out_path},
+                               host_.env());
+    ASSERT_TRUE(Eventually([&] { return ReadFile(out_path).find("http://") != std::string::npos; }));
+    std::string out = ReadFile(out_path);
+    size_t colon = out.find(':', out.find("http://") + 7);
+    port_ = std::stoi(out.substr(colon + 1));
+  }
+  void TearDown() override {
+    if (server_pid_ > 0) {
+      kill(server_pid_, SIGTERM);
+      ExitCodeOf(server_pid_);
+    }
+  }
+
+  int Connect() const {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      close(fd);
+      return -1;
+    }
+    timeval tv{.tv_sec = 30, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+  }
+
+  static std::string ReadAll(int fd) {
+    std::string out;
+    char buf[65536];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
+    return out;
+  }
+
+  HttpReply Get(const std::string& path) const {
+    HttpReply reply;
+    int fd = Connect();
+    if (fd < 0) return reply;
+    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    (void)!send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    std::string raw = ReadAll(fd);
+    close(fd);
+    size_t split = raw.find("\r\n\r\n");
+    if (raw.size() < 12 || split == std::string::npos) return reply;
+    reply.code = std::stoi(raw.substr(9, 3));
+    reply.headers = raw.substr(0, split);
+    reply.body = raw.substr(split + 4);
+    return reply;
+  }
+
+  CliHost host_;
+  int server_pid_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace canhazgpu::testing
