@@ -8,6 +8,8 @@ packages=(
   libabsl-dev nlohmann-json3-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format hyperfine
+  libyaml-cpp-dev libtomlplusplus-dev libcpp-httplib-dev
+  chromium wrk
 )
 
 missing=()
