@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "cli/canhazgpu/commands.h"
 
 namespace canhazgpu::cli {
@@ -20,6 +22,12 @@ const std::vector<CommandSpec>& Commands() {
       {"admin", "detect the GPUs and initialize the pool", "[flags]", AdminFlags(), AdminCommand},
       {"config", "show every option's effective value and where it came from", "show [flags]",
        ConfigFlags(), ConfigCommand},
+      {"completion",
+       "shell completion: source <(canhazgpu completion bash), or zsh",
+       "bash|zsh",
+       {},
+       CompletionCommand},
+      {"manpage", "the man page, in roff", "", {}, ManpageCommand, /*hidden=*/true},
   };
   return kCommands;
 }

@@ -20,6 +20,7 @@ struct CommandSpec {
   std::string usage;    // after "canhazgpu NAME", e.g. "[flags] -- COMMAND [ARGS...]"
   std::vector<FlagSpec> flags;
   int (*run)(Context&, const Args&);
+  bool hidden = false;  // left out of help and completion
 };
 
 const std::vector<CommandSpec>& Commands();
@@ -38,6 +39,8 @@ int QueueCommand(Context& ctx, const Args& args);
 int ConfigCommand(Context& ctx, const Args& args);
 int ReportCommand(Context& ctx, const Args& args);
 int WebCommand(Context& ctx, const Args& args);
+int CompletionCommand(Context& ctx, const Args& args);
+int ManpageCommand(Context& ctx, const Args& args);
 // canhazgpu-web registers its server here; without one, `web` execs
 // canhazgpu-web from the directory of the running binary.
 void SetWebServer(int (*serve)(Context&, const Args&));

@@ -27,6 +27,7 @@ namespace {
 std::string Usage() {
   std::string out = "usage: canhazgpu COMMAND [flags]\n\n";
   for (const CommandSpec& c : Commands()) {
+    if (c.hidden) continue;
     out += StrCat("  ", c.name, std::string(10 - std::min<size_t>(c.name.size(), 9), ' '),
                   c.summary, "\n");
   }
