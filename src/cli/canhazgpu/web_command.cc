@@ -7,11 +7,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 
 #include "cli/canhazgpu/commands.h"
 #include "cli/common/exit_code.h"
 #include "core/strings.h"
+#include "host/self_executable.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -41,9 +41,7 @@ void SetWebServer(int (*serve)(Context&, const Args&)) { web_server = serve; }
 
 int WebCommand(Context& ctx, const Args& args) {
   if (web_server != nullptr) return web_server(ctx, args);
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  std::string server = (self.parent_path() / "canhazgpu-web").string();
+  std::string server = host::SelfExecutableDir() + "/canhazgpu-web";
   std::vector<std::string> argv = {server, "web"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
