@@ -1,9 +1,9 @@
 #include "web/dashboard_server.h"
 
 #include <httplib.h>
-#include <signal.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <chrono>

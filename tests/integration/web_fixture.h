@@ -28,10 +28,11 @@ class WebTest : public ::testing::Test {
     const std::string out_path = host_.dir() + "/web.out";
     // stdout to a file through a shell redirection-free spawn: the binary
     // prints its URL there.
-    server_pid_ = SpawnProgram({"/bin/sh", "-c",
-                                "exec \"$0\" web --port 0 > \"$1\"", CANHAZGPU_BINARY, out_path},
-                               host_.env());
-    ASSERT_TRUE(Eventually([&] { return ReadFile(out_path).find("http://") != std::string::npos; }));
+    server_pid_ = SpawnProgram(
+        {"/bin/sh", "-c", "exec \"$0\" web --port 0 > \"$1\"", CANHAZGPU_BINARY, out_path},
+        host_.env());
+    ASSERT_TRUE(
+        Eventually([&] { return ReadFile(out_path).find("http://") != std::string::npos; }));
     std::string out = ReadFile(out_path);
     size_t colon = out.find(':', out.find("http://") + 7);
     port_ = std::stoi(out.substr(colon + 1));
