@@ -170,7 +170,8 @@ std::string Roff(const std::string& text) {
   return out;
 }
 
-std::string FlagsRoff(const std::vector<FlagSpec>& flags) {
+// Each flag as a tagged paragraph, with its variable and config key.
+std::string FlagsRoff(const std::string& scope, const std::vector<FlagSpec>& flags) {
   std::string out;
   for (const FlagSpec& f : flags) {
     if (f.config_only) continue;
@@ -179,8 +180,10 @@ std::string FlagsRoff(const std::vector<FlagSpec>& flags) {
     out += StrCat("\\fB\\-\\-", Roff(f.name), "\\fR");
     if (f.has_value) out += StrCat(" \\fI", Roff(f.value_name), "\\fR");
     out += StrCat("\n", Roff(f.help));
-    if (!f.default_value.empty()) out += StrCat(" (default ", Roff(f.default_value), ")sh");
-    out += StrCat(".\nAlso \\fB", Roff(EnvName(OptionKey("", f.name))), "\\fR.\n");
+    if (!f.default_value.empty()) out += StrCat(" (default ", Roff(f.default_value), ")");
+    const std::string key = OptionKey(scope, f.name);
+    out += StrCat(".\nAlso \\fB", Roff(EnvName(key)), "\\fR, config key \\fB", Roff(key),
+                  "\\fR.\n");
   }
   return out;
 }
@@ -196,21 +199,9 @@ std::string ManPage() {
   for (const CommandSpec& c : Commands()) {
     if (c.hidden) continue;
     out += StrCat(".SS \"canhazgpu ", c.name, " ", Roff(c.usage), "\"\n", Roff(c.summary), ".\n");
-    std::string flags;
-    for (const FlagSpec& f : c.flags) {
-      if (f.config_only) continue;
-      flags += ".TP\n";
-      if (f.short_name != 0) flags += StrCat("\\fB\\-", f.short_name, "\\fR, ");
-      flags += StrCat("\\fB\\-\\-", Roff(f.name), "\\fR");
-      if (f.has_value) flags += StrCat(" \\fI", Roff(f.value_name), "\\fR");
-      flags += StrCat("\n", Roff(f.help));
-      if (!f.default_value.empty()) flags += StrCat(" (default ", Roff(f.default_value), ")sh");
-      flags += StrCat(".\nAlso \\fB", Roff(EnvName(OptionKey(c.name, f.name))),
-                      "\\fR, config key \\fB", Roff(OptionKey(c.name, f.name)), "\\fR.\n");
-    }
-    out += flags;
+    out += FlagsRoff(c.name, c.flags);
   }
-  out += StrCat(".SH GLOBAL FLAGS\n", FlagsRoff(GlobalFlags()));
+  out += StrCat(".SH GLOBAL FLAGS\n", FlagsRoff("", GlobalFlags()));
   out += R"sh(.SH CONFIGURATION
 Every option is taken from the command line, else the environment
 (\fBCANHAZGPU_\fR followed by the key in upper case, with \fB_\fR for \fB.\fR and \fB\-\fR),
