@@ -182,8 +182,8 @@ std::string FlagsRoff(const std::string& scope, const std::vector<FlagSpec>& fla
     out += StrCat("\n", Roff(f.help));
     if (!f.default_value.empty()) out += StrCat(" (default ", Roff(f.default_value), ")");
     const std::string key = OptionKey(scope, f.name);
-    out += StrCat(".\nAlso \\fB", Roff(EnvName(key)), "\\fR, config key \\fB", Roff(key),
-                  "\\fR.\n");
+    out +=
+        StrCat(".\nAlso \\fB", Roff(EnvName(key)), "\\fR, config key \\fB", Roff(key), "\\fR.\n");
   }
   return out;
 }
