@@ -4,6 +4,7 @@
 #include <map>
 
 #include "alloc/allocator.h"
+#include "alloc/report.h"
 #include "alloc/reservations_internal.h"
 #include "core/duration.h"
 #include "core/gpu_ids.h"
@@ -175,6 +176,7 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    RETURN_IF_ERROR(RecordUsage(txn, usage, request.threshold_bytes, machine.clock.Now()));
     std::vector<GpuStatus> status;
     ASSIGN_OR_RETURN(std::vector<int> held,
                      ReadProgress(txn, pool, id, request, usage, &status, &out.progress));
@@ -241,6 +243,7 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
     ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
     RETURN_IF_ERROR(CheckPossible(request, pool));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    RETURN_IF_ERROR(RecordUsage(txn, usage, request.threshold_bytes, machine.clock.Now()));
     ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
     TimePoint now = machine.clock.Now();
     absl::Status unavailable;

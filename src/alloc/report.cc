@@ -55,16 +55,13 @@ struct Interval {
 
 }  // namespace
 
-absl::Status RecordUsage(store::StateStore& store, const std::vector<GpuInfo>& gpus,
+absl::Status RecordUsage(store::StateTransaction& txn, const std::vector<GpuUsage>& gpus,
                          uint64_t threshold_bytes, TimePoint now) {
-  std::optional<TimePoint> last;
-  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
-    ASSIGN_OR_RETURN(last, txn.LastUsageSample());
-    return absl::OkStatus();
-  }));
+  ASSIGN_OR_RETURN(std::optional<TimePoint> last, txn.LastUsageSample());
   if (last && now - *last < kSampleEvery && now >= *last) return absl::OkStatus();
   std::vector<UsageSample> samples;
-  for (const GpuInfo& g : gpus) {
+  for (const GpuUsage& usage : gpus) {
+    const GpuInfo& g = usage.info;
     if (!g.error.empty()) continue;  // nothing known: leave the time unknown
     samples.push_back({.gpu = g.index,
                        .at = now,
@@ -72,9 +69,7 @@ absl::Status RecordUsage(store::StateStore& store, const std::vector<GpuInfo>& g
                        .busy = g.memory_used_bytes > threshold_bytes});
   }
   if (samples.empty()) return absl::OkStatus();
-  return store.Update([&](store::StateTransaction& txn) {
-    return txn.AppendUsageSamples(samples, now - kSampleRetention);
-  });
+  return txn.AppendUsageSamples(samples, now - kSampleRetention);
 }
 
 UsageReport BuildReport(const ReportInput& input) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "alloc/gpu_status.h"
 #include "alloc/reservations.h"
 #include "core/gpu.h"
 #include "core/reservation.h"
@@ -23,8 +24,10 @@ inline constexpr Duration kSampleEvery = std::chrono::minutes(1);
 inline constexpr Duration kSampleRetention = std::chrono::hours(24 * 180);
 
 // Records what `gpus` show now, unless a sample was taken in the last
-// kSampleEvery. Failures are returned but harmless to ignore.
-absl::Status RecordUsage(store::StateStore& store, const std::vector<GpuInfo>& gpus,
+// kSampleEvery. Called inside the write transactions that look at the GPUs
+// anyway (CollectStatus, the queue's polls), so sampling costs no
+// transaction of its own; a transaction that fails takes its sample along.
+absl::Status RecordUsage(store::StateTransaction& txn, const std::vector<GpuUsage>& gpus,
                          uint64_t threshold_bytes, TimePoint now);
 
 // Time in milliseconds, split the three ways a sample can tell.

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "alloc/queue.h"
+#include "host/testing/fake_clock.h"
+#include "host/testing/fake_process_table.h"
 #include "store/memory_state_store.h"
 
 namespace canhazgpu::alloc {
@@ -79,20 +82,59 @@ TEST(ReportTest, MultiGpuReservationCountsOnceAndQueueHoldsNotAtAll) {
 
 TEST(ReportTest, RecordUsageSamplesAtMostOncePerInterval) {
   store::MemoryStateStore store;
-  std::vector<GpuInfo> gpus(2);
-  gpus[0].index = 0;
-  gpus[0].memory_used_bytes = 2048 * kMiB;
-  gpus[1].index = 1;
-  gpus[1].error = "gone";
-  ASSERT_TRUE(RecordUsage(store, gpus, 1024 * kMiB, At(10)).ok());
-  ASSERT_TRUE(RecordUsage(store, gpus, 1024 * kMiB, At(10) + std::chrono::seconds(30)).ok());
-  ASSERT_TRUE(RecordUsage(store, gpus, 1024 * kMiB, At(11)).ok());
+  std::vector<GpuUsage> gpus(2);
+  gpus[0].info.index = 0;
+  gpus[0].info.memory_used_bytes = 2048 * kMiB;
+  gpus[1].info.index = 1;
+  gpus[1].info.error = "gone";
+  auto record = [&](TimePoint now) {
+    return store.Update(
+        [&](store::StateTransaction& txn) { return RecordUsage(txn, gpus, 1024 * kMiB, now); });
+  };
+  ASSERT_TRUE(record(At(10)).ok());
+  ASSERT_TRUE(record(At(10) + std::chrono::seconds(30)).ok());
+  ASSERT_TRUE(record(At(11)).ok());
   ASSERT_TRUE(store
                   .Read([](store::StateTransaction& t) {
                     auto samples = t.UsageSamplesSince(At(0)).value();
                     EXPECT_EQ(samples.size(), 2u);  // GPU 0 at 10 and 11; GPU 1 unknown
                     EXPECT_TRUE(samples[0].busy);
                     EXPECT_EQ(samples[1].at, At(11));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST(ReportTest, StatusAndQueuePollsRecordSamples) {
+  store::MemoryStateStore store;
+  ASSERT_TRUE(store
+                  .Update([](store::StateTransaction& txn) {
+                    return txn.SetPool({.gpu_count = 2, .provider = "fake"});
+                  })
+                  .ok());
+  // GPU 0 busy without a reservation, GPU 1 free (and then reserved).
+  std::vector<GpuInfo> gpus(2);
+  gpus[0].index = 0;
+  gpus[0].memory_used_bytes = 4096 * kMiB;
+  gpus[1].index = 1;
+  host::FakeClock clock(At(10));
+  host::FakeProcessTable processes;
+  Machine machine{clock, processes};
+  ASSERT_TRUE(CollectStatus(store, gpus, 1024 * kMiB, machine).ok());
+  clock.Advance(std::chrono::minutes(2));
+  WaitOptions options{.block = false, .query_gpus = [&] { return gpus; }};
+  ASSERT_TRUE(AcquireGpus(store, {.uid = 1, .user = "a"},
+                          {.count = 1, .threshold_bytes = 1024 * kMiB}, machine, options)
+                  .ok());
+  ASSERT_TRUE(store
+                  .Read([](store::StateTransaction& t) {
+                    auto samples = t.UsageSamplesSince(At(0)).value();
+                    EXPECT_EQ(samples.size(), 4u);  // both GPUs, at 10 and at 12
+                    EXPECT_EQ(samples[0].at, At(10));
+                    EXPECT_EQ(samples[1].at, At(12));
+                    EXPECT_TRUE(samples[1].busy);
+                    EXPECT_EQ(samples[3].gpu, 1);
+                    EXPECT_FALSE(samples[3].busy);
                     return absl::OkStatus();
                   })
                   .ok());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "alloc/allocator.h"
+#include "alloc/report.h"
 #include "alloc/reservations_internal.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
@@ -282,6 +283,7 @@ absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store, const std::ve
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(out.pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    RETURN_IF_ERROR(RecordUsage(txn, usage, threshold_bytes, machine.clock.Now()));
     ASSIGN_OR_RETURN(out.gpus, StatusInTxn(txn, out.pool, usage, threshold_bytes));
     return absl::OkStatus();
   }));

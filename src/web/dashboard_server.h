@@ -16,8 +16,8 @@ namespace canhazgpu::web {
 
 using Json = nlohmann::ordered_json;
 
-// Where the data comes from; each is called from server threads, one at a
-// time (the server serialises them).
+// Where the data comes from; called from server threads, but never two at
+// a time (the server serialises them), so they may share one store.
 struct DashboardSource {
   std::string host_name;
   std::function<absl::StatusOr<Json>()> status;  // `status --json` array

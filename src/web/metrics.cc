@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
 
@@ -45,17 +46,13 @@ std::string MetricsText(const nlohmann::ordered_json& gpus, const nlohmann::orde
   }
   Family(out, "canhazgpu_gpus", "gauge", "GPUs by state.");
   for (const auto& [state, n] : by_state) {
-    std::string lower;
-    for (char c : state) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    out += StrCat("canhazgpu_gpus{state=\"", lower, "\"} ", n, "\n");
+    out += StrCat("canhazgpu_gpus{state=\"", absl::AsciiStrToLower(state), "\"} ", n, "\n");
   }
   Family(out, "canhazgpu_reserved_gpus", "gauge", "GPUs held, by user and reservation type.");
   for (const auto& [key, n] : reservations) {
     const auto& [user, type] = key;
-    std::string lower_type;
-    for (char c : type) lower_type += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     out += StrCat("canhazgpu_reserved_gpus{user=\"", EscapeLabel(user), "\",type=\"",
-                  EscapeLabel(lower_type), "\"} ", n, "\n");
+                  EscapeLabel(absl::AsciiStrToLower(type)), "\"} ", n, "\n");
   }
   int64_t oldest = 0;
   for (const auto& e : queue.value("entries", nlohmann::ordered_json::array())) {

@@ -5,7 +5,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <cctype>
+#include <sstream>
+
 #include "integration/cli_runner.h"
+#include "integration/terminal_session.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::testing {
@@ -202,6 +206,53 @@ TEST_F(CliReportTest, EmptyPeriodAndBadFlags) {
   EXPECT_EQ(host_.Run({"report", "--days", "0"}).exit_code, 2);
   EXPECT_EQ(host_.Run({"report", "--json", "--csv"}).exit_code, 2);
   EXPECT_EQ(host_.Run({"report", "extra"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
+
+namespace canhazgpu::testing {
+namespace {
+
+TEST(CliStatusTerminalTest, WatchRedrawsInPlaceAndFitsANarrowTerminal) {
+  CliHost host;
+  ASSERT_EQ(host.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  ASSERT_EQ(host.Run({"reserve", "-g", "1", "--note", "narrow"}).exit_code, 0);
+  TerminalSession wide(host, {"status"}, 200);
+  ASSERT_TRUE(wide.WaitFor("VALIDATION"));
+  // 80 columns: the least useful columns go, no line is wider.
+  TerminalSession narrow(host, {"status", "--watch", "1s"}, 80);
+  ASSERT_TRUE(narrow.WaitFor("\033[J"));  // one frame drawn
+  ASSERT_EQ(host.Run({"release"}).exit_code, 0);
+  // The next frame starts at the top of the screen again (cursor home),
+  // not below the last, and shows the release.
+  ASSERT_TRUE(narrow.WaitUntil([](const std::string& screen) {
+    size_t second = screen.find("\033[H", 1);
+    return second != std::string::npos && screen.find("\033[J", second) != std::string::npos;
+  }));
+  const std::string& screen = narrow.screen();
+  EXPECT_EQ(screen.find("\033[H"), 0u);
+  const std::string second_frame = screen.substr(screen.find("\033[H", 1));
+  EXPECT_THAT(second_frame, Not(HasSubstr("IN_USE")));
+  EXPECT_THAT(screen.substr(0, screen.find("\033[H", 1)), HasSubstr("IN_USE"));
+  EXPECT_THAT(screen, Not(HasSubstr("VALIDATION")));
+  EXPECT_THAT(screen, HasSubstr("GPU │ STATUS"));
+  std::istringstream lines(screen);
+  for (std::string line; std::getline(lines, line);) {
+    std::string plain;  // without escape sequences
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\033') {
+        while (i < line.size() && !std::isalpha(static_cast<unsigned char>(line[i]))) ++i;
+        continue;
+      }
+      if (line[i] != '\r') plain += line[i];
+    }
+    size_t width = 0;  // UTF-8 code points
+    for (unsigned char c : plain) width += (c & 0xC0) != 0x80;
+    EXPECT_LE(width, 80u) << plain;
+  }
+  kill(narrow.pid(), SIGINT);
+  EXPECT_EQ(narrow.Wait(), 130);
 }
 
 }  // namespace

@@ -34,14 +34,9 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows, alloc::CollectQueue(*store, *ctx.machine));
   TimePoint now = ctx.machine->clock.Now();
-  int wanted = 0, held = 0;
-  for (const alloc::QueueRow& row : rows) {
-    wanted += row.entry.count;
-    held += static_cast<int>(row.held.size());
-  }
+  const nlohmann::ordered_json json = QueueJson(rows, now);
   if (flags.Has("json")) {
-    nlohmann::ordered_json out = QueueJson(rows, now);
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", json.dump(2).c_str());
     return absl::OkStatus();
   }
   if (rows.empty()) {
@@ -66,7 +61,8 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
   }
   std::string out = table.Render();
   std::printf("%s\n%zu request(s) waiting for %d GPU(s), %d held so far\n", out.c_str(),
-              rows.size(), wanted, held);
+              rows.size(), json["total_gpus_requested"].get<int>(),
+              json["total_gpus_held"].get<int>());
   return absl::OkStatus();
 }
 

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "alloc/report.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -123,11 +122,7 @@ absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStor
   std::optional<host::ProcessInfo> self = ctx.machine->processes.Find(getpid());
   if (!self) return absl::InternalError("cannot read this process's own /proc entry");
   options.waiter = ProcessRef{self->pid, self->start_ticks};
-  options.query_gpus = [&] {
-    std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
-    (void)alloc::RecordUsage(store, gpus, ctx.threshold_bytes, ctx.machine->clock.Now());
-    return gpus;
-  };
+  options.query_gpus = [&] { return QueryGpus(ctx, pool); };
   QueueSleeper sleeper(ctx.state_path);
   options.sleep = [&](Duration d) { return sleeper.Sleep(d); };
   ProgressPrinter printer(request.ids.empty() ? request.count

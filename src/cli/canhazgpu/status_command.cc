@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "alloc/queue.h"
-#include "alloc/report.h"
 #include "cli/canhazgpu/commands.h"
 #include "cli/canhazgpu/status_view.h"
 #include "cli/common/exit_code.h"
@@ -76,17 +75,14 @@ absl::Status CheckHostName(const std::string& host) {
 }
 
 Json SummaryJson(const Json& gpus, size_t waiting) {
-  Json out = {{"gpus", gpus.size()}, {"available", 0}, {"in_use", 0},
-              {"unreserved", 0},     {"error", 0},     {"waiting", waiting}};
-  std::map<std::string, int> products;
+  std::map<std::string, int> states, products;
   for (const Json& g : gpus) {
-    std::string state = g.value("status", "");
-    if (state == "AVAILABLE") out["available"] = out["available"].get<int>() + 1;
-    if (state == "IN_USE") out["in_use"] = out["in_use"].get<int>() + 1;
-    if (state == "UNRESERVED") out["unreserved"] = out["unreserved"].get<int>() + 1;
-    if (state == "ERROR") out["error"] = out["error"].get<int>() + 1;
+    states[g.value("status", "")]++;
     if (g.contains("product")) products[g["product"].get<std::string>()]++;
   }
+  Json out = {{"gpus", gpus.size()},        {"available", states["AVAILABLE"]},
+              {"in_use", states["IN_USE"]}, {"unreserved", states["UNRESERVED"]},
+              {"error", states["ERROR"]},   {"waiting", waiting}};
   std::vector<std::string> names;
   for (const auto& [name, n] : products) names.push_back(StrCat(n, "× ", name));
   out["products"] = Join(names, ", ");
@@ -97,8 +93,6 @@ absl::StatusOr<Json> LocalReport(Context& ctx, bool summary) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
   std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
-  // Best effort: a read-only state file still shows status.
-  (void)alloc::RecordUsage(*store, gpus, ctx.threshold_bytes, ctx.machine->clock.Now());
   ASSIGN_OR_RETURN(alloc::HostStatus status,
                    alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
   Json json = StatusJson(status, ctx.machine->clock.Now());
@@ -204,8 +198,8 @@ std::string Render(Context& ctx, const std::vector<HostReport>& reports, const P
     return out.dump(2) + "\n";
   }
   if (flags.Has("summary")) return RenderSummary(reports, color);
-  if (!multi)
-    return RenderStatusTable(reports[0].value, {.color = color, .width = TerminalWidth()});
+  const StatusTableOptions table{.color = color, .width = TerminalWidth()};
+  if (!multi) return RenderStatusTable(reports[0].value, table);
   std::string out;
   for (const HostReport& r : reports) {
     Style host = MakeStyle(color, "1;35");
@@ -216,7 +210,7 @@ std::string Render(Context& ctx, const std::vector<HostReport>& reports, const P
       out += StrCat(red.start, "unreachable: ", r.error, red.end, "\n");
       continue;
     }
-    out += RenderStatusTable(r.value, {.color = color, .width = TerminalWidth()});
+    out += RenderStatusTable(r.value, table);
   }
   return out;
 }
@@ -249,12 +243,6 @@ absl::StatusOr<std::string> Snapshot(Context& ctx, const ParsedFlags& flags) {
                        mine.ok() ? "" : std::string(mine.status().message())});
   }
   for (HostReport& r : RemoteReports(remotes, flags, summary)) reports.push_back(std::move(r));
-  if (summary && flags.Has("json")) {
-    Json out = Json::object();
-    for (const HostReport& r : reports)
-      out[r.host] = r.error.empty() ? r.value : Json{{"error", r.error}};
-    return out.dump(2) + "\n";
-  }
   return Render(ctx, reports, flags, multi);
 }
 

@@ -34,34 +34,24 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
         StrCat("invalid value '", *flags.Value("port"), "' for --port: expected 0 to 65535"));
   }
   const std::string host = *flags.Value("host");
-  // The state must be readable before we say we are listening.
-  {
-    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
-                     ctx.open_store(ctx.state_path, false));
-    RETURN_IF_ERROR(alloc::ReadPool(*store).status());
-  }
-  // Every request opens the state file itself (a store is used by one
-  // thread at a time); the server serialises calls to these anyway.
+  // One store for the server's life: the dashboard calls the sources one at
+  // a time (dashboard_server.h), and the state must be readable before we
+  // say we are listening.
+  ASSIGN_OR_RETURN(std::shared_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
+  RETURN_IF_ERROR(alloc::ReadPool(*store).status());
   web::DashboardSource source{.host_name = HostName()};
-  source.status = [&ctx]() -> absl::StatusOr<web::Json> {
-    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
-                     ctx.open_store(ctx.state_path, false));
+  source.status = [&ctx, store]() -> absl::StatusOr<web::Json> {
     ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-    std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
-    (void)alloc::RecordUsage(*store, gpus, ctx.threshold_bytes, ctx.machine->clock.Now());
-    ASSIGN_OR_RETURN(alloc::HostStatus status,
-                     alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
+    ASSIGN_OR_RETURN(
+        alloc::HostStatus status,
+        alloc::CollectStatus(*store, QueryGpus(ctx, pool), ctx.threshold_bytes, *ctx.machine));
     return StatusJson(status, ctx.machine->clock.Now());
   };
-  source.queue = [&ctx]() -> absl::StatusOr<web::Json> {
-    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
-                     ctx.open_store(ctx.state_path, false));
+  source.queue = [&ctx, store]() -> absl::StatusOr<web::Json> {
     ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows, alloc::CollectQueue(*store, *ctx.machine));
     return QueueJson(rows, ctx.machine->clock.Now());
   };
-  source.report = [&ctx](int days) -> absl::StatusOr<web::Json> {
-    ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
-                     ctx.open_store(ctx.state_path, false));
+  source.report = [&ctx, store](int days) -> absl::StatusOr<web::Json> {
     ASSIGN_OR_RETURN(alloc::UsageReport report,
                      alloc::CollectReport(*store, days, ctx.machine->clock.Now()));
     return ReportJson(report, days);

@@ -1,5 +1,8 @@
 #include "cli/common/option_layers.h"
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli {
@@ -69,11 +72,9 @@ std::string OptionKey(std::string_view scope, std::string_view flag) {
 }
 
 std::string EnvName(std::string_view key) {
-  std::string out = "CANHAZGPU_";
-  for (char c : key) {
-    if (c == '.' || c == '-') c = '_';
-    out += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  }
+  std::string out = StrCat("CANHAZGPU_", absl::AsciiStrToUpper(std::string(key)));
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '.' || c == '-'; }, '_');
   return out;
 }
 
@@ -134,20 +135,25 @@ absl::Status CheckConfigFile(const config::ConfigFile& file,
   for (const auto& [key, value] : file.values) {
     const std::string wanted = EnvName(key);
     const FlagSpec* match = nullptr;
-    std::string best;
-    size_t best_distance = 4;
     for (const OptionScope& scope : scopes) {
       for (const FlagSpec& spec : scope.specs) {
-        std::string option = OptionKey(scope.scope, spec.name);
-        if (EnvName(option) == wanted) match = &spec;
-        if (size_t d = EditDistance(key, option); d < best_distance) {
-          best = option;
-          best_distance = d;
-        }
+        if (EnvName(OptionKey(scope.scope, spec.name)) == wanted) match = &spec;
       }
     }
     const std::string where = FileWhere(file, value);
     if (match == nullptr) {
+      // Only now, for the message: the nearest option by spelling.
+      std::string best;
+      size_t best_distance = 4;
+      for (const OptionScope& scope : scopes) {
+        for (const FlagSpec& spec : scope.specs) {
+          std::string option = OptionKey(scope.scope, spec.name);
+          if (size_t d = EditDistance(key, option); d < best_distance) {
+            best = option;
+            best_distance = d;
+          }
+        }
+      }
       return absl::InvalidArgumentError(StrCat(where, ": unknown key '", key, "'",
                                                best.empty()
                                                    ? std::string(" (see 'canhazgpu config show')")
