@@ -79,6 +79,14 @@ function(canhazgpu_use_static_sqlite3)
   endif()
 endfunction()
 
+# RE2 (CEL's matches()) likewise, from libre2-dev's archive.
+function(canhazgpu_use_static_re2)
+  find_library(re2_archive NAMES libre2.a HINTS ${RE2_LIBRARY_DIRS})
+  if(re2_archive)
+    set_target_properties(PkgConfig::RE2 PROPERTIES INTERFACE_LINK_LIBRARIES "${re2_archive};pthread")
+  endif()
+endfunction()
+
 # The binaries users run: with libstdc++ and libgcc linked in, the dynamic
 # loader only maps libc and libm (docs/perf.md: start-up 1.5 -> 0.6 ms).
 function(canhazgpu_static_runtime target)

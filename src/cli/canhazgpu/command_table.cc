@@ -27,6 +27,8 @@ const std::vector<CommandSpec>& Commands() {
        "bash|zsh",
        {},
        CompletionCommand},
+      {"debug", "developer tools: cel-conformance runs CEL conformance case files",
+       "cel-conformance [--verbose] PATH...", DebugFlags(), DebugCommand},
       {"manpage", "the man page, in roff", "", {}, ManpageCommand, /*hidden=*/true},
   };
   return kCommands;

@@ -41,6 +41,7 @@ int ReportCommand(Context& ctx, const Args& args);
 int WebCommand(Context& ctx, const Args& args);
 int CompletionCommand(Context& ctx, const Args& args);
 int ManpageCommand(Context& ctx, const Args& args);
+int DebugCommand(Context& ctx, const Args& args);
 // canhazgpu-web registers its server here; without one, `web` execs
 // canhazgpu-web from the directory of the running binary.
 void SetWebServer(int (*serve)(Context&, const Args&));
@@ -54,5 +55,6 @@ std::vector<FlagSpec> QueueFlags();
 std::vector<FlagSpec> ConfigFlags();
 std::vector<FlagSpec> ReportFlags();
 std::vector<FlagSpec> WebFlags();
+std::vector<FlagSpec> DebugFlags();
 
 }  // namespace canhazgpu::cli

@@ -1,0 +1,69 @@
+// The parsed form of a CEL expression. Operators are calls with cel-go's
+// operator names ("_+_", "_&&_", "@in", ...); macros (has, all, exists, map,
+// filter, cel.bind, the two-variable forms) are expanded by the parser into
+// kComprehension / test-only kSelect nodes. The checker and the planner
+// annotate nodes in place (type, resolved variable, function overloads).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cel/types.h"
+#include "cel/value.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace canhazgpu::cel {
+
+struct FunctionGroup;
+
+enum class ExprKind : uint8_t { kConst, kIdent, kSelect, kCall, kList, kMap, kComprehension };
+
+enum class Macro : uint8_t {
+  kAll,
+  kExists,
+  kExistsOne,
+  kMap,        // range.map(x, t)
+  kMapFilter,  // range.map(x, p, t)
+  kFilter,
+  kTransformList,      // (i, v, t) and (i, v, p, t)
+  kTransformMap,       // (k, v, t) and (k, v, p, t)
+  kTransformMapEntry,  // (k, v, entry) and (k, v, p, entry)
+  kBind,               // cel.bind(x, init, body): args = {init, body}
+  kOptMap,             // opt.optMap(x, t)
+  kOptFlatMap,         // opt.optFlatMap(x, t)
+};
+
+struct Expr {
+  ExprKind kind = ExprKind::kConst;
+  int32_t offset = 0;  // byte offset of the node in the source
+
+  Value value;             // kConst
+  std::string name;        // kIdent name, kSelect field, kCall function, first iteration variable
+  std::string name2;       // second iteration variable ("" for one-variable macros)
+  bool test_only = false;  // has(a.f)
+  bool optional = false;   // a.?f
+  bool root = false;       // .name: resolved from the root, ignoring the container
+  Macro macro = Macro::kAll;
+
+  std::unique_ptr<Expr> target;  // select operand, call receiver, comprehension range
+  // Call arguments, list elements, map keys and values interleaved, or the
+  // comprehension's predicate/transform expressions.
+  std::vector<std::unique_ptr<Expr>> args;
+  std::vector<bool> optional_entries;  // [?x], {?k: v}
+
+  // Filled in by the checker and the planner.
+  Type type = Type::Dyn();
+  int32_t variable = -1;  // kIdent: activation slot (>= 0) or local slot (< -1: -2 - index)
+  const FunctionGroup* function = nullptr;  // kCall
+  int overload = -1;                        // statically chosen overload, -1 = by runtime kinds
+  std::shared_ptr<const re2::RE2> regex;    // constant pattern of matches()/find()/findAll()
+};
+
+using ExprPtr = std::unique_ptr<Expr>;
+
+}  // namespace canhazgpu::cel

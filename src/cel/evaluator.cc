@@ -1,0 +1,325 @@
+// The tree-walking interpreter. Strict calls return the first error among
+// their arguments; && and || absorb errors as CEL requires; comprehensions
+// check the cost limit on every iteration so no expression can run away.
+#include "absl/container/inlined_vector.h"
+#include "cel/program.h"
+#include "core/strings.h"
+
+namespace canhazgpu::cel::internal {
+namespace {
+
+Value WithOffset(Value error, int32_t offset) {
+  if (error.error().offset >= 0) return error;
+  return Value::Error(error.error().message, offset);
+}
+
+class Evaluator {
+ public:
+  Evaluator(const Value* variables, Value* locals, EvalContext& ctx)
+      : variables_(variables), locals_(locals), ctx_(ctx) {}
+
+  Value Eval(const Expr& e) {
+    ++ctx_.cost;
+    switch (e.kind) {
+      case ExprKind::kConst:
+        return e.value;
+      case ExprKind::kIdent:
+        if (e.variable >= 0) return variables_[e.variable];
+        if (e.variable < -1) return locals_[-2 - e.variable];
+        return Value::Error(StrCat("undeclared reference to '", e.name, "'"), e.offset);
+      case ExprKind::kSelect:
+        return Select(e);
+      case ExprKind::kCall:
+        return Call(e);
+      case ExprKind::kList:
+        return List(e);
+      case ExprKind::kMap:
+        return Map(e);
+      case ExprKind::kComprehension:
+        return Comprehension(e);
+    }
+    return Value::Error("unknown expression", e.offset);
+  }
+
+ private:
+  Value Select(const Expr& e) {
+    Value operand = Eval(*e.target);
+    if (operand.is_error()) return operand;
+    if (operand.kind() == Kind::kOptional && !e.test_only) {
+      if (operand.optional_value() == nullptr) return operand;
+      return SelectField(e, *operand.optional_value(), /*optional=*/true);
+    }
+    return SelectField(e, operand, e.optional);
+  }
+
+  Value SelectField(const Expr& e, const Value& operand, bool optional) {
+    if (operand.kind() != Kind::kMap) {
+      return Value::Error(
+          StrCat("type '", operand.TypeName(), "' does not support field selection"), e.offset);
+    }
+    const MapData& map = operand.map();
+    const Value* found = map.FindString(e.name);
+    if (e.test_only) return Value::Bool(found != nullptr || map.missing_key_is_empty_map);
+    if (optional) return found ? Value::OptionalOf(*found) : Value::OptionalNone();
+    if (found) return *found;
+    if (map.missing_key_is_empty_map) return Value::Map(MapData{});
+    return Value::Error(StrCat("no such key: ", e.name), e.offset);
+  }
+
+  Value Logical(const Expr& e, bool is_and) {
+    Value left = Eval(*e.args[0]);
+    if (left.is_bool(!is_and)) return left;  // false && x, true || x
+    Value right = Eval(*e.args[1]);
+    if (right.is_bool(!is_and)) return right;
+    if (left.kind() == Kind::kBool && right.kind() == Kind::kBool) return right;
+    if (left.is_error()) return left;
+    if (right.is_error()) return right;
+    return Value::Error(StrCat("no matching overload for '", is_and ? "&&" : "||", "'"), e.offset);
+  }
+
+  Value Call(const Expr& e) {
+    const std::string& name = e.name;
+    if (name.size() == 4 && name[0] == '_' && (name == "_&&_" || name == "_||_"))
+      return Logical(e, name == "_&&_");
+    if (name == "_?_:_") {
+      Value cond = Eval(*e.args[0]);
+      if (cond.kind() == Kind::kBool) return Eval(*e.args[cond.bool_value() ? 1 : 2]);
+      if (cond.is_error()) return cond;
+      return Value::Error("no matching overload for '_?_:_'", e.offset);
+    }
+    absl::InlinedVector<Value, 3> args;
+    if (e.target) {
+      args.push_back(Eval(*e.target));
+      if (args.back().is_error()) return args.back();
+    }
+    for (const ExprPtr& arg : e.args) {
+      args.push_back(Eval(*arg));
+      if (args.back().is_error()) return args.back();
+    }
+    if (e.function == nullptr) {
+      const FunctionGroup* group = Functions().Find(name, e.target != nullptr, args.size());
+      if (group == nullptr) {
+        return Value::Error(
+            StrCat(Functions().HasName(name) ? "no matching overload for '" : "unbound function '",
+                   name, "'"),
+            e.offset);
+      }
+      Value v = Dispatch(*group, args.data(), args.size(), ctx_);
+      return v.is_error() ? WithOffset(std::move(v), e.offset) : v;
+    }
+    ctx_.regex = e.regex.get();
+    Value v = Dispatch(*e.function, args.data(), args.size(), ctx_);
+    ctx_.regex = nullptr;
+    if (v.is_error()) return WithOffset(std::move(v), e.offset);
+    return v;
+  }
+
+  Value List(const Expr& e) {
+    ValueList items;
+    items.reserve(e.args.size());
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      Value v = Eval(*e.args[i]);
+      if (v.is_error()) return v;
+      if (e.optional_entries[i]) {
+        if (v.kind() != Kind::kOptional) {
+          return Value::Error("optional list element must be an optional value", e.args[i]->offset);
+        }
+        if (v.optional_value() != nullptr) items.push_back(*v.optional_value());
+        continue;
+      }
+      items.push_back(std::move(v));
+    }
+    return Value::List(std::move(items));
+  }
+
+  Value Map(const Expr& e) {
+    MapData map;
+    map.entries.reserve(e.args.size() / 2);
+    for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+      Value key = Eval(*e.args[i]);
+      if (key.is_error()) return key;
+      Value value = Eval(*e.args[i + 1]);
+      if (value.is_error()) return value;
+      if (!IsValidMapKey(key)) {
+        return Value::Error(StrCat("unsupported key type: ", key.TypeName()), e.args[i]->offset);
+      }
+      if (map.Find(key) != nullptr) {
+        return Value::Error(StrCat("Failed with repeated key: ", key.DebugString()),
+                            e.args[i]->offset);
+      }
+      if (e.optional_entries[i / 2]) {
+        if (value.kind() != Kind::kOptional) {
+          return Value::Error("optional map entry must be an optional value",
+                              e.args[i + 1]->offset);
+        }
+        if (value.optional_value() == nullptr) continue;
+        value = *value.optional_value();
+      }
+      map.entries.emplace_back(std::move(key), std::move(value));
+    }
+    return Value::Map(std::move(map));
+  }
+
+  Value CostExceeded(const Expr& e) {
+    return Value::Error("operation cancelled: actual cost limit exceeded", e.offset);
+  }
+
+  Value Comprehension(const Expr& e) {
+    Value* first = &locals_[e.variable];
+    if (e.macro == Macro::kBind) {
+      *first = Eval(*e.args[0]);
+      return Eval(*e.args[1]);
+    }
+    Value range = Eval(*e.target);
+    if (range.is_error()) return range;
+    if (e.macro == Macro::kOptMap || e.macro == Macro::kOptFlatMap) {
+      if (range.kind() != Kind::kOptional)
+        return Value::Error("optMap needs an optional value", e.offset);
+      if (range.optional_value() == nullptr) return range;
+      *first = *range.optional_value();
+      Value body = Eval(*e.args[0]);
+      if (body.is_error() || e.macro == Macro::kOptFlatMap) {
+        if (!body.is_error() && body.kind() != Kind::kOptional) {
+          return Value::Error("optFlatMap body must return an optional value", e.offset);
+        }
+        return body;
+      }
+      return Value::OptionalOf(std::move(body));
+    }
+    if (range.kind() != Kind::kList && range.kind() != Kind::kMap) {
+      return Value::Error(StrCat("expected iterable type, not ", range.TypeName()),
+                          e.target->offset);
+    }
+    bool two = !e.name2.empty();
+    Value* second = two ? &locals_[e.variable + 1] : nullptr;
+    bool is_list = range.kind() == Kind::kList;
+    size_t size = is_list ? range.list().size() : range.map().entries.size();
+    // Binds the iteration variables for element i.
+    auto bind = [&](size_t i) {
+      if (is_list) {
+        if (two) {
+          *first = Value::Int(static_cast<int64_t>(i));
+          *second = range.list()[i];
+        } else {
+          *first = range.list()[i];
+        }
+      } else {
+        *first = range.map().entries[i].first;
+        if (two) *second = range.map().entries[i].second;
+      }
+    };
+    switch (e.macro) {
+      case Macro::kAll:
+      case Macro::kExists: {
+        bool is_all = e.macro == Macro::kAll;
+        Value error;
+        bool has_error = false;
+        for (size_t i = 0; i < size; ++i) {
+          if (!ctx_.Charge(1)) return CostExceeded(e);
+          bind(i);
+          Value v = Eval(*e.args[0]);
+          if (v.is_bool(!is_all)) return v;  // a false in all(), a true in exists()
+          if (v.kind() != Kind::kBool && !has_error) {
+            has_error = true;
+            error = v.is_error()
+                        ? v
+                        : Value::Error("predicate result is not a bool", e.args[0]->offset);
+          }
+        }
+        return has_error ? error : Value::Bool(is_all);
+      }
+      case Macro::kExistsOne: {
+        int count = 0;
+        for (size_t i = 0; i < size; ++i) {
+          if (!ctx_.Charge(1)) return CostExceeded(e);
+          bind(i);
+          Value v = Eval(*e.args[0]);
+          if (v.is_error()) return v;
+          if (v.kind() != Kind::kBool)
+            return Value::Error("predicate result is not a bool", e.args[0]->offset);
+          count += v.bool_value();
+        }
+        return Value::Bool(count == 1);
+      }
+      case Macro::kMap:
+      case Macro::kMapFilter:
+      case Macro::kFilter:
+      case Macro::kTransformList: {
+        ValueList out;
+        bool filtered = e.macro == Macro::kFilter || e.macro == Macro::kMapFilter ||
+                        (e.macro == Macro::kTransformList && e.args.size() == 2);
+        for (size_t i = 0; i < size; ++i) {
+          if (!ctx_.Charge(1)) return CostExceeded(e);
+          bind(i);
+          if (filtered) {
+            Value keep = Eval(*e.args[0]);
+            if (keep.is_error()) return keep;
+            if (keep.kind() != Kind::kBool)
+              return Value::Error("predicate result is not a bool", e.args[0]->offset);
+            if (!keep.bool_value()) continue;
+          }
+          if (e.macro == Macro::kFilter) {
+            out.push_back(*first);
+            continue;
+          }
+          Value v = Eval(*e.args.back());
+          if (v.is_error()) return v;
+          out.push_back(std::move(v));
+        }
+        return Value::List(std::move(out));
+      }
+      case Macro::kTransformMap:
+      case Macro::kTransformMapEntry: {
+        MapData out;
+        bool filtered = e.args.size() == 2;
+        for (size_t i = 0; i < size; ++i) {
+          if (!ctx_.Charge(1)) return CostExceeded(e);
+          bind(i);
+          if (filtered) {
+            Value keep = Eval(*e.args[0]);
+            if (keep.is_error()) return keep;
+            if (keep.kind() != Kind::kBool)
+              return Value::Error("predicate result is not a bool", e.args[0]->offset);
+            if (!keep.bool_value()) continue;
+          }
+          Value v = Eval(*e.args.back());
+          if (v.is_error()) return v;
+          if (e.macro == Macro::kTransformMap) {
+            out.entries.emplace_back(*first, std::move(v));
+            continue;
+          }
+          if (v.kind() != Kind::kMap)
+            return Value::Error("transformMapEntry must produce a map", e.offset);
+          for (const auto& [k, val] : v.map().entries) {
+            if (out.Find(k) != nullptr) {
+              return Value::Error(StrCat("insert failed: key ", k.DebugString(), " already exists"),
+                                  e.offset);
+            }
+            out.entries.emplace_back(k, val);
+          }
+        }
+        return Value::Map(std::move(out));
+      }
+      default:
+        return Value::Error("unsupported macro", e.offset);
+    }
+  }
+
+  const Value* variables_;
+  Value* locals_;
+  EvalContext& ctx_;
+};
+
+}  // namespace
+
+Value EvaluateExpr(const Expr& root, const Value* variables, int locals, EvalContext& ctx) {
+  absl::InlinedVector<Value, 4> slots(static_cast<size_t>(locals));
+  Evaluator evaluator(variables, slots.data(), ctx);
+  Value result = evaluator.Eval(root);
+  if (ctx.cost > ctx.cost_limit && !result.is_error()) {
+    return Value::Error("operation cancelled: actual cost limit exceeded", root.offset);
+  }
+  return result;
+}
+
+}  // namespace canhazgpu::cel::internal

@@ -1,0 +1,101 @@
+// The function library: every function and operator the evaluator knows,
+// declared by signature strings ("<string>.contains(string) -> bool") that
+// drive both the checker (static overload resolution) and run-time dispatch
+// (by the kinds of the argument values). Operators use cel-go's names
+// ("_+_", "@in", "_[_]").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cel/types.h"
+#include "cel/value.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace canhazgpu::cel {
+
+// Kubernetes' per-evaluation limit for DRA selectors
+// (CELSelectorExpressionMaxCost).
+inline constexpr int64_t kDefaultCostLimit = 1'000'000;
+
+// State of one evaluation that functions may use.
+struct EvalContext {
+  int64_t cost = 0;
+  int64_t cost_limit = kDefaultCostLimit;
+  // The pre-compiled constant pattern of the regex call being made, if any.
+  const re2::RE2* regex = nullptr;
+
+  // Adds work proportional to a size; false once over the limit.
+  bool Charge(int64_t units) {
+    cost += units;
+    return cost <= cost_limit;
+  }
+};
+
+// Receives the arguments (the receiver first for member calls); never sees
+// an error argument (the evaluator returns those before calling).
+using FunctionImpl = Value (*)(const Value* args, size_t count, EvalContext& ctx);
+
+struct Overload {
+  std::vector<Type> params;  // receiver first for member functions
+  Type result;
+  FunctionImpl impl;
+};
+
+// All overloads of one name, call style and arity.
+struct FunctionGroup {
+  std::string name;
+  bool member = false;
+  size_t arity = 0;  // including the receiver
+  std::vector<Overload> overloads;
+  // The first overload's implementation takes any kinds the declared
+  // overloads do not match (indexing a list with a uint or an integral
+  // double at run time) and reports its own errors.
+  bool lenient = false;
+};
+
+class FunctionRegistry {
+ public:
+  const FunctionGroup* Find(std::string_view name, bool member, size_t arity) const;
+  // Any group of this name, for "wrong number of arguments" vs "unknown".
+  bool HasName(std::string_view name) const;
+
+  // Adds an overload: "name(T, T) -> R" or "<Recv>.name(T) -> R". Type
+  // aliases: Quantity, Semver, Duration, Timestamp.
+  void Add(std::string_view signature, FunctionImpl impl);
+  void MarkLenient(std::string_view name);
+
+ private:
+  std::vector<FunctionGroup> groups_;
+};
+
+// The full library: standard CEL, strings extension v2, optionals, sets,
+// the Kubernetes quantity, semver, lists and regex libraries.
+const FunctionRegistry& Functions();
+
+// Calls the overload of the group matching the argument kinds.
+Value Dispatch(const FunctionGroup& group, const Value* args, size_t count, EvalContext& ctx);
+
+// Whether a run-time value can be passed where `type` is declared.
+bool KindMatches(const Type& type, const Value& value);
+
+// Library parts, each in its own file.
+void RegisterStandard(FunctionRegistry& registry);
+void RegisterConversions(FunctionRegistry& registry);
+void RegisterStrings(FunctionRegistry& registry);
+void RegisterKubernetes(FunctionRegistry& registry);
+void RegisterOptionals(FunctionRegistry& registry);
+
+// Shared helpers for the library files.
+Value NoOverload(std::string_view function);
+std::u32string DecodeUtf8(std::string_view s);
+std::string EncodeUtf8(std::u32string_view s);
+bool IsValidUtf8(std::string_view s);
+size_t CodePointCount(std::string_view s);
+
+}  // namespace canhazgpu::cel

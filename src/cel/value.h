@@ -1,0 +1,133 @@
+// CEL runtime values. A Value is 32 bytes: a kind, a scalar and a shared,
+// immutable heap part for strings, lists, maps and the rest, so copying one
+// is cheap and evaluation never mutates what a compiled program holds.
+// Errors are values too (CEL absorbs some of them in && and ||).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cel/quantity.h"
+#include "cel/semver.h"
+
+namespace canhazgpu::cel {
+
+enum class Kind : uint8_t {
+  kNull,
+  kBool,
+  kInt,
+  kUint,
+  kDouble,
+  kString,
+  kBytes,
+  kList,
+  kMap,
+  kType,
+  kDuration,   // nanoseconds in the scalar
+  kTimestamp,  // seconds in the scalar, nanoseconds in aux
+  kOptional,
+  kQuantity,
+  kSemver,
+  kError,
+};
+
+class Value;
+using ValueList = std::vector<Value>;
+struct MapData;
+
+struct ErrorData {
+  std::string message;
+  int32_t offset;  // byte offset in the source, -1 when unknown
+};
+
+class Value {
+ public:
+  Value() : kind_(Kind::kNull) { scalar_.i = 0; }
+
+  static Value Null() { return Value(); }
+  static Value Bool(bool b);
+  static Value Int(int64_t i);
+  static Value Uint(uint64_t u);
+  static Value Double(double d);
+  static Value String(std::string s);
+  static Value Bytes(std::string s);
+  static Value List(ValueList items);
+  static Value Map(MapData map);
+  static Value Type(std::string_view name);
+  static Value Duration(int64_t nanos);
+  static Value Timestamp(int64_t seconds, int32_t nanos);
+  static Value OptionalOf(Value v);
+  static Value OptionalNone();
+  static Value FromQuantity(Quantity q);
+  static Value FromSemver(Semver s);
+  static Value Error(std::string message, int32_t offset = -1);
+
+  Kind kind() const { return kind_; }
+  bool is_error() const { return kind_ == Kind::kError; }
+  bool is_bool(bool b) const { return kind_ == Kind::kBool && scalar_.b == b; }
+
+  bool bool_value() const { return scalar_.b; }
+  int64_t int_value() const { return scalar_.i; }
+  uint64_t uint_value() const { return scalar_.u; }
+  double double_value() const { return scalar_.d; }
+  int64_t duration_nanos() const { return scalar_.i; }
+  int64_t timestamp_seconds() const { return scalar_.i; }
+  int32_t timestamp_nanos() const { return aux_; }
+  // String, bytes and type name.
+  const std::string& str() const { return *static_cast<const std::string*>(heap_.get()); }
+  const ValueList& list() const { return *static_cast<const ValueList*>(heap_.get()); }
+  const MapData& map() const { return *static_cast<const MapData*>(heap_.get()); }
+  const Quantity& quantity() const { return *static_cast<const Quantity*>(heap_.get()); }
+  const Semver& semver() const { return *static_cast<const Semver*>(heap_.get()); }
+  const ErrorData& error() const { return *static_cast<const ErrorData*>(heap_.get()); }
+  // Optional: nullptr when empty.
+  const Value* optional_value() const { return static_cast<const Value*>(heap_.get()); }
+
+  // The CEL type name: "int", "list", "google.protobuf.Duration", ...
+  std::string_view TypeName() const;
+  // A CEL-like rendering for messages and the conformance runner.
+  std::string DebugString() const;
+
+ private:
+  explicit Value(Kind kind) : kind_(kind) { scalar_.i = 0; }
+
+  Kind kind_;
+  int32_t aux_ = 0;
+  union {
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double d;
+  } scalar_;
+  std::shared_ptr<const void> heap_;
+};
+
+struct MapData {
+  std::vector<std::pair<Value, Value>> entries;
+  // Kubernetes wraps device.attributes and device.capacity so that a domain
+  // that is not there reads as an empty map (dynamic-resource-allocation
+  // cel/compile.go); `in`, size() and iteration still see real keys only.
+  bool missing_key_is_empty_map = false;
+
+  // Key lookup with CEL's numeric cross-type rule (1 finds 1u and 1.0).
+  const Value* Find(const Value& key) const;
+  const Value* FindString(std::string_view key) const;
+};
+
+// Heterogeneous equality: nullopt where CEL has no overload (a Quantity or
+// Semver compared with another type).
+std::optional<bool> Equal(const Value& a, const Value& b);
+// Ordering of two values: -1/0/1, nullopt when not ordered (no overload or
+// a NaN).
+enum class Order { kLess, kEqual, kGreater, kUnordered, kNoOverload };
+Order Compare(const Value& a, const Value& b);
+
+// Whether a map key of this kind is allowed (int, uint, bool, string).
+bool IsValidMapKey(const Value& key);
+
+}  // namespace canhazgpu::cel
