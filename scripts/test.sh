@@ -21,6 +21,8 @@ echo "== build (default)"
 scripts/build.sh default
 echo "== tests (default)"
 ctest --test-dir build --output-on-failure -j "$jobs"
+echo "== CEL conformance (at least 99% of the runnable cases)"
+scripts/cel_conformance.sh build
 
 echo "== build (asan + ubsan)"
 scripts/build.sh asan
