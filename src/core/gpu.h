@@ -18,6 +18,16 @@ struct GpuProcess {
 
 enum class MigMode { kUnsupported, kDisabled, kEnabled };
 
+// One MIG (GPU instance) partition of a GPU in MIG mode.
+struct MigInstance {
+  std::string uuid;         // "MIG-..."
+  std::string profile;      // "1g.10gb"
+  int profile_id = 0;       // NVML GPU instance profile id (19 for A100 1g.5gb)
+  int placement_start = 0;  // first memory slice
+  int placement_size = 1;   // memory slices used
+  uint64_t memory_bytes = 0;
+};
+
 std::string_view MigModeName(MigMode mode);
 
 struct GpuInfo {
@@ -31,6 +41,10 @@ struct GpuInfo {
   std::string driver_version;
   std::string cuda_driver_version;  // "12.4"; empty for AMD
   MigMode mig_mode = MigMode::kUnsupported;
+  int minor = -1;             // /dev/nvidiaN; -1 when unknown (the index stands in)
+  std::string pcie_root;      // "pci0000:00", the PCIe root complex, where known
+  int mig_memory_slices = 0;  // memory slices a MIG-capable GPU divides into (8 on A100/H100)
+  std::vector<MigInstance> mig_instances;  // when mig_mode is kEnabled
   uint64_t memory_total_bytes = 0;
   uint64_t memory_used_bytes = 0;
   std::vector<GpuProcess> processes;

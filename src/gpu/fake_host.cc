@@ -86,12 +86,35 @@ absl::StatusOr<GpuProcess> ParseProcess(const json& object, std::string where) {
   return p;
 }
 
+absl::StatusOr<MigInstance> ParseMigInstance(const json& object, std::string where, int slices) {
+  ObjectReader r(object, where);
+  RETURN_IF_ERROR(r.CheckKeys(
+      {"uuid", "profile", "profile_id", "placement_start", "placement_size", "memory_mib"}));
+  MigInstance m;
+  ASSIGN_OR_RETURN(m.uuid, r.String("uuid", std::nullopt));
+  ASSIGN_OR_RETURN(m.profile, r.String("profile", std::nullopt));
+  ASSIGN_OR_RETURN(int64_t id, r.Integer("profile_id", std::nullopt, 0));
+  ASSIGN_OR_RETURN(int64_t start, r.Integer("placement_start", std::nullopt, 0));
+  ASSIGN_OR_RETURN(int64_t size, r.Integer("placement_size", std::nullopt, 1));
+  ASSIGN_OR_RETURN(int64_t memory, r.Integer("memory_mib", std::nullopt, 1));
+  if (start + size > slices) {
+    return r.Error("placement_size", StrCat("slices ", start, "..", start + size - 1,
+                                            " do not fit the GPU's ", slices, " memory slices"));
+  }
+  m.profile_id = static_cast<int>(id);
+  m.placement_start = static_cast<int>(start);
+  m.placement_size = static_cast<int>(size);
+  m.memory_bytes = static_cast<uint64_t>(memory) * kMiB;
+  return m;
+}
+
 absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string where,
                                  const FakeHost& host) {
   ObjectReader r(object, where);
-  RETURN_IF_ERROR(r.CheckKeys({"name", "uuid", "memory_total_mib", "processes", "pci_bus_id",
-                               "brand", "architecture", "compute_capability", "mig_mode",
-                               "memory_reserved_mib", "error"}));
+  RETURN_IF_ERROR(
+      r.CheckKeys({"name", "uuid", "memory_total_mib", "processes", "pci_bus_id", "brand",
+                   "architecture", "compute_capability", "mig_mode", "memory_reserved_mib", "error",
+                   "minor", "pcie_root", "mig_memory_slices", "mig_instances"}));
   GpuInfo g;
   g.index = index;
   ASSIGN_OR_RETURN(g.product_name, r.String("name", std::nullopt));
@@ -108,6 +131,31 @@ absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string wher
   ASSIGN_OR_RETURN(g.mig_mode, ParseMigMode(mig, r));
   ASSIGN_OR_RETURN(int64_t reserved, r.Integer("memory_reserved_mib", 0, 0));
   ASSIGN_OR_RETURN(g.error, r.String("error", ""));
+  ASSIGN_OR_RETURN(int64_t minor, r.Integer("minor", index, 0));
+  g.minor = static_cast<int>(minor);
+  ASSIGN_OR_RETURN(g.pcie_root, r.String("pcie_root", ""));
+  ASSIGN_OR_RETURN(int64_t slices,
+                   r.Integer("mig_memory_slices", g.mig_mode == MigMode::kUnsupported ? 0 : 8, 0));
+  g.mig_memory_slices = static_cast<int>(slices);
+  if (const json* instances = r.Array("mig_instances")) {
+    if (!instances->is_array()) return r.Error("mig_instances", "expected an array");
+    if (g.mig_mode != MigMode::kEnabled && !instances->empty()) {
+      return r.Error("mig_instances", "needs \"mig_mode\": \"enabled\"");
+    }
+    std::vector<bool> used(static_cast<size_t>(g.mig_memory_slices), false);
+    for (size_t i = 0; i < instances->size(); ++i) {
+      ASSIGN_OR_RETURN(MigInstance m,
+                       ParseMigInstance((*instances)[i], StrCat(where, ": mig_instances[", i, "]"),
+                                        g.mig_memory_slices));
+      for (int s = m.placement_start; s < m.placement_start + m.placement_size; ++s) {
+        if (used[static_cast<size_t>(s)]) {
+          return r.Error("mig_instances", StrCat("instance ", i, " overlaps memory slice ", s));
+        }
+        used[static_cast<size_t>(s)] = true;
+      }
+      g.mig_instances.push_back(std::move(m));
+    }
+  }
   g.driver_version = host.driver_version;
   g.cuda_driver_version = host.cuda_driver_version;
   g.memory_used_bytes = static_cast<uint64_t>(reserved) * kMiB;

@@ -1,0 +1,556 @@
+#include "dra/allocator.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace canhazgpu::dra {
+namespace {
+
+// Kubernetes appends this to "no such key" errors (cel/errors.go).
+std::string WithHint(std::string message) {
+  if (message.find("no such key") != std::string::npos) {
+    message +=
+        " (consider using CEL optional chaining (.? followed by orValue()) or guarding the "
+        "check with has() for optional fields)";
+  }
+  return message;
+}
+
+}  // namespace
+
+struct Allocator::CompiledSpec {
+  int request = 0;   // index into claim.requests
+  std::string name;  // "req" or "req/sub"
+  const RequestSpec* spec = nullptr;
+  std::vector<std::pair<const cel::Program*, std::string>> selectors;  // program, source
+};
+
+absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(std::vector<DeviceClass> classes,
+                                                             std::vector<DevicePool> pools) {
+  std::unique_ptr<Allocator> a(new Allocator());
+  for (DeviceClass& c : classes) {
+    for (const std::string& s : c.selectors) {
+      auto compiled = a->Compile(s);
+      if (!compiled.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat("device class ", c.name, ": selector ", compiled.status().message()));
+      }
+    }
+    std::string name = c.name;
+    a->classes_.emplace(std::move(name), std::move(c));
+  }
+  a->pools_ = std::move(pools);
+  std::map<std::pair<std::string, std::string>, int> counter_index;  // (pool/set, counter)
+  for (size_t p = 0; p < a->pools_.size(); ++p) {
+    const DevicePool& pool = a->pools_[p];
+    for (const CounterSet& set : pool.shared_counters) {
+      for (const auto& [name, value] : set.counters) {
+        counter_index[{StrCat(pool.pool, "/", set.name), name}] =
+            static_cast<int>(a->counters_.size());
+        a->counters_.push_back(value);
+      }
+    }
+    Node node{pool.pool, static_cast<int>(a->devices_.size()),
+              static_cast<int>(pool.devices.size()), static_cast<int>(pool.devices.size())};
+    for (const Device& d : pool.devices) {
+      FlatDevice flat{&d, static_cast<int>(p), CelDevice(d, pool.driver), {}};
+      for (const CounterConsumption& c : d.consumes_counters) {
+        for (const auto& [name, amount] : c.counters) {
+          auto it = counter_index.find({StrCat(pool.pool, "/", c.counter_set), name});
+          if (it == counter_index.end()) {
+            return absl::InvalidArgumentError(StrCat("device ", pool.pool, "/", d.name,
+                                                     " consumes unknown counter ", c.counter_set,
+                                                     "/", name));
+          }
+          flat.consumes.emplace_back(it->second, amount);
+        }
+      }
+      a->devices_.push_back(std::move(flat));
+    }
+    a->nodes_.push_back(node);
+  }
+  a->holder_.assign(a->devices_.size(), "");
+  // Class selectors were compiled before the devices were known.
+  for (auto& [program, results] : a->results_) results.assign(a->devices_.size(), 0);
+  return a;
+}
+
+absl::StatusOr<const cel::Program*> Allocator::Compile(const std::string& expression) {
+  auto it = programs_.find(expression);
+  if (it != programs_.end()) return it->second.get();
+  static const cel::Env* env = new cel::Env(cel::Env::DraSelector());
+  auto program = env->Compile(expression);
+  if (!program.ok())
+    return absl::InvalidArgumentError(StrCat("'", expression, "': ", program.status().message()));
+  auto owned = std::make_unique<cel::Program>(*std::move(program));
+  const cel::Program* raw = owned.get();
+  programs_.emplace(expression, std::move(owned));
+  results_[raw].assign(devices_.size(), 0);
+  return raw;
+}
+
+int Allocator::Matches(const cel::Program* program, int device, std::string* error) {
+  int8_t& cached = results_[program][static_cast<size_t>(device)];
+  if (cached == 0) {
+    cel::Value v = program->Evaluate(&devices_[static_cast<size_t>(device)].cel);
+    if (v.kind() == cel::Kind::kBool) {
+      cached = v.bool_value() ? 1 : 2;
+    } else {
+      cached = 3;
+      errors_[{program, device}] = v.is_error() ? WithHint(program->DescribeError(v))
+                                                : StrCat("CEL result of type ", v.TypeName(),
+                                                         " could not be converted to bool");
+    }
+  }
+  if (cached == 3) {
+    if (error != nullptr) *error = errors_[{program, device}];
+    return -1;
+  }
+  return cached == 1 ? 1 : 0;
+}
+
+absl::Status Allocator::MarkAllocated(const std::string& pool, const std::string& device,
+                                      const std::string& holder) {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].device->name == device &&
+        nodes_[static_cast<size_t>(devices_[i].node)].name == pool) {
+      if (holder_[i].empty()) Take(static_cast<int>(i), holder);
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(StrCat("no device ", pool, "/", device));
+}
+
+void Allocator::Take(int device, const std::string& holder) {
+  FlatDevice& d = devices_[static_cast<size_t>(device)];
+  holder_[static_cast<size_t>(device)] = holder;
+  --nodes_[static_cast<size_t>(d.node)].free;
+  for (auto [counter, amount] : d.consumes) counters_[static_cast<size_t>(counter)] -= amount;
+}
+
+absl::StatusOr<std::vector<Allocator::CompiledSpec>> Allocator::CompileClaim(const Claim& claim) {
+  if (claim.requests.empty()) return absl::InvalidArgumentError("the claim has no requests");
+  std::vector<CompiledSpec> specs;
+  for (size_t r = 0; r < claim.requests.size(); ++r) {
+    const DeviceRequest& request = claim.requests[r];
+    if (request.alternatives.empty()) {
+      return absl::InvalidArgumentError(
+          StrCat("request ", request.name, " has neither exactly nor firstAvailable"));
+    }
+    for (const RequestSpec& spec : request.alternatives) {
+      CompiledSpec c;
+      c.request = static_cast<int>(r);
+      c.name = request.first_available ? StrCat(request.name, "/", spec.name) : request.name;
+      c.spec = &spec;
+      if (!spec.all && spec.count < 1)
+        return absl::InvalidArgumentError(StrCat("request ", c.name, ": count must be at least 1"));
+      auto cls = classes_.find(spec.device_class);
+      if (cls == classes_.end()) {
+        return absl::InvalidArgumentError(
+            StrCat("request ", c.name, ": device class '", spec.device_class, "' not found"));
+      }
+      for (const std::string& s : cls->second.selectors) {
+        auto program = Compile(s);
+        if (!program.ok()) return program.status();
+        c.selectors.emplace_back(*program, StrCat("class ", cls->first));
+      }
+      for (const std::string& s : spec.selectors) {
+        auto program = Compile(s);
+        if (!program.ok())
+          return absl::InvalidArgumentError(
+              StrCat("request ", c.name, ": selector ", program.status().message()));
+        c.selectors.emplace_back(*program, "request");
+      }
+      specs.push_back(std::move(c));
+    }
+  }
+  for (const DeviceConstraint& c : claim.constraints) {
+    if (c.match_attribute.empty() == c.distinct_attribute.empty()) {
+      return absl::InvalidArgumentError(
+          "a constraint needs exactly one of matchAttribute and distinctAttribute");
+    }
+  }
+  return specs;
+}
+
+// One depth-first search for one claim on one node.
+class Allocator::Search {
+ public:
+  Search(Allocator& a, const Claim& claim, const std::vector<CompiledSpec>& specs, const Node& node)
+      : a_(a), claim_(claim), specs_(specs), node_(node) {}
+
+  // Fills candidates; false with *error on a CEL error.
+  bool Prepare(std::string* error) {
+    candidates_.resize(specs_.size());
+    for (size_t s = 0; s < specs_.size(); ++s) {
+      for (int d = node_.first; d < node_.first + node_.count; ++d) {
+        bool ok = true;
+        for (const auto& [program, source] : specs_[s].selectors) {
+          int m = a_.Matches(program, d, error);
+          if (m < 0) return false;
+          if (m == 0) {
+            ok = false;
+            break;
+          }
+        }
+        if (ok) candidates_[s].push_back(d);
+      }
+    }
+    by_request_.resize(claim_.requests.size());
+    for (size_t s = 0; s < specs_.size(); ++s)
+      by_request_[static_cast<size_t>(specs_[s].request)].push_back(static_cast<int>(s));
+    match_value_.resize(claim_.constraints.size());
+    match_count_.assign(claim_.constraints.size(), 0);
+    distinct_.resize(claim_.constraints.size());
+    return true;
+  }
+
+  // Whether some request can never be met here, whatever is allocated.
+  bool Never() const {
+    for (const std::vector<int>& alternatives : by_request_) {
+      bool possible = false;
+      for (int s : alternatives) {
+        const RequestSpec& spec = *specs_[static_cast<size_t>(s)].spec;
+        size_t n = candidates_[static_cast<size_t>(s)].size();
+        if (spec.all ? n > 0 : static_cast<int64_t>(n) >= spec.count) possible = true;
+      }
+      if (!possible) return true;
+    }
+    return false;
+  }
+
+  bool Run() { return Request(0); }
+  bool limit_hit() const { return limit_hit_; }
+  const std::vector<std::pair<int, int>>& picks() const { return picks_; }  // spec, device
+  const std::vector<std::vector<int>>& candidates() const { return candidates_; }
+  const std::vector<std::string>& unmet() const { return unmet_; }
+
+ private:
+  bool Request(size_t r) {
+    if (r == by_request_.size()) return true;
+    for (int s : by_request_[r]) {
+      const RequestSpec& spec = *specs_[static_cast<size_t>(s)].spec;
+      const std::vector<int>& cands = candidates_[static_cast<size_t>(s)];
+      if (spec.all) {
+        if (cands.empty()) continue;
+        size_t mark = picks_.size();
+        bool ok = true;
+        for (int d : cands) {
+          if (!TryAdd(s, d)) {
+            ok = false;
+            break;
+          }
+        }
+        if (ok && Request(r + 1)) return true;
+        while (picks_.size() > mark) Undo();
+        continue;
+      }
+      if (Choose(r, s, 0, spec.count)) return true;
+      if (limit_hit_) return false;
+    }
+    return false;
+  }
+
+  bool Choose(size_t r, int s, size_t start, int64_t left) {
+    if (left == 0) return Request(r + 1);
+    const std::vector<int>& cands = candidates_[static_cast<size_t>(s)];
+    for (size_t i = start; i + static_cast<size_t>(left) <= cands.size(); ++i) {
+      if (++steps_ > a_.step_limit_) {
+        limit_hit_ = true;
+        return false;
+      }
+      if (!TryAdd(s, cands[i])) continue;
+      if (Choose(r, s, i + 1, left - 1)) return true;
+      Undo();
+      if (limit_hit_) return false;
+    }
+    return false;
+  }
+
+  bool Applies(const DeviceConstraint& c, int s) const {
+    if (c.requests.empty()) return true;
+    const CompiledSpec& spec = specs_[static_cast<size_t>(s)];
+    const std::string& base = claim_.requests[static_cast<size_t>(spec.request)].name;
+    for (const std::string& name : c.requests) {
+      if (name == base || name == spec.name) return true;
+    }
+    return false;
+  }
+
+  bool TryAdd(int s, int d) {
+    const RequestSpec& spec = *specs_[static_cast<size_t>(s)].spec;
+    if (std::find(in_claim_.begin(), in_claim_.end(), d) != in_claim_.end()) return false;
+    if (!spec.admin_access && !a_.holder_[static_cast<size_t>(d)].empty()) return false;
+    const FlatDevice& dev = a_.devices_[static_cast<size_t>(d)];
+    if (!spec.admin_access) {
+      for (auto [counter, amount] : dev.consumes) {
+        if (a_.counters_[static_cast<size_t>(counter)] < amount) return false;
+      }
+    }
+    const std::string& driver = a_.pools_[static_cast<size_t>(dev.node)].driver;
+    for (size_t c = 0; c < claim_.constraints.size(); ++c) {
+      const DeviceConstraint& con = claim_.constraints[c];
+      if (!Applies(con, s)) continue;
+      const std::string& attr =
+          con.match_attribute.empty() ? con.distinct_attribute : con.match_attribute;
+      const AttributeValue* v = FindAttribute(*dev.device, driver, attr);
+      if (v == nullptr) return NoteUnmet(c);
+      if (!con.match_attribute.empty()) {
+        if (match_count_[c] > 0 && !(match_value_[c] == *v)) return NoteUnmet(c);
+      } else {
+        for (const AttributeValue& seen : distinct_[c]) {
+          if (seen == *v) return NoteUnmet(c);
+        }
+      }
+    }
+    // Commit.
+    for (size_t c = 0; c < claim_.constraints.size(); ++c) {
+      const DeviceConstraint& con = claim_.constraints[c];
+      if (!Applies(con, s)) continue;
+      const std::string& attr =
+          con.match_attribute.empty() ? con.distinct_attribute : con.match_attribute;
+      const AttributeValue* v = FindAttribute(*dev.device, driver, attr);
+      if (!con.match_attribute.empty()) {
+        if (match_count_[c]++ == 0) match_value_[c] = *v;
+      } else {
+        distinct_[c].push_back(*v);
+      }
+    }
+    if (!spec.admin_access) {
+      for (auto [counter, amount] : dev.consumes)
+        a_.counters_[static_cast<size_t>(counter)] -= amount;
+    }
+    in_claim_.push_back(d);
+    picks_.emplace_back(s, d);
+    return true;
+  }
+
+  bool NoteUnmet(size_t c) {
+    const DeviceConstraint& con = claim_.constraints[c];
+    std::string text = con.match_attribute.empty()
+                           ? StrCat("distinctAttribute ", con.distinct_attribute)
+                           : StrCat("matchAttribute ", con.match_attribute);
+    if (std::find(unmet_.begin(), unmet_.end(), text) == unmet_.end()) unmet_.push_back(text);
+    return false;
+  }
+
+  void Undo() {
+    auto [s, d] = picks_.back();
+    picks_.pop_back();
+    in_claim_.pop_back();
+    const RequestSpec& spec = *specs_[static_cast<size_t>(s)].spec;
+    const FlatDevice& dev = a_.devices_[static_cast<size_t>(d)];
+    if (!spec.admin_access) {
+      for (auto [counter, amount] : dev.consumes)
+        a_.counters_[static_cast<size_t>(counter)] += amount;
+    }
+    for (size_t c = 0; c < claim_.constraints.size(); ++c) {
+      const DeviceConstraint& con = claim_.constraints[c];
+      if (!Applies(con, s)) continue;
+      if (!con.match_attribute.empty()) {
+        if (FindAttribute(*dev.device, a_.pools_[static_cast<size_t>(dev.node)].driver,
+                          con.match_attribute))
+          --match_count_[c];
+      } else if (!distinct_[c].empty()) {
+        distinct_[c].pop_back();
+      }
+    }
+  }
+
+  Allocator& a_;
+  const Claim& claim_;
+  const std::vector<CompiledSpec>& specs_;
+  const Node& node_;
+  std::vector<std::vector<int>> candidates_;  // per spec
+  std::vector<std::vector<int>> by_request_;  // request -> spec indexes in order
+  std::vector<AttributeValue> match_value_;
+  std::vector<int> match_count_;
+  std::vector<std::vector<AttributeValue>> distinct_;
+  std::vector<int> in_claim_;
+  std::vector<std::pair<int, int>> picks_;
+  std::vector<std::string> unmet_;
+  int64_t steps_ = 0;
+  bool limit_hit_ = false;
+};
+
+absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* why) {
+  auto specs = CompileClaim(claim);
+  if (!specs.ok()) {
+    if (why != nullptr) why->error = std::string(specs.status().message());
+    return specs.status();
+  }
+  bool any_possible = false;
+  int best_node = -1;
+  bool limit_hit = false;
+  std::vector<std::string> unmet;
+  int64_t wanted_total = 0;
+  for (const CompiledSpec& s : *specs) wanted_total += s.spec->all ? 1 : s.spec->count;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const Node& node = nodes_[n];
+    bool needs_free = false;
+    for (const CompiledSpec& s : *specs) needs_free |= !s.spec->admin_access;
+    // A node without a free device cannot take an ordinary request.
+    if (needs_free && node.free == 0) continue;
+    Search search(*this, claim, *specs, node);
+    std::string error;
+    if (!search.Prepare(&error)) {
+      if (why != nullptr) {
+        why->node = node.name;
+        why->error = error;
+      }
+      return absl::InvalidArgumentError(StrCat("CEL runtime error: ", error));
+    }
+    if (search.Never()) continue;
+    any_possible = true;
+    if (best_node < 0 || nodes_[static_cast<size_t>(best_node)].free == 0)
+      best_node = static_cast<int>(n);
+    if (search.Run()) {
+      // The search left counters consumed; mark the devices held.
+      Allocation out;
+      out.node = node.name;
+      for (auto [s, d] : search.picks()) {
+        const CompiledSpec& spec = (*specs)[static_cast<size_t>(s)];
+        const FlatDevice& dev = devices_[static_cast<size_t>(d)];
+        out.devices.push_back({spec.name, pools_[static_cast<size_t>(dev.node)].driver, node.name,
+                               dev.device->name, spec.spec->admin_access});
+        if (!spec.spec->admin_access) {
+          holder_[static_cast<size_t>(d)] = claim.name;
+          --nodes_[n].free;
+        }
+      }
+      return out;
+    }
+    if (search.limit_hit()) limit_hit = true;
+    for (const std::string& u : search.unmet()) {
+      if (std::find(unmet.begin(), unmet.end(), u) == unmet.end()) unmet.push_back(u);
+    }
+  }
+  (void)wanted_total;
+  // Nodes skipped for being full may still be able to satisfy it later.
+  for (size_t n = 0; n < nodes_.size() && !any_possible; ++n) {
+    Search search(*this, claim, *specs, nodes_[n]);
+    std::string error;
+    if (!search.Prepare(&error))
+      return absl::InvalidArgumentError(StrCat("CEL runtime error: ", error));
+    if (!search.Never()) {
+      any_possible = true;
+      best_node = static_cast<int>(n);
+    }
+  }
+  if (why != nullptr) {
+    int node = best_node >= 0 ? best_node : (nodes_.empty() ? -1 : 0);
+    *why = Explanation{};
+    why->never = !any_possible;
+    why->search_limit = limit_hit;
+    why->unmet_constraints = unmet;
+    if (node >= 0) {
+      const Node& nd = nodes_[static_cast<size_t>(node)];
+      why->node = nd.name;
+      for (const CompiledSpec& s : *specs) {
+        RequestReport report;
+        report.request = s.name;
+        report.wanted = s.spec->all ? -1 : s.spec->count;
+        report.devices = nd.count;
+        for (const auto& [program, source] : s.selectors)
+          report.selectors.push_back({program->source(), source, 0, 0, ""});
+        for (int d = nd.first; d < nd.first + nd.count; ++d) {
+          bool ok = true;
+          for (size_t i = 0; i < s.selectors.size() && ok; ++i) {
+            std::string error;
+            int m = Matches(s.selectors[i].first, d, &error);
+            if (m == 1) continue;
+            ok = false;
+            report.selectors[i].rejected++;
+            if (m < 0) {
+              report.selectors[i].errors++;
+              if (report.selectors[i].first_error.empty()) report.selectors[i].first_error = error;
+            }
+          }
+          if (!ok) continue;
+          ++report.matching;
+          const FlatDevice& dev = devices_[static_cast<size_t>(d)];
+          if (!holder_[static_cast<size_t>(d)].empty() && !s.spec->admin_access) {
+            report.taken.emplace_back(dev.device->name, holder_[static_cast<size_t>(d)]);
+            continue;
+          }
+          bool fits = true;
+          for (auto [counter, amount] : dev.consumes)
+            fits &= counters_[static_cast<size_t>(counter)] >= amount;
+          if (!fits && !s.spec->admin_access) {
+            report.counter_blocked.push_back(dev.device->name);
+            continue;
+          }
+          ++report.available;
+        }
+        why->requests.push_back(std::move(report));
+      }
+    }
+  }
+  if (!any_possible) {
+    return absl::FailedPreconditionError(
+        StrCat("claim ", claim.name,
+               " can never be satisfied: no device matches every selector in enough numbers"));
+  }
+  return absl::ResourceExhaustedError(StrCat("claim ", claim.name, " does not fit now"));
+}
+
+std::string Explanation::Text() const {
+  std::string out;
+  if (!error.empty()) return StrCat("allocation aborted: ", error, "\n");
+  for (const RequestReport& r : requests) {
+    out += StrCat("request ", r.request, ": wants ",
+                  r.wanted < 0 ? std::string("all matching") : std::to_string(r.wanted), " device",
+                  r.wanted == 1 ? "" : "s", "; ", r.matching, " of ", r.devices, " on ", node,
+                  " match its selectors, ", r.available, " of them free\n");
+    for (const SelectorReport& s : r.selectors) {
+      if (s.rejected == 0) continue;
+      out += StrCat("  ", s.source, " selector rejected ", s.rejected, ": ", s.expression, "\n");
+      if (s.errors > 0)
+        out += StrCat("    ", s.errors, " CEL error(s), first: ", s.first_error, "\n");
+    }
+    for (const auto& [device, holder] : r.taken)
+      out += StrCat("  ", device, " is taken by ", holder, "\n");
+    for (const std::string& d : r.counter_blocked) {
+      out += StrCat("  ", d, " shares memory slices with a device already taken\n");
+    }
+  }
+  for (const std::string& c : unmet_constraints)
+    out += StrCat("constraint ", c, " could not be met\n");
+  if (search_limit) out += "gave up after the search step limit\n";
+  if (never) out += "no device could ever satisfy this request\n";
+  return out;
+}
+
+nlohmann::ordered_json Explanation::Json() const {
+  nlohmann::ordered_json requests_json = nlohmann::ordered_json::array();
+  for (const RequestReport& r : requests) {
+    nlohmann::ordered_json selectors = nlohmann::ordered_json::array();
+    for (const SelectorReport& s : r.selectors) {
+      selectors.push_back({{"expression", s.expression},
+                           {"source", s.source},
+                           {"rejected", s.rejected},
+                           {"errors", s.errors},
+                           {"first_error", s.first_error}});
+    }
+    nlohmann::ordered_json taken = nlohmann::ordered_json::array();
+    for (const auto& [device, holder] : r.taken)
+      taken.push_back({{"device", device}, {"holder", holder}});
+    requests_json.push_back({{"request", r.request},
+                             {"wanted", r.wanted},
+                             {"devices", r.devices},
+                             {"selectors", selectors},
+                             {"matching", r.matching},
+                             {"taken", taken},
+                             {"counter_blocked", r.counter_blocked},
+                             {"available", r.available}});
+  }
+  return {{"node", node},
+          {"never", never},
+          {"error", error},
+          {"requests", requests_json},
+          {"unmet_constraints", unmet_constraints},
+          {"search_limit", search_limit}};
+}
+
+}  // namespace canhazgpu::dra

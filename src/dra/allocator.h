@@ -1,0 +1,163 @@
+// DRA structured-parameters allocation as the Kubernetes scheduler does it
+// (dynamic-resource-allocation structured/internal/stable, reference
+// dra.md §4): requests with `exactly` or `firstAvailable`, ExactCount or
+// All, device-class and request CEL selectors, matchAttribute and
+// distinctAttribute constraints, partitionable counters, devices already
+// allocated excluded, adminAccess. Depth-first search with backtracking, so
+// it finds an allocation whenever one exists; it fails fast when a request
+// can never be met, and explains every failure as data.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cel/program.h"
+#include "dra/devices.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::dra {
+
+struct DeviceClass {
+  std::string name;
+  std::vector<std::string> selectors;  // CEL
+};
+
+// ExactDeviceRequest, or one DeviceSubRequest of firstAvailable.
+struct RequestSpec {
+  std::string name;  // the sub-request's name; empty for `exactly`
+  std::string device_class;
+  std::vector<std::string> selectors;
+  bool all = false;  // allocationMode All
+  int64_t count = 1;
+  bool admin_access = false;
+};
+
+struct DeviceRequest {
+  std::string name;
+  // One entry for `exactly`; the firstAvailable sub-requests in order.
+  std::vector<RequestSpec> alternatives;
+  bool first_available = false;
+};
+
+struct DeviceConstraint {
+  std::vector<std::string> requests;  // empty: all; "req" or "req/sub"
+  std::string match_attribute;        // one of these two, fully qualified
+  std::string distinct_attribute;
+};
+
+struct Claim {
+  std::string name;  // who holds the devices once allocated
+  std::vector<DeviceRequest> requests;
+  std::vector<DeviceConstraint> constraints;
+};
+
+struct AllocatedDevice {
+  std::string request;  // "req" or "req/sub"
+  std::string driver;
+  std::string pool;
+  std::string device;
+  bool admin_access = false;
+};
+
+struct Allocation {
+  std::string node;
+  std::vector<AllocatedDevice> devices;
+};
+
+// Why a claim could not be allocated on a node.
+struct SelectorReport {
+  std::string expression;
+  std::string source;  // "class NAME" or "request"
+  int rejected = 0;    // devices this selector was the first to reject
+  int errors = 0;
+  std::string first_error;
+};
+
+struct RequestReport {
+  std::string request;  // "req" or "req/sub"
+  int64_t wanted = 0;   // -1 for All
+  int devices = 0;      // devices on the node
+  std::vector<SelectorReport> selectors;
+  int matching = 0;
+  std::vector<std::pair<std::string, std::string>> taken;  // device, holder
+  std::vector<std::string> counter_blocked;  // devices sharing counters with allocated ones
+  int available = 0;                         // matching, free, counters fit
+};
+
+struct Explanation {
+  std::string node;
+  std::vector<RequestReport> requests;
+  std::vector<std::string> unmet_constraints;
+  std::string error;          // a CEL or input error that aborted allocation
+  bool never = false;         // no device here could ever satisfy the claim
+  bool search_limit = false;  // gave up after too many steps
+
+  std::string Text() const;
+  nlohmann::ordered_json Json() const;
+};
+
+class Allocator {
+ public:
+  // Compiles every class selector; pools are the nodes, tried in order.
+  static absl::StatusOr<std::unique_ptr<Allocator>> Create(std::vector<DeviceClass> classes,
+                                                           std::vector<DevicePool> pools);
+
+  // Records a device as allocated (to `holder`), consuming its counters;
+  // NotFound for an unknown device.
+  absl::Status MarkAllocated(const std::string& pool, const std::string& device,
+                             const std::string& holder);
+
+  // Allocates on the first node where the claim fits and records the
+  // devices as allocated to the claim. Errors: InvalidArgument for a bad
+  // claim or selector (compile error, unknown class, CEL runtime error);
+  // FailedPrecondition when no device anywhere could ever satisfy it;
+  // ResourceExhausted when it does not fit now. `why` (if given) explains
+  // the failure on the node that came closest.
+  absl::StatusOr<Allocation> Allocate(const Claim& claim, Explanation* why = nullptr);
+
+  // Upper bound on search steps per node, so a pathological claim cannot hang.
+  void set_step_limit(int64_t steps) { step_limit_ = steps; }
+
+  int device_count() const { return static_cast<int>(devices_.size()); }
+
+ private:
+  struct FlatDevice {
+    const Device* device;
+    int node;
+    cel::Value cel;
+    std::vector<std::pair<int, int64_t>> consumes;  // counter index, amount
+  };
+  struct Node {
+    std::string name;
+    int first = 0;
+    int count = 0;
+    int free = 0;
+  };
+  struct CompiledSpec;
+  class Search;
+
+  Allocator() = default;
+  absl::StatusOr<const cel::Program*> Compile(const std::string& expression);
+  // 1 match, 0 no match, -1 CEL error (message in *error).
+  int Matches(const cel::Program* program, int device, std::string* error);
+  absl::StatusOr<std::vector<CompiledSpec>> CompileClaim(const Claim& claim);
+  void Take(int device, const std::string& holder);
+
+  std::vector<DevicePool> pools_;
+  std::map<std::string, DeviceClass> classes_;
+  std::vector<FlatDevice> devices_;
+  std::vector<Node> nodes_;
+  std::vector<int64_t> counters_;    // remaining amount of every shared counter
+  std::vector<std::string> holder_;  // per device; empty = free
+  std::map<std::string, std::unique_ptr<cel::Program>> programs_;
+  // Per program: per device 0 unknown, 1 match, 2 no match, 3 error.
+  std::map<const cel::Program*, std::vector<int8_t>> results_;
+  std::map<std::pair<const cel::Program*, int>, std::string> errors_;
+  int64_t step_limit_ = 1'000'000;
+};
+
+}  // namespace canhazgpu::dra

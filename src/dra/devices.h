@@ -1,0 +1,88 @@
+// The host's GPUs as DRA devices, shaped exactly like the devices of a
+// resource.k8s.io/v1 ResourceSlice: typed attributes and capacities under
+// the driver domain gpu.canhazgpu.dev, and - for MIG - partitionable
+// counters (KEP-4815) so that a full GPU and its MIG instances can never be
+// allocated together. BuildDevicePool() is the one place devices are made;
+// `canhazgpu devices`, --where selectors and the node driver all use it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cel/value.h"
+#include "core/gpu.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::dra {
+
+inline constexpr char kDriverName[] = "gpu.canhazgpu.dev";
+inline constexpr char kPcieRootAttribute[] = "resource.kubernetes.io/pcieRoot";
+
+struct AttributeValue {
+  enum class Kind { kInt, kBool, kString, kVersion };
+  Kind kind = Kind::kString;
+  int64_t int_value = 0;
+  bool bool_value = false;
+  std::string string_value;  // string, or the semver text of a version
+
+  static AttributeValue Int(int64_t v) { return {Kind::kInt, v, false, ""}; }
+  static AttributeValue Bool(bool v) { return {Kind::kBool, 0, v, ""}; }
+  static AttributeValue String(std::string v) { return {Kind::kString, 0, false, std::move(v)}; }
+  static AttributeValue Version(std::string v) { return {Kind::kVersion, 0, false, std::move(v)}; }
+  std::string ToString() const;
+  bool operator==(const AttributeValue& o) const {
+    return kind == o.kind && int_value == o.int_value && bool_value == o.bool_value &&
+           string_value == o.string_value;
+  }
+};
+
+// Quantities are kept as integers: bytes for memory, units for counters.
+struct CounterConsumption {
+  std::string counter_set;
+  std::map<std::string, int64_t> counters;
+};
+
+struct Device {
+  std::string name;  // "gpu-0", "gpu-0-mig-1g10gb-19-0"
+  // Qualified names; a name without a domain is in the driver's domain.
+  std::map<std::string, AttributeValue> attributes;
+  std::map<std::string, int64_t> capacity;
+  std::vector<CounterConsumption> consumes_counters;
+  // Not published: the host GPU (index) this device is or is part of.
+  int gpu_index = 0;
+  bool is_mig = false;
+};
+
+struct CounterSet {
+  std::string name;  // "gpu-0-counter-set"
+  std::map<std::string, int64_t> counters;
+};
+
+struct DevicePool {
+  std::string driver = kDriverName;
+  std::string pool;  // the node name
+  std::vector<CounterSet> shared_counters;
+  std::vector<Device> devices;
+};
+
+// Every readable GPU, and each MIG instance of a GPU in MIG mode.
+DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node);
+
+// The pool as one resource.k8s.io/v1 ResourceSlice object.
+nlohmann::ordered_json ResourceSliceJson(const DevicePool& pool);
+
+// A quantity in Kubernetes' canonical binary form: "80Gi", "512Mi", "1000".
+std::string FormatQuantity(int64_t value);
+
+// The `device` CEL variable for a selector.
+cel::Value CelDevice(const Device& device, std::string_view driver);
+
+// Looks an attribute up as matchAttribute does: the qualified name, or the
+// short name when the domain is the driver's. nullptr when absent.
+const AttributeValue* FindAttribute(const Device& device, std::string_view driver,
+                                    std::string_view qualified);
+
+}  // namespace canhazgpu::dra
