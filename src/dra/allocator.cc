@@ -125,8 +125,21 @@ absl::Status Allocator::MarkAllocated(const std::string& pool, const std::string
 void Allocator::Take(int device, const std::string& holder) {
   FlatDevice& d = devices_[static_cast<size_t>(device)];
   holder_[static_cast<size_t>(device)] = holder;
-  --nodes_[static_cast<size_t>(d.node)].free;
   for (auto [counter, amount] : d.consumes) counters_[static_cast<size_t>(counter)] -= amount;
+  RecountFree(d.node);
+}
+
+void Allocator::RecountFree(int node) {
+  Node& n = nodes_[static_cast<size_t>(node)];
+  n.free = 0;
+  for (int d = n.first; d < n.first + n.count; ++d) {
+    if (!holder_[static_cast<size_t>(d)].empty()) continue;
+    bool fits = true;
+    for (auto [counter, amount] : devices_[static_cast<size_t>(d)].consumes) {
+      fits &= counters_[static_cast<size_t>(counter)] >= amount;
+    }
+    n.free += fits;
+  }
 }
 
 absl::StatusOr<std::vector<Allocator::CompiledSpec>> Allocator::CompileClaim(const Claim& claim) {
@@ -414,11 +427,9 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
         const FlatDevice& dev = devices_[static_cast<size_t>(d)];
         out.devices.push_back({spec.name, pools_[static_cast<size_t>(dev.node)].driver, node.name,
                                dev.device->name, spec.spec->admin_access});
-        if (!spec.spec->admin_access) {
-          holder_[static_cast<size_t>(d)] = claim.name;
-          --nodes_[n].free;
-        }
+        if (!spec.spec->admin_access) holder_[static_cast<size_t>(d)] = claim.name;
       }
+      RecountFree(static_cast<int>(n));
       return out;
     }
     if (search.limit_hit()) limit_hit = true;

@@ -135,7 +135,7 @@ class Allocator {
     std::string name;
     int first = 0;
     int count = 0;
-    int free = 0;
+    int free = 0;  // devices neither held nor blocked by counters
   };
   struct CompiledSpec;
   class Search;
@@ -146,6 +146,8 @@ class Allocator {
   int Matches(const cel::Program* program, int device, std::string* error);
   absl::StatusOr<std::vector<CompiledSpec>> CompileClaim(const Claim& claim);
   void Take(int device, const std::string& holder);
+  // Devices of the node neither held nor blocked by shared counters.
+  void RecountFree(int node);
 
   std::vector<DevicePool> pools_;
   std::map<std::string, DeviceClass> classes_;

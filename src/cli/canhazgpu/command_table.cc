@@ -19,6 +19,8 @@ const std::vector<CommandSpec>& Commands() {
        ReportCommand},
       {"web", "the dashboard: live status, queue and usage in a browser", "[flags]", WebFlags(),
        WebCommand},
+      {"devices", "the GPUs and MIG instances as DRA devices (what --where selects on)", "[flags]",
+       DevicesFlags(), DevicesCommand},
       {"admin", "detect the GPUs and initialize the pool", "[flags]", AdminFlags(), AdminCommand},
       {"config", "show every option's effective value and where it came from", "show [flags]",
        ConfigFlags(), ConfigCommand},

@@ -42,6 +42,7 @@ int WebCommand(Context& ctx, const Args& args);
 int CompletionCommand(Context& ctx, const Args& args);
 int ManpageCommand(Context& ctx, const Args& args);
 int DebugCommand(Context& ctx, const Args& args);
+int DevicesCommand(Context& ctx, const Args& args);
 // canhazgpu-web registers its server here; without one, `web` execs
 // canhazgpu-web from the directory of the running binary.
 void SetWebServer(int (*serve)(Context&, const Args&));
@@ -56,5 +57,6 @@ std::vector<FlagSpec> ConfigFlags();
 std::vector<FlagSpec> ReportFlags();
 std::vector<FlagSpec> WebFlags();
 std::vector<FlagSpec> DebugFlags();
+std::vector<FlagSpec> DevicesFlags();
 
 }  // namespace canhazgpu::cli
