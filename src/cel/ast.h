@@ -23,6 +23,9 @@ struct FunctionGroup;
 
 enum class ExprKind : uint8_t { kConst, kIdent, kSelect, kCall, kList, kMap, kComprehension };
 
+// Calls the evaluator treats specially, resolved once from the name.
+enum class Op : uint8_t { kNone, kAnd, kOr, kConditional, kIndex };
+
 enum class Macro : uint8_t {
   kAll,
   kExists,
@@ -49,6 +52,7 @@ struct Expr {
   bool optional = false;   // a.?f
   bool root = false;       // .name: resolved from the root, ignoring the container
   Macro macro = Macro::kAll;
+  Op op = Op::kNone;  // kCall
 
   std::unique_ptr<Expr> target;  // select operand, call receiver, comprehension range
   // Call arguments, list elements, map keys and values interleaved, or the

@@ -320,6 +320,12 @@ class Checker {
     for (ExprPtr& arg : e.args) {
       if (!Visit(arg)) return false;
     }
+    if (!e.target) {
+      if (e.name == "_&&_") e.op = Op::kAnd;
+      if (e.name == "_||_") e.op = Op::kOr;
+      if (e.name == "_?_:_") e.op = Op::kConditional;
+      if (e.name == "_[_]") e.op = Op::kIndex;
+    }
     if (e.name == "_&&_" || e.name == "_||_") {
       for (const ExprPtr& arg : e.args) {
         if (check_ && !Compatible(Type::Bool(), arg->type)) {

@@ -17,7 +17,8 @@ using nlohmann::json;
 Value CallBuiltin(std::string_view name, Value arg) {
   EvalContext ctx;
   const FunctionGroup* group = Functions().Find(name, false, 1);
-  return Dispatch(*group, &arg, 1, ctx);
+  const Value* args[1] = {&arg};
+  return Dispatch(*group, args, 1, ctx);
 }
 
 absl::StatusOr<Value> Decode(const json& j);

@@ -33,8 +33,8 @@ bool ParseDecimal(std::string_view s, bool allow_sign, __int128* out) {
   return true;
 }
 
-Value ToInt(const Value* a, size_t, EvalContext&) {
-  const Value& x = a[0];
+Value ToInt(const Value* const* a, size_t, EvalContext&) {
+  const Value& x = (*a[0]);
   switch (x.kind()) {
     case Kind::kInt:
       return x;
@@ -62,8 +62,8 @@ Value ToInt(const Value* a, size_t, EvalContext&) {
   }
 }
 
-Value ToUint(const Value* a, size_t, EvalContext&) {
-  const Value& x = a[0];
+Value ToUint(const Value* const* a, size_t, EvalContext&) {
+  const Value& x = (*a[0]);
   switch (x.kind()) {
     case Kind::kUint:
       return x;
@@ -87,8 +87,8 @@ Value ToUint(const Value* a, size_t, EvalContext&) {
   }
 }
 
-Value ToDouble(const Value* a, size_t, EvalContext&) {
-  const Value& x = a[0];
+Value ToDouble(const Value* const* a, size_t, EvalContext&) {
+  const Value& x = (*a[0]);
   switch (x.kind()) {
     case Kind::kDouble:
       return x;
@@ -191,8 +191,8 @@ std::string FormatDuration(int64_t nanos) {
                 FormatFraction(static_cast<int64_t>(abs % kNanosPerSecond)), "s");
 }
 
-Value ToString(const Value* a, size_t, EvalContext&) {
-  const Value& x = a[0];
+Value ToString(const Value* const* a, size_t, EvalContext&) {
+  const Value& x = (*a[0]);
   switch (x.kind()) {
     case Kind::kString:
       return x;
@@ -217,10 +217,10 @@ Value ToString(const Value* a, size_t, EvalContext&) {
   }
 }
 
-Value ToBytes(const Value* a, size_t, EvalContext&) { return Value::Bytes(a[0].str()); }
+Value ToBytes(const Value* const* a, size_t, EvalContext&) { return Value::Bytes((*a[0]).str()); }
 
-Value ToBool(const Value* a, size_t, EvalContext&) {
-  const Value& x = a[0];
+Value ToBool(const Value* const* a, size_t, EvalContext&) {
+  const Value& x = (*a[0]);
   if (x.kind() == Kind::kBool) return x;
   static constexpr std::string_view kTrue[] = {"1", "t", "T", "true", "TRUE", "True"};
   static constexpr std::string_view kFalse[] = {"0", "f", "F", "false", "FALSE", "False"};
@@ -233,14 +233,16 @@ Value ToBool(const Value* a, size_t, EvalContext&) {
   return Value::Error(StrCat("type conversion error: cannot convert '", x.str(), "' to bool"));
 }
 
-Value Identity(const Value* a, size_t, EvalContext&) { return a[0]; }
+Value Identity(const Value* const* a, size_t, EvalContext&) { return (*a[0]); }
 
-Value TypeOf(const Value* a, size_t, EvalContext&) { return Value::Type(a[0].TypeName()); }
+Value TypeOf(const Value* const* a, size_t, EvalContext&) {
+  return Value::Type((*a[0]).TypeName());
+}
 
 // Go's time.ParseDuration: "1h2m3.5s", "-1.5h", "300ms", units ns us µs ms s m h.
-Value ParseDuration(const Value* a, size_t, EvalContext&) {
-  if (a[0].kind() == Kind::kDuration) return a[0];
-  std::string_view s = a[0].str();
+Value ParseDuration(const Value* const* a, size_t, EvalContext&) {
+  if ((*a[0]).kind() == Kind::kDuration) return (*a[0]);
+  std::string_view s = (*a[0]).str();
   std::string_view original = s;
   auto bad = [&] { return Value::Error(StrCat("invalid duration '", original, "'")); };
   bool negative = false;
@@ -283,8 +285,8 @@ Value ParseDuration(const Value* a, size_t, EvalContext&) {
   return Value::Duration(negative ? -nanos : nanos);
 }
 
-Value ParseTimestamp(const Value* a, size_t, EvalContext&) {
-  const Value& x = a[0];
+Value ParseTimestamp(const Value* const* a, size_t, EvalContext&) {
+  const Value& x = (*a[0]);
   if (x.kind() == Kind::kTimestamp) return x;
   if (x.kind() == Kind::kInt) {
     if (x.int_value() < kMinSeconds || x.int_value() > kMaxSeconds) return RangeError("timestamp");

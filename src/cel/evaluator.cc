@@ -43,7 +43,8 @@ class Evaluator {
 
  private:
   Value Select(const Expr& e) {
-    Value operand = Eval(*e.target);
+    Value scratch;
+    const Value& operand = Ref(*e.target, scratch);
     if (operand.is_error()) return operand;
     if (operand.kind() == Kind::kOptional && !e.test_only) {
       if (operand.optional_value() == nullptr) return operand;
@@ -77,38 +78,102 @@ class Evaluator {
     return Value::Error(StrCat("no matching overload for '", is_and ? "&&" : "||", "'"), e.offset);
   }
 
-  Value Call(const Expr& e) {
-    const std::string& name = e.name;
-    if (name.size() == 4 && name[0] == '_' && (name == "_&&_" || name == "_||_"))
-      return Logical(e, name == "_&&_");
-    if (name == "_?_:_") {
-      Value cond = Eval(*e.args[0]);
-      if (cond.kind() == Kind::kBool) return Eval(*e.args[cond.bool_value() ? 1 : 2]);
-      if (cond.is_error()) return cond;
-      return Value::Error("no matching overload for '_?_:_'", e.offset);
+  // A reference to the value of `e` without copying it where it already
+  // exists (a variable, a constant, a map entry reached through them);
+  // otherwise the value is computed into `scratch`.
+  const Value& Ref(const Expr& e, Value& scratch) {
+    switch (e.kind) {
+      case ExprKind::kConst:
+        ++ctx_.cost;
+        return e.value;
+      case ExprKind::kIdent:
+        if (e.variable >= 0) {
+          ++ctx_.cost;
+          return variables_[e.variable];
+        }
+        if (e.variable < -1) {
+          ++ctx_.cost;
+          return locals_[-2 - e.variable];
+        }
+        break;
+      case ExprKind::kSelect:
+        if (!e.test_only && !e.optional) {
+          if (const Value* found = FindEntry(*e.target, nullptr, &e.name, scratch)) return *found;
+        }
+        break;
+      case ExprKind::kCall:
+        if (e.op == Op::kIndex && e.args[1]->kind == ExprKind::kConst) {
+          if (const Value* found = FindEntry(*e.args[0], &e.args[1]->value, nullptr, scratch))
+            return *found;
+        }
+        break;
+      default:
+        break;
     }
-    absl::InlinedVector<Value, 3> args;
+    scratch = Eval(e);
+    return scratch;
+  }
+
+  // The entry of the map `operand` evaluates to, by key or field name, or
+  // nullptr to take the general path (not a map, missing key).
+  const Value* FindEntry(const Expr& operand, const Value* key, const std::string* field,
+                         Value& scratch) {
+    Value inner;
+    const Value& map = Ref(operand, inner);
+    if (map.kind() != Kind::kMap) return nullptr;
+    const Value* found = key != nullptr ? map.map().Find(*key) : map.map().FindString(*field);
+    if (found == nullptr) return nullptr;
+    ++ctx_.cost;
+    if (&map == &inner) {  // the map is a temporary: keep a copy of the entry
+      scratch = *found;
+      return &scratch;
+    }
+    return found;
+  }
+
+  Value Call(const Expr& e) {
+    switch (e.op) {
+      case Op::kAnd:
+        return Logical(e, true);
+      case Op::kOr:
+        return Logical(e, false);
+      case Op::kConditional: {
+        Value cond = Eval(*e.args[0]);
+        if (cond.kind() == Kind::kBool) return Eval(*e.args[cond.bool_value() ? 1 : 2]);
+        if (cond.is_error()) return cond;
+        return Value::Error("no matching overload for '_?_:_'", e.offset);
+      }
+      default:
+        break;
+    }
+    size_t count = e.args.size() + (e.target ? 1 : 0);
+    absl::InlinedVector<Value, 3> scratch(count);
+    absl::InlinedVector<const Value*, 3> args;
+    args.reserve(count);
     if (e.target) {
-      args.push_back(Eval(*e.target));
-      if (args.back().is_error()) return args.back();
+      const Value& v = Ref(*e.target, scratch[0]);
+      if (v.is_error()) return v;
+      args.push_back(&v);
     }
     for (const ExprPtr& arg : e.args) {
-      args.push_back(Eval(*arg));
-      if (args.back().is_error()) return args.back();
+      const Value& v = Ref(*arg, scratch[args.size()]);
+      if (v.is_error()) return v;
+      args.push_back(&v);
     }
-    if (e.function == nullptr) {
-      const FunctionGroup* group = Functions().Find(name, e.target != nullptr, args.size());
+    const FunctionGroup* group = e.function;
+    if (group == nullptr) {
+      group = Functions().Find(e.name, e.target != nullptr, args.size());
       if (group == nullptr) {
-        return Value::Error(
-            StrCat(Functions().HasName(name) ? "no matching overload for '" : "unbound function '",
-                   name, "'"),
-            e.offset);
+        return Value::Error(StrCat(Functions().HasName(e.name) ? "no matching overload for '"
+                                                               : "unbound function '",
+                                   e.name, "'"),
+                            e.offset);
       }
-      Value v = Dispatch(*group, args.data(), args.size(), ctx_);
-      return v.is_error() ? WithOffset(std::move(v), e.offset) : v;
     }
     ctx_.regex = e.regex.get();
-    Value v = Dispatch(*e.function, args.data(), args.size(), ctx_);
+    Value v = e.overload >= 0 ? group->overloads[static_cast<size_t>(e.overload)].impl(
+                                    args.data(), args.size(), ctx_)
+                              : Dispatch(*group, args.data(), args.size(), ctx_);
     ctx_.regex = nullptr;
     if (v.is_error()) return WithOffset(std::move(v), e.offset);
     return v;

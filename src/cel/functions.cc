@@ -61,21 +61,21 @@ std::vector<std::string> SplitTypes(std::string_view text) {
 
 // ---- operators ----
 
-Value Equals(const Value* a, size_t, EvalContext&) {
-  std::optional<bool> eq = Equal(a[0], a[1]);
+Value Equals(const Value* const* a, size_t, EvalContext&) {
+  std::optional<bool> eq = Equal((*a[0]), (*a[1]));
   if (!eq) return NoOverload("_==_");
   return Value::Bool(*eq);
 }
 
-Value NotEquals(const Value* a, size_t, EvalContext&) {
-  std::optional<bool> eq = Equal(a[0], a[1]);
+Value NotEquals(const Value* const* a, size_t, EvalContext&) {
+  std::optional<bool> eq = Equal((*a[0]), (*a[1]));
   if (!eq) return NoOverload("_!=_");
   return Value::Bool(!*eq);
 }
 
 template <int kOp>  // 0 <, 1 <=, 2 >, 3 >=
-Value Relation(const Value* a, size_t, EvalContext&) {
-  Order o = Compare(a[0], a[1]);
+Value Relation(const Value* const* a, size_t, EvalContext&) {
+  Order o = Compare((*a[0]), (*a[1]));
   if (o == Order::kNoOverload) return NoOverload("relation");
   if (o == Order::kUnordered) return Value::Bool(false);
   switch (kOp) {
@@ -109,8 +109,8 @@ __int128 TimestampNanos(const Value& t) {
   return static_cast<__int128>(t.timestamp_seconds()) * kNanosPerSecond + t.timestamp_nanos();
 }
 
-Value Add(const Value* a, size_t, EvalContext& ctx) {
-  const Value &x = a[0], &y = a[1];
+Value Add(const Value* const* a, size_t, EvalContext& ctx) {
+  const Value &x = (*a[0]), &y = (*a[1]);
   switch (x.kind()) {
     case Kind::kInt: {
       int64_t r;
@@ -153,8 +153,8 @@ Value Add(const Value* a, size_t, EvalContext& ctx) {
   }
 }
 
-Value Subtract(const Value* a, size_t, EvalContext&) {
-  const Value &x = a[0], &y = a[1];
+Value Subtract(const Value* const* a, size_t, EvalContext&) {
+  const Value &x = (*a[0]), &y = (*a[1]);
   switch (x.kind()) {
     case Kind::kInt: {
       int64_t r;
@@ -185,8 +185,8 @@ Value Subtract(const Value* a, size_t, EvalContext&) {
   }
 }
 
-Value Multiply(const Value* a, size_t, EvalContext&) {
-  const Value &x = a[0], &y = a[1];
+Value Multiply(const Value* const* a, size_t, EvalContext&) {
+  const Value &x = (*a[0]), &y = (*a[1]);
   switch (x.kind()) {
     case Kind::kInt: {
       int64_t r;
@@ -203,8 +203,8 @@ Value Multiply(const Value* a, size_t, EvalContext&) {
   }
 }
 
-Value Divide(const Value* a, size_t, EvalContext&) {
-  const Value &x = a[0], &y = a[1];
+Value Divide(const Value* const* a, size_t, EvalContext&) {
+  const Value &x = (*a[0]), &y = (*a[1]);
   switch (x.kind()) {
     case Kind::kInt:
       if (y.int_value() == 0) return Value::Error("division by zero");
@@ -218,8 +218,8 @@ Value Divide(const Value* a, size_t, EvalContext&) {
   }
 }
 
-Value Modulo(const Value* a, size_t, EvalContext&) {
-  const Value &x = a[0], &y = a[1];
+Value Modulo(const Value* const* a, size_t, EvalContext&) {
+  const Value &x = (*a[0]), &y = (*a[1]);
   if (x.kind() == Kind::kInt) {
     if (y.int_value() == 0) return Value::Error("modulus by zero");
     if (y.int_value() == -1) return Value::Int(0);
@@ -229,22 +229,24 @@ Value Modulo(const Value* a, size_t, EvalContext&) {
   return Value::Uint(x.uint_value() % y.uint_value());
 }
 
-Value Negate(const Value* a, size_t, EvalContext&) {
-  switch (a[0].kind()) {
+Value Negate(const Value* const* a, size_t, EvalContext&) {
+  switch ((*a[0]).kind()) {
     case Kind::kInt:
-      if (a[0].int_value() == INT64_MIN) return Overflow();
-      return Value::Int(-a[0].int_value());
+      if ((*a[0]).int_value() == INT64_MIN) return Overflow();
+      return Value::Int(-(*a[0]).int_value());
     case Kind::kDouble:
-      return Value::Double(-a[0].double_value());
+      return Value::Double(-(*a[0]).double_value());
     case Kind::kDuration:
-      if (a[0].duration_nanos() == INT64_MIN) return Overflow();
-      return Value::Duration(-a[0].duration_nanos());
+      if ((*a[0]).duration_nanos() == INT64_MIN) return Overflow();
+      return Value::Duration(-(*a[0]).duration_nanos());
     default:
       return NoOverload("-_");
   }
 }
 
-Value Not(const Value* a, size_t, EvalContext&) { return Value::Bool(!a[0].bool_value()); }
+Value Not(const Value* const* a, size_t, EvalContext&) {
+  return Value::Bool(!(*a[0]).bool_value());
+}
 
 Value IndexValue(const Value& container, const Value& index, bool* missing) {
   *missing = false;
@@ -289,13 +291,13 @@ Value IndexValue(const Value& container, const Value& index, bool* missing) {
   return NoOverload("_[_]");
 }
 
-Value Index(const Value* a, size_t, EvalContext&) {
+Value Index(const Value* const* a, size_t, EvalContext&) {
   bool missing;
-  return IndexValue(a[0], a[1], &missing);
+  return IndexValue((*a[0]), (*a[1]), &missing);
 }
 
-Value OptionalIndex(const Value* a, size_t, EvalContext&) {
-  const Value* container = &a[0];
+Value OptionalIndex(const Value* const* a, size_t, EvalContext&) {
+  const Value* container = &(*a[0]);
   if (container->kind() == Kind::kOptional) {
     if (container->optional_value() == nullptr) return Value::OptionalNone();
     container = container->optional_value();
@@ -303,14 +305,14 @@ Value OptionalIndex(const Value* a, size_t, EvalContext&) {
   if (container->kind() != Kind::kList && container->kind() != Kind::kMap)
     return NoOverload("_[?_]");
   bool missing;
-  Value v = IndexValue(*container, a[1], &missing);
+  Value v = IndexValue(*container, (*a[1]), &missing);
   if (missing) return Value::OptionalNone();
   if (v.is_error()) return v;
   return Value::OptionalOf(std::move(v));
 }
 
-Value In(const Value* a, size_t, EvalContext& ctx) {
-  const Value &x = a[0], &c = a[1];
+Value In(const Value* const* a, size_t, EvalContext& ctx) {
+  const Value &x = (*a[0]), &c = (*a[1]);
   if (c.kind() == Kind::kList) {
     ctx.Charge(c.list().size() / 10);
     for (const Value& item : c.list()) {
@@ -322,8 +324,8 @@ Value In(const Value* a, size_t, EvalContext& ctx) {
   return NoOverload("@in");
 }
 
-Value Size(const Value* a, size_t, EvalContext&) {
-  const Value& x = a[0];
+Value Size(const Value* const* a, size_t, EvalContext&) {
+  const Value& x = (*a[0]);
   switch (x.kind()) {
     case Kind::kString:
       return Value::Int(static_cast<int64_t>(CodePointCount(x.str())));
@@ -338,25 +340,25 @@ Value Size(const Value* a, size_t, EvalContext&) {
   }
 }
 
-Value Contains(const Value* a, size_t, EvalContext&) {
-  return Value::Bool(a[0].str().find(a[1].str()) != std::string::npos);
+Value Contains(const Value* const* a, size_t, EvalContext&) {
+  return Value::Bool((*a[0]).str().find((*a[1]).str()) != std::string::npos);
 }
-Value StartsWith(const Value* a, size_t, EvalContext&) {
-  return Value::Bool(a[0].str().compare(0, a[1].str().size(), a[1].str()) == 0 &&
-                     a[0].str().size() >= a[1].str().size());
+Value StartsWith(const Value* const* a, size_t, EvalContext&) {
+  return Value::Bool((*a[0]).str().compare(0, (*a[1]).str().size(), (*a[1]).str()) == 0 &&
+                     (*a[0]).str().size() >= (*a[1]).str().size());
 }
-Value EndsWith(const Value* a, size_t, EvalContext&) {
-  const std::string &s = a[0].str(), &suffix = a[1].str();
+Value EndsWith(const Value* const* a, size_t, EvalContext&) {
+  const std::string &s = (*a[0]).str(), &suffix = (*a[1]).str();
   return Value::Bool(s.size() >= suffix.size() &&
                      s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0);
 }
 
-Value Matches(const Value* a, size_t, EvalContext& ctx) {
-  if (ctx.regex != nullptr) return Value::Bool(RE2::PartialMatch(a[0].str(), *ctx.regex));
-  RE2 re(a[1].str(), RE2::Quiet);
+Value Matches(const Value* const* a, size_t, EvalContext& ctx) {
+  if (ctx.regex != nullptr) return Value::Bool(RE2::PartialMatch((*a[0]).str(), *ctx.regex));
+  RE2 re((*a[1]).str(), RE2::Quiet);
   if (!re.ok())
-    return Value::Error(StrCat("invalid regular expression '", a[1].str(), "': ", re.error()));
-  return Value::Bool(RE2::PartialMatch(a[0].str(), re));
+    return Value::Error(StrCat("invalid regular expression '", (*a[1]).str(), "': ", re.error()));
+  return Value::Bool(RE2::PartialMatch((*a[0]).str(), re));
 }
 
 }  // namespace
@@ -473,15 +475,16 @@ bool KindMatches(const Type& type, const Value& value) {
   return false;
 }
 
-Value Dispatch(const FunctionGroup& group, const Value* args, size_t count, EvalContext& ctx) {
+Value Dispatch(const FunctionGroup& group, const Value* const* args, size_t count,
+               EvalContext& ctx) {
   for (const Overload& overload : group.overloads) {
     bool match = true;
-    for (size_t i = 0; i < count && match; ++i) match = KindMatches(overload.params[i], args[i]);
+    for (size_t i = 0; i < count && match; ++i) match = KindMatches(overload.params[i], *args[i]);
     if (match) return overload.impl(args, count, ctx);
   }
   if (group.lenient) return group.overloads[0].impl(args, count, ctx);
   std::string kinds;
-  for (size_t i = 0; i < count; ++i) kinds += StrCat(i ? ", " : "", args[i].TypeName());
+  for (size_t i = 0; i < count; ++i) kinds += StrCat(i ? ", " : "", args[i]->TypeName());
   return Value::Error(
       StrCat("no matching overload for '", group.name, "' applied to (", kinds, ")"));
 }

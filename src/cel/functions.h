@@ -39,7 +39,7 @@ struct EvalContext {
 
 // Receives the arguments (the receiver first for member calls); never sees
 // an error argument (the evaluator returns those before calling).
-using FunctionImpl = Value (*)(const Value* args, size_t count, EvalContext& ctx);
+using FunctionImpl = Value (*)(const Value* const* args, size_t count, EvalContext& ctx);
 
 struct Overload {
   std::vector<Type> params;  // receiver first for member functions
@@ -79,7 +79,8 @@ class FunctionRegistry {
 const FunctionRegistry& Functions();
 
 // Calls the overload of the group matching the argument kinds.
-Value Dispatch(const FunctionGroup& group, const Value* args, size_t count, EvalContext& ctx);
+Value Dispatch(const FunctionGroup& group, const Value* const* args, size_t count,
+               EvalContext& ctx);
 
 // Whether a run-time value can be passed where `type` is declared.
 bool KindMatches(const Type& type, const Value& value);

@@ -12,73 +12,74 @@ Value FromStatus(const absl::Status& status) { return Value::Error(std::string(s
 
 // ---- quantity ----
 
-Value ParseQuantity(const Value* a, size_t, EvalContext&) {
-  auto q = Quantity::Parse(a[0].str());
+Value ParseQuantity(const Value* const* a, size_t, EvalContext&) {
+  auto q = Quantity::Parse((*a[0]).str());
   if (!q.ok()) return FromStatus(q.status());
   return Value::FromQuantity(*std::move(q));
 }
-Value IsQuantity(const Value* a, size_t, EvalContext&) {
-  return Value::Bool(Quantity::Parse(a[0].str()).ok());
+Value IsQuantity(const Value* const* a, size_t, EvalContext&) {
+  return Value::Bool(Quantity::Parse((*a[0]).str()).ok());
 }
-Value QuantitySign(const Value* a, size_t, EvalContext&) {
-  return Value::Int(a[0].quantity().Sign());
+Value QuantitySign(const Value* const* a, size_t, EvalContext&) {
+  return Value::Int((*a[0]).quantity().Sign());
 }
 
-Value CompareTo(const Value* a, size_t, EvalContext&) {
-  if (a[0].kind() == Kind::kQuantity) return Value::Int(a[0].quantity().Compare(a[1].quantity()));
-  return Value::Int(a[0].semver().Compare(a[1].semver()));
+Value CompareTo(const Value* const* a, size_t, EvalContext&) {
+  if ((*a[0]).kind() == Kind::kQuantity)
+    return Value::Int((*a[0]).quantity().Compare((*a[1]).quantity()));
+  return Value::Int((*a[0]).semver().Compare((*a[1]).semver()));
 }
-Value IsGreaterThan(const Value* a, size_t n, EvalContext& ctx) {
+Value IsGreaterThan(const Value* const* a, size_t n, EvalContext& ctx) {
   return Value::Bool(CompareTo(a, n, ctx).int_value() > 0);
 }
-Value IsLessThan(const Value* a, size_t n, EvalContext& ctx) {
+Value IsLessThan(const Value* const* a, size_t n, EvalContext& ctx) {
   return Value::Bool(CompareTo(a, n, ctx).int_value() < 0);
 }
-Value AsApproximateFloat(const Value* a, size_t, EvalContext&) {
-  return Value::Double(a[0].quantity().AsApproximateFloat());
+Value AsApproximateFloat(const Value* const* a, size_t, EvalContext&) {
+  return Value::Double((*a[0]).quantity().AsApproximateFloat());
 }
-Value AsInteger(const Value* a, size_t, EvalContext&) {
-  std::optional<int64_t> v = a[0].quantity().AsInt64();
+Value AsInteger(const Value* const* a, size_t, EvalContext&) {
+  std::optional<int64_t> v = (*a[0]).quantity().AsInt64();
   if (!v) return Value::Error("cannot convert value to integer");
   return Value::Int(*v);
 }
-Value IsInteger(const Value* a, size_t, EvalContext&) {
-  return Value::Bool(a[0].quantity().AsInt64().has_value());
+Value IsInteger(const Value* const* a, size_t, EvalContext&) {
+  return Value::Bool((*a[0]).quantity().AsInt64().has_value());
 }
 
 template <bool kAdd>
-Value QuantityArithmetic(const Value* a, size_t, EvalContext&) {
+Value QuantityArithmetic(const Value* const* a, size_t, EvalContext&) {
   Quantity other =
-      a[1].kind() == Kind::kInt ? Quantity::FromInt(a[1].int_value()) : a[1].quantity();
-  auto result = kAdd ? a[0].quantity().Add(other) : a[0].quantity().Sub(other);
+      (*a[1]).kind() == Kind::kInt ? Quantity::FromInt((*a[1]).int_value()) : (*a[1]).quantity();
+  auto result = kAdd ? (*a[0]).quantity().Add(other) : (*a[0]).quantity().Sub(other);
   if (!result.ok()) return FromStatus(result.status());
   return Value::FromQuantity(*std::move(result));
 }
 
 // ---- semver ----
 
-Value ParseSemver(const Value* a, size_t n, EvalContext&) {
-  auto v = Semver::Parse(a[0].str(), n == 2 && a[1].bool_value());
+Value ParseSemver(const Value* const* a, size_t n, EvalContext&) {
+  auto v = Semver::Parse((*a[0]).str(), n == 2 && (*a[1]).bool_value());
   if (!v.ok()) return FromStatus(v.status());
   return Value::FromSemver(*std::move(v));
 }
-Value IsSemver(const Value* a, size_t n, EvalContext&) {
-  return Value::Bool(Semver::Parse(a[0].str(), n == 2 && a[1].bool_value()).ok());
+Value IsSemver(const Value* const* a, size_t n, EvalContext&) {
+  return Value::Bool(Semver::Parse((*a[0]).str(), n == 2 && (*a[1]).bool_value()).ok());
 }
-Value Major(const Value* a, size_t, EvalContext&) {
-  return Value::Int(static_cast<int64_t>(a[0].semver().major));
+Value Major(const Value* const* a, size_t, EvalContext&) {
+  return Value::Int(static_cast<int64_t>((*a[0]).semver().major));
 }
-Value Minor(const Value* a, size_t, EvalContext&) {
-  return Value::Int(static_cast<int64_t>(a[0].semver().minor));
+Value Minor(const Value* const* a, size_t, EvalContext&) {
+  return Value::Int(static_cast<int64_t>((*a[0]).semver().minor));
 }
-Value Patch(const Value* a, size_t, EvalContext&) {
-  return Value::Int(static_cast<int64_t>(a[0].semver().patch));
+Value Patch(const Value* const* a, size_t, EvalContext&) {
+  return Value::Int(static_cast<int64_t>((*a[0]).semver().patch));
 }
 
 // ---- lists ----
 
-Value IsSorted(const Value* a, size_t, EvalContext&) {
-  const ValueList& list = a[0].list();
+Value IsSorted(const Value* const* a, size_t, EvalContext&) {
+  const ValueList& list = (*a[0]).list();
   for (size_t i = 1; i < list.size(); ++i) {
     Order o = Compare(list[i - 1], list[i]);
     if (o == Order::kNoOverload) return NoOverload("isSorted");
@@ -87,13 +88,13 @@ Value IsSorted(const Value* a, size_t, EvalContext&) {
   return Value::Bool(true);
 }
 
-Value Sum(const Value* a, size_t, EvalContext& ctx) {
-  const ValueList& list = a[0].list();
+Value Sum(const Value* const* a, size_t, EvalContext& ctx) {
+  const ValueList& list = (*a[0]).list();
   if (list.empty()) return Value::Int(0);
   Value total = list[0];
   for (size_t i = 1; i < list.size(); ++i) {
-    Value pair[2] = {total, list[i]};
     if (list[i].kind() != total.kind()) return NoOverload("sum");
+    const Value* pair[2] = {&total, &list[i]};
     const FunctionGroup* plus = Functions().Find("_+_", false, 2);
     total = Dispatch(*plus, pair, 2, ctx);
     if (total.is_error()) return total;
@@ -106,8 +107,8 @@ Value Sum(const Value* a, size_t, EvalContext& ctx) {
 }
 
 template <bool kMin>
-Value MinMax(const Value* a, size_t, EvalContext&) {
-  const ValueList& list = a[0].list();
+Value MinMax(const Value* const* a, size_t, EvalContext&) {
+  const ValueList& list = (*a[0]).list();
   if (list.empty()) return Value::Error(StrCat(kMin ? "min" : "max", " called on empty list"));
   const Value* best = &list[0];
   for (size_t i = 1; i < list.size(); ++i) {
@@ -118,18 +119,18 @@ Value MinMax(const Value* a, size_t, EvalContext&) {
   return *best;
 }
 
-Value ListIndexOf(const Value* a, size_t, EvalContext&) {
-  const ValueList& list = a[0].list();
+Value ListIndexOf(const Value* const* a, size_t, EvalContext&) {
+  const ValueList& list = (*a[0]).list();
   for (size_t i = 0; i < list.size(); ++i) {
-    if (Equal(list[i], a[1]).value_or(false)) return Value::Int(static_cast<int64_t>(i));
+    if (Equal(list[i], (*a[1])).value_or(false)) return Value::Int(static_cast<int64_t>(i));
   }
   return Value::Int(-1);
 }
 
-Value ListLastIndexOf(const Value* a, size_t, EvalContext&) {
-  const ValueList& list = a[0].list();
+Value ListLastIndexOf(const Value* const* a, size_t, EvalContext&) {
+  const ValueList& list = (*a[0]).list();
   for (size_t i = list.size(); i-- > 0;) {
-    if (Equal(list[i], a[1]).value_or(false)) return Value::Int(static_cast<int64_t>(i));
+    if (Equal(list[i], (*a[1])).value_or(false)) return Value::Int(static_cast<int64_t>(i));
   }
   return Value::Int(-1);
 }
@@ -141,20 +142,20 @@ bool ListHas(const ValueList& list, const Value& v) {
   return false;
 }
 
-Value SetsContains(const Value* a, size_t, EvalContext&) {
-  for (const Value& v : a[1].list()) {
-    if (!ListHas(a[0].list(), v)) return Value::Bool(false);
+Value SetsContains(const Value* const* a, size_t, EvalContext&) {
+  for (const Value& v : (*a[1]).list()) {
+    if (!ListHas((*a[0]).list(), v)) return Value::Bool(false);
   }
   return Value::Bool(true);
 }
-Value SetsEquivalent(const Value* a, size_t n, EvalContext& ctx) {
-  Value swapped[2] = {a[1], a[0]};
+Value SetsEquivalent(const Value* const* a, size_t n, EvalContext& ctx) {
+  const Value* swapped[2] = {a[1], a[0]};
   return Value::Bool(SetsContains(a, n, ctx).bool_value() &&
                      SetsContains(swapped, n, ctx).bool_value());
 }
-Value SetsIntersects(const Value* a, size_t, EvalContext&) {
-  for (const Value& v : a[1].list()) {
-    if (ListHas(a[0].list(), v)) return Value::Bool(true);
+Value SetsIntersects(const Value* const* a, size_t, EvalContext&) {
+  for (const Value& v : (*a[1]).list()) {
+    if (ListHas((*a[0]).list(), v)) return Value::Bool(true);
   }
   return Value::Bool(false);
 }
@@ -173,24 +174,24 @@ const RE2* Pattern(const Value& pattern, EvalContext& ctx, std::unique_ptr<RE2>*
   return holder->get();
 }
 
-Value Find(const Value* a, size_t, EvalContext& ctx) {
+Value Find(const Value* const* a, size_t, EvalContext& ctx) {
   std::unique_ptr<RE2> holder;
   Value error;
-  const RE2* re = Pattern(a[1], ctx, &holder, &error);
+  const RE2* re = Pattern((*a[1]), ctx, &holder, &error);
   if (re == nullptr) return error;
   re2::StringPiece match;
-  if (!re->Match(a[0].str(), 0, a[0].str().size(), RE2::UNANCHORED, &match, 1))
+  if (!re->Match((*a[0]).str(), 0, (*a[0]).str().size(), RE2::UNANCHORED, &match, 1))
     return Value::String("");
   return Value::String(std::string(match.data(), match.size()));
 }
 
-Value FindAll(const Value* a, size_t n, EvalContext& ctx) {
+Value FindAll(const Value* const* a, size_t n, EvalContext& ctx) {
   std::unique_ptr<RE2> holder;
   Value error;
-  const RE2* re = Pattern(a[1], ctx, &holder, &error);
+  const RE2* re = Pattern((*a[1]), ctx, &holder, &error);
   if (re == nullptr) return error;
-  int64_t limit = n == 3 ? a[2].int_value() : -1;
-  const std::string& s = a[0].str();
+  int64_t limit = n == 3 ? (*a[2]).int_value() : -1;
+  const std::string& s = (*a[0]).str();
   ValueList matches;
   size_t pos = 0;
   while (pos <= s.size() && (limit < 0 || static_cast<int64_t>(matches.size()) < limit)) {

@@ -34,23 +34,23 @@ bool IsZeroValue(const Value& v) {
   }
 }
 
-Value Of(const Value* a, size_t, EvalContext&) { return Value::OptionalOf(a[0]); }
-Value None(const Value*, size_t, EvalContext&) { return Value::OptionalNone(); }
-Value OfNonZero(const Value* a, size_t, EvalContext&) {
-  return IsZeroValue(a[0]) ? Value::OptionalNone() : Value::OptionalOf(a[0]);
+Value Of(const Value* const* a, size_t, EvalContext&) { return Value::OptionalOf((*a[0])); }
+Value None(const Value* const*, size_t, EvalContext&) { return Value::OptionalNone(); }
+Value OfNonZero(const Value* const* a, size_t, EvalContext&) {
+  return IsZeroValue((*a[0])) ? Value::OptionalNone() : Value::OptionalOf((*a[0]));
 }
-Value HasValue(const Value* a, size_t, EvalContext&) {
-  return Value::Bool(a[0].optional_value() != nullptr);
+Value HasValue(const Value* const* a, size_t, EvalContext&) {
+  return Value::Bool((*a[0]).optional_value() != nullptr);
 }
-Value GetValue(const Value* a, size_t, EvalContext&) {
-  if (a[0].optional_value() == nullptr) return Value::Error("optional.none() dereference");
-  return *a[0].optional_value();
+Value GetValue(const Value* const* a, size_t, EvalContext&) {
+  if ((*a[0]).optional_value() == nullptr) return Value::Error("optional.none() dereference");
+  return *(*a[0]).optional_value();
 }
-Value OrValue(const Value* a, size_t, EvalContext&) {
-  return a[0].optional_value() != nullptr ? *a[0].optional_value() : a[1];
+Value OrValue(const Value* const* a, size_t, EvalContext&) {
+  return (*a[0]).optional_value() != nullptr ? *(*a[0]).optional_value() : (*a[1]);
 }
-Value Or(const Value* a, size_t, EvalContext&) {
-  return a[0].optional_value() != nullptr ? a[0] : a[1];
+Value Or(const Value* const* a, size_t, EvalContext&) {
+  return (*a[0]).optional_value() != nullptr ? (*a[0]) : (*a[1]);
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ void FoldConstants(Expr& e) {
   for (const ExprPtr& arg : e.args) args.push_back(arg->value);
   EvalContext ctx;
   ctx.regex = e.regex.get();
-  Value v = Dispatch(*e.function, args.data(), args.size(), ctx);
+  std::vector<const Value*> pointers;
+  for (const Value& arg : args) pointers.push_back(&arg);
+  Value v = Dispatch(*e.function, pointers.data(), pointers.size(), ctx);
   if (v.is_error() || v.kind() == Kind::kList || v.kind() == Kind::kMap) return;
   e.kind = ExprKind::kConst;
   e.value = std::move(v);

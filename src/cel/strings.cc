@@ -12,9 +12,9 @@ namespace {
 
 Value OutOfRange(int64_t i) { return Value::Error(StrCat("index out of range: ", i)); }
 
-Value CharAt(const Value* a, size_t, EvalContext&) {
-  std::u32string s = DecodeUtf8(a[0].str());
-  int64_t i = a[1].int_value();
+Value CharAt(const Value* const* a, size_t, EvalContext&) {
+  std::u32string s = DecodeUtf8((*a[0]).str());
+  int64_t i = (*a[1]).int_value();
   if (i < 0 || i > static_cast<int64_t>(s.size())) return OutOfRange(i);
   if (i == static_cast<int64_t>(s.size())) return Value::String("");
   return Value::String(EncodeUtf8(s.substr(i, 1)));
@@ -29,8 +29,8 @@ Value IndexOfImpl(std::string_view str, std::string_view sub, int64_t offset) {
   return Value::Int(found == std::u32string::npos ? -1 : static_cast<int64_t>(found));
 }
 
-Value IndexOf(const Value* a, size_t n, EvalContext&) {
-  return IndexOfImpl(a[0].str(), a[1].str(), n == 3 ? a[2].int_value() : 0);
+Value IndexOf(const Value* const* a, size_t n, EvalContext&) {
+  return IndexOfImpl((*a[0]).str(), (*a[1]).str(), n == 3 ? (*a[2]).int_value() : 0);
 }
 
 Value LastIndexOfImpl(std::string_view str, std::string_view sub, int64_t offset) {
@@ -45,24 +45,24 @@ Value LastIndexOfImpl(std::string_view str, std::string_view sub, int64_t offset
   return Value::Int(-1);
 }
 
-Value LastIndexOf(const Value* a, size_t n, EvalContext&) {
-  if (n == 3) return LastIndexOfImpl(a[0].str(), a[1].str(), a[2].int_value());
-  int64_t size = static_cast<int64_t>(CodePointCount(a[0].str()));
-  if (a[1].str().empty()) return Value::Int(size);
-  return LastIndexOfImpl(a[0].str(), a[1].str(), size - 1);
+Value LastIndexOf(const Value* const* a, size_t n, EvalContext&) {
+  if (n == 3) return LastIndexOfImpl((*a[0]).str(), (*a[1]).str(), (*a[2]).int_value());
+  int64_t size = static_cast<int64_t>(CodePointCount((*a[0]).str()));
+  if ((*a[1]).str().empty()) return Value::Int(size);
+  return LastIndexOfImpl((*a[0]).str(), (*a[1]).str(), size - 1);
 }
 
-Value LowerAscii(const Value* a, size_t, EvalContext&) {
-  return Value::String(absl::AsciiStrToLower(a[0].str()));
+Value LowerAscii(const Value* const* a, size_t, EvalContext&) {
+  return Value::String(absl::AsciiStrToLower((*a[0]).str()));
 }
-Value UpperAscii(const Value* a, size_t, EvalContext&) {
-  return Value::String(absl::AsciiStrToUpper(a[0].str()));
+Value UpperAscii(const Value* const* a, size_t, EvalContext&) {
+  return Value::String(absl::AsciiStrToUpper((*a[0]).str()));
 }
 
 // Go's strings.Replace (an empty `from` inserts between code points).
-Value Replace(const Value* a, size_t n, EvalContext& ctx) {
-  const std::string &s = a[0].str(), &from = a[1].str(), &to = a[2].str();
-  int64_t limit = n == 4 ? a[3].int_value() : -1;
+Value Replace(const Value* const* a, size_t n, EvalContext& ctx) {
+  const std::string &s = (*a[0]).str(), &from = (*a[1]).str(), &to = (*a[2]).str();
+  int64_t limit = n == 4 ? (*a[3]).int_value() : -1;
   std::string out;
   int64_t done = 0;
   size_t pos = 0;
@@ -88,9 +88,9 @@ Value Replace(const Value* a, size_t n, EvalContext& ctx) {
 }
 
 // Go's strings.SplitN.
-Value Split(const Value* a, size_t n, EvalContext& ctx) {
-  const std::string &s = a[0].str(), &sep = a[1].str();
-  int64_t limit = n == 3 ? a[2].int_value() : -1;
+Value Split(const Value* const* a, size_t n, EvalContext& ctx) {
+  const std::string &s = (*a[0]).str(), &sep = (*a[1]).str();
+  int64_t limit = n == 3 ? (*a[2]).int_value() : -1;
   ValueList parts;
   if (limit == 0) return Value::List({});
   if (sep.empty()) {
@@ -117,11 +117,11 @@ Value Split(const Value* a, size_t n, EvalContext& ctx) {
   return Value::List(std::move(parts));
 }
 
-Value Substring(const Value* a, size_t n, EvalContext&) {
-  std::u32string s = DecodeUtf8(a[0].str());
+Value Substring(const Value* const* a, size_t n, EvalContext&) {
+  std::u32string s = DecodeUtf8((*a[0]).str());
   int64_t size = static_cast<int64_t>(s.size());
-  int64_t start = a[1].int_value();
-  int64_t end = n == 3 ? a[2].int_value() : size;
+  int64_t start = (*a[1]).int_value();
+  int64_t end = n == 3 ? (*a[2]).int_value() : size;
   if (start < 0 || start > size) return OutOfRange(start);
   if (end < 0 || end > size) return OutOfRange(end);
   if (start > end)
@@ -135,19 +135,19 @@ bool IsUnicodeSpace(char32_t c) {
          c == 0x3000;
 }
 
-Value Trim(const Value* a, size_t, EvalContext&) {
-  std::u32string s = DecodeUtf8(a[0].str());
+Value Trim(const Value* const* a, size_t, EvalContext&) {
+  std::u32string s = DecodeUtf8((*a[0]).str());
   size_t begin = 0, end = s.size();
   while (begin < end && IsUnicodeSpace(s[begin])) ++begin;
   while (end > begin && IsUnicodeSpace(s[end - 1])) --end;
   return Value::String(EncodeUtf8(s.substr(begin, end - begin)));
 }
 
-Value Join(const Value* a, size_t n, EvalContext& ctx) {
+Value Join(const Value* const* a, size_t n, EvalContext& ctx) {
   std::string out;
-  std::string_view sep = n == 2 ? std::string_view(a[1].str()) : std::string_view();
+  std::string_view sep = n == 2 ? std::string_view((*a[1]).str()) : std::string_view();
   bool first = true;
-  for (const Value& item : a[0].list()) {
+  for (const Value& item : (*a[0]).list()) {
     if (item.kind() != Kind::kString) return Value::Error("join: list elements must be strings");
     if (!first) out += sep;
     out += item.str();
@@ -157,9 +157,9 @@ Value Join(const Value* a, size_t n, EvalContext& ctx) {
   return Value::String(std::move(out));
 }
 
-Value Quote(const Value* a, size_t, EvalContext&) {
+Value Quote(const Value* const* a, size_t, EvalContext&) {
   std::string out = "\"";
-  const std::string& s = a[0].str();
+  const std::string& s = (*a[0]).str();
   std::string valid = IsValidUtf8(s) ? s : EncodeUtf8(DecodeUtf8(s));
   for (char c : valid) {
     switch (c) {
