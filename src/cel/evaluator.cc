@@ -225,6 +225,13 @@ class Evaluator {
     return Value::Map(std::move(map));
   }
 
+  // A filter's predicate: a bool, or an error (also for a non-bool).
+  Value Predicate(const Expr& p) {
+    Value keep = Eval(p);
+    if (keep.kind() == Kind::kBool || keep.is_error()) return keep;
+    return Value::Error("predicate result is not a bool", p.offset);
+  }
+
   Value CostExceeded(const Expr& e) {
     return Value::Error("operation cancelled: actual cost limit exceeded", e.offset);
   }
@@ -317,11 +324,11 @@ class Evaluator {
           if (!ctx_.Charge(1)) return CostExceeded(e);
           bind(i);
           if (filtered) {
-            Value keep = Eval(*e.args[0]);
-            if (keep.is_error()) return keep;
-            if (keep.kind() != Kind::kBool)
-              return Value::Error("predicate result is not a bool", e.args[0]->offset);
-            if (!keep.bool_value()) continue;
+            Value keep = Predicate(*e.args[0]);
+            if (!keep.is_bool(true)) {
+              if (keep.is_error()) return keep;
+              continue;
+            }
           }
           if (e.macro == Macro::kFilter) {
             out.push_back(*first);
@@ -341,11 +348,11 @@ class Evaluator {
           if (!ctx_.Charge(1)) return CostExceeded(e);
           bind(i);
           if (filtered) {
-            Value keep = Eval(*e.args[0]);
-            if (keep.is_error()) return keep;
-            if (keep.kind() != Kind::kBool)
-              return Value::Error("predicate result is not a bool", e.args[0]->offset);
-            if (!keep.bool_value()) continue;
+            Value keep = Predicate(*e.args[0]);
+            if (!keep.is_bool(true)) {
+              if (keep.is_error()) return keep;
+              continue;
+            }
           }
           Value v = Eval(*e.args.back());
           if (v.is_error()) return v;
