@@ -52,6 +52,33 @@ TEST(CelTest, RuntimeErrorsCarryThePositionOfTheFailingNode) {
   EXPECT_EQ(program->DescribeError(v), "1:9: no such key: b");
 }
 
+TEST(CelTest, MacroArgumentsAreChecked) {
+  auto has = Env().Compile("has(1)");
+  ASSERT_FALSE(has.ok());
+  EXPECT_THAT(std::string(has.status().message()), HasSubstr("invalid argument to has() macro"));
+  auto all = Env().Compile("[1].all(1, true)");
+  ASSERT_FALSE(all.ok());
+  EXPECT_THAT(std::string(all.status().message()), HasSubstr("argument must be a simple name"));
+}
+
+TEST(CelTest, QuotedFieldNames) {
+  EXPECT_TRUE(Eval("{'content-type': 'json'}.`content-type` == 'json'").is_bool(true));
+  EnvOptions options;
+  options.parse.quoted_field_selection = false;
+  EXPECT_FALSE(Env(options).Compile("{'a-b': 1}.`a-b` == 1").ok());
+}
+
+TEST(CelTest, UnresolvedFunctionsAreRuntimeErrorsWithoutTheChecker) {
+  EnvOptions options;
+  options.type_check = false;
+  Env env(options);
+  EXPECT_TRUE(Eval("nope(1) || true", env).is_bool(true));
+  Value v = Eval("nope(1)", env);
+  ASSERT_TRUE(v.is_error());
+  EXPECT_EQ(v.error().message, "unbound function 'nope'");
+  EXPECT_FALSE(Env().Compile("nope(1) || true").ok());
+}
+
 TEST(CelTest, ErrorAbsorbingLogic) {
   EXPECT_TRUE(Eval("1/0 == 1 && false").is_bool(false));
   EXPECT_TRUE(Eval("false && 1/0 == 1").is_bool(false));

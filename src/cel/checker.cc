@@ -416,17 +416,30 @@ class Checker {
 
   // The common type of aggregate literal parts, or an error when the
   // environment requires homogeneous literals.
-  bool JoinTypes(const std::vector<const Expr*>& parts, Type* out) {
+  // A part of an aggregate literal: its type (the payload of an optional
+  // entry, [?x]) and where it is.
+  struct Part {
+    const Type* type;
+    int32_t offset;
+  };
+
+  static Part EntryPart(const Expr& part, bool optional) {
+    if (optional && part.type.kind() == Type::Kind::kOptional)
+      return {&part.type.params()[0], part.offset};
+    return {&part.type, part.offset};
+  }
+
+  bool JoinTypes(const std::vector<Part>& parts, Type* out) {
     std::optional<Type> joined;
     bool mixed = false;
-    for (const Expr* part : parts) {
-      const Type& t = part->type;
+    for (const Part& part : parts) {
+      const Type& t = *part.type;
       if (!joined) {
         joined = t;
       } else if (!Compatible(*joined, t)) {
         if (env_.options().kubernetes && check_) {
-          return Fail(part->offset, StrCat("expected type '", joined->ToString(), "' but found '",
-                                           t.ToString(), "'"));
+          return Fail(part.offset, StrCat("expected type '", joined->ToString(), "' but found '",
+                                          t.ToString(), "'"));
         }
         mixed = true;
       } else if (joined->is_dynamic() && !t.is_dynamic()) {
@@ -437,50 +450,27 @@ class Checker {
     return true;
   }
 
-  // The element type of [?x] entries is x's optional payload.
-  static const Type& EntryType(const Expr& part, bool optional) {
-    if (optional && part.type.kind() == Type::Kind::kOptional) return part.type.params()[0];
-    return part.type;
-  }
-
   bool VisitList(Expr& e) {
-    std::vector<const Expr*> elems;
-    std::vector<Expr> unwrapped;
+    std::vector<Part> elems;
     for (size_t i = 0; i < e.args.size(); ++i) {
       if (!Visit(e.args[i])) return false;
+      elems.push_back(EntryPart(*e.args[i], e.optional_entries[i]));
     }
-    unwrapped.reserve(e.args.size());
-    for (size_t i = 0; i < e.args.size(); ++i) {
-      Expr shadow;
-      shadow.offset = e.args[i]->offset;
-      shadow.type = EntryType(*e.args[i], e.optional_entries[i]);
-      unwrapped.push_back(std::move(shadow));
-    }
-    for (const Expr& u : unwrapped) elems.push_back(&u);
-    Type elem = Type::Dyn();
+    Type elem;
     if (!JoinTypes(elems, &elem)) return false;
     e.type = Type::List(elem);
     return true;
   }
 
   bool VisitMap(Expr& e) {
-    std::vector<const Expr*> keys;
-    std::vector<Expr> values;
-    values.reserve(e.args.size() / 2);
-    for (size_t i = 0; i < e.args.size(); ++i) {
-      if (!Visit(e.args[i])) return false;
-    }
+    std::vector<Part> keys, values;
     for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
-      keys.push_back(e.args[i].get());
-      Expr shadow;
-      shadow.offset = e.args[i + 1]->offset;
-      shadow.type = EntryType(*e.args[i + 1], e.optional_entries[i / 2]);
-      values.push_back(std::move(shadow));
+      if (!Visit(e.args[i]) || !Visit(e.args[i + 1])) return false;
+      keys.push_back(EntryPart(*e.args[i], false));
+      values.push_back(EntryPart(*e.args[i + 1], e.optional_entries[i / 2]));
     }
-    std::vector<const Expr*> value_ptrs;
-    for (const Expr& v : values) value_ptrs.push_back(&v);
-    Type key = Type::Dyn(), value = Type::Dyn();
-    if (!JoinTypes(keys, &key) || !JoinTypes(value_ptrs, &value)) return false;
+    Type key, value;
+    if (!JoinTypes(keys, &key) || !JoinTypes(values, &value)) return false;
     e.type = Type::Map(key, value);
     return true;
   }

@@ -11,10 +11,6 @@
 namespace canhazgpu::cel {
 namespace {
 
-constexpr int64_t kNanosPerSecond = 1'000'000'000;
-constexpr int64_t kMinSeconds = -62135596800;  // 0001-01-01T00:00:00Z
-constexpr int64_t kMaxSeconds = 253402300799;  // 9999-12-31T23:59:59Z
-
 Value RangeError(std::string_view what) { return Value::Error(StrCat(what, " out of range")); }
 
 // Go's strconv.ParseInt/ParseUint base 10: optional sign for int, digits only.
@@ -289,7 +285,8 @@ Value ParseTimestamp(const Value* const* a, size_t, EvalContext&) {
   const Value& x = (*a[0]);
   if (x.kind() == Kind::kTimestamp) return x;
   if (x.kind() == Kind::kInt) {
-    if (x.int_value() < kMinSeconds || x.int_value() > kMaxSeconds) return RangeError("timestamp");
+    if (x.int_value() < kMinTimestampSeconds || x.int_value() > kMaxTimestampSeconds)
+      return RangeError("timestamp");
     return Value::Timestamp(x.int_value(), 0);
   }
   std::string_view s = x.str();
@@ -338,7 +335,7 @@ Value ParseTimestamp(const Value* const* a, size_t, EvalContext&) {
   }
   int64_t secs =
       DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset;
-  if (secs < kMinSeconds || secs > kMaxSeconds) return RangeError("timestamp");
+  if (secs < kMinTimestampSeconds || secs > kMaxTimestampSeconds) return RangeError("timestamp");
   return Value::Timestamp(secs, static_cast<int32_t>(nanos));
 }
 

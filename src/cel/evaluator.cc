@@ -160,15 +160,14 @@ class Evaluator {
       if (v.is_error()) return v;
       args.push_back(&v);
     }
+    // Unresolved at compile time (only without type checking): an error
+    // here, so that || and && may still absorb it.
     const FunctionGroup* group = e.function;
     if (group == nullptr) {
-      group = Functions().Find(e.name, e.target != nullptr, args.size());
-      if (group == nullptr) {
-        return Value::Error(StrCat(Functions().HasName(e.name) ? "no matching overload for '"
-                                                               : "unbound function '",
-                                   e.name, "'"),
-                            e.offset);
-      }
+      return Value::Error(
+          StrCat(Functions().HasName(e.name) ? "no matching overload for '" : "unbound function '",
+                 e.name, "'"),
+          e.offset);
     }
     ctx_.regex = e.regex.get();
     Value v = e.overload >= 0 ? group->overloads[static_cast<size_t>(e.overload)].impl(
@@ -325,10 +324,8 @@ class Evaluator {
           bind(i);
           if (filtered) {
             Value keep = Predicate(*e.args[0]);
-            if (!keep.is_bool(true)) {
-              if (keep.is_error()) return keep;
-              continue;
-            }
+            if (keep.is_error()) return keep;
+            if (!keep.bool_value()) continue;
           }
           if (e.macro == Macro::kFilter) {
             out.push_back(*first);
@@ -349,10 +346,8 @@ class Evaluator {
           bind(i);
           if (filtered) {
             Value keep = Predicate(*e.args[0]);
-            if (!keep.is_bool(true)) {
-              if (keep.is_error()) return keep;
-              continue;
-            }
+            if (keep.is_error()) return keep;
+            if (!keep.bool_value()) continue;
           }
           Value v = Eval(*e.args.back());
           if (v.is_error()) return v;

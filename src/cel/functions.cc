@@ -92,16 +92,12 @@ Value Relation(const Value* const* a, size_t, EvalContext&) {
 
 Value Overflow() { return Value::Error("integer overflow"); }
 
-constexpr int64_t kNanosPerSecond = 1'000'000'000;
-// Timestamps span years 0001..9999 (cel-spec).
-constexpr int64_t kMinSeconds = -62135596800;
-constexpr int64_t kMaxSeconds = 253402300799;
-
 Value MakeTimestamp(__int128 total_nanos) {
   __int128 seconds = total_nanos / kNanosPerSecond;
   __int128 nanos = total_nanos % kNanosPerSecond;
   if (nanos < 0) nanos += kNanosPerSecond, seconds -= 1;
-  if (seconds < kMinSeconds || seconds > kMaxSeconds) return Value::Error("timestamp out of range");
+  if (seconds < kMinTimestampSeconds || seconds > kMaxTimestampSeconds)
+    return Value::Error("timestamp out of range");
   return Value::Timestamp(static_cast<int64_t>(seconds), static_cast<int32_t>(nanos));
 }
 

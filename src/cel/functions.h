@@ -19,6 +19,11 @@ class RE2;
 
 namespace canhazgpu::cel {
 
+// Timestamps span years 0001..9999 (cel-spec); durations are nanoseconds.
+inline constexpr int64_t kNanosPerSecond = 1'000'000'000;
+inline constexpr int64_t kMinTimestampSeconds = -62135596800;  // 0001-01-01T00:00:00Z
+inline constexpr int64_t kMaxTimestampSeconds = 253402300799;  // 9999-12-31T23:59:59Z
+
 // Kubernetes' per-evaluation limit for DRA selectors
 // (CELSelectorExpressionMaxCost).
 inline constexpr int64_t kDefaultCostLimit = 1'000'000;

@@ -92,10 +92,10 @@ Value Sum(const Value* const* a, size_t, EvalContext& ctx) {
   const ValueList& list = (*a[0]).list();
   if (list.empty()) return Value::Int(0);
   Value total = list[0];
+  const FunctionGroup* plus = Functions().Find("_+_", false, 2);
   for (size_t i = 1; i < list.size(); ++i) {
     if (list[i].kind() != total.kind()) return NoOverload("sum");
     const Value* pair[2] = {&total, &list[i]};
-    const FunctionGroup* plus = Functions().Find("_+_", false, 2);
     total = Dispatch(*plus, pair, 2, ctx);
     if (total.is_error()) return total;
   }

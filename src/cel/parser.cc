@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/ascii.h"
+#include "cel/functions.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cel {
@@ -39,24 +40,6 @@ bool IsReserved(std::string_view id) {
     if (id == r) return true;
   }
   return false;
-}
-
-void AppendUtf8(std::string* out, uint32_t cp) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 class Lexer {
@@ -289,7 +272,7 @@ class Lexer {
       return "";
     }
     if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return "invalid code point in escape";
-    AppendUtf8(out, cp);
+    *out += EncodeUtf8(std::u32string(1, static_cast<char32_t>(cp)));
     return "";
   }
 

@@ -23,7 +23,7 @@ struct Allocator::CompiledSpec {
   int request = 0;   // index into claim.requests
   std::string name;  // "req" or "req/sub"
   const RequestSpec* spec = nullptr;
-  std::vector<std::pair<const cel::Program*, std::string>> selectors;  // program, source
+  std::vector<std::pair<CompiledSelector*, std::string>> selectors;  // selector, source
 };
 
 absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(std::vector<DeviceClass> classes,
@@ -72,39 +72,41 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(std::vector<DeviceC
   }
   a->holder_.assign(a->devices_.size(), "");
   // Class selectors were compiled before the devices were known.
-  for (auto& [program, results] : a->results_) results.assign(a->devices_.size(), 0);
+  for (auto& [expression, selector] : a->selectors_)
+    selector->results.assign(a->devices_.size(), 0);
   return a;
 }
 
-absl::StatusOr<const cel::Program*> Allocator::Compile(const std::string& expression) {
-  auto it = programs_.find(expression);
-  if (it != programs_.end()) return it->second.get();
+absl::StatusOr<Allocator::CompiledSelector*> Allocator::Compile(const std::string& expression) {
+  auto it = selectors_.find(expression);
+  if (it != selectors_.end()) return it->second.get();
   static const cel::Env* env = new cel::Env(cel::Env::DraSelector());
   auto program = env->Compile(expression);
   if (!program.ok())
     return absl::InvalidArgumentError(StrCat("'", expression, "': ", program.status().message()));
-  auto owned = std::make_unique<cel::Program>(*std::move(program));
-  const cel::Program* raw = owned.get();
-  programs_.emplace(expression, std::move(owned));
-  results_[raw].assign(devices_.size(), 0);
+  auto selector = std::make_unique<CompiledSelector>(
+      CompiledSelector{*std::move(program), std::vector<int8_t>(devices_.size(), 0), {}});
+  CompiledSelector* raw = selector.get();
+  selectors_.emplace(expression, std::move(selector));
   return raw;
 }
 
-int Allocator::Matches(const cel::Program* program, int device, std::string* error) {
-  int8_t& cached = results_[program][static_cast<size_t>(device)];
+int Allocator::Matches(CompiledSelector* selector, int device, std::string* error) {
+  const cel::Program* program = &selector->program;
+  int8_t& cached = selector->results[static_cast<size_t>(device)];
   if (cached == 0) {
     cel::Value v = program->Evaluate(&devices_[static_cast<size_t>(device)].cel);
     if (v.kind() == cel::Kind::kBool) {
       cached = v.bool_value() ? 1 : 2;
     } else {
       cached = 3;
-      errors_[{program, device}] = v.is_error() ? WithHint(program->DescribeError(v))
-                                                : StrCat("CEL result of type ", v.TypeName(),
-                                                         " could not be converted to bool");
+      selector->errors[device] = v.is_error() ? WithHint(program->DescribeError(v))
+                                              : StrCat("CEL result of type ", v.TypeName(),
+                                                       " could not be converted to bool");
     }
   }
   if (cached == 3) {
-    if (error != nullptr) *error = errors_[{program, device}];
+    if (error != nullptr) *error = selector->errors[device];
     return -1;
   }
   return cached == 1 ? 1 : 0;
@@ -362,9 +364,7 @@ class Allocator::Search {
       const DeviceConstraint& con = claim_.constraints[c];
       if (!Applies(con, s)) continue;
       if (!con.match_attribute.empty()) {
-        if (FindAttribute(*dev.device, a_.pools_[static_cast<size_t>(dev.node)].driver,
-                          con.match_attribute))
-          --match_count_[c];
+        --match_count_[c];  // TryAdd admits only devices that have the attribute
       } else if (!distinct_[c].empty()) {
         distinct_[c].pop_back();
       }
@@ -397,12 +397,10 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
   int best_node = -1;
   bool limit_hit = false;
   std::vector<std::string> unmet;
-  int64_t wanted_total = 0;
-  for (const CompiledSpec& s : *specs) wanted_total += s.spec->all ? 1 : s.spec->count;
+  bool needs_free = false;  // admin-only claims may use held devices
+  for (const CompiledSpec& s : *specs) needs_free |= !s.spec->admin_access;
   for (size_t n = 0; n < nodes_.size(); ++n) {
     const Node& node = nodes_[n];
-    bool needs_free = false;
-    for (const CompiledSpec& s : *specs) needs_free |= !s.spec->admin_access;
     // A node without a free device cannot take an ordinary request.
     if (needs_free && node.free == 0) continue;
     Search search(*this, claim, *specs, node);
@@ -437,7 +435,6 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
       if (std::find(unmet.begin(), unmet.end(), u) == unmet.end()) unmet.push_back(u);
     }
   }
-  (void)wanted_total;
   // Nodes skipped for being full may still be able to satisfy it later.
   for (size_t n = 0; n < nodes_.size() && !any_possible; ++n) {
     Search search(*this, claim, *specs, nodes_[n]);
@@ -464,7 +461,7 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
         report.wanted = s.spec->all ? -1 : s.spec->count;
         report.devices = nd.count;
         for (const auto& [program, source] : s.selectors)
-          report.selectors.push_back({program->source(), source, 0, 0, ""});
+          report.selectors.push_back({program->program.source(), source, 0, 0, ""});
         for (int d = nd.first; d < nd.first + nd.count; ++d) {
           bool ok = true;
           for (size_t i = 0; i < s.selectors.size() && ok; ++i) {

@@ -137,13 +137,20 @@ class Allocator {
     int count = 0;
     int free = 0;  // devices neither held nor blocked by counters
   };
+  // A selector compiled once, with its result for every device (device
+  // attributes do not change under an allocator, so each is evaluated once).
+  struct CompiledSelector {
+    cel::Program program;
+    std::vector<int8_t> results;        // per device: 0 unknown, 1 match, 2 no match, 3 error
+    std::map<int, std::string> errors;  // device -> CEL error
+  };
   struct CompiledSpec;
   class Search;
 
   Allocator() = default;
-  absl::StatusOr<const cel::Program*> Compile(const std::string& expression);
+  absl::StatusOr<CompiledSelector*> Compile(const std::string& expression);
   // 1 match, 0 no match, -1 CEL error (message in *error).
-  int Matches(const cel::Program* program, int device, std::string* error);
+  int Matches(CompiledSelector* selector, int device, std::string* error);
   absl::StatusOr<std::vector<CompiledSpec>> CompileClaim(const Claim& claim);
   void Take(int device, const std::string& holder);
   // Devices of the node neither held nor blocked by shared counters.
@@ -155,10 +162,7 @@ class Allocator {
   std::vector<Node> nodes_;
   std::vector<int64_t> counters_;    // remaining amount of every shared counter
   std::vector<std::string> holder_;  // per device; empty = free
-  std::map<std::string, std::unique_ptr<cel::Program>> programs_;
-  // Per program: per device 0 unknown, 1 match, 2 no match, 3 error.
-  std::map<const cel::Program*, std::vector<int8_t>> results_;
-  std::map<std::pair<const cel::Program*, int>, std::string> errors_;
+  std::map<std::string, std::unique_ptr<CompiledSelector>> selectors_;  // by expression
   int64_t step_limit_ = 1'000'000;
 };
 

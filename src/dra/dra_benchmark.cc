@@ -58,20 +58,6 @@ void BM_CelCompile(benchmark::State& state) {
 }
 BENCHMARK(BM_CelCompile);
 
-std::vector<DevicePool> Nodes(int nodes, int devices, int roots) {
-  std::vector<DevicePool> pools;
-  for (int n = 0; n < nodes; ++n) {
-    std::vector<GpuInfo> gpus;
-    for (int i = 0; i < devices; ++i) {
-      GpuInfo g = testing::TestGpu(i);
-      g.pcie_root = StrCat("pci0000:", i * roots / devices);
-      gpus.push_back(g);
-    }
-    pools.push_back(BuildDevicePool(gpus, StrCat("node-", n)));
-  }
-  return pools;
-}
-
 // Fills the cluster with claims of `requests` single-device requests (one
 // claim per `requests` devices), as SchedulingWithResourceClaimTemplate
 // does; each claim goes to the first node where it fits.
@@ -79,7 +65,7 @@ void Fill(benchmark::State& state, const std::vector<std::string>& request_selec
           bool match) {
   const int nodes = static_cast<int>(state.range(0));
   const int devices = static_cast<int>(state.range(1));
-  std::vector<DevicePool> pools = Nodes(nodes, devices, 2);
+  std::vector<DevicePool> pools = testing::TestNodes(nodes, devices, 2);
   const int claims = nodes * devices / requests;
   Claim claim;
   for (int r = 0; r < requests; ++r) {

@@ -41,11 +41,15 @@ inline GpuInfo TestMigGpu(int index) {
   return g;
 }
 
-inline std::vector<DevicePool> TestNodes(int nodes, int gpus_per_node) {
+// `roots` PCIe root complexes per node, GPUs spread evenly over them.
+inline std::vector<DevicePool> TestNodes(int nodes, int gpus_per_node, int roots = 2) {
   std::vector<DevicePool> pools;
   for (int n = 0; n < nodes; ++n) {
     std::vector<GpuInfo> gpus;
-    for (int i = 0; i < gpus_per_node; ++i) gpus.push_back(TestGpu(i));
+    for (int i = 0; i < gpus_per_node; ++i) {
+      gpus.push_back(TestGpu(i));
+      gpus.back().pcie_root = StrCat("pci0000:", i * roots / gpus_per_node);
+    }
     pools.push_back(BuildDevicePool(gpus, StrCat("node-", n)));
   }
   return pools;

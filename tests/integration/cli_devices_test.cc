@@ -61,9 +61,21 @@ TEST_F(CliDevicesTest, YamlAndBadFormat) {
   ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
   EXPECT_THAT(yaml.out, HasSubstr("apiVersion: \"resource.k8s.io/v1\""));
   EXPECT_THAT(yaml.out, HasSubstr("name: \"gpu-1\""));
+  CliResult both = host_.Run({"devices", "--json", "-o", "yaml"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("choose one"));
   CliResult bad = host_.Run({"devices", "-o", "xml"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("expected table, json or yaml"));
+}
+
+TEST_F(CliDevicesTest, MigPlacementBeyondTheSlicesIsRejected) {
+  std::string host = kMigHost;
+  host.replace(host.find("\"placement_size\": 4"), 19, "\"placement_size\": 5");
+  WriteFile(host_.fake_host(), host);
+  CliResult r = host_.Run({"devices"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.out + r.err, HasSubstr("do not fit the GPU's 8 memory slices"));
 }
 
 TEST_F(CliDevicesTest, OverlappingMigPlacementsAreRejected) {

@@ -1,8 +1,6 @@
 // canhazgpu devices [--json | -o yaml|json]: the host's GPUs and MIG
 // instances as DRA devices - the resource.k8s.io/v1 ResourceSlice the node
 // driver publishes - so users see the attributes --where selectors test.
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "alloc/reservations.h"
@@ -11,6 +9,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "dra/devices.h"
+#include "host/self_executable.h"
 #include "yaml-cpp/yaml.h"
 
 namespace canhazgpu::cli {
@@ -25,12 +24,6 @@ const std::vector<FlagSpec> kFlags = {
      .help = "table, json or yaml",
      .default_value = "table"},
 };
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
-}
 
 void EmitYaml(YAML::Emitter& out, const nlohmann::ordered_json& j) {
   if (j.is_object()) {
@@ -99,7 +92,7 @@ absl::Status Devices(Context& ctx, const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
   std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
-  dra::DevicePool devices = dra::BuildDevicePool(gpus, HostName());
+  dra::DevicePool devices = dra::BuildDevicePool(gpus, host::HostName());
   // Unreadable GPUs are not devices; say why rather than leave them out.
   for (const GpuInfo& g : gpus) {
     if (g.error.empty()) continue;

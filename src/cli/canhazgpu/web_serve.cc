@@ -12,16 +12,11 @@
 #include "cli/canhazgpu/status_view.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "host/self_executable.h"
 #include "web/dashboard_server.h"
 
 namespace canhazgpu::cli {
 namespace {
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
-}
 
 absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
   if (!flags.positional.empty()) {
@@ -39,7 +34,7 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
   // say we are listening.
   ASSIGN_OR_RETURN(std::shared_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   RETURN_IF_ERROR(alloc::ReadPool(*store).status());
-  web::DashboardSource source{.host_name = HostName()};
+  web::DashboardSource source{.host_name = host::HostName()};
   source.status = [&ctx, store]() -> absl::StatusOr<web::Json> {
     ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
     ASSIGN_OR_RETURN(
