@@ -24,9 +24,17 @@ auto PreferenceKey(const GpuCandidate& g, int id) {
                          released, id);
 }
 
-std::string ShortageMessage(const std::vector<GpuCandidate>& gpus, int requested, int usable) {
-  int reserved = 0, in_use = 0, errors = 0;
-  for (const GpuCandidate& g : gpus) {
+bool Eligible(const AllocationRequest& r, int id) {
+  return !r.eligible || std::binary_search(r.eligible->begin(), r.eligible->end(), id);
+}
+
+std::string ShortageMessage(const std::vector<GpuCandidate>& gpus, const AllocationRequest& r,
+                            int usable) {
+  int reserved = 0, in_use = 0, errors = 0, considered = 0;
+  for (int id = 0; id < static_cast<int>(gpus.size()); ++id) {
+    if (!Eligible(r, id)) continue;
+    const GpuCandidate& g = gpus[static_cast<size_t>(id)];
+    ++considered;
     reserved += g.state == State::kReserved;
     in_use += g.state == State::kInUse;
     errors += g.state == State::kError;
@@ -35,8 +43,8 @@ std::string ShortageMessage(const std::vector<GpuCandidate>& gpus, int requested
   if (reserved > 0) why.push_back(StrCat(reserved, " reserved"));
   if (in_use > 0) why.push_back(StrCat(in_use, " in use without reservation"));
   if (errors > 0) why.push_back(StrCat(errors, " in error"));
-  std::string message = StrCat("not enough GPUs available: requested ", requested, ", ", usable,
-                               " free of ", gpus.size());
+  std::string message = StrCat("not enough GPUs available: requested ", r.count, ", ", usable,
+                               " free of ", considered, r.eligible ? " matching" : "");
   if (!why.empty()) message += StrCat(" (", Join(why, ", "), ")");
   if (in_use > 0) message += "; run 'canhazgpu status' to see who uses them";
   return message;
@@ -52,6 +60,9 @@ absl::StatusOr<std::vector<int>> ChooseGpus(const std::vector<GpuCandidate>& gpu
       if (id < 0 || id >= pool) {
         return absl::InvalidArgumentError(
             StrCat("gpu id ", id, " is out of range: the pool has GPUs 0-", pool - 1));
+      }
+      if (!Eligible(request, id)) {
+        return absl::InvalidArgumentError(StrCat("gpu ", id, " does not match the request"));
       }
     }
     for (int id : request.ids) {
@@ -69,14 +80,20 @@ absl::StatusOr<std::vector<int>> ChooseGpus(const std::vector<GpuCandidate>& gpu
     return absl::InvalidArgumentError(
         StrCat("requested ", request.count, " GPUs but the pool has only ", pool));
   }
+  if (request.eligible && request.count > static_cast<int>(request.eligible->size())) {
+    return absl::InvalidArgumentError(
+        StrCat("requested ", request.count, " GPUs but only ", request.eligible->size(), " match"));
+  }
   std::vector<int> usable;
+  int free_now = 0;
   for (int id = 0; id < pool; ++id) {
-    if (Usable(gpus[static_cast<size_t>(id)], request.force)) usable.push_back(id);
+    const GpuCandidate& g = gpus[static_cast<size_t>(id)];
+    if (!Eligible(request, id)) continue;
+    if (Usable(g, request.force)) usable.push_back(id);
+    free_now += g.state == State::kFree;
   }
   if (static_cast<int>(usable.size()) < request.count) {
-    int free_now = static_cast<int>(std::count_if(
-        gpus.begin(), gpus.end(), [](const GpuCandidate& g) { return g.state == State::kFree; }));
-    return absl::ResourceExhaustedError(ShortageMessage(gpus, request.count, free_now));
+    return absl::ResourceExhaustedError(ShortageMessage(gpus, request, free_now));
   }
   std::sort(usable.begin(), usable.end(), [&](int a, int b) {
     return PreferenceKey(gpus[static_cast<size_t>(a)], a) <

@@ -31,11 +31,14 @@ struct AllocationRequest {
   int count = 0;         // used when `ids` is empty
   std::vector<int> ids;  // explicit GPUs, all or nothing
   bool force = false;    // take GPUs in use without a reservation
+  // The GPUs that match what the request asks them to be (--where and
+  // friends), ascending; nullopt: any GPU.
+  std::optional<std::vector<int>> eligible;
 };
 
 // Returns the chosen GPU ids in preference order. Errors:
 //  - InvalidArgument: the request can never be met on this pool (count over
-//    the pool size, an id out of range);
+//    the pool size or the eligible GPUs, an id out of range or not eligible);
 //  - ResourceExhausted: not available now, with what blocks it.
 // `gpus[i]` describes GPU i.
 absl::StatusOr<std::vector<int>> ChooseGpus(const std::vector<GpuCandidate>& gpus,

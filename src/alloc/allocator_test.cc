@@ -83,6 +83,25 @@ TEST(AllocatorTest, ExplicitIdsAreAllOrNothing) {
   EXPECT_EQ(Message(taken), "gpu 2 is reserved by alice");
 }
 
+TEST(AllocatorTest, OnlyEligibleGpusAreChosenOrCounted) {
+  auto gpus = FreeGpus(4);
+  std::vector<int> matching = {1, 3};
+  EXPECT_THAT(ChooseGpus(gpus, {.count = 2, .eligible = matching}).value(), ElementsAre(1, 3));
+  gpus[3].state = State::kReserved;
+  gpus[0].state = State::kInUse;  // not eligible: not part of the shortage
+  auto short_of = ChooseGpus(gpus, {.count = 2, .eligible = matching});
+  EXPECT_EQ(short_of.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(Message(short_of),
+            "not enough GPUs available: requested 2, 1 free of 2 matching "
+            "(1 reserved)");
+  auto never = ChooseGpus(gpus, {.count = 3, .eligible = matching});
+  EXPECT_EQ(never.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Message(never), "requested 3 GPUs but only 2 match");
+  auto other = ChooseGpus(gpus, {.ids = {2}, .eligible = matching});
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ChooseGpus(gpus, {.ids = {1}, .eligible = matching}).value(), ElementsAre(1));
+}
+
 TEST(AllocatorTest, InUseIdNeedsForce) {
   auto gpus = FreeGpus(2);
   gpus[1].state = State::kInUse;

@@ -29,6 +29,10 @@ absl::Status CheckPossible(const ReserveRequest& r, const PoolConfig& pool) {
     return absl::InvalidArgumentError(
         StrCat("requested ", r.count, " GPUs but the pool has only ", pool.gpu_count));
   }
+  if (r.ids.empty() && r.eligible && r.count > static_cast<int>(r.eligible->size())) {
+    return absl::InvalidArgumentError(
+        StrCat("requested ", r.count, " GPUs but only ", r.eligible->size(), " match"));
+  }
   for (int id : r.ids) {
     if (id >= pool.gpu_count) {
       return absl::InvalidArgumentError(
@@ -36,6 +40,15 @@ absl::Status CheckPossible(const ReserveRequest& r, const PoolConfig& pool) {
     }
   }
   return absl::OkStatus();
+}
+
+// The GPUs a request could use: its ids, else the eligible ones; empty: any.
+std::vector<int> Considered(const ReserveRequest& r) {
+  return r.ids.empty() ? r.eligible.value_or(std::vector<int>()) : r.ids;
+}
+
+bool IsEligible(const ReserveRequest& r, int gpu) {
+  return !r.eligible || std::binary_search(r.eligible->begin(), r.eligible->end(), gpu);
 }
 
 Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& request,
@@ -53,8 +66,8 @@ Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& 
   return r;
 }
 
-// "alice (0,1)" per holder of a GPU the request could use, and
-// "in use without reservation (3)".
+// "alice (0,1)" per holder of a GPU the request could use (`ids`; empty:
+// any), and "in use without reservation (3)".
 std::vector<std::string> Blockers(const std::vector<GpuStatus>& status, int64_t queue_id,
                                   const std::vector<int>& ids) {
   std::map<std::string, std::vector<int>> by_holder;
@@ -117,7 +130,7 @@ absl::StatusOr<std::vector<int>> ReadProgress(store::StateTransaction& txn, cons
     if (s.reservation && s.reservation->queue_id == id) held.push_back(s.gpu);
   }
   progress->held = static_cast<int>(held.size());
-  progress->blockers = Blockers(*status, id, request.ids);
+  progress->blockers = Blockers(*status, id, Considered(request));
   return held;
 }
 
@@ -184,7 +197,7 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
     if (out.progress.position == 1 && static_cast<int>(held.size()) < Wanted(request)) {
       ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
                        Candidates(txn, status, caller, now, id));
-      AllocationRequest want{.force = request.force};
+      AllocationRequest want{.force = request.force, .eligible = request.eligible};
       if (!request.ids.empty()) {
         for (int gpu : request.ids) {
           if (std::find(held.begin(), held.end(), gpu) == held.end() &&
@@ -194,7 +207,9 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
         }
       } else {
         int free = 0;
-        for (const GpuCandidate& c : candidates) {
+        for (size_t gpu = 0; gpu < candidates.size(); ++gpu) {
+          const GpuCandidate& c = candidates[gpu];
+          if (!IsEligible(request, static_cast<int>(gpu))) continue;
           if (c.state == GpuCandidate::State::kFree ||
               (request.force && c.state == GpuCandidate::State::kInUse)) {
             ++free;
@@ -214,7 +229,7 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
         out.progress.held = static_cast<int>(held.size());
         // What the head just took is no longer someone else's to wait for.
         ASSIGN_OR_RETURN(status, StatusInTxn(txn, pool, usage, request.threshold_bytes));
-        out.progress.blockers = Blockers(status, id, request.ids);
+        out.progress.blockers = Blockers(status, id, Considered(request));
       }
     }
     if (static_cast<int>(held.size()) < Wanted(request)) return absl::OkStatus();
@@ -252,8 +267,10 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
                        StatusInTxn(txn, pool, usage, request.threshold_bytes));
       ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
                        Candidates(txn, status, caller, now, std::nullopt));
-      absl::StatusOr<std::vector<int>> ids = ChooseGpus(
-          candidates, {.count = request.count, .ids = request.ids, .force = request.force});
+      absl::StatusOr<std::vector<int>> ids = ChooseGpus(candidates, {.count = request.count,
+                                                                     .ids = request.ids,
+                                                                     .force = request.force,
+                                                                     .eligible = request.eligible});
       if (ids.ok()) {
         chosen = *ids;
         for (int gpu : chosen) {
@@ -279,6 +296,7 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
                      .force = request.force,
                      .note = request.note,
                      .command = request.command,
+                     .selector = request.selector,
                      .waiter = options.waiter,
                      .enqueued = now};
     ASSIGN_OR_RETURN(entry_id, txn.InsertQueueEntry(entry));

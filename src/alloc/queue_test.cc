@@ -36,6 +36,10 @@ class QueueTest : public ::testing::Test {
   }
   // Bob waits; every sleep returns what `sleep` says.
   absl::StatusOr<std::vector<int>> BobWaitsWith(int count, std::function<WakeReason()> sleep) {
+    return BobAsks({.count = count}, std::move(sleep));
+  }
+  absl::StatusOr<std::vector<int>> BobAsks(const ReserveRequest& request,
+                                           std::function<WakeReason()> sleep) {
     WaitOptions options{.waiter = {700, 9},
                         .query_gpus =
                             [&] {
@@ -44,7 +48,7 @@ class QueueTest : public ::testing::Test {
                             },
                         .sleep = [&](Duration) { return sleep(); },
                         .on_progress = [&](const WaitProgress& p) { last_ = p; }};
-    return AcquireGpus(store_, bob_, {.count = count}, machine_, options);
+    return AcquireGpus(store_, bob_, request, machine_, options);
   }
   std::vector<QueueRow> Queue() { return *CollectQueue(store_, machine_); }
 
@@ -137,6 +141,36 @@ TEST_F(QueueTest, WaitersFarBackOnlyRereadTheirPositionOnChanges) {
   EXPECT_TRUE(absl::IsCancelled(ids.status())) << ids.status();
   EXPECT_EQ(gpu_queries_, 2);
   EXPECT_EQ(last_.position, 2);
+}
+
+TEST_F(QueueTest, WaitsForAMatchingGpuNotAnyGpu) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 3}, machine_).ok());  // 0, 1, 2
+  ReserveRequest a100{.count = 1, .eligible = std::vector<int>{1}, .selector = "--product a100"};
+  // GPU 3 is free but not what bob asked for: he queues for GPU 1.
+  int poll = 0;
+  auto ids = BobAsks(a100, [&] {
+    if (++poll == 1) {
+      std::vector<QueueRow> queue = Queue();
+      EXPECT_TRUE(queue.at(0).held.empty());
+      EXPECT_EQ(queue.at(0).entry.selector, "--product a100");
+      EXPECT_THAT(last_.blockers, ElementsAre("alice (1)"));
+      EXPECT_TRUE(ReleaseGpus(store_, alice_, {0}, false, machine_).ok());
+    } else if (poll == 2) {
+      EXPECT_EQ(last_.held, 0) << "GPU 0 does not match either";
+      EXPECT_TRUE(ReleaseGpus(store_, alice_, {1}, false, machine_).ok());
+    } else {
+      ADD_FAILURE() << "served after GPU 1 was freed";
+      return WakeReason::kSignal;
+    }
+    return WakeReason::kChanged;
+  });
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(1));
+  // More than match can never be served: refused, not queued.
+  auto two =
+      BobAsks({.count = 2, .eligible = std::vector<int>{1}}, [] { return WakeReason::kSignal; });
+  EXPECT_TRUE(absl::IsInvalidArgument(two.status())) << two.status();
+  EXPECT_TRUE(Queue().empty());
 }
 
 TEST_F(QueueTest, ImpossibleRequestNeverQueues) {

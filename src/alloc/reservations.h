@@ -57,6 +57,10 @@ struct ReserveRequest {
   std::optional<ProcessRef> wrapper;  // run: the `canhazgpu run` watching it
   std::string note;
   std::string command;
+  // GPUs that are what the request asks for (dra::SelectHostGpus), ascending;
+  // nullopt: any GPU. `selector` says what, for the queue.
+  std::optional<std::vector<int>> eligible;
+  std::string selector;
   uint64_t threshold_bytes = kDefaultMemoryThresholdMiB * kMiB;
 };
 

@@ -72,6 +72,8 @@ struct QueueEntry {
   bool force = false;                // may take GPUs in use without reservation
   std::string note;
   std::string command;
+  // What the GPUs must be, as the flags said ("--min-memory 40Gi"); empty: any.
+  std::string selector;
   ProcessRef waiter;  // the waiting canhazgpu process: gone means cancelled
   TimePoint enqueued;
 };

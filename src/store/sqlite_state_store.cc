@@ -95,6 +95,10 @@ CREATE TABLE usage_samples (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX usage_samples_by_time ON usage_samples (at_ms);
 )sql",
+    // 4: what a queued request asks the GPUs to be (--where and friends).
+    R"sql(
+ALTER TABLE queue ADD COLUMN selector TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -208,7 +212,7 @@ class SqliteTransaction : public StateTransaction {
   absl::StatusOr<std::vector<QueueEntry>> ListQueue() override {
     Statement s(statements_, path_,
                 "SELECT id, uid, user, kind, count, ids, duration_ms, force, note, command, "
-                "waiter_pid, waiter_start, enqueued_ms FROM queue ORDER BY id");
+                "waiter_pid, waiter_start, enqueued_ms, selector FROM queue ORDER BY id");
     std::vector<QueueEntry> out;
     while (s.Step()) {
       QueueEntry e;
@@ -231,6 +235,7 @@ class SqliteTransaction : public StateTransaction {
       e.command = s.Text(9);
       e.waiter = ProcessRef{s.Int(10), static_cast<uint64_t>(s.Int(11))};
       e.enqueued = FromEpochMillis(s.Int(12));
+      e.selector = s.Text(13);
       out.push_back(std::move(e));
     }
     RETURN_IF_ERROR(s.status());
@@ -244,8 +249,8 @@ class SqliteTransaction : public StateTransaction {
     }
     RETURN_IF_ERROR(Statement(statements_, path_,
                               "INSERT INTO queue (uid, user, kind, count, ids, duration_ms, force, "
-                              "note, command, waiter_pid, waiter_start, enqueued_ms) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                              "note, command, waiter_pid, waiter_start, enqueued_ms, selector) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                         .Bind(static_cast<int64_t>(e.uid))
                         .Bind(e.user)
                         .Bind(KindText(e.kind))
@@ -258,6 +263,7 @@ class SqliteTransaction : public StateTransaction {
                         .Bind(e.waiter.pid)
                         .Bind(static_cast<int64_t>(e.waiter.start_ticks))
                         .Bind(ToEpochMillis(e.enqueued))
+                        .Bind(e.selector)
                         .Exec());
     return sqlite3_last_insert_rowid(db_);
   }

@@ -129,6 +129,7 @@ TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
                    .duration = std::chrono::hours(4),
                    .force = true,
                    .note = "eval",
+                   .selector = "--min-memory 40Gi",
                    .waiter = ProcessRef{10, 20},
                    .enqueued = FromEpochMillis(5'000)};
   QueueEntry second{.uid = 1001,
@@ -169,12 +170,14 @@ TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
   EXPECT_EQ(queue[0].duration, std::chrono::hours(4));
   EXPECT_TRUE(queue[0].force);
   EXPECT_EQ(queue[0].note, "eval");
+  EXPECT_EQ(queue[0].selector, "--min-memory 40Gi");
   EXPECT_EQ(queue[0].waiter, (ProcessRef{10, 20}));
   EXPECT_EQ(queue[0].enqueued, FromEpochMillis(5'000));
   EXPECT_EQ(queue[1].kind, ReservationKind::kRun);
   EXPECT_EQ(queue[1].ids, (std::vector<int>{3, 1}));
   EXPECT_FALSE(queue[1].duration.has_value());
   EXPECT_EQ(queue[1].command, "python train.py");
+  EXPECT_EQ(queue[1].selector, "");
 
   EXPECT_TRUE(store_->Update([&](StateTransaction& t) { return t.DeleteQueueEntry(id1); }).ok());
   absl::Status again = store_->Update([&](StateTransaction& t) { return t.DeleteQueueEntry(id1); });

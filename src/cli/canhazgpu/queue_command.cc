@@ -19,7 +19,8 @@ const std::vector<FlagSpec> kFlags = {
 };
 
 std::string Requested(const QueueEntry& e) {
-  return e.ids.empty() ? StrCat(e.count, " GPU(s)") : StrCat("ids ", JoinGpuIds(e.ids));
+  if (!e.ids.empty()) return StrCat("ids ", JoinGpuIds(e.ids));
+  return StrCat(e.count, " GPU(s)", e.selector.empty() ? "" : " ", e.selector);
 }
 
 Duration Waited(const QueueEntry& e, TimePoint now) {

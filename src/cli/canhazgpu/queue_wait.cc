@@ -79,15 +79,17 @@ class QueueSleeper {
 
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(int wanted) : tty_(isatty(STDERR_FILENO)), wanted_(wanted) {}
+  ProgressPrinter(int wanted, std::string selector)
+      : tty_(isatty(STDERR_FILENO)), wanted_(wanted), selector_(std::move(selector)) {}
   ~ProgressPrinter() {
     if (tty_ && printed_) std::fprintf(stderr, "\r\033[K");
   }
 
   void Print(const alloc::WaitProgress& p) {
-    std::string line = StrCat("canhazgpu: waiting for ", wanted_, " GPU(s): position ", p.position,
-                              " of ", p.waiting, ", holding ", p.held, "/", p.wanted, ", waited ",
-                              FormatDuration(p.waited));
+    std::string line =
+        StrCat("canhazgpu: waiting for ", wanted_, " GPU(s)", selector_.empty() ? "" : " ",
+               selector_, ": position ", p.position, " of ", p.waiting, ", holding ", p.held, "/",
+               p.wanted, ", waited ", FormatDuration(p.waited));
     if (!p.blockers.empty()) line += StrCat("; held by ", Join(p.blockers, ", "));
     if (tty_) {
       std::fprintf(stderr, "\r\033[K%s", line.c_str());
@@ -102,6 +104,7 @@ class ProgressPrinter {
  private:
   bool tty_;
   int wanted_;
+  std::string selector_;
   bool printed_ = false;
   alloc::WaitProgress last_;
 };
@@ -125,8 +128,8 @@ absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStor
   options.query_gpus = [&] { return QueryGpus(ctx, pool); };
   QueueSleeper sleeper(ctx.state_path);
   options.sleep = [&](Duration d) { return sleeper.Sleep(d); };
-  ProgressPrinter printer(request.ids.empty() ? request.count
-                                              : static_cast<int>(request.ids.size()));
+  ProgressPrinter printer(
+      request.ids.empty() ? request.count : static_cast<int>(request.ids.size()), request.selector);
   options.on_progress = [&](const alloc::WaitProgress& p) { printer.Print(p); };
   return alloc::AcquireGpus(store, ctx.caller, request, *ctx.machine, options);
 }

@@ -4,6 +4,7 @@
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "host/self_executable.h"
 
 namespace canhazgpu::cli {
 
@@ -22,6 +23,23 @@ std::vector<FlagSpec> RequestFlags() {
        .value_name = "IDS",
        .help = "exactly these GPUs, e.g. 1,3",
        .kind = FlagKind::kGpuIds},
+      {.name = "where",
+       .has_value = true,
+       .value_name = "CEL",
+       .help = "only GPUs this DRA selector accepts, e.g. "
+               "'device.attributes[\"gpu.canhazgpu.dev\"].architecture == \"Hopper\"'"},
+      {.name = "min-memory",
+       .has_value = true,
+       .value_name = "SIZE",
+       .help = "only GPUs with at least this much memory, e.g. 40Gi"},
+      {.name = "product",
+       .has_value = true,
+       .value_name = "TEXT",
+       .help = "only GPUs whose product name contains this, any case, e.g. a100"},
+      {.name = "mig",
+       .has_value = true,
+       .value_name = "PROFILE",
+       .help = "a MIG instance of this profile, e.g. 1g.10gb (see 'canhazgpu devices')"},
       {.name = "note",
        .short_name = 'n',
        .has_value = true,
@@ -59,11 +77,48 @@ absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags
       return absl::InvalidArgumentError("--wait and --nonblock contradict each other");
     }
   }
+  ASSIGN_OR_RETURN(dra::DeviceWants wants, ParseDeviceWants(flags));
+  if (!wants.empty() && !request.ids.empty()) {
+    return absl::InvalidArgumentError(StrCat("--gpu-ids names the GPUs; ", wants.Describe(),
+                                             " chooses them: use one or the other"));
+  }
   request.note = flags.Value("note").value_or("");
   if (request.note.size() > 1024) {
     return absl::InvalidArgumentError("--note is longer than 1024 characters");
   }
   return request;
+}
+
+absl::StatusOr<dra::DeviceWants> ParseDeviceWants(const ParsedFlags& flags) {
+  dra::DeviceWants wants;
+  if (auto w = flags.Value("where")) wants.where.push_back(*w);
+  wants.min_memory = flags.Value("min-memory");
+  wants.product = flags.Value("product");
+  wants.mig_profile = flags.Value("mig");
+  RETURN_IF_ERROR(wants.Selectors().status());
+  return wants;
+}
+
+absl::StatusOr<dra::HostSelection> SelectDevices(Context& ctx, const PoolConfig& pool,
+                                                 const dra::DeviceWants& wants,
+                                                 alloc::ReserveRequest* request) {
+  if (wants.empty()) return dra::HostSelection{};
+  ASSIGN_OR_RETURN(
+      dra::HostSelection selection,
+      dra::SelectHostGpus(QueryGpus(ctx, pool), host::HostName(), wants, request->count));
+  request->eligible = selection.eligible;
+  request->selector = wants.Describe();
+  return selection;
+}
+
+std::vector<std::string> VisibleDevices(const std::vector<int>& ids,
+                                        const dra::HostSelection& selection) {
+  std::vector<std::string> out;
+  for (int id : ids) {
+    auto mig = selection.mig_uuid.find(id);
+    out.push_back(mig == selection.mig_uuid.end() ? std::to_string(id) : mig->second);
+  }
+  return out;
 }
 
 }  // namespace canhazgpu::cli

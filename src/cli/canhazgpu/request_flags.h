@@ -1,12 +1,15 @@
-// The flags `reserve` and `run` share: how many GPUs or which, --note,
-// --nonblock, --wait. Validated before anything changes (canhazgpu's rules, §1.3).
+// The flags `reserve` and `run` share: how many GPUs or which, what they
+// must be (--where, --min-memory, --product, --mig), --note, --nonblock,
+// --wait. Validated before anything changes (canhazgpu's rules, §1.3).
 #pragma once
 
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "alloc/reservations.h"
+#include "cli/canhazgpu/context.h"
 #include "cli/common/flags.h"
+#include "dra/host_selection.h"
 
 namespace canhazgpu::cli {
 
@@ -15,5 +18,22 @@ std::vector<FlagSpec> RequestFlags();
 // -g N and -G ids together are accepted when N equals the number of ids
 // (or is 1, canhazgpu's default); otherwise InvalidArgument.
 absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags);
+
+// --where, --min-memory, --product and --mig; checked like the other flags
+// (a bad quantity is refused here, a bad selector when it compiles).
+absl::StatusOr<dra::DeviceWants> ParseDeviceWants(const ParsedFlags& flags);
+
+// Restricts `request` to the host's GPUs that are what `wants` asks for
+// (request->eligible, request->selector). InvalidArgument with the
+// explanation when no GPU here could ever serve it; nothing when `wants`
+// is empty.
+absl::StatusOr<dra::HostSelection> SelectDevices(Context& ctx, const PoolConfig& pool,
+                                                 const dra::DeviceWants& wants,
+                                                 alloc::ReserveRequest* request);
+
+// What the job is shown of each GPU, in the order of `ids`: the index, or
+// for --mig the instance's UUID.
+std::vector<std::string> VisibleDevices(const std::vector<int>& ids,
+                                        const dra::HostSelection& selection);
 
 }  // namespace canhazgpu::cli

@@ -24,7 +24,9 @@ std::vector<FlagSpec> Flags() {
                    .help = "how long, e.g. 30m, 2h, 1h30m",
                    .kind = FlagKind::kDuration,
                    .default_value = "30m"});
-  flags.push_back({.name = "short", .short_name = 's', .help = "print only the ids, like 1,3"});
+  flags.push_back({.name = "short",
+                   .short_name = 's',
+                   .help = "print only the ids, like 1,3 (with --mig, the instances' UUIDs)"});
   flags.push_back(
       {.name = "force", .short_name = 'f', .help = "take GPUs in use without a reservation"});
   return flags;
@@ -42,17 +44,22 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
   request.threshold_bytes = ctx.threshold_bytes;
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
+  ASSIGN_OR_RETURN(dra::DeviceWants wants, ParseDeviceWants(flags));
+  ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(ctx, pool, wants, &request));
   ASSIGN_OR_RETURN(std::vector<int> ids, AcquireWithQueue(ctx, *store, pool, request, flags));
   std::string list = JoinGpuIds(ids);
+  // What CUDA_VISIBLE_DEVICES takes: the ids, or the MIG instances' UUIDs.
+  std::string visible = Join(VisibleDevices(ids, selection), ",");
   if (flags.Has("short")) {
-    // Exactly the ids for $(...); a newline only for a person at a terminal.
-    std::printf("%s%s", list.c_str(), isatty(STDOUT_FILENO) ? "\n" : "");
+    // Exactly that for $(...); a newline only for a person at a terminal.
+    std::printf("%s%s", visible.c_str(), isatty(STDOUT_FILENO) ? "\n" : "");
     return absl::OkStatus();
   }
   std::printf("Reserved %zu GPU(s): %s for %s\n\n", ids.size(), list.c_str(),
               FormatDuration(duration).c_str());
-  std::printf("Run the following command to run only on these GPUs:\n");
-  std::printf("export CUDA_VISIBLE_DEVICES=%s\n", list.c_str());
+  std::printf("Run the following command to run only on %s:\n",
+              selection.mig_uuid.empty() ? "these GPUs" : "these MIG instances");
+  std::printf("export CUDA_VISIBLE_DEVICES=%s\n", visible.c_str());
   return absl::OkStatus();
 }
 

@@ -42,9 +42,13 @@ std::vector<FlagSpec> Flags() {
 // CUDA numbers devices by PCI bus once CUDA_DEVICE_ORDER says so, matching
 // NVML's indices. ROCm applies ROCR_VISIBLE_DEVICES first and renumbers from
 // 0, so HIP and CUDA variables then count within the visible set.
-std::vector<host::EnvEdit> GpuEnvironment(const std::string& provider,
-                                          const std::vector<int>& ids) {
+// A MIG instance is named by its UUID; CUDA shows the job only those.
+std::vector<host::EnvEdit> GpuEnvironment(const std::string& provider, const std::vector<int>& ids,
+                                          const dra::HostSelection& selection) {
   std::string list = JoinGpuIds(ids);
+  if (!selection.mig_uuid.empty()) {
+    return {{"CUDA_VISIBLE_DEVICES", Join(VisibleDevices(ids, selection), ",")}};
+  }
   if (provider == "amd") {
     std::vector<int> renumbered;
     for (size_t i = 0; i < ids.size(); ++i) renumbered.push_back(static_cast<int>(i));
@@ -75,6 +79,8 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   }
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
+  ASSIGN_OR_RETURN(dra::DeviceWants wants, ParseDeviceWants(flags));
+  ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(ctx, pool, wants, &request));
 
   ASSIGN_OR_RETURN(host::GatedChild child, host::GatedChild::Fork(flags.rest));
   std::optional<host::ProcessInfo> info = ctx.machine->processes.Find(child.pid());
@@ -95,7 +101,7 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
       stderr, "canhazgpu: reserved %zu GPU(s): %s for command execution%s\n", ids->size(),
       JoinGpuIds(*ids).c_str(),
       policy.timeout ? StrCat(" (timeout ", FormatDuration(*policy.timeout), ")").c_str() : "");
-  absl::Status started = child.Start(GpuEnvironment(pool.provider, *ids));
+  absl::Status started = child.Start(GpuEnvironment(pool.provider, *ids, selection));
   absl::StatusOr<int> exit_status = 0;
   if (!started.ok()) {
     std::fprintf(

@@ -234,6 +234,7 @@ nlohmann::ordered_json QueueJson(const std::vector<alloc::QueueRow>& rows, TimeP
     j["type"] = std::string(KindLabel(e.kind));
     j["requested_gpus"] = e.count;
     if (!e.ids.empty()) j["requested_ids"] = e.ids;
+    if (!e.selector.empty()) j["selector"] = e.selector;
     j["held_gpus"] = row.held;
     j["enqueued_at"] = FormatTimestamp(e.enqueued);
     j["waiter_pid"] = e.waiter.pid;
