@@ -54,4 +54,42 @@ typedef struct nvmlProcessInfo_st {
 
 typedef unsigned int nvmlDeviceArchitecture_t;
 
+// MIG: a GPU in MIG mode is divided into GPU instances, each shown as a MIG
+// device with its own handle and UUID. Placements count memory slices.
+constexpr unsigned int NVML_DEVICE_MIG_ENABLE = 1;
+// Profile indices for nvmlDeviceGetGpuInstanceProfileInfo run from 0
+// (NVML_GPU_INSTANCE_PROFILE_1_SLICE) to NVML_GPU_INSTANCE_PROFILE_COUNT - 1,
+// a count that grew with driver versions (0x8, 0xA, 0xD, 0x11); indices a
+// driver does not know fail and are skipped. 0x7-0x8 are the "+me" (media
+// extensions) variants, 0xA-0xC "+gfx", 0xD-0xE "-me", 0xF-0x10 "+me.all".
+constexpr unsigned int NVML_GPU_INSTANCE_PROFILE_COUNT = 0x11;
+
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+
+typedef struct nvmlGpuInstancePlacement_st {
+  unsigned int start;  // first memory slice
+  unsigned int size;   // memory slices
+} nvmlGpuInstancePlacement_t;
+
+typedef struct nvmlGpuInstanceProfileInfo_st {
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+typedef struct nvmlGpuInstanceInfo_st {
+  nvmlDevice_t device;  // the parent
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
 }  // extern "C"

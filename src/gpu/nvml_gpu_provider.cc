@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <map>
 
 #include "core/status_macros.h"
@@ -32,6 +34,24 @@ struct NvmlGpuProvider::Api {
   nvmlReturn_t (*GetComputeCapability)(nvmlDevice_t, int*, int*) = nullptr;
   nvmlReturn_t (*GetArchitecture)(nvmlDevice_t, nvmlDeviceArchitecture_t*) = nullptr;
   nvmlReturn_t (*GetMigMode)(nvmlDevice_t, unsigned int*, unsigned int*) = nullptr;
+  nvmlReturn_t (*GetMinorNumber)(nvmlDevice_t, unsigned int*) = nullptr;
+  // MIG instances: all of these, or MIG devices are not listed.
+  nvmlReturn_t (*GetMaxMigDeviceCount)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*GetMigDeviceHandleByIndex)(nvmlDevice_t, unsigned int, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*GetGpuInstanceId)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*GetGpuInstanceById)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*) = nullptr;
+  nvmlReturn_t (*GpuInstanceGetInfo)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*) = nullptr;
+  nvmlReturn_t (*GetGpuInstanceProfileInfo)(nvmlDevice_t, unsigned int,
+                                            nvmlGpuInstanceProfileInfo_t*) = nullptr;
+  nvmlReturn_t (*GetGpuInstancePossiblePlacements)(nvmlDevice_t, unsigned int,
+                                                   nvmlGpuInstancePlacement_t*,
+                                                   unsigned int*) = nullptr;
+
+  bool HasMig() const {
+    return GetMaxMigDeviceCount && GetMigDeviceHandleByIndex && GetGpuInstanceId &&
+           GetGpuInstanceById && GpuInstanceGetInfo && GetGpuInstanceProfileInfo &&
+           GetGpuInstancePossiblePlacements;
+  }
 };
 
 namespace {
@@ -61,10 +81,38 @@ std::string ArchitectureName(nvmlDeviceArchitecture_t arch) {
   return it == kNames.end() ? "Unknown" : it->second;
 }
 
+// The profile's name as nvidia-smi and the MIG manager write it: slices,
+// memory rounded up to whole GB, and the variant's suffix ("1g.10gb+me").
+std::string ProfileName(unsigned int index, const nvmlGpuInstanceProfileInfo_t& info) {
+  std::string suffix;
+  if (index == 0x7 || index == 0x8) suffix = "+me";
+  if (index >= 0xA && index <= 0xC) suffix = "+gfx";
+  if (index == 0xD || index == 0xE) suffix = "-me";
+  if (index == 0xF || index == 0x10) suffix = "+me.all";
+  return StrCat(info.sliceCount, "g.", (info.memorySizeMB + 1023) / 1024, "gb", suffix);
+}
+
+// The PCIe root complex of a PCI device, from where sysfs places it:
+// /sys/bus/pci/devices/0000:1b:00.0 -> ../../../devices/pci0000:17/.../0000:1b:00.0.
+// NVML writes the domain with eight digits ("00000000:1B:00.0"), sysfs with four.
+std::string PcieRoot(const std::string& sysfs_root, const std::string& nvml_bus_id) {
+  std::string id = nvml_bus_id;
+  if (id.size() > 12) id = id.substr(id.size() - 12);
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::error_code error;
+  std::filesystem::path link = std::filesystem::path(sysfs_root) / "sys/bus/pci/devices" / id;
+  std::filesystem::path target = std::filesystem::read_symlink(link, error);
+  if (error) return "";
+  for (const auto& part : target) {
+    if (part.string().rfind("pci", 0) == 0) return part.string();
+  }
+  return "";
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
-    const std::string& library) {
+    const std::string& library, const std::string& sysfs_root) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     return absl::FailedPreconditionError(
@@ -111,6 +159,15 @@ absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
   Resolve(handle, "nvmlDeviceGetCudaComputeCapability", &api->GetComputeCapability);
   Resolve(handle, "nvmlDeviceGetArchitecture", &api->GetArchitecture);
   Resolve(handle, "nvmlDeviceGetMigMode", &api->GetMigMode);
+  Resolve(handle, "nvmlDeviceGetMinorNumber", &api->GetMinorNumber);
+  Resolve(handle, "nvmlDeviceGetMaxMigDeviceCount", &api->GetMaxMigDeviceCount);
+  Resolve(handle, "nvmlDeviceGetMigDeviceHandleByIndex", &api->GetMigDeviceHandleByIndex);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceId", &api->GetGpuInstanceId);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceById", &api->GetGpuInstanceById);
+  Resolve(handle, "nvmlGpuInstanceGetInfo", &api->GpuInstanceGetInfo);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceProfileInfo", &api->GetGpuInstanceProfileInfo);
+  Resolve(handle, "nvmlDeviceGetGpuInstancePossiblePlacements_v2",
+          &api->GetGpuInstancePossiblePlacements);
 
   nvmlReturn_t rc = api->Init();
   if (rc != NVML_SUCCESS) {
@@ -118,11 +175,11 @@ absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
     dlclose(handle);
     return absl::FailedPreconditionError(StrCat("NVML initialisation failed: ", reason));
   }
-  return std::unique_ptr<NvmlGpuProvider>(new NvmlGpuProvider(handle, std::move(api)));
+  return std::unique_ptr<NvmlGpuProvider>(new NvmlGpuProvider(handle, std::move(api), sysfs_root));
 }
 
-NvmlGpuProvider::NvmlGpuProvider(void* handle, std::unique_ptr<Api> api)
-    : handle_(handle), api_(std::move(api)) {
+NvmlGpuProvider::NvmlGpuProvider(void* handle, std::unique_ptr<Api> api, std::string sysfs_root)
+    : handle_(handle), api_(std::move(api)), sysfs_root_(std::move(sysfs_root)) {
   char version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
   if (api_->GetDriverVersion(version, sizeof(version)) == NVML_SUCCESS) driver_version_ = version;
   int cuda = 0;
@@ -193,10 +250,21 @@ absl::StatusOr<GpuInfo> NvmlGpuProvider::QueryDevice(unsigned int index) {
   if (api_->GetArchitecture != nullptr && api_->GetArchitecture(device, &arch) == NVML_SUCCESS) {
     g.architecture = ArchitectureName(arch);
   }
+  unsigned int minor_number = 0;
+  if (api_->GetMinorNumber != nullptr &&
+      api_->GetMinorNumber(device, &minor_number) == NVML_SUCCESS) {
+    g.minor = static_cast<int>(minor_number);
+  }
+  g.pcie_root = PcieRoot(sysfs_root_, g.pci_bus_id);
   unsigned int current = 0, pending = 0;
   if (api_->GetMigMode != nullptr) {
     nvmlReturn_t rc = api_->GetMigMode(device, &current, &pending);
-    if (rc == NVML_SUCCESS) g.mig_mode = current == 1 ? MigMode::kEnabled : MigMode::kDisabled;
+    if (rc == NVML_SUCCESS) {
+      g.mig_mode = current == NVML_DEVICE_MIG_ENABLE ? MigMode::kEnabled : MigMode::kDisabled;
+    }
+  }
+  if (g.mig_mode == MigMode::kEnabled && api_->HasMig()) {
+    RETURN_IF_ERROR(QueryMig(device, g));
   }
   // Compute and graphics processes both hold memory; a process in both lists
   // (a "C+G" process) is counted once, with the larger figure.
@@ -221,6 +289,67 @@ absl::StatusOr<GpuInfo> NvmlGpuProvider::QueryDevice(unsigned int index) {
   }
   for (const auto& [pid, used] : processes) g.processes.push_back({pid, used});
   return g;
+}
+
+absl::Status NvmlGpuProvider::QueryMig(nvmlDevice_t device, GpuInfo& g) {
+  auto check = [&](nvmlReturn_t rc, const char* what) -> absl::Status {
+    if (rc == NVML_SUCCESS) return absl::OkStatus();
+    return absl::UnavailableError(StrCat("NVML MIG ", what, ": ", api_->ErrorString(rc)));
+  };
+  // The profiles this GPU offers, by profile id; the memory slices are the
+  // extent of their possible placements (8 on A100 and H100).
+  std::map<unsigned int, std::string> profile_names;
+  for (unsigned int index = 0; index < NVML_GPU_INSTANCE_PROFILE_COUNT; ++index) {
+    nvmlGpuInstanceProfileInfo_t info = {};
+    if (api_->GetGpuInstanceProfileInfo(device, index, &info) != NVML_SUCCESS) continue;
+    profile_names.emplace(info.id, ProfileName(index, info));
+    unsigned int count = 0;
+    if (api_->GetGpuInstancePossiblePlacements(device, info.id, nullptr, &count) != NVML_SUCCESS ||
+        count == 0) {
+      continue;
+    }
+    std::vector<nvmlGpuInstancePlacement_t> placements(count);
+    if (api_->GetGpuInstancePossiblePlacements(device, info.id, placements.data(), &count) !=
+        NVML_SUCCESS) {
+      continue;
+    }
+    for (unsigned int k = 0; k < count && k < placements.size(); ++k) {
+      g.mig_memory_slices =
+          std::max(g.mig_memory_slices, static_cast<int>(placements[k].start + placements[k].size));
+    }
+  }
+  unsigned int max_devices = 0;
+  RETURN_IF_ERROR(check(api_->GetMaxMigDeviceCount(device, &max_devices), "device count"));
+  for (unsigned int i = 0; i < max_devices; ++i) {
+    nvmlDevice_t mig = nullptr;
+    nvmlReturn_t rc = api_->GetMigDeviceHandleByIndex(device, i, &mig);
+    if (rc == NVML_ERROR_NOT_FOUND) continue;  // no instance in this slot
+    RETURN_IF_ERROR(check(rc, "device handle"));
+    MigInstance m;
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+    RETURN_IF_ERROR(check(api_->GetUuid(mig, uuid, sizeof(uuid)), "uuid"));
+    m.uuid = uuid;
+    nvmlMemory_t memory = {};
+    RETURN_IF_ERROR(check(api_->GetMemoryInfo(mig, &memory), "memory info"));
+    m.memory_bytes = memory.total;
+    unsigned int gi_id = 0;
+    RETURN_IF_ERROR(check(api_->GetGpuInstanceId(mig, &gi_id), "GPU instance id"));
+    nvmlGpuInstance_t gi = nullptr;
+    RETURN_IF_ERROR(check(api_->GetGpuInstanceById(device, gi_id, &gi), "GPU instance"));
+    nvmlGpuInstanceInfo_t info = {};
+    RETURN_IF_ERROR(check(api_->GpuInstanceGetInfo(gi, &info), "GPU instance info"));
+    m.profile_id = static_cast<int>(info.profileId);
+    auto name = profile_names.find(info.profileId);
+    if (name == profile_names.end()) {
+      return absl::UnavailableError(
+          StrCat("NVML MIG: instance ", m.uuid, " has unknown profile id ", info.profileId));
+    }
+    m.profile = name->second;
+    m.placement_start = static_cast<int>(info.placement.start);
+    m.placement_size = static_cast<int>(info.placement.size);
+    g.mig_instances.push_back(std::move(m));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace canhazgpu::gpu

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "gpu/gpu_provider.h"
+#include "gpu/nvml_abi.h"
 
 namespace canhazgpu::gpu {
 
@@ -19,7 +20,9 @@ class NvmlGpuProvider : public GpuProvider {
  public:
   // Loads the library, resolves the functions and calls nvmlInit_v2. A host
   // without the library gets FailedPrecondition with the dlopen reason.
-  static absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> Create(const std::string& library);
+  // `sysfs_root` is where sys/bus/pci lives ("/"), for the PCIe root complex.
+  static absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> Create(
+      const std::string& library, const std::string& sysfs_root = "/");
   ~NvmlGpuProvider() override;
 
   std::string Name() const override { return "nvidia"; }
@@ -28,11 +31,14 @@ class NvmlGpuProvider : public GpuProvider {
   struct Api;
 
  private:
-  NvmlGpuProvider(void* handle, std::unique_ptr<Api> api);
+  NvmlGpuProvider(void* handle, std::unique_ptr<Api> api, std::string sysfs_root);
   absl::StatusOr<GpuInfo> QueryDevice(unsigned int index);
+  // The MIG instances of a GPU in MIG mode: profile, placement, memory.
+  absl::Status QueryMig(nvmlDevice_t device, GpuInfo& g);
 
   void* handle_;
   std::unique_ptr<Api> api_;
+  std::string sysfs_root_;
   std::string driver_version_;
   std::string cuda_driver_version_;
 };

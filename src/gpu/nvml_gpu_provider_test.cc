@@ -63,6 +63,53 @@ TEST_F(NvmlGpuProviderTest, ReportsAttributesMemoryAndProcesses) {
   EXPECT_THAT((*gpus)[2].error, HasSubstr("GPU is lost"));
 }
 
+// MIG as the NVIDIA DRA driver reads it: MIG device handles per slot, their
+// GPU instances' profile ids and placements, profile names from the profile
+// info; the minor number; the PCIe root from where sysfs puts the device.
+TEST_F(NvmlGpuProviderTest, ReportsMigInstancesMinorAndPcieRoot) {
+  std::ofstream(host_) << R"({"gpus": [
+      {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-h", "memory_total_mib": 81559,
+       "pci_bus_id": "00000000:1B:00.0", "minor": 3, "mig_mode": "enabled",
+       "mig_instances": [
+         {"uuid": "MIG-a", "profile": "1g.10gb", "profile_id": 19, "placement_start": 6,
+          "placement_size": 1, "memory_mib": 9856},
+         {"uuid": "MIG-b", "profile": "3g.40gb", "profile_id": 9, "placement_start": 0,
+          "placement_size": 4, "memory_mib": 40192},
+         {"uuid": "MIG-c", "profile": "1g.10gb+me", "profile_id": 20, "placement_start": 4,
+          "placement_size": 1, "memory_mib": 9856}]},
+      {"name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-a", "memory_total_mib": 40960,
+       "pci_bus_id": "00000000:AA:00.0", "mig_mode": "disabled"}]})";
+  std::filesystem::path devices = std::filesystem::path(dir_) / "sys/bus/pci/devices";
+  std::filesystem::create_directories(devices);
+  std::filesystem::create_symlink("../../../devices/pci0000:17/0000:17:01.0/0000:1b:00.0",
+                                  devices / "0000:1b:00.0");
+  auto provider = NvmlGpuProvider::Create(FAKE_NVML_LIBRARY, dir_);
+  ASSERT_TRUE(provider.ok()) << provider.status();
+  auto gpus = (*provider)->Query();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 2u);
+  const GpuInfo& h100 = (*gpus)[0];
+  ASSERT_TRUE(h100.error.empty()) << h100.error;
+  EXPECT_EQ(h100.minor, 3);
+  EXPECT_EQ(h100.pcie_root, "pci0000:17");
+  EXPECT_EQ(h100.mig_memory_slices, 8);
+  ASSERT_EQ(h100.mig_instances.size(), 3u);
+  const MigInstance& small = h100.mig_instances[0];
+  EXPECT_EQ(small.uuid, "MIG-a");
+  EXPECT_EQ(small.profile, "1g.10gb");
+  EXPECT_EQ(small.profile_id, 19);
+  EXPECT_EQ(small.placement_start, 6);
+  EXPECT_EQ(small.placement_size, 1);
+  EXPECT_EQ(small.memory_bytes, 9856 * kMiB);
+  EXPECT_EQ(h100.mig_instances[1].profile, "3g.40gb");
+  EXPECT_EQ(h100.mig_instances[1].placement_size, 4);
+  EXPECT_EQ(h100.mig_instances[2].profile, "1g.10gb+me");
+  const GpuInfo& a100 = (*gpus)[1];
+  EXPECT_EQ(a100.minor, 1) << "the simulated host's default minor is the index";
+  EXPECT_EQ(a100.pcie_root, "") << "not in this sysfs";
+  EXPECT_TRUE(a100.mig_instances.empty());
+}
+
 TEST_F(NvmlGpuProviderTest, SeesProcessesThatStartLater) {
   auto provider = NvmlGpuProvider::Create(FAKE_NVML_LIBRARY);
   ASSERT_TRUE(provider.ok());

@@ -3,6 +3,10 @@
 // file (docs/fake-host.md) named by FAKE_NVML_HOST. The file is re-read by
 // nvmlDeviceGetCount_v2, so tests can change it between queries.
 // FAKE_NVML_INIT_ERROR=<code> makes nvmlInit_v2 fail with that code.
+// MIG: a GPU with "mig_instances" has one MIG device per instance (UUID,
+// memory), a GPU instance per MIG device (ids 10, 11, ...: not the slot
+// index, as on real GPUs), and the profiles its instances use, each with the
+// possible placements of its size within "mig_memory_slices".
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -30,11 +34,63 @@ nvmlReturn_t Load() {
   return NVML_SUCCESS;
 }
 
-// Handles are 1-based indexes disguised as pointers.
+using canhazgpu::MigInstance;
+
+// Handles are numbers disguised as pointers: bits 0-11 the 1-based GPU
+// index, bits 12-23 the 1-based MIG slot (MIG devices and GPU instances),
+// bit 24 set for a GPU instance.
+constexpr uintptr_t kMigShift = 12, kGpuInstanceBit = uintptr_t{1} << 24;
+constexpr unsigned int kFirstGpuInstanceId = 10;
+
+struct Target {
+  const GpuInfo* gpu = nullptr;
+  const MigInstance* mig = nullptr;
+};
+
+Target Decode(uintptr_t handle, bool gpu_instance) {
+  if (!initialized || ((handle & kGpuInstanceBit) != 0) != gpu_instance) return {};
+  uintptr_t gpu = handle & 0xfff, slot = (handle >> kMigShift) & 0xfff;
+  if (gpu == 0 || gpu > host.gpus.size()) return {};
+  const GpuInfo& g = host.gpus[gpu - 1];
+  if (slot == 0) return gpu_instance ? Target{} : Target{&g, nullptr};
+  if (slot > g.mig_instances.size()) return {};
+  return {&g, &g.mig_instances[slot - 1]};
+}
+
+uintptr_t Encode(const GpuInfo& gpu, size_t slot) {
+  return static_cast<uintptr_t>(gpu.index + 1) | (static_cast<uintptr_t>(slot + 1) << kMigShift);
+}
+
+// A whole GPU; nullptr for a MIG device or a bad handle.
 const GpuInfo* Gpu(nvmlDevice_t device) {
-  auto index = reinterpret_cast<uintptr_t>(device);
-  if (!initialized || index == 0 || index > host.gpus.size()) return nullptr;
-  return &host.gpus[index - 1];
+  Target t = Decode(reinterpret_cast<uintptr_t>(device), false);
+  return t.mig ? nullptr : t.gpu;
+}
+
+// A whole GPU or a MIG device.
+Target Device(nvmlDevice_t device) { return Decode(reinterpret_cast<uintptr_t>(device), false); }
+
+// NVML_GPU_INSTANCE_PROFILE_* index of a profile name: by slice count, "+me"
+// for the media-extension variants.
+unsigned int ProfileIndex(const std::string& profile) {
+  int slices = std::atoi(profile.c_str());
+  bool me = profile.find("+me") != std::string::npos;
+  switch (slices) {
+    case 1:
+      return me ? 0x7 : 0x0;
+    case 2:
+      return me ? 0x8 : 0x1;
+    case 3:
+      return 0x2;
+    case 4:
+      return 0x3;
+    case 7:
+      return 0x4;
+    case 8:
+      return 0x5;
+    default:
+      return 0x6;
+  }
 }
 
 nvmlReturn_t CopyString(const std::string& value, char* out, unsigned int length) {
@@ -136,8 +192,9 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsi
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   std::lock_guard lock(mu);
-  const GpuInfo* gpu = Gpu(device);
-  return gpu ? CopyString(gpu->uuid, uuid, length) : NVML_ERROR_INVALID_ARGUMENT;
+  Target t = Device(device);
+  if (t.gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return CopyString(t.mig ? t.mig->uuid : t.gpu->uuid, uuid, length);
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
@@ -152,8 +209,13 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInf
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   std::lock_guard lock(mu);
-  const GpuInfo* gpu = Gpu(device);
-  if (gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  Target t = Device(device);
+  if (t.gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (t.mig != nullptr) {
+    *memory = {t.mig->memory_bytes, t.mig->memory_bytes, 0};
+    return NVML_SUCCESS;
+  }
+  const GpuInfo* gpu = t.gpu;
   memory->total = gpu->memory_total_bytes;
   memory->used = gpu->memory_used_bytes;
   memory->free =
@@ -180,6 +242,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
   std::lock_guard lock(mu);
   const GpuInfo* gpu = Gpu(device);
   if (gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (gpu->architecture.empty()) return NVML_ERROR_NOT_SUPPORTED;  // the host file did not say
   for (unsigned int i = 2; i < sizeof(kNames) / sizeof(kNames[0]); ++i) {
     if (gpu->architecture == kNames[i]) {
       *arch = i;
@@ -222,6 +285,112 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   if (n == 1) infos[0] = buffer[0];
+  *count = n;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
+  std::lock_guard lock(mu);
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (gpu->minor < 0) return NVML_ERROR_NOT_SUPPORTED;
+  *minor = static_cast<unsigned int>(gpu->minor);
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
+  std::lock_guard lock(mu);
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  // More slots than instances, as on a real GPU: empty slots are NOT_FOUND.
+  *count = static_cast<unsigned int>(gpu->mig_instances.size()) + 2;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device,
+                                                             unsigned int index,
+                                                             nvmlDevice_t* mig) {
+  std::lock_guard lock(mu);
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || mig == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (gpu->mig_mode != canhazgpu::MigMode::kEnabled) return NVML_ERROR_INVALID_ARGUMENT;
+  if (index >= gpu->mig_instances.size()) return NVML_ERROR_NOT_FOUND;
+  *mig = reinterpret_cast<nvmlDevice_t>(Encode(*gpu, index));
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
+  std::lock_guard lock(mu);
+  Target t = Device(device);
+  if (t.mig == nullptr || id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = kFirstGpuInstanceId + static_cast<unsigned int>(t.mig - t.gpu->mig_instances.data());
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
+                                                      nvmlGpuInstance_t* instance) {
+  std::lock_guard lock(mu);
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || instance == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (id < kFirstGpuInstanceId || id - kFirstGpuInstanceId >= gpu->mig_instances.size()) {
+    return NVML_ERROR_NOT_FOUND;
+  }
+  *instance =
+      reinterpret_cast<nvmlGpuInstance_t>(Encode(*gpu, id - kFirstGpuInstanceId) | kGpuInstanceBit);
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t instance,
+                                                nvmlGpuInstanceInfo_t* info) {
+  std::lock_guard lock(mu);
+  Target t = Decode(reinterpret_cast<uintptr_t>(instance), true);
+  if (t.mig == nullptr || info == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned int slot = static_cast<unsigned int>(t.mig - t.gpu->mig_instances.data());
+  info->device = reinterpret_cast<nvmlDevice_t>(static_cast<uintptr_t>(t.gpu->index + 1));
+  info->id = kFirstGpuInstanceId + slot;
+  info->profileId = static_cast<unsigned int>(t.mig->profile_id);
+  info->placement = {static_cast<unsigned int>(t.mig->placement_start),
+                     static_cast<unsigned int>(t.mig->placement_size)};
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device,
+                                                             unsigned int profile,
+                                                             nvmlGpuInstanceProfileInfo_t* info) {
+  std::lock_guard lock(mu);
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || info == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (gpu->mig_mode == canhazgpu::MigMode::kUnsupported) return NVML_ERROR_NOT_SUPPORTED;
+  for (const MigInstance& m : gpu->mig_instances) {
+    if (ProfileIndex(m.profile) != profile) continue;
+    *info = {};
+    info->id = static_cast<unsigned int>(m.profile_id);
+    info->sliceCount = static_cast<unsigned int>(std::atoi(m.profile.c_str()));
+    info->memorySizeMB = m.memory_bytes / canhazgpu::kMiB;
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_INVALID_ARGUMENT;  // as NVML says for a profile this GPU lacks
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(
+    nvmlDevice_t device, unsigned int profile_id, nvmlGpuInstancePlacement_t* placements,
+    unsigned int* count) {
+  std::lock_guard lock(mu);
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  auto m = std::find_if(
+      gpu->mig_instances.begin(), gpu->mig_instances.end(),
+      [&](const MigInstance& i) { return i.profile_id == static_cast<int>(profile_id); });
+  if (m == gpu->mig_instances.end()) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned int size = static_cast<unsigned int>(m->placement_size);
+  unsigned int slices = static_cast<unsigned int>(gpu->mig_memory_slices);
+  unsigned int n = size == 0 ? 0 : slices / size;
+  if (placements == nullptr) {
+    *count = n;
+    return NVML_SUCCESS;
+  }
+  if (*count < n) return NVML_ERROR_INSUFFICIENT_SIZE;
+  for (unsigned int k = 0; k < n; ++k) placements[k] = {k * size, size};
   *count = n;
   return NVML_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "integration/cli_runner.h"
@@ -67,6 +68,30 @@ TEST_F(CliDevicesTest, YamlAndBadFormat) {
   CliResult bad = host_.Run({"devices", "-o", "xml"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("expected table, json or yaml"));
+}
+
+// The same host read through NVML (the test libnvidia-ml.so: MIG device
+// handles, GPU instances, profiles, minor numbers) and sysfs (the PCIe root)
+// publishes exactly the devices the simulated host does.
+TEST_F(CliDevicesTest, NvidiaProviderPublishesTheSameDevices) {
+  CliResult fake = host_.Run({"devices", "--json"});
+  ASSERT_EQ(fake.exit_code, 0) << fake.err;
+  std::string sysfs = host_.dir() + "/sysfs";
+  std::filesystem::create_directories(sysfs + "/sys/bus/pci/devices");
+  std::filesystem::create_symlink("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+                                  sysfs + "/sys/bus/pci/devices/0000:01:00.0");
+  CliHost nvidia;
+  nvidia.env()["CANHAZGPU_NVML_LIBRARY"] = FAKE_NVML_LIBRARY;
+  nvidia.env()["FAKE_NVML_HOST"] = host_.fake_host();
+  nvidia.env()["CANHAZGPU_SYSFS_ROOT"] = sysfs;
+  CliResult admin = nvidia.Run({"admin"});
+  ASSERT_EQ(admin.exit_code, 0) << admin.err;
+  CliResult r = nvidia.Run({"devices", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json want = nlohmann::json::parse(fake.out), got = nlohmann::json::parse(r.out);
+  EXPECT_EQ(got["spec"]["devices"].size(), 4u);
+  EXPECT_EQ(got["spec"]["devices"], want["spec"]["devices"]);
+  EXPECT_EQ(got["spec"]["sharedCounters"], want["spec"]["sharedCounters"]);
 }
 
 TEST_F(CliDevicesTest, MigPlacementBeyondTheSlicesIsRejected) {

@@ -50,8 +50,8 @@ absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> MakeProvider(const ProviderOpt
     return std::make_unique<gpu::AmdGpuProvider>(Env("CANHAZGPU_SYSFS_ROOT", "/"));
   }
   if (options.name == "nvidia") {
-    auto nvml =
-        gpu::NvmlGpuProvider::Create(Env("CANHAZGPU_NVML_LIBRARY", gpu::kDefaultNvmlLibrary));
+    auto nvml = gpu::NvmlGpuProvider::Create(
+        Env("CANHAZGPU_NVML_LIBRARY", gpu::kDefaultNvmlLibrary), Env("CANHAZGPU_SYSFS_ROOT", "/"));
     if (!nvml.ok()) return nvml.status();
     return std::unique_ptr<gpu::GpuProvider>(std::move(*nvml));
   }
