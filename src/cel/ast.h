@@ -5,6 +5,7 @@
 // annotate nodes in place (type, resolved variable, function overloads).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,6 +21,26 @@ class RE2;
 namespace canhazgpu::cel {
 
 struct FunctionGroup;
+
+// Where the last lookup through this node found its map entry or overload.
+// Maps built by one function (a DRA device's attributes) keep their keys in
+// the same order, and a call sees the same kinds again, so the guess is
+// nearly always right and saves a scan. Relaxed atomics: a Program may be
+// evaluated from several threads, and any value is only a guess.
+class Hint {
+ public:
+  Hint() = default;
+  Hint(const Hint& other) : value_(other.get()) {}
+  Hint& operator=(const Hint& other) {
+    set(other.get());
+    return *this;
+  }
+  int32_t get() const { return value_.load(std::memory_order_relaxed); }
+  void set(int32_t v) const { value_.store(v, std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<int32_t> value_{-1};
+};
 
 enum class ExprKind : uint8_t { kConst, kIdent, kSelect, kCall, kList, kMap, kComprehension };
 
@@ -66,6 +87,7 @@ struct Expr {
   const FunctionGroup* function = nullptr;  // kCall
   int overload = -1;                        // statically chosen overload, -1 = by runtime kinds
   std::shared_ptr<const re2::RE2> regex;    // constant pattern of matches()/find()/findAll()
+  Hint hint;  // kSelect / constant-key index: entry position; kCall: overload
 };
 
 using ExprPtr = std::unique_ptr<Expr>;

@@ -31,6 +31,36 @@ TEST(CelTest, CompileOnceEvaluateWithManyActivations) {
   }
 }
 
+// Each select and call node remembers where it found its entry or overload
+// last time; maps with other key orders, missing keys and other argument
+// kinds must still get the right answer.
+TEST(CelTest, LookupAndOverloadGuessesNeverChangeResults) {
+  Env env;
+  env.Declare("m", Type::Dyn());
+  env.Declare("a", Type::Dyn());
+  auto program = env.Compile("m.k + a");
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto map = [](std::vector<std::pair<std::string, Value>> kv) {
+    MapData data;
+    for (auto& [k, v] : kv) data.entries.emplace_back(Value::String(k), std::move(v));
+    return Value::Map(std::move(data));
+  };
+  Value first = map({{"x", Value::Int(0)}, {"k", Value::Int(1)}});
+  Value reordered = map({{"k", Value::Int(10)}, {"x", Value::Int(0)}, {"y", Value::Int(0)}});
+  Value shorter = map({{"k", Value::String("s")}});
+  Value missing = map({{"x", Value::Int(0)}});
+  EXPECT_EQ(program->Evaluate({first, Value::Int(2)}).int_value(), 3);
+  EXPECT_EQ(program->Evaluate({reordered, Value::Int(2)}).int_value(), 12);
+  EXPECT_EQ(program->Evaluate({first, Value::Int(5)}).int_value(), 6);
+  // Another overload of _+_ at the same node, and a guess past the end.
+  EXPECT_EQ(program->Evaluate({shorter, Value::String("t")}).str(), "st");
+  EXPECT_EQ(program->Evaluate({reordered, Value::Int(1)}).int_value(), 11);
+  Value error = program->Evaluate({missing, Value::Int(1)});
+  ASSERT_TRUE(error.is_error());
+  EXPECT_THAT(error.error().message, HasSubstr("no such key: k"));
+  EXPECT_TRUE(program->Evaluate({first, Value::String("t")}).is_error());
+}
+
 TEST(CelTest, ParseErrorsCarryLineAndColumn) {
   auto program = Env().Compile("1 +\n  (2 *");
   ASSERT_FALSE(program.ok());

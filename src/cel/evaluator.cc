@@ -98,12 +98,13 @@ class Evaluator {
         break;
       case ExprKind::kSelect:
         if (!e.test_only && !e.optional) {
-          if (const Value* found = FindEntry(*e.target, nullptr, &e.name, scratch)) return *found;
+          if (const Value* found = FindEntry(e, *e.target, nullptr, &e.name, scratch))
+            return *found;
         }
         break;
       case ExprKind::kCall:
         if (e.op == Op::kIndex && e.args[1]->kind == ExprKind::kConst) {
-          if (const Value* found = FindEntry(*e.args[0], &e.args[1]->value, nullptr, scratch))
+          if (const Value* found = FindEntry(e, *e.args[0], &e.args[1]->value, nullptr, scratch))
             return *found;
         }
         break;
@@ -116,12 +117,20 @@ class Evaluator {
 
   // The entry of the map `operand` evaluates to, by key or field name, or
   // nullptr to take the general path (not a map, missing key).
-  const Value* FindEntry(const Expr& operand, const Value* key, const std::string* field,
-                         Value& scratch) {
+  const Value* FindEntry(const Expr& e, const Expr& operand, const Value* key,
+                         const std::string* field, Value& scratch) {
     Value inner;
     const Value& map = Ref(operand, inner);
     if (map.kind() != Kind::kMap) return nullptr;
-    const Value* found = key != nullptr ? map.map().Find(*key) : map.map().FindString(*field);
+    const Value* found;
+    if (key != nullptr && key->kind() != Kind::kString) {
+      found = map.map().Find(*key);
+    } else {
+      const int32_t guess = e.hint.get();
+      int32_t hint = guess;
+      found = map.map().FindString(key != nullptr ? std::string_view(key->str()) : *field, &hint);
+      if (hint != guess) e.hint.set(hint);  // no write, no shared cache line, when it was right
+    }
     if (found == nullptr) return nullptr;
     ++ctx_.cost;
     if (&map == &inner) {  // the map is a temporary: keep a copy of the entry
@@ -147,9 +156,12 @@ class Evaluator {
         break;
     }
     size_t count = e.args.size() + (e.target ? 1 : 0);
-    absl::InlinedVector<Value, 3> scratch(count);
+    // Most calls have at most three operands: their scratch values live on
+    // the stack without a container to construct and tear down.
+    Value small[3];
+    std::vector<Value> large(count > 3 ? count : 0);
+    Value* scratch = count > 3 ? large.data() : small;
     absl::InlinedVector<const Value*, 3> args;
-    args.reserve(count);
     if (e.target) {
       const Value& v = Ref(*e.target, scratch[0]);
       if (v.is_error()) return v;
@@ -172,10 +184,27 @@ class Evaluator {
     ctx_.regex = e.regex.get();
     Value v = e.overload >= 0 ? group->overloads[static_cast<size_t>(e.overload)].impl(
                                     args.data(), args.size(), ctx_)
-                              : Dispatch(*group, args.data(), args.size(), ctx_);
+                              : DispatchWithHint(e, *group, args.data(), args.size());
     ctx_.regex = nullptr;
     if (v.is_error()) return WithOffset(std::move(v), e.offset);
     return v;
+  }
+
+  // Dispatch by the arguments' kinds, trying the overload that matched last
+  // time at this node first.
+  Value DispatchWithHint(const Expr& e, const FunctionGroup& group, const Value* const* args,
+                         size_t count) {
+    const int32_t guess = e.hint.get();
+    if (guess >= 0 && static_cast<size_t>(guess) < group.overloads.size()) {
+      const Overload& o = group.overloads[static_cast<size_t>(guess)];
+      bool match = true;
+      for (size_t i = 0; i < count && match; ++i) match = KindMatches(o.params[i], *args[i]);
+      if (match) return o.impl(args, count, ctx_);
+    }
+    int index = MatchingOverload(group, args, count);
+    if (index < 0) return Dispatch(group, args, count, ctx_);  // lenient, or the error
+    e.hint.set(index);
+    return group.overloads[static_cast<size_t>(index)].impl(args, count, ctx_);
   }
 
   Value List(const Expr& e) {

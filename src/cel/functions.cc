@@ -471,13 +471,20 @@ bool KindMatches(const Type& type, const Value& value) {
   return false;
 }
 
-Value Dispatch(const FunctionGroup& group, const Value* const* args, size_t count,
-               EvalContext& ctx) {
-  for (const Overload& overload : group.overloads) {
+int MatchingOverload(const FunctionGroup& group, const Value* const* args, size_t count) {
+  for (size_t k = 0; k < group.overloads.size(); ++k) {
+    const Overload& overload = group.overloads[k];
     bool match = true;
     for (size_t i = 0; i < count && match; ++i) match = KindMatches(overload.params[i], *args[i]);
-    if (match) return overload.impl(args, count, ctx);
+    if (match) return static_cast<int>(k);
   }
+  return -1;
+}
+
+Value Dispatch(const FunctionGroup& group, const Value* const* args, size_t count,
+               EvalContext& ctx) {
+  int index = MatchingOverload(group, args, count);
+  if (index >= 0) return group.overloads[static_cast<size_t>(index)].impl(args, count, ctx);
   if (group.lenient) return group.overloads[0].impl(args, count, ctx);
   std::string kinds;
   for (size_t i = 0; i < count; ++i) kinds += StrCat(i ? ", " : "", args[i]->TypeName());

@@ -89,6 +89,8 @@ Value Dispatch(const FunctionGroup& group, const Value* const* args, size_t coun
 
 // Whether a run-time value can be passed where `type` is declared.
 bool KindMatches(const Type& type, const Value& value);
+// The first overload of `group` the arguments' kinds match, or -1.
+int MatchingOverload(const FunctionGroup& group, const Value* const* args, size_t count);
 
 // Library parts, each in its own file.
 void RegisterStandard(FunctionRegistry& registry);

@@ -241,6 +241,23 @@ const Value* MapData::FindString(std::string_view key) const {
   return nullptr;
 }
 
+const Value* MapData::FindString(std::string_view key, int32_t* hint) const {
+  auto matches = [&](const std::pair<Value, Value>& entry) {
+    return entry.first.kind() == Kind::kString && entry.first.str() == key;
+  };
+  if (*hint >= 0 && static_cast<size_t>(*hint) < entries.size() &&
+      matches(entries[static_cast<size_t>(*hint)])) {
+    return &entries[static_cast<size_t>(*hint)].second;
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (matches(entries[i])) {
+      *hint = static_cast<int32_t>(i);
+      return &entries[i].second;
+    }
+  }
+  return nullptr;
+}
+
 bool IsValidMapKey(const Value& key) {
   Kind k = key.kind();
   return k == Kind::kInt || k == Kind::kUint || k == Kind::kBool || k == Kind::kString;

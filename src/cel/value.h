@@ -117,6 +117,9 @@ struct MapData {
   // Key lookup with CEL's numeric cross-type rule (1 finds 1u and 1.0).
   const Value* Find(const Value& key) const;
   const Value* FindString(std::string_view key) const;
+  // The same, trying entry `*hint` first and leaving where it found the key
+  // there (evaluator.cc keeps one hint per expression node).
+  const Value* FindString(std::string_view key, int32_t* hint) const;
 };
 
 // Heterogeneous equality: nullopt where CEL has no overload (a Quantity or
