@@ -96,8 +96,9 @@ absl::Status LeaveQueue(store::StateStore& store, int64_t id, const Machine& mac
     absl::Status deleted = txn.DeleteQueueEntry(id);
     if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
     ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    const TimePoint now = machine.clock.Now();
     for (const Reservation& r : reservations) {
-      if (r.queue_id == id) RETURN_IF_ERROR(End(txn, r, ReleaseReason::kCancelled, machine));
+      if (r.queue_id == id) RETURN_IF_ERROR(End(txn, r, ReleaseReason::kCancelled, now));
     }
     return absl::OkStatus();
   });

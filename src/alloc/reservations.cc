@@ -31,9 +31,9 @@ bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason
 }
 
 absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
-                 const Machine& machine) {
+                 TimePoint now) {
   RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
-  return txn.AppendHistory(EndReservation(r, machine.clock.Now(), reason));
+  return txn.AppendHistory(EndReservation(r, now, reason));
 }
 
 std::string Describe(const Reservation& r, TimePoint now) {
@@ -116,11 +116,12 @@ absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& tx
                                                      const Machine& machine) {
   ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
   std::vector<HistoryRecord> ended;
+  const TimePoint now = machine.clock.Now();
   for (const Reservation& r : reservations) {
     ReleaseReason reason;
     if (!IsStale(r, machine, &reason)) continue;
-    RETURN_IF_ERROR(End(txn, r, reason, machine));
-    ended.push_back(EndReservation(r, machine.clock.Now(), reason));
+    RETURN_IF_ERROR(End(txn, r, reason, now));
+    ended.push_back(EndReservation(r, now, reason));
   }
   // Waiters that died (SIGKILL, a crash) leave the queue, and their partial
   // holds return to the pool; so do holds of entries that are gone.
@@ -139,8 +140,8 @@ absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& tx
         std::find(live_entries.begin(), live_entries.end(), *r.queue_id) != live_entries.end()) {
       continue;
     }
-    RETURN_IF_ERROR(End(txn, r, ReleaseReason::kCancelled, machine));
-    ended.push_back(EndReservation(r, machine.clock.Now(), ReleaseReason::kCancelled));
+    RETURN_IF_ERROR(End(txn, r, ReleaseReason::kCancelled, now));
+    ended.push_back(EndReservation(r, now, ReleaseReason::kCancelled));
   }
   return ended;
 }
@@ -184,8 +185,9 @@ absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bo
                  existing->provider, "); use --force to reinitialize"));
     }
     ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    const TimePoint now = machine.clock.Now();
     for (const Reservation& r : reservations) {
-      RETURN_IF_ERROR(End(txn, r, ReleaseReason::kAdminReset, machine));
+      RETURN_IF_ERROR(End(txn, r, ReleaseReason::kAdminReset, now));
     }
     // Waiting requests were made against the old pool: they end too (their
     // waiters report that they were removed from the queue).
@@ -241,8 +243,9 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
       }
       to_end.push_back(r);
     }
+    const TimePoint now = machine.clock.Now();
     for (const Reservation* r : to_end) {
-      RETURN_IF_ERROR(End(txn, *r, ReleaseReason::kReleased, machine));
+      RETURN_IF_ERROR(End(txn, *r, ReleaseReason::kReleased, now));
       released.push_back(r->gpu);
     }
     return absl::OkStatus();
@@ -255,8 +258,9 @@ absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
                         const Machine& machine) {
   return store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    const TimePoint now = machine.clock.Now();
     for (const Reservation& r : reservations) {
-      if (r.process == process) RETURN_IF_ERROR(End(txn, r, ReleaseReason::kJobExited, machine));
+      if (r.process == process) RETURN_IF_ERROR(End(txn, r, ReleaseReason::kJobExited, now));
     }
     return absl::OkStatus();
   });

@@ -20,9 +20,11 @@ bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason
 // waiter, or a hold whose queue entry is gone. Reads only.
 absl::StatusOr<bool> AnythingToReap(store::StateTransaction& txn, const Machine& machine);
 
-// Deletes `r` and records it in the history.
+// Deletes `r` and records it in the history as ended at `now` - one time
+// for everything a transaction ends, so GPUs released together stay equal
+// in the "released most recently" order.
 absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
-                 const Machine& machine);
+                 TimePoint now);
 
 // The pool, or FailedPrecondition telling the user to run `admin`.
 absl::StatusOr<PoolConfig> PoolIn(store::StateTransaction& txn);

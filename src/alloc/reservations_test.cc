@@ -139,6 +139,27 @@ TEST_F(ReservationsTest, ReservesWhatTheUserReleasedMostRecently) {
   EXPECT_THAT(Reserve(carol, {.count = 1, .duration = hours(1)}).value(), ElementsAre(3));
 }
 
+// A clock that moves a millisecond every time it is read.
+class TickingClock : public Clock {
+ public:
+  TimePoint Now() const override { return now_ += std::chrono::milliseconds(1); }
+
+ private:
+  mutable TimePoint now_ = FromEpochMillis(1'790'000'000'000);
+};
+
+// GPUs released in one command end at one time, so the next request sees
+// them as equals (lowest id first) however long the transaction took.
+TEST_F(ReservationsTest, GpusReleasedTogetherEndTogether) {
+  TickingClock ticking;
+  Machine machine{ticking, table_};
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 3, .duration = hours(1)}, machine).ok());
+  ASSERT_TRUE(ReleaseGpus(store_, alice_, {}, false, machine).ok());
+  EXPECT_THAT(
+      ReserveGpus(store_, gpus_, alice_, {.count = 2, .duration = hours(1)}, machine).value(),
+      ElementsAre(0, 1));
+}
+
 TEST_F(ReservationsTest, UnreservedBusyGpuNeedsForce) {
   gpus_[1].memory_used_bytes = 4096 * kMiB;
   gpus_[1].processes = {{500, 4096 * kMiB}};
