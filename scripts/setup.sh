@@ -10,6 +10,7 @@ packages=(
   clang-format hyperfine
   libyaml-cpp-dev libtomlplusplus-dev libcpp-httplib-dev
   chromium wrk
+  python3 python3-jsonschema
 )
 
 missing=()
