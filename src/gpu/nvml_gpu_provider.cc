@@ -217,10 +217,7 @@ absl::StatusOr<std::vector<GpuInfo>> NvmlGpuProvider::Query() {
 }
 
 absl::StatusOr<GpuInfo> NvmlGpuProvider::QueryDevice(unsigned int index) {
-  auto check = [&](nvmlReturn_t rc, const char* what) -> absl::Status {
-    if (rc == NVML_SUCCESS) return absl::OkStatus();
-    return absl::UnavailableError(StrCat("NVML ", what, ": ", api_->ErrorString(rc)));
-  };
+  auto check = [&](nvmlReturn_t rc, const char* what) { return Check(rc, what); };
   nvmlDevice_t device = nullptr;
   RETURN_IF_ERROR(check(api_->GetHandleByIndex(index, &device), "handle"));
   GpuInfo g;
@@ -291,10 +288,14 @@ absl::StatusOr<GpuInfo> NvmlGpuProvider::QueryDevice(unsigned int index) {
   return g;
 }
 
+absl::Status NvmlGpuProvider::Check(nvmlReturn_t rc, const char* what) const {
+  if (rc == NVML_SUCCESS) return absl::OkStatus();
+  return absl::UnavailableError(StrCat("NVML ", what, ": ", api_->ErrorString(rc)));
+}
+
 absl::Status NvmlGpuProvider::QueryMig(nvmlDevice_t device, GpuInfo& g) {
-  auto check = [&](nvmlReturn_t rc, const char* what) -> absl::Status {
-    if (rc == NVML_SUCCESS) return absl::OkStatus();
-    return absl::UnavailableError(StrCat("NVML MIG ", what, ": ", api_->ErrorString(rc)));
+  auto check = [&](nvmlReturn_t rc, const char* what) {
+    return Check(rc, StrCat("MIG ", what).c_str());
   };
   // The profiles this GPU offers, by profile id; the memory slices are the
   // extent of their possible placements (8 on A100 and H100).

@@ -35,6 +35,8 @@ class NvmlGpuProvider : public GpuProvider {
   absl::StatusOr<GpuInfo> QueryDevice(unsigned int index);
   // The MIG instances of a GPU in MIG mode: profile, placement, memory.
   absl::Status QueryMig(nvmlDevice_t device, GpuInfo& g);
+  // Unavailable "NVML <what>: <NVML's message>" unless `rc` is success.
+  absl::Status Check(nvmlReturn_t rc, const char* what) const;
 
   void* handle_;
   std::unique_ptr<Api> api_;
