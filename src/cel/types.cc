@@ -7,6 +7,28 @@
 namespace canhazgpu::cel {
 namespace {
 
+// Types without parameters, by the name CEL gives them: one table for
+// parsing names and for printing types.
+struct SimpleType {
+  std::string_view name;
+  Type (*make)();
+};
+constexpr SimpleType kSimpleTypes[] = {
+    {"dyn", &Type::Dyn},
+    {"google.protobuf.Any", &Type::Any},
+    {"null_type", &Type::Null},
+    {"bool", &Type::Bool},
+    {"int", &Type::Int},
+    {"uint", &Type::Uint},
+    {"double", &Type::Double},
+    {"string", &Type::String},
+    {"bytes", &Type::Bytes},
+    {"google.protobuf.Duration", &Type::Duration},
+    {"google.protobuf.Timestamp", &Type::Timestamp},
+    {"kubernetes.Quantity", &Type::Quantity},
+    {"kubernetes.Semver", &Type::Semver},
+};
+
 struct TypeParser {
   std::string_view text;
   size_t pos = 0;
@@ -48,52 +70,10 @@ struct TypeParser {
       if (params.size() != n) return absl::InvalidArgumentError(StrCat("bad type: ", text));
       return absl::OkStatus();
     };
-    static const std::pair<std::string_view, Type::Kind> kSimple[] = {
-        {"dyn", Type::Kind::kDyn},
-        {"google.protobuf.Any", Type::Kind::kAny},
-        {"null_type", Type::Kind::kNull},
-        {"bool", Type::Kind::kBool},
-        {"int", Type::Kind::kInt},
-        {"uint", Type::Kind::kUint},
-        {"double", Type::Kind::kDouble},
-        {"string", Type::Kind::kString},
-        {"bytes", Type::Kind::kBytes},
-        {"google.protobuf.Duration", Type::Kind::kDuration},
-        {"google.protobuf.Timestamp", Type::Kind::kTimestamp},
-        {"kubernetes.Quantity", Type::Kind::kQuantity},
-        {"kubernetes.Semver", Type::Kind::kSemver},
-    };
-    for (auto [simple, kind] : kSimple) {
-      if (name == simple) {
+    for (const SimpleType& simple : kSimpleTypes) {
+      if (name == simple.name) {
         if (auto s = arity(0); !s.ok()) return s;
-        switch (kind) {
-          case Type::Kind::kDyn:
-            return Type::Dyn();
-          case Type::Kind::kAny:
-            return Type::Any();
-          case Type::Kind::kNull:
-            return Type::Null();
-          case Type::Kind::kBool:
-            return Type::Bool();
-          case Type::Kind::kInt:
-            return Type::Int();
-          case Type::Kind::kUint:
-            return Type::Uint();
-          case Type::Kind::kDouble:
-            return Type::Double();
-          case Type::Kind::kString:
-            return Type::String();
-          case Type::Kind::kBytes:
-            return Type::Bytes();
-          case Type::Kind::kDuration:
-            return Type::Duration();
-          case Type::Kind::kTimestamp:
-            return Type::Timestamp();
-          case Type::Kind::kQuantity:
-            return Type::Quantity();
-          default:
-            return Type::Semver();
-        }
+        return simple.make();
       }
     }
     if (name == "list") {
@@ -164,33 +144,12 @@ absl::StatusOr<Type> Type::Parse(std::string_view text) {
 }
 
 std::string Type::ToString() const {
+  if (params_.empty() && name_.empty()) {
+    for (const SimpleType& simple : kSimpleTypes) {
+      if (simple.make().kind_ == kind_) return std::string(simple.name);
+    }
+  }
   switch (kind_) {
-    case Kind::kDyn:
-      return "dyn";
-    case Kind::kAny:
-      return "google.protobuf.Any";
-    case Kind::kNull:
-      return "null_type";
-    case Kind::kBool:
-      return "bool";
-    case Kind::kInt:
-      return "int";
-    case Kind::kUint:
-      return "uint";
-    case Kind::kDouble:
-      return "double";
-    case Kind::kString:
-      return "string";
-    case Kind::kBytes:
-      return "bytes";
-    case Kind::kDuration:
-      return "google.protobuf.Duration";
-    case Kind::kTimestamp:
-      return "google.protobuf.Timestamp";
-    case Kind::kQuantity:
-      return "kubernetes.Quantity";
-    case Kind::kSemver:
-      return "kubernetes.Semver";
     case Kind::kObject:
     case Kind::kParam:
       return name_;
@@ -202,6 +161,8 @@ std::string Type::ToString() const {
       return StrCat("type(", params_[0].ToString(), ")");
     case Kind::kOptional:
       return StrCat("optional_type(", params_[0].ToString(), ")");
+    default:  // the simple types, named above
+      break;
   }
   return "?";
 }
