@@ -116,7 +116,8 @@ int SignalExitCode() { return last_signal > 0 ? 128 + last_signal : 1; }
 absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStore& store,
                                                   const PoolConfig& pool,
                                                   const alloc::ReserveRequest& request,
-                                                  const ParsedFlags& flags) {
+                                                  const ParsedFlags& flags,
+                                                  std::vector<GpuInfo> gpus) {
   alloc::WaitOptions options;
   options.block = !flags.Has("nonblock");
   if (auto w = flags.Value("wait")) {
@@ -125,7 +126,12 @@ absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStor
   std::optional<host::ProcessInfo> self = ctx.machine->processes.Find(getpid());
   if (!self) return absl::InternalError("cannot read this process's own /proc entry");
   options.waiter = ProcessRef{self->pid, self->start_ticks};
-  options.query_gpus = [&] { return QueryGpus(ctx, pool); };
+  bool first_look = true;
+  options.query_gpus = [&] {
+    if (!first_look) return QueryGpus(ctx, pool);
+    first_look = false;
+    return std::move(gpus);
+  };
   QueueSleeper sleeper(ctx.state_path);
   options.sleep = [&](Duration d) { return sleeper.Sleep(d); };
   ProgressPrinter printer(

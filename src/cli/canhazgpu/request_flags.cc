@@ -57,7 +57,22 @@ std::vector<FlagSpec> RequestFlags() {
   };
 }
 
-absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags) {
+namespace {
+
+absl::StatusOr<dra::DeviceWants> ParseDeviceWants(const ParsedFlags& flags) {
+  dra::DeviceWants wants;
+  if (auto w = flags.Value("where")) wants.where.push_back(*w);
+  wants.min_memory = flags.Value("min-memory");
+  wants.product = flags.Value("product");
+  wants.mig_profile = flags.Value("mig");
+  RETURN_IF_ERROR(wants.Selectors().status());
+  return wants;
+}
+
+}  // namespace
+
+absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags,
+                                                        dra::DeviceWants* wants_out) {
   alloc::ReserveRequest request;
   std::optional<int> count;
   if (auto g = flags.Value("gpus")) {
@@ -82,6 +97,7 @@ absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags
     return absl::InvalidArgumentError(StrCat("--gpu-ids names the GPUs; ", wants.Describe(),
                                              " chooses them: use one or the other"));
   }
+  *wants_out = std::move(wants);
   request.note = flags.Value("note").value_or("");
   if (request.note.size() > 1024) {
     return absl::InvalidArgumentError("--note is longer than 1024 characters");
@@ -89,23 +105,12 @@ absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags
   return request;
 }
 
-absl::StatusOr<dra::DeviceWants> ParseDeviceWants(const ParsedFlags& flags) {
-  dra::DeviceWants wants;
-  if (auto w = flags.Value("where")) wants.where.push_back(*w);
-  wants.min_memory = flags.Value("min-memory");
-  wants.product = flags.Value("product");
-  wants.mig_profile = flags.Value("mig");
-  RETURN_IF_ERROR(wants.Selectors().status());
-  return wants;
-}
-
-absl::StatusOr<dra::HostSelection> SelectDevices(Context& ctx, const PoolConfig& pool,
+absl::StatusOr<dra::HostSelection> SelectDevices(const std::vector<GpuInfo>& gpus,
                                                  const dra::DeviceWants& wants,
                                                  alloc::ReserveRequest* request) {
   if (wants.empty()) return dra::HostSelection{};
-  ASSIGN_OR_RETURN(
-      dra::HostSelection selection,
-      dra::SelectHostGpus(QueryGpus(ctx, pool), host::HostName(), wants, request->count));
+  ASSIGN_OR_RETURN(dra::HostSelection selection,
+                   dra::SelectHostGpus(gpus, host::HostName(), wants, request->count));
   request->eligible = selection.eligible;
   request->selector = wants.Describe();
   return selection;

@@ -7,7 +7,6 @@
 
 #include "absl/status/statusor.h"
 #include "alloc/reservations.h"
-#include "cli/canhazgpu/context.h"
 #include "cli/common/flags.h"
 #include "dra/host_selection.h"
 
@@ -17,17 +16,17 @@ std::vector<FlagSpec> RequestFlags();
 
 // -g N and -G ids together are accepted when N equals the number of ids
 // (or is 1, canhazgpu's default); otherwise InvalidArgument.
-absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags);
+// `wants` receives --where, --min-memory, --product and --mig, checked like
+// the other flags (a bad quantity or a --where that does not compile is
+// refused here).
+absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags,
+                                                        dra::DeviceWants* wants);
 
-// --where, --min-memory, --product and --mig; checked like the other flags
-// (a bad quantity is refused here, a bad selector when it compiles).
-absl::StatusOr<dra::DeviceWants> ParseDeviceWants(const ParsedFlags& flags);
-
-// Restricts `request` to the host's GPUs that are what `wants` asks for
-// (request->eligible, request->selector). InvalidArgument with the
+// Restricts `request` to the GPUs (as queried now) that are what `wants`
+// asks for (request->eligible, request->selector). InvalidArgument with the
 // explanation when no GPU here could ever serve it; nothing when `wants`
 // is empty.
-absl::StatusOr<dra::HostSelection> SelectDevices(Context& ctx, const PoolConfig& pool,
+absl::StatusOr<dra::HostSelection> SelectDevices(const std::vector<GpuInfo>& gpus,
                                                  const dra::DeviceWants& wants,
                                                  alloc::ReserveRequest* request);
 

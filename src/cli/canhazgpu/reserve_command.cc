@@ -36,7 +36,8 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
   if (!flags.positional.empty() || flags.saw_separator) {
     return absl::InvalidArgumentError("'reserve' takes no command; did you mean 'canhazgpu run'?");
   }
-  ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags));
+  dra::DeviceWants wants;
+  ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags, &wants));
   ASSIGN_OR_RETURN(Duration duration, ParseDuration(flags.Value("duration").value_or("30m")));
   request.kind = ReservationKind::kManual;
   request.duration = duration;
@@ -44,9 +45,10 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
   request.threshold_bytes = ctx.threshold_bytes;
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  ASSIGN_OR_RETURN(dra::DeviceWants wants, ParseDeviceWants(flags));
-  ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(ctx, pool, wants, &request));
-  ASSIGN_OR_RETURN(std::vector<int> ids, AcquireWithQueue(ctx, *store, pool, request, flags));
+  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+  ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(gpus, wants, &request));
+  ASSIGN_OR_RETURN(std::vector<int> ids,
+                   AcquireWithQueue(ctx, *store, pool, request, flags, std::move(gpus)));
   std::string list = JoinGpuIds(ids);
   // What CUDA_VISIBLE_DEVICES takes: the ids, or the MIG instances' UUIDs.
   std::string visible = Join(VisibleDevices(ids, selection), ",");

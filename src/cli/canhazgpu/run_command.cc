@@ -69,7 +69,8 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
     return absl::InvalidArgumentError(
         "no command given: canhazgpu run [flags] -- COMMAND [ARGS...]");
   }
-  ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags));
+  dra::DeviceWants wants;
+  ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags, &wants));
   host::TimeoutPolicy policy;
   if (auto t = flags.Value("timeout")) {
     ASSIGN_OR_RETURN(policy.timeout, ParseDuration(*t));
@@ -79,8 +80,8 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   }
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  ASSIGN_OR_RETURN(dra::DeviceWants wants, ParseDeviceWants(flags));
-  ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(ctx, pool, wants, &request));
+  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+  ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(gpus, wants, &request));
 
   ASSIGN_OR_RETURN(host::GatedChild child, host::GatedChild::Fork(flags.rest));
   std::optional<host::ProcessInfo> info = ctx.machine->processes.Find(child.pid());
@@ -92,7 +93,8 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   request.wrapper = ProcessRef{self->pid, self->start_ticks};
   request.command = Join(flags.rest, " ");
   request.threshold_bytes = ctx.threshold_bytes;
-  absl::StatusOr<std::vector<int>> ids = AcquireWithQueue(ctx, *store, pool, request, flags);
+  absl::StatusOr<std::vector<int>> ids =
+      AcquireWithQueue(ctx, *store, pool, request, flags, std::move(gpus));
   if (!ids.ok()) {
     child.Abort();
     return ids.status();
