@@ -20,6 +20,7 @@ class RE2;
 
 namespace canhazgpu::cel {
 
+struct Expr;
 struct FunctionGroup;
 
 // Where the last lookup through this node found its map entry or overload.
@@ -40,6 +41,49 @@ class Hint {
 
  private:
   mutable std::atomic<int32_t> value_{-1};
+};
+
+// A chain of field selections and constant string indexes from a variable
+// (`device.attributes["gpu.canhazgpu.dev"].productName`), walked in one loop
+// instead of a recursion per node, as cel-go's planner turns such chains into
+// one attribute with qualifiers. Set by the planner on the outermost node.
+struct AttributePath {
+  struct Step {
+    std::string key;
+    const void* interned = nullptr;  // Value::InternedKey(key): matched by address
+    Hint hint;                       // entry position of `key` in the map last seen at this step
+  };
+  int32_t variable = -1;  // as Expr::variable
+  std::vector<Step> steps;
+  // Where a prefix of this chain is shared with others in the expression
+  // (`device.attributes["gpu.canhazgpu.dev"]` in a conjunction): the value
+  // after the first `memo_steps` steps is kept in the evaluation's memo slot
+  // `memo`, so the first chain through it walks and the others start there.
+  int32_t memo = -1;
+  size_t memo_steps = 0;
+};
+
+// A relation between a cheap expression and a constant (`x == "A100"`,
+// `x >= 2`), or between the result of `x.compareTo(constant)` and a constant
+// integer (`...memory.compareTo(quantity("40Gi")) >= 0`). The evaluator
+// computes it directly when the value has the constant's kind and takes the
+// general path (dispatch, errors) otherwise. Set by the planner.
+enum class Relation : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+struct ConstantComparison {
+  Relation relation = Relation::kEq;
+  const Expr* operand = nullptr;    // the non-constant side (compareTo's receiver)
+  const Value* constant = nullptr;  // the constant side (compareTo's argument)
+  bool constant_first = false;      // `"A100" == x`: the relation reads right to left
+  bool compare_to = false;          // the compareTo form: relation of the order with `against`
+  int64_t against = 0;
+};
+
+// The operands of a chain of && (or of ||) in source order, set by the
+// planner on the chain's top node (every && and || belongs to one): the
+// evaluator runs them in one loop rather than one recursion per operator.
+struct LogicalChain {
+  std::vector<const Expr*> operands;
+  int64_t operators = 0;  // the && (||) nodes folded into the chain
 };
 
 enum class ExprKind : uint8_t { kConst, kIdent, kSelect, kCall, kList, kMap, kComprehension };
@@ -88,6 +132,9 @@ struct Expr {
   int overload = -1;                        // statically chosen overload, -1 = by runtime kinds
   std::shared_ptr<const re2::RE2> regex;    // constant pattern of matches()/find()/findAll()
   Hint hint;  // kSelect / constant-key index: entry position; kCall: overload
+  std::unique_ptr<const AttributePath> path;             // the outermost node of a chain
+  std::unique_ptr<const ConstantComparison> comparison;  // kCall
+  std::unique_ptr<const LogicalChain> chain;             // kCall, Op::kAnd / Op::kOr
 };
 
 using ExprPtr = std::unique_ptr<Expr>;

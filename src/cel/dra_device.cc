@@ -3,6 +3,8 @@
 namespace canhazgpu::cel {
 namespace {
 
+// Keys are pooled (Value::Key): every device has the same few, and the
+// evaluator's attribute chains recognise them by address.
 Value GroupByDomain(std::string_view driver,
                     const std::vector<std::pair<std::string, Value>>& entries) {
   std::vector<std::pair<std::string, MapData>> domains;
@@ -16,12 +18,12 @@ Value GroupByDomain(std::string_view driver,
       if (name == domain) map = &data;
     }
     if (map == nullptr) map = &domains.emplace_back(domain, MapData{}).second;
-    map->entries.emplace_back(Value::String(std::move(id)), value);
+    map->entries.emplace_back(Value::Key(id), value);
   }
   MapData outer;
   outer.missing_key_is_empty_map = true;
   for (auto& [name, data] : domains)
-    outer.entries.emplace_back(Value::String(name), Value::Map(std::move(data)));
+    outer.entries.emplace_back(Value::Key(name), Value::Map(std::move(data)));
   return Value::Map(std::move(outer));
 }
 
@@ -31,9 +33,9 @@ Value MakeDraDevice(std::string_view driver,
                     const std::vector<std::pair<std::string, Value>>& attributes,
                     const std::vector<std::pair<std::string, Value>>& capacity) {
   MapData device;
-  device.entries.emplace_back(Value::String("driver"), Value::String(std::string(driver)));
-  device.entries.emplace_back(Value::String("attributes"), GroupByDomain(driver, attributes));
-  device.entries.emplace_back(Value::String("capacity"), GroupByDomain(driver, capacity));
+  device.entries.emplace_back(Value::Key("driver"), Value::String(std::string(driver)));
+  device.entries.emplace_back(Value::Key("attributes"), GroupByDomain(driver, attributes));
+  device.entries.emplace_back(Value::Key("capacity"), GroupByDomain(driver, capacity));
   return Value::Map(std::move(device));
 }
 

@@ -15,8 +15,8 @@ Value WithOffset(Value error, int32_t offset) {
 
 class Evaluator {
  public:
-  Evaluator(const Value* variables, Value* locals, EvalContext& ctx)
-      : variables_(variables), locals_(locals), ctx_(ctx) {}
+  Evaluator(const Value* variables, Value* locals, const Value** memos, EvalContext& ctx)
+      : variables_(variables), locals_(locals), memos_(memos), ctx_(ctx) {}
 
   Value Eval(const Expr& e) {
     ++ctx_.cost;
@@ -29,7 +29,9 @@ class Evaluator {
         return Value::Error(StrCat("undeclared reference to '", e.name, "'"), e.offset);
       case ExprKind::kSelect:
         return Select(e);
-      case ExprKind::kCall:
+      case ExprKind::kCall:  // the planned shapes first, without Call's frame
+        if (e.comparison != nullptr) return Comparison(e);
+        if (e.chain != nullptr) return Chain(e, e.op == Op::kAnd);  // Logical, unplanned
         return Call(e);
       case ExprKind::kList:
         return List(e);
@@ -43,6 +45,9 @@ class Evaluator {
 
  private:
   Value Select(const Expr& e) {
+    if (e.path != nullptr) {
+      if (const Value* found = Walk(*e.path)) return *found;
+    }
     Value scratch;
     const Value& operand = Ref(*e.target, scratch);
     if (operand.is_error()) return operand;
@@ -67,21 +72,79 @@ class Evaluator {
     return Value::Error(StrCat("no such key: ", e.name), e.offset);
   }
 
+  // One && (||) as written, for an expression the planner did not see.
   Value Logical(const Expr& e, bool is_and) {
     Value left = Eval(*e.args[0]);
-    if (left.is_bool(!is_and)) return left;  // false && x, true || x
+    if (left.is_bool(!is_and)) return Value::Bool(!is_and);  // false && x, true || x
     Value right = Eval(*e.args[1]);
-    if (right.is_bool(!is_and)) return right;
-    if (left.kind() == Kind::kBool && right.kind() == Kind::kBool) return right;
+    if (right.is_bool(!is_and)) return Value::Bool(!is_and);
+    return Combine(e, std::move(left), std::move(right), is_and);
+  }
+
+  // An && (||) whose operands are known and neither decides alone.
+  static Value Combine(const Expr& e, Value left, Value right, bool is_and) {
+    if (left.kind() == Kind::kBool && right.kind() == Kind::kBool) return Value::Bool(is_and);
     if (left.is_error()) return left;
     if (right.is_error()) return right;
     return Value::Error(StrCat("no matching overload for '", is_and ? "&&" : "||", "'"), e.offset);
+  }
+
+  // A chain of && (||) operands in one loop, with CEL's error-absorbing
+  // rules: the first false (true) decides, whatever errors came before;
+  // where an operand is an error or not a bool and none decides, the
+  // operators are applied over the values already computed, so the result
+  // (which error, at which operator) is what the nested operators give and
+  // nothing runs twice.
+  Value Chain(const Expr& e, bool is_and) {
+    const std::vector<const Expr*>& operands = e.chain->operands;
+    ctx_.cost += e.chain->operators - 1;  // Eval charged the top node
+    size_t i = 0;
+    for (; i < operands.size(); ++i) {
+      Value v = Eval(*operands[i]);
+      if (v.kind() != Kind::kBool) {
+        return ChainWithOthers(e, is_and, i, std::move(v));
+      }
+      if (v.bool_value() != is_and) return Value::Bool(!is_and);
+    }
+    return Value::Bool(is_and);
+  }
+
+  // The rest of a chain once operand `first` gave `value`, neither true nor
+  // false; the operands before it all gave the identity (true for &&).
+  Value ChainWithOthers(const Expr& e, bool is_and, size_t first, Value value) {
+    const std::vector<const Expr*>& operands = e.chain->operands;
+    absl::InlinedVector<Value, 4> values;
+    values.push_back(std::move(value));
+    for (size_t i = first + 1; i < operands.size(); ++i) {
+      Value v = Eval(*operands[i]);
+      if (v.is_bool(!is_and)) return Value::Bool(!is_and);
+      values.push_back(std::move(v));
+    }
+    size_t next = 0;
+    return Regroup(e, is_and, first, values, &next);
+  }
+
+  // The nested operators' result over the operands' values, no operand
+  // being the deciding one. `next` counts operands in source order.
+  static Value Regroup(const Expr& node, bool is_and, size_t first,
+                       const absl::InlinedVector<Value, 4>& values, size_t* next) {
+    if (node.kind != ExprKind::kCall || node.op != (is_and ? Op::kAnd : Op::kOr) ||
+        node.args.size() != 2) {
+      const size_t i = (*next)++;
+      return i < first ? Value::Bool(is_and) : values[i - first];
+    }
+    Value left = Regroup(*node.args[0], is_and, first, values, next);
+    Value right = Regroup(*node.args[1], is_and, first, values, next);
+    return Combine(node, std::move(left), std::move(right), is_and);
   }
 
   // A reference to the value of `e` without copying it where it already
   // exists (a variable, a constant, a map entry reached through them);
   // otherwise the value is computed into `scratch`.
   const Value& Ref(const Expr& e, Value& scratch) {
+    if (e.path != nullptr) {
+      if (const Value* found = Walk(*e.path)) return *found;
+    }
     switch (e.kind) {
       case ExprKind::kConst:
         ++ctx_.cost;
@@ -140,7 +203,153 @@ class Evaluator {
     return found;
   }
 
+  // The value at the end of an attribute chain, or nullptr where a link is
+  // missing or not a map: the general path then says why (or reads a
+  // missing domain as an empty map).
+  const Value* Walk(const AttributePath& path) {
+    const Value* v = path.variable >= 0 ? &variables_[path.variable] : &locals_[-2 - path.variable];
+    const AttributePath::Step* step = path.steps.data();
+    const AttributePath::Step* const end = step + path.steps.size();
+    if (path.memo >= 0) {  // the shared prefix: walked once per evaluation
+      const Value*& memo = memos_[path.memo];
+      if (memo == nullptr) memo = Follow(v, step, step + path.memo_steps);
+      if (memo == nullptr) return nullptr;
+      v = memo;
+      step += path.memo_steps;
+    }
+    v = Follow(v, step, end);
+    if (v != nullptr) ctx_.cost += static_cast<int64_t>(path.steps.size()) + 1;
+    return v;
+  }
+
+  // Follows steps [step, end) from `v`; nullptr where a link is missing.
+  static const Value* Follow(const Value* v, const AttributePath::Step* step,
+                             const AttributePath::Step* end) {
+    for (; step != end && v != nullptr; ++step) {
+      if (v->kind() != Kind::kMap) return nullptr;
+      const MapData& map = v->map();
+      // A negative guess (none yet) wraps to a huge index and fails the bound.
+      const auto guess = static_cast<uint32_t>(step->hint.get());
+      if (guess < map.entries.size() && IsKey(map.entries[guess].first, *step)) {
+        v = &map.entries[guess].second;
+        continue;
+      }
+      int32_t hint = -1;
+      v = map.FindString(step->key, &hint);
+      if (v != nullptr) step->hint.set(hint);
+    }
+    return v;
+  }
+
+  // A pooled key is recognised by its address; any other by its text.
+  static bool IsKey(const Value& key, const AttributePath::Step& step) {
+    if (step.interned != nullptr && key.identity() == step.interned) return true;
+    return key.kind() == Kind::kString && key.str() == step.key;
+  }
+
+  // A relation with a constant computed in place: 1 when it holds, 0 when
+  // not, -1 where the value is not of the constant's kind (the general path
+  // then dispatches or fails).
+  int CompareWithConstant(const ConstantComparison& c, const Value& x) {
+    const Value& k = *c.constant;
+    if (x.kind() != k.kind()) return -1;
+    const bool ordered_kind = x.kind() == Kind::kQuantity || x.kind() == Kind::kSemver;
+    if (ordered_kind != c.compare_to) return -1;  // compareTo exists only for those two
+    int order;                                    // x against k: -1, 0, 1
+    switch (x.kind()) {
+      case Kind::kString:
+        if (c.relation == Relation::kEq || c.relation == Relation::kNe) {
+          order = x.str() == k.str() ? 0 : 1;
+        } else {
+          const int compared = x.str().compare(k.str());  // UTF-8 byte order is code-point order
+          order = (compared > 0) - (compared < 0);
+        }
+        break;
+      case Kind::kInt:
+        order = (x.int_value() > k.int_value()) - (x.int_value() < k.int_value());
+        break;
+      case Kind::kUint:
+        order = (x.uint_value() > k.uint_value()) - (x.uint_value() < k.uint_value());
+        break;
+      case Kind::kQuantity:
+        order = x.quantity().Compare(k.quantity());
+        break;
+      case Kind::kSemver:
+        order = x.semver().Compare(k.semver());
+        break;
+      default:
+        return -1;
+    }
+    if (c.compare_to) {  // compareTo's -1/0/1 against the relation's integer
+      const int64_t r = order;
+      order = (r > c.against) - (r < c.against);
+    }
+    if (c.constant_first) order = -order;
+    return Holds(c.relation, order) ? 1 : 0;
+  }
+
+  static bool Holds(Relation relation, int order) {
+    switch (relation) {
+      case Relation::kEq:
+        return order == 0;
+      case Relation::kNe:
+        return order != 0;
+      case Relation::kLt:
+        return order < 0;
+      case Relation::kLe:
+        return order <= 0;
+      case Relation::kGt:
+        return order > 0;
+      case Relation::kGe:
+        return order >= 0;
+    }
+    return false;
+  }
+
+  // A call the planner marked as a relation with a constant: computed in
+  // place where it can be, otherwise a call like any other. A small
+  // function of its own, so the common case does not pay for Call's frame.
+  // The cost charged is the general path's, node for node and in its order.
+  Value Comparison(const Expr& e) {
+    const ConstantComparison& c = *e.comparison;
+    if (c.constant_first) ++ctx_.cost;  // the constant, evaluated before the other side
+    if (c.compare_to) ++ctx_.cost;      // the compareTo call's node
+    Value scratch;
+    const Value* x = c.operand->path != nullptr ? Walk(*c.operand->path) : nullptr;
+    if (x == nullptr) x = &Ref(*c.operand, scratch);
+    if (x->is_error()) return *x;   // what the general path returns too
+    if (c.compare_to) ++ctx_.cost;  // compareTo's argument
+    const int holds = CompareWithConstant(c, *x);
+    if (holds >= 0) {
+      if (!c.constant_first) ++ctx_.cost;
+      return Value::Bool(holds == 1);
+    }
+    return CompareInGeneral(e, *x);
+  }
+
+  // The general path's calls, with the operand already evaluated.
+  Value CompareInGeneral(const Expr& e, const Value& x) {
+    const ConstantComparison& c = *e.comparison;
+    const Value* compared = &x;
+    Value order;
+    if (c.compare_to) {  // x.compareTo(constant) first
+      const Expr& call = *e.args[c.constant_first ? 1 : 0];
+      const Value* args[] = {&x, c.constant};
+      order = Invoke(call, args, 2);
+      if (order.is_error()) return order;
+      compared = &order;
+    }
+    if (!c.constant_first) ++ctx_.cost;
+    const Value& constant = e.args[c.constant_first ? 0 : 1]->value;
+    const Value* args[] = {compared, &constant};
+    if (c.constant_first) std::swap(args[0], args[1]);
+    return Invoke(e, args, 2);
+  }
+
   Value Call(const Expr& e) {
+    if (e.path != nullptr) {
+      if (const Value* found = Walk(*e.path)) return *found;
+    }
     switch (e.op) {
       case Op::kAnd:
         return Logical(e, true);
@@ -172,6 +381,11 @@ class Evaluator {
       if (v.is_error()) return v;
       args.push_back(&v);
     }
+    return Invoke(e, args.data(), args.size());
+  }
+
+  // Calls `e`'s function on operands already evaluated (none an error).
+  Value Invoke(const Expr& e, const Value* const* args, size_t count) {
     // Unresolved at compile time (only without type checking): an error
     // here, so that || and && may still absorb it.
     const FunctionGroup* group = e.function;
@@ -182,9 +396,9 @@ class Evaluator {
           e.offset);
     }
     ctx_.regex = e.regex.get();
-    Value v = e.overload >= 0 ? group->overloads[static_cast<size_t>(e.overload)].impl(
-                                    args.data(), args.size(), ctx_)
-                              : DispatchWithHint(e, *group, args.data(), args.size());
+    Value v = e.overload >= 0
+                  ? group->overloads[static_cast<size_t>(e.overload)].impl(args, count, ctx_)
+                  : DispatchWithHint(e, *group, args, count);
     ctx_.regex = nullptr;
     if (v.is_error()) return WithOffset(std::move(v), e.offset);
     return v;
@@ -403,19 +617,28 @@ class Evaluator {
 
   const Value* variables_;
   Value* locals_;
+  const Value** memos_;  // AttributePath::memo slots, nullptr until walked
   EvalContext& ctx_;
 };
 
 }  // namespace
 
-Value EvaluateExpr(const Expr& root, const Value* variables, int locals, EvalContext& ctx) {
-  absl::InlinedVector<Value, 4> slots(static_cast<size_t>(locals));
-  Evaluator evaluator(variables, slots.data(), ctx);
+Value EvaluateExpr(const Expr& root, const Value* variables, int locals, int memos,
+                   EvalContext& ctx) {
+  // Most selectors have no comprehension and so no locals to set up, and
+  // few shared prefixes: both live on the stack unless there are many.
+  absl::InlinedVector<Value, 4> slots;
+  if (locals > 0) slots.resize(static_cast<size_t>(locals));
+  constexpr int kStackMemos = 8;
+  const Value* stack_memos[kStackMemos] = {};
+  std::vector<const Value*> heap_memos(memos > kStackMemos ? static_cast<size_t>(memos) : 0);
+  Evaluator evaluator(variables, slots.data(),
+                      memos > kStackMemos ? heap_memos.data() : stack_memos, ctx);
   Value result = evaluator.Eval(root);
   if (ctx.cost > ctx.cost_limit && !result.is_error()) {
-    return Value::Error("operation cancelled: actual cost limit exceeded", root.offset);
+    result = Value::Error("operation cancelled: actual cost limit exceeded", root.offset);
   }
-  return result;
+  return result;  // one return: the result is built in the caller's slot
 }
 
 }  // namespace canhazgpu::cel::internal

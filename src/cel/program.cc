@@ -80,10 +80,12 @@ absl::StatusOr<Program> Env::Compile(std::string_view source) const {
     }
   }
   FoldConstants(*root);
+  const int memos = options_.plan ? internal::PlanFastPaths(*root) : 0;
   Program program;
   program.source_ = std::make_shared<const std::string>(source);
   program.root_ = std::move(root);
   program.locals_ = compiled.locals;
+  program.memos_ = memos;
   program.cost_limit_ = options_.cost_limit;
   return program;
 }
@@ -96,7 +98,7 @@ Value Program::Evaluate(const Value* variables) const {
 Value Program::Evaluate(const Value* variables, int64_t* cost) const {
   EvalContext ctx;
   ctx.cost_limit = cost_limit_;
-  Value v = internal::EvaluateExpr(*root_, variables, locals_, ctx);
+  Value v = internal::EvaluateExpr(*root_, variables, locals_, memos_, ctx);
   *cost = ctx.cost;
   return v;
 }

@@ -28,6 +28,10 @@ struct EnvOptions {
   bool dra_selector = false;
   std::string container;  // namespace for name resolution
   int64_t cost_limit = kDefaultCostLimit;
+  // The planner's direct paths for attribute chains, comparisons with
+  // constants and && / || chains (planner.cc). Off, every node takes the
+  // general path: the same results, slower; tests compare the two.
+  bool plan = true;
   size_t max_source_length = 10 * 1024;  // CELSelectorExpressionMaxLength
   ParseOptions parse;
 };
@@ -74,6 +78,7 @@ class Program {
   std::shared_ptr<const std::string> source_;
   std::shared_ptr<const Expr> root_;
   int locals_ = 0;
+  int memos_ = 0;
   int64_t cost_limit_ = kDefaultCostLimit;
 };
 
@@ -90,7 +95,14 @@ struct CompileResult {
 absl::Status ResolveAndCheck(Expr& root, const Env& env, CompileResult* result, std::string* error,
                              int32_t* error_offset);
 
-Value EvaluateExpr(const Expr& root, const Value* variables, int locals, EvalContext& ctx);
+// Marks attribute chains and relations with constants for the evaluator's
+// direct paths (planner.cc). Run after constant folding. Returns the number
+// of memo slots an evaluation needs for chain prefixes used more than once.
+int PlanFastPaths(Expr& root);
+
+// `locals` and `memos`: the slots the checker and the planner asked for.
+Value EvaluateExpr(const Expr& root, const Value* variables, int locals, int memos,
+                   EvalContext& ctx);
 
 // Fields of kubernetes.DRADevice.
 const Type* DeviceFieldType(std::string_view field);

@@ -12,11 +12,28 @@ using int128 = __int128;
 
 constexpr int kMaxDigits = 36;  // keeps every aligned product inside 128 bits
 
-int128 Pow10(int n) {
-  int128 result = 1;
-  for (int i = 0; i < n; ++i) result *= 10;
-  return result;
+// Powers of ten up to kMaxDigits and, for each, the largest magnitude that
+// can be multiplied by it: tables, so that comparing two quantities needs
+// neither a loop nor a 128-bit division.
+struct PowerTable {
+  int128 pow10[kMaxDigits + 1];
+  int128 limit[kMaxDigits + 1];
+};
+
+constexpr PowerTable MakePowerTable() {
+  PowerTable t{};
+  int128 p = 1;
+  for (int n = 0; n <= kMaxDigits; ++n) {
+    t.pow10[n] = p;
+    t.limit[n] = std::numeric_limits<int128>::max() / p;
+    p *= 10;
+  }
+  return t;
 }
+
+constexpr PowerTable kPowers = MakePowerTable();
+
+int128 Pow10(int n) { return kPowers.pow10[n]; }
 
 absl::Status BadQuantity(std::string_view text, std::string_view why) {
   return absl::InvalidArgumentError(StrCat("invalid quantity '", text, "': ", why));
@@ -27,7 +44,7 @@ bool Align(int128 a, int ea, int128 b, int eb, int128* out_a, int128* out_b, int
   int e = std::min(ea, eb);
   int shift_a = ea - e, shift_b = eb - e;
   if (shift_a > kMaxDigits || shift_b > kMaxDigits) return false;
-  int128 limit = std::numeric_limits<int128>::max() / Pow10(std::max(shift_a, shift_b));
+  int128 limit = kPowers.limit[std::max(shift_a, shift_b)];
   if (a > limit || a < -limit || b > limit || b < -limit) return false;
   *out_a = a * Pow10(shift_a);
   *out_b = b * Pow10(shift_b);
@@ -129,6 +146,9 @@ Quantity Quantity::FromInt(int64_t value) {
 }
 
 int Quantity::Compare(const Quantity& other) const {
+  if (exponent_ == other.exponent_) {  // the usual case: both whole numbers of bytes
+    return mantissa_ < other.mantissa_ ? -1 : (mantissa_ > other.mantissa_ ? 1 : 0);
+  }
   int128 a, b;
   int e;
   if (Align(mantissa_, exponent_, other.mantissa_, other.exponent_, &a, &b, &e)) {

@@ -1,7 +1,9 @@
 #include "cel/value.h"
 
 #include <cmath>
+#include <mutex>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/strings.h"
@@ -60,31 +62,52 @@ std::string FormatDouble(double d) {
 
 }  // namespace
 
-Value Value::Bool(bool b) {
-  Value v(Kind::kBool);
-  v.scalar_.b = b;
-  return v;
-}
-Value Value::Int(int64_t i) {
-  Value v(Kind::kInt);
-  v.scalar_.i = i;
-  return v;
-}
-Value Value::Uint(uint64_t u) {
-  Value v(Kind::kUint);
-  v.scalar_.u = u;
-  return v;
-}
-Value Value::Double(double d) {
-  Value v(Kind::kDouble);
-  v.scalar_.d = d;
-  return v;
-}
 Value Value::String(std::string s) {
   Value v(Kind::kString);
   v.heap_ = Heap(std::move(s));
   return v;
 }
+
+namespace {
+
+// Map keys shared by every device map: kept once per process, never freed,
+// so an address seen in the pool always holds the same text. Bounded, so
+// that names read from untrusted input cannot grow it without end.
+class KeyPool {
+ public:
+  static KeyPool& Get() {
+    static KeyPool* pool = new KeyPool;  // never destroyed: keys outlive static teardown
+    return *pool;
+  }
+
+  // The pool's copy of `key`, added if there is room; nullptr when full.
+  std::shared_ptr<const void> Intern(std::string_view key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = keys_.find(absl::string_view(key.data(), key.size()));
+    if (it != keys_.end()) return it->second;
+    if (keys_.size() >= kMaxKeys) return nullptr;
+    auto text = std::make_shared<const std::string>(key);
+    keys_.emplace(*text, text);
+    return text;
+  }
+
+ private:
+  static constexpr size_t kMaxKeys = 4096;
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> keys_;
+};
+
+}  // namespace
+
+Value Value::Key(std::string_view key) {
+  std::shared_ptr<const void> interned = KeyPool::Get().Intern(key);
+  if (interned == nullptr) return String(std::string(key));
+  Value v(Kind::kString);
+  v.heap_ = std::move(interned);
+  return v;
+}
+
+const void* Value::InternedKey(std::string_view key) { return KeyPool::Get().Intern(key).get(); }
 Value Value::Bytes(std::string s) {
   Value v(Kind::kBytes);
   v.heap_ = Heap(std::move(s));
@@ -181,7 +204,7 @@ std::string Value::DebugString() const {
     case Kind::kNull:
       return "null";
     case Kind::kBool:
-      return scalar_.b ? "true" : "false";
+      return bool_value() ? "true" : "false";
     case Kind::kInt:
       return StrCat(scalar_.i);
     case Kind::kUint:

@@ -50,11 +50,37 @@ class Value {
   Value() : kind_(Kind::kNull) { scalar_.i = 0; }
 
   static Value Null() { return Value(); }
-  static Value Bool(bool b);
-  static Value Int(int64_t i);
-  static Value Uint(uint64_t u);
-  static Value Double(double d);
+  // Scalars are built inline and in whole-word stores: the evaluator makes
+  // one per comparison, and a value written in narrower pieces (or out of
+  // line) makes whoever copies it next wait for the stores to drain.
+  static Value Bool(bool b) {
+    Value v(Kind::kBool);
+    v.scalar_.i = b;  // the whole word in one store
+    return v;
+  }
+  static Value Int(int64_t i) {
+    Value v(Kind::kInt);
+    v.scalar_.i = i;
+    return v;
+  }
+  static Value Uint(uint64_t u) {
+    Value v(Kind::kUint);
+    v.scalar_.u = u;
+    return v;
+  }
+  static Value Double(double d) {
+    Value v(Kind::kDouble);
+    v.scalar_.d = d;
+    return v;
+  }
   static Value String(std::string s);
+  // A string for a key that many maps share ("attributes", an attribute
+  // name). Its text is kept once per process, so the evaluator recognises
+  // the key by address (identity() == InternedKey(text)) without reading it.
+  static Value Key(std::string_view key);
+  // The address of the pooled copy of `key` (added if the pool has room),
+  // nullptr when there is none. The pool never frees a key.
+  static const void* InternedKey(std::string_view key);
   static Value Bytes(std::string s);
   static Value List(ValueList items);
   static Value Map(MapData map);
@@ -69,9 +95,9 @@ class Value {
 
   Kind kind() const { return kind_; }
   bool is_error() const { return kind_ == Kind::kError; }
-  bool is_bool(bool b) const { return kind_ == Kind::kBool && scalar_.b == b; }
+  bool is_bool(bool b) const { return kind_ == Kind::kBool && (scalar_.i != 0) == b; }
 
-  bool bool_value() const { return scalar_.b; }
+  bool bool_value() const { return scalar_.i != 0; }
   int64_t int_value() const { return scalar_.i; }
   uint64_t uint_value() const { return scalar_.u; }
   double double_value() const { return scalar_.d; }
@@ -88,6 +114,10 @@ class Value {
   // Optional: nullptr when empty.
   const Value* optional_value() const { return static_cast<const Value*>(heap_.get()); }
 
+  // The address of the shared heap part (nullptr for scalars): the same
+  // address means the same immutable value.
+  const void* identity() const { return heap_.get(); }
+
   // The CEL type name: "int", "list", "google.protobuf.Duration", ...
   std::string_view TypeName() const;
   // A CEL-like rendering for messages and the conformance runner.
@@ -99,8 +129,7 @@ class Value {
   Kind kind_;
   int32_t aux_ = 0;
   union {
-    bool b;
-    int64_t i;
+    int64_t i;  // also bool, 0 or 1
     uint64_t u;
     double d;
   } scalar_;
