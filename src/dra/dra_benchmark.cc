@@ -51,7 +51,6 @@ void BM_CelTwo(benchmark::State& state) {
   EvaluateSelector(state, std::string(kMemory) + " && " + kProduct);
 }
 BENCHMARK(BM_CelConstant);
-BENCHMARK(BM_CelTwo);
 BENCHMARK(BM_CelMemory);
 BENCHMARK(BM_CelProduct);
 BENCHMARK(BM_CelComputeCapability);
