@@ -47,9 +47,6 @@ void BM_CelConjunction(benchmark::State& state) {
 void BM_CelSelectorEmpty(benchmark::State& state) { EvaluateSelector(state, kSelectorEmpty); }
 // The floor: what one evaluation costs before any node does work.
 void BM_CelConstant(benchmark::State& state) { EvaluateSelector(state, "true"); }
-void BM_CelTwo(benchmark::State& state) {
-  EvaluateSelector(state, std::string(kMemory) + " && " + kProduct);
-}
 BENCHMARK(BM_CelConstant);
 BENCHMARK(BM_CelMemory);
 BENCHMARK(BM_CelProduct);
