@@ -31,7 +31,7 @@ class Evaluator {
         return Select(e);
       case ExprKind::kCall:  // the planned shapes first, without Call's frame
         if (e.comparison != nullptr) return Comparison(e);
-        if (e.chain != nullptr) return Chain(e, e.op == Op::kAnd);  // Logical, unplanned
+        if (e.chain != nullptr) return Chain(e, e.op == Op::kAnd);  // unplanned: Call, Logical
         return Call(e);
       case ExprKind::kList:
         return List(e);
@@ -143,7 +143,10 @@ class Evaluator {
   // otherwise the value is computed into `scratch`.
   const Value& Ref(const Expr& e, Value& scratch) {
     if (e.path != nullptr) {
-      if (const Value* found = Walk(*e.path)) return *found;
+      if (const Value* found = Walk(*e.path)) {
+        ++ctx_.cost;  // Eval's unit for the node
+        return *found;
+      }
     }
     switch (e.kind) {
       case ExprKind::kConst:
@@ -218,7 +221,9 @@ class Evaluator {
       step += path.memo_steps;
     }
     v = Follow(v, step, end);
-    if (v != nullptr) ctx_.cost += static_cast<int64_t>(path.steps.size()) + 1;
+    // The variable and each step, as the general path charges them; the
+    // node itself is charged by whoever evaluates it (Eval, or Ref below).
+    if (v != nullptr) ctx_.cost += static_cast<int64_t>(path.steps.size());
     return v;
   }
 
@@ -315,8 +320,7 @@ class Evaluator {
     if (c.constant_first) ++ctx_.cost;  // the constant, evaluated before the other side
     if (c.compare_to) ++ctx_.cost;      // the compareTo call's node
     Value scratch;
-    const Value* x = c.operand->path != nullptr ? Walk(*c.operand->path) : nullptr;
-    if (x == nullptr) x = &Ref(*c.operand, scratch);
+    const Value* x = &Ref(*c.operand, scratch);
     if (x->is_error()) return *x;   // what the general path returns too
     if (c.compare_to) ++ctx_.cost;  // compareTo's argument
     const int holds = CompareWithConstant(c, *x);
@@ -347,8 +351,11 @@ class Evaluator {
   }
 
   Value Call(const Expr& e) {
-    if (e.path != nullptr) {
-      if (const Value* found = Walk(*e.path)) return *found;
+    if (e.path != nullptr) {  // an index with a constant key, ending a chain
+      if (const Value* found = Walk(*e.path)) {
+        ++ctx_.cost;  // the key, an argument the general path evaluates
+        return *found;
+      }
     }
     switch (e.op) {
       case Op::kAnd:

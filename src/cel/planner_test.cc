@@ -128,6 +128,10 @@ const std::vector<std::string>& Selectors() {
       R"([0, 1, 2].exists(i, device.attributes["gpu.canhazgpu.dev"].index == i))",
       R"(cel.bind(a, device.attributes["gpu.canhazgpu.dev"],
                   a.productName == "NVIDIA A100-SXM4-40GB" && a.index == 0))",
+      R"(cel.bind(a, device.attributes["gpu.canhazgpu.dev"], a.index == 0))",
+      // A chain that is the whole expression, and one that is an argument.
+      R"(device.attributes["gpu.canhazgpu.dev"].index)",
+      R"(device.attributes["gpu.canhazgpu.dev"].productName.startsWith("NVIDIA"))",
       R"(device.attributes.exists(d, d == "gpu.canhazgpu.dev" &&
                                      device.attributes[d].productName == "Tesla T4"))",
   };
