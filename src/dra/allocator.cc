@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "core/strings.h"
 
 namespace canhazgpu::dra {
@@ -304,6 +305,9 @@ class Allocator::Search {
       }
     }
     const std::string& driver = a_.pools_[static_cast<size_t>(dev.node)].driver;
+    // Each applicable constraint's attribute of the device, looked up once
+    // for the check and kept for the commit (nullptr: does not apply).
+    absl::InlinedVector<const AttributeValue*, 4> values(claim_.constraints.size(), nullptr);
     for (size_t c = 0; c < claim_.constraints.size(); ++c) {
       const DeviceConstraint& con = claim_.constraints[c];
       if (!Applies(con, s)) continue;
@@ -318,15 +322,13 @@ class Allocator::Search {
           if (seen == *v) return NoteUnmet(c);
         }
       }
+      values[c] = v;
     }
     // Commit.
     for (size_t c = 0; c < claim_.constraints.size(); ++c) {
-      const DeviceConstraint& con = claim_.constraints[c];
-      if (!Applies(con, s)) continue;
-      const std::string& attr =
-          con.match_attribute.empty() ? con.distinct_attribute : con.match_attribute;
-      const AttributeValue* v = FindAttribute(*dev.device, driver, attr);
-      if (!con.match_attribute.empty()) {
+      const AttributeValue* v = values[c];
+      if (v == nullptr) continue;
+      if (!claim_.constraints[c].match_attribute.empty()) {
         if (match_count_[c]++ == 0) match_value_[c] = *v;
       } else {
         distinct_[c].push_back(*v);
