@@ -11,11 +11,6 @@
 namespace canhazgpu::cel {
 namespace {
 
-template <typename T>
-std::shared_ptr<const void> Heap(T value) {
-  return std::make_shared<const T>(std::move(value));
-}
-
 bool IsNumber(Kind k) { return k == Kind::kInt || k == Kind::kUint || k == Kind::kDouble; }
 
 // Exact ordering of two numbers of any of the three kinds.
@@ -62,11 +57,7 @@ std::string FormatDouble(double d) {
 
 }  // namespace
 
-Value Value::String(std::string s) {
-  Value v(Kind::kString);
-  v.heap_ = Heap(std::move(s));
-  return v;
-}
+Value Value::String(std::string s) { return OnHeap(Kind::kString, std::move(s)); }
 
 namespace {
 
@@ -108,26 +99,10 @@ Value Value::Key(std::string_view key) {
 }
 
 const void* Value::InternedKey(std::string_view key) { return KeyPool::Get().Intern(key).get(); }
-Value Value::Bytes(std::string s) {
-  Value v(Kind::kBytes);
-  v.heap_ = Heap(std::move(s));
-  return v;
-}
-Value Value::List(ValueList items) {
-  Value v(Kind::kList);
-  v.heap_ = Heap(std::move(items));
-  return v;
-}
-Value Value::Map(MapData map) {
-  Value v(Kind::kMap);
-  v.heap_ = Heap(std::move(map));
-  return v;
-}
-Value Value::Type(std::string_view name) {
-  Value v(Kind::kType);
-  v.heap_ = Heap(std::string(name));
-  return v;
-}
+Value Value::Bytes(std::string s) { return OnHeap(Kind::kBytes, std::move(s)); }
+Value Value::List(ValueList items) { return OnHeap(Kind::kList, std::move(items)); }
+Value Value::Map(MapData map) { return OnHeap(Kind::kMap, std::move(map)); }
+Value Value::Type(std::string_view name) { return OnHeap(Kind::kType, std::string(name)); }
 Value Value::Duration(int64_t nanos) {
   Value v(Kind::kDuration);
   v.scalar_.i = nanos;
@@ -139,26 +114,12 @@ Value Value::Timestamp(int64_t seconds, int32_t nanos) {
   v.aux_ = nanos;
   return v;
 }
-Value Value::OptionalOf(Value inner) {
-  Value v(Kind::kOptional);
-  v.heap_ = Heap(std::move(inner));
-  return v;
-}
+Value Value::OptionalOf(Value inner) { return OnHeap(Kind::kOptional, std::move(inner)); }
 Value Value::OptionalNone() { return Value(Kind::kOptional); }
-Value Value::FromQuantity(Quantity q) {
-  Value v(Kind::kQuantity);
-  v.heap_ = Heap(std::move(q));
-  return v;
-}
-Value Value::FromSemver(Semver s) {
-  Value v(Kind::kSemver);
-  v.heap_ = Heap(std::move(s));
-  return v;
-}
+Value Value::FromQuantity(Quantity q) { return OnHeap(Kind::kQuantity, std::move(q)); }
+Value Value::FromSemver(Semver s) { return OnHeap(Kind::kSemver, std::move(s)); }
 Value Value::Error(std::string message, int32_t offset) {
-  Value v(Kind::kError);
-  v.heap_ = Heap(ErrorData{std::move(message), offset});
-  return v;
+  return OnHeap(Kind::kError, ErrorData{std::move(message), offset});
 }
 
 std::string_view Value::TypeName() const {

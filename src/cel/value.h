@@ -125,6 +125,13 @@ class Value {
 
  private:
   explicit Value(Kind kind) : kind_(kind) { scalar_.i = 0; }
+  // A value whose data lives in the shared, immutable heap part.
+  template <typename T>
+  static Value OnHeap(Kind kind, T data) {
+    Value v(kind);
+    v.heap_ = std::make_shared<const T>(std::move(data));
+    return v;
+  }
 
   Kind kind_;
   int32_t aux_ = 0;
