@@ -95,7 +95,10 @@ UsageReport BuildReport(const ReportInput& input) {
   std::set<std::tuple<uint32_t, int, int64_t>> seen;  // one multi-GPU reservation
   for (const Interval& i : intervals) {
     int64_t start = std::max(i.start, from), end = std::min(i.end, to);
-    if (end <= start) continue;
+    // A run shorter than the clock's millisecond still happened: it counts
+    // as a reservation, with no time.
+    const bool instant = i.start == i.end && i.start >= from && i.start <= to;
+    if (end <= start && !instant) continue;
     UserUsage& u = users[i.user];
     u.user = i.user;
     (i.kind == ReservationKind::kRun ? u.run_ms : u.manual_ms) += end - start;

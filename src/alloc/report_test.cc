@@ -80,6 +80,21 @@ TEST(ReportTest, MultiGpuReservationCountsOnceAndQueueHoldsNotAtAll) {
   EXPECT_EQ(r.total.total_ms(), 20 * kMin);
 }
 
+TEST(ReportTest, ARunShorterThanAMillisecondCountsWithNoTime) {
+  ReportInput input{.from = At(0), .to = At(100), .gpu_count = 1};
+  input.history = {Record(0, "a", ReservationKind::kRun, 30, 30),
+                   Record(0, "b", ReservationKind::kRun, 100, 100),  // at the period's end
+                   Record(0, "c", ReservationKind::kRun, 120, 120),  // after it
+                   Record(0, "d", ReservationKind::kRun, -20, 0)};   // ends as it starts
+  UsageReport r = BuildReport(input);
+  ASSERT_EQ(r.users.size(), 2u);
+  EXPECT_EQ(r.users[0].user, "a");
+  EXPECT_EQ(r.users[1].user, "b");
+  EXPECT_EQ(r.total.reservations, 2);
+  EXPECT_EQ(r.total.total_ms(), 0);
+  EXPECT_EQ(r.total.split.unknown_ms, 0);
+}
+
 TEST(ReportTest, RecordUsageSamplesAtMostOncePerInterval) {
   store::MemoryStateStore store;
   std::vector<GpuUsage> gpus(2);

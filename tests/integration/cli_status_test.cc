@@ -168,7 +168,8 @@ class CliReportTest : public ::testing::Test {
 TEST_F(CliReportTest, ReportsReservationsPerUserWithSamplesAndGaps) {
   ASSERT_EQ(host_.Run({"reserve", "-g", "2", "--note", "<b>x</b>"}).exit_code, 0);
   ASSERT_EQ(host_.Run({"status"}).exit_code, 0);
-  ASSERT_EQ(host_.Run({"run", "--", "true"}).exit_code, 0);
+  // Long enough to be more than 0 ms of GPU time on any clock.
+  ASSERT_EQ(host_.Run({"run", "--", "sleep", "0.01"}).exit_code, 0);
   ASSERT_EQ(host_.Run({"release"}).exit_code, 0);
   CliResult r = host_.Run({"report", "--json", "--days", "7"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
