@@ -5,7 +5,9 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -190,24 +192,39 @@ absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source)
   }
   if (listen_fd >= 0) listen(listen_fd, SOMAXCONN);
   // SIGINT/SIGTERM are blocked by the caller; this thread takes them and
-  // stops the server, so in-flight requests finish.
-  std::thread stopper([&server] {
+  // ends the accept loop by shutting the listening socket down, so
+  // in-flight requests finish. Not httplib's stop(): it does nothing until
+  // listen_after_bind() has started, so a signal that came just after the
+  // "listening" line was lost and the server never ended. The socket is
+  // reached through a dup() of our own, which stays valid (and is never
+  // another file) even once httplib has closed its descriptor.
+  const int wake_fd = listen_fd >= 0 ? dup(listen_fd) : -1;
+  std::atomic<bool> stopped{false}, ended{false};
+  std::thread stopper([&] {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     int sig = 0;
     sigwait(&set, &sig);
-    server.stop();
+    if (ended) return;  // woken by the main thread below
+    stopped = true;
+    if (wake_fd >= 0) {
+      shutdown(wake_fd, SHUT_RDWR);  // accept() fails and the loop ends
+    } else {
+      server.stop();
+    }
   });
   if (options.on_listening) options.on_listening(port);
-  bool ok = server.listen_after_bind();
-  if (stopper.joinable()) {
-    // listen ended by itself (an error): wake the stopper.
-    if (!ok) kill(getpid(), SIGTERM);
-    stopper.join();
-  }
-  return ok ? absl::OkStatus() : absl::InternalError("the web server stopped unexpectedly");
+  const bool ok = server.listen_after_bind();
+  ended = true;
+  // listen ended by itself (an error): wake the stopper.
+  if (!stopped) kill(getpid(), SIGTERM);
+  stopper.join();
+  if (wake_fd >= 0) close(wake_fd);
+  // Our shutdown makes httplib report a failed accept: that is the stop.
+  if (ok || stopped) return absl::OkStatus();
+  return absl::InternalError("the web server stopped unexpectedly");
 }
 
 }  // namespace canhazgpu::web

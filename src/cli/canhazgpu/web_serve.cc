@@ -51,17 +51,19 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
                      alloc::CollectReport(*store, days, ctx.machine->clock.Now()));
     return ReportJson(report, days);
   };
+  // Blocked before anything is printed: whoever saw a line from us may stop
+  // us, and the server's own thread takes the signal.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   if (!web::IsLoopback(host)) {
     std::fprintf(stderr,
                  "canhazgpu: warning: listening on %s: anyone who can reach this address sees "
                  "who uses which GPU (there is no login)\n",
                  host.c_str());
   }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   web::ServeOptions options{.host = host, .port = port};
   options.on_listening = [&host](int bound) {
     std::string shown = host.find(':') != std::string::npos ? StrCat("[", host, "]") : host;
