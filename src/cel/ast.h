@@ -64,8 +64,9 @@ struct AttributePath {
 };
 
 // A relation between a cheap expression and a constant (`x == "A100"`,
-// `x >= 2`), or between the result of `x.compareTo(constant)` and a constant
-// integer (`...memory.compareTo(quantity("40Gi")) >= 0`). The evaluator
+// `x >= 2`), between the result of `x.compareTo(constant)` and a constant
+// integer (`...memory.compareTo(quantity("40Gi")) >= 0`), or the ordering
+// methods themselves (`...memory.isGreaterThan(quantity("1Mi"))`). The evaluator
 // computes it directly when the value has the constant's kind and takes the
 // general path (dispatch, errors) otherwise. Set by the planner.
 enum class Relation : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
@@ -75,6 +76,7 @@ struct ConstantComparison {
   const Value* constant = nullptr;  // the constant side (compareTo's argument)
   bool constant_first = false;      // `"A100" == x`: the relation reads right to left
   bool compare_to = false;          // the compareTo form: relation of the order with `against`
+  bool method = false;  // with compare_to: the node is `x.isGreaterThan(C)` or `x.isLessThan(C)`
   int64_t against = 0;
 };
 

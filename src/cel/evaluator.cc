@@ -317,15 +317,15 @@ class Evaluator {
   // The cost charged is the general path's, node for node and in its order.
   Value Comparison(const Expr& e) {
     const ConstantComparison& c = *e.comparison;
-    if (c.constant_first) ++ctx_.cost;  // the constant, evaluated before the other side
-    if (c.compare_to) ++ctx_.cost;      // the compareTo call's node
+    if (c.constant_first) ++ctx_.cost;           // the constant, evaluated before the other side
+    if (c.compare_to && !c.method) ++ctx_.cost;  // the compareTo call's node
     Value scratch;
     const Value* x = &Ref(*c.operand, scratch);
     if (x->is_error()) return *x;   // what the general path returns too
-    if (c.compare_to) ++ctx_.cost;  // compareTo's argument
+    if (c.compare_to) ++ctx_.cost;  // the method's argument
     const int holds = CompareWithConstant(c, *x);
     if (holds >= 0) {
-      if (!c.constant_first) ++ctx_.cost;
+      if (!c.constant_first && !c.method) ++ctx_.cost;  // the relation's constant
       return Value::Bool(holds == 1);
     }
     return CompareInGeneral(e, *x);
@@ -334,6 +334,10 @@ class Evaluator {
   // The general path's calls, with the operand already evaluated.
   Value CompareInGeneral(const Expr& e, const Value& x) {
     const ConstantComparison& c = *e.comparison;
+    if (c.method) {  // the node is the method call itself
+      const Value* args[] = {&x, c.constant};
+      return Invoke(e, args, 2);
+    }
     const Value* compared = &x;
     Value order;
     if (c.compare_to) {  // x.compareTo(constant) first

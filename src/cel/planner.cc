@@ -90,8 +90,24 @@ bool IsCompareToConstant(const Expr& e) {
          e.args.size() == 1 && e.args[0]->kind == ExprKind::kConst && IsCheap(*e.target);
 }
 
+// `x.isGreaterThan(constant)` or `x.isLessThan(constant)` with a cheap
+// receiver: the compareTo form with the relation built in.
+void PlanOrderMethod(Expr& e) {
+  const bool greater = e.name == "isGreaterThan";
+  if (!greater && e.name != "isLessThan") return;
+  if (e.function == nullptr || e.args[0]->kind != ExprKind::kConst || !IsCheap(*e.target)) return;
+  auto plan = std::make_unique<ConstantComparison>();
+  plan->relation = greater ? Relation::kGt : Relation::kLt;
+  plan->compare_to = true;
+  plan->method = true;
+  plan->operand = e.target.get();
+  plan->constant = &e.args[0]->value;
+  e.comparison = std::move(plan);
+}
+
 void PlanComparison(Expr& e) {
   Relation relation;
+  if (e.target && e.args.size() == 1) return PlanOrderMethod(e);
   if (e.function == nullptr || e.target || e.args.size() != 2 || !RelationOf(e.name, &relation))
     return;
   const bool constant_first = e.args[0]->kind == ExprKind::kConst;

@@ -101,6 +101,15 @@ const std::vector<std::string>& Selectors() {
       R"(device.capacity["gpu.canhazgpu.dev"].memory.compareTo(quantity("40Gi")) < -1)",
       R"(device.attributes["gpu.canhazgpu.dev"].cudaComputeCapability.compareTo(semver("7.5.0")) > 0)",
       R"(device.attributes["gpu.canhazgpu.dev"].driverVersion.major() >= 500)",
+      // The ordering methods, right and wrong receivers.
+      R"(device.capacity["gpu.canhazgpu.dev"].memory.isLessThan(quantity("40Gi")))",
+      R"(device.attributes["gpu.canhazgpu.dev"].cudaComputeCapability.isGreaterThan(semver("8.0.0")))",
+      R"(device.attributes["gpu.canhazgpu.dev"].cudaComputeCapability.isLessThan(semver("8.0.0")))",
+      R"(device.attributes["gpu.canhazgpu.dev"].productName.isGreaterThan(quantity("1")))",
+      R"(device.attributes["gpu.canhazgpu.dev"].index.isLessThan(semver("1.0.0")))",
+      R"(device.attributes["gpu.canhazgpu.dev"].missing.isGreaterThan(quantity("1Mi")) || true)",
+      R"(device.capacity["gpu.canhazgpu.dev"].memory.isGreaterThan(quantity("1Mi")) &&
+         device.attributes["gpu.canhazgpu.dev"].cudaComputeCapability.isLessThan(semver("10.0.0")))",
       // Missing attributes, absorbed or not; has() guards.
       R"(device.attributes["gpu.canhazgpu.dev"].missing == "x" || true)",
       R"(device.attributes["gpu.canhazgpu.dev"].missing == "x" && false)",
