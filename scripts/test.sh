@@ -20,7 +20,7 @@ jobs=$(nproc)
 echo "== build (default)"
 scripts/build.sh default
 echo "== tests (default)"
-ctest --test-dir build --output-on-failure -j "$jobs"
+ctest --test-dir build --output-on-failure --timeout 300 -j "$jobs"
 echo "== CEL conformance (at least 99% of the runnable cases)"
 scripts/cel_conformance.sh build
 
@@ -28,5 +28,5 @@ echo "== build (asan + ubsan)"
 scripts/build.sh asan
 echo "== unit tests under asan + ubsan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
+  ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$jobs" -L unit
 echo "== all tests passed"
