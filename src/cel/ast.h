@@ -70,14 +70,18 @@ struct AttributePath {
 // computes it directly when the value has the constant's kind and takes the
 // general path (dispatch, errors) otherwise. Set by the planner.
 enum class Relation : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+enum class ComparisonForm : uint8_t {
+  kValue,        // `x OP C`
+  kCompareTo,    // `x.compareTo(C) OP against`
+  kOrderMethod,  // `x.isGreaterThan(C)` (relation kGt) or `x.isLessThan(C)` (kLt)
+};
 struct ConstantComparison {
+  ComparisonForm form = ComparisonForm::kValue;
   Relation relation = Relation::kEq;
-  const Expr* operand = nullptr;    // the non-constant side (compareTo's receiver)
-  const Value* constant = nullptr;  // the constant side (compareTo's argument)
+  const Expr* operand = nullptr;    // the non-constant side (the method's receiver)
+  const Value* constant = nullptr;  // the constant side (the method's argument)
   bool constant_first = false;      // `"A100" == x`: the relation reads right to left
-  bool compare_to = false;          // the compareTo form: relation of the order with `against`
-  bool method = false;  // with compare_to: the node is `x.isGreaterThan(C)` or `x.isLessThan(C)`
-  int64_t against = 0;
+  int64_t against = 0;              // kCompareTo: the integer compareTo's result is related to
 };
 
 // The operands of a chain of && (or of ||) in source order, set by the

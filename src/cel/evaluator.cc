@@ -259,8 +259,9 @@ class Evaluator {
     const Value& k = *c.constant;
     if (x.kind() != k.kind()) return -1;
     const bool ordered_kind = x.kind() == Kind::kQuantity || x.kind() == Kind::kSemver;
-    if (ordered_kind != c.compare_to) return -1;  // compareTo exists only for those two
-    int order;                                    // x against k: -1, 0, 1
+    const bool method = c.form != ComparisonForm::kValue;
+    if (ordered_kind != method) return -1;  // the methods exist only for those two
+    int order;                              // x against k: -1, 0, 1
     switch (x.kind()) {
       case Kind::kString:
         if (c.relation == Relation::kEq || c.relation == Relation::kNe) {
@@ -285,7 +286,7 @@ class Evaluator {
       default:
         return -1;
     }
-    if (c.compare_to) {  // compareTo's -1/0/1 against the relation's integer
+    if (c.form == ComparisonForm::kCompareTo) {  // its -1/0/1 against the relation's integer
       const int64_t r = order;
       order = (r > c.against) - (r < c.against);
     }
@@ -317,15 +318,16 @@ class Evaluator {
   // The cost charged is the general path's, node for node and in its order.
   Value Comparison(const Expr& e) {
     const ConstantComparison& c = *e.comparison;
-    if (c.constant_first) ++ctx_.cost;           // the constant, evaluated before the other side
-    if (c.compare_to && !c.method) ++ctx_.cost;  // the compareTo call's node
+    if (c.constant_first) ++ctx_.cost;  // the constant, evaluated before the other side
+    if (c.form == ComparisonForm::kCompareTo) ++ctx_.cost;  // the compareTo call's node
     Value scratch;
     const Value* x = &Ref(*c.operand, scratch);
-    if (x->is_error()) return *x;   // what the general path returns too
-    if (c.compare_to) ++ctx_.cost;  // the method's argument
+    if (x->is_error()) return *x;                       // what the general path returns too
+    if (c.form != ComparisonForm::kValue) ++ctx_.cost;  // the method's argument
     const int holds = CompareWithConstant(c, *x);
     if (holds >= 0) {
-      if (!c.constant_first && !c.method) ++ctx_.cost;  // the relation's constant
+      // The relation's constant, unless it came first or the node is the method.
+      if (!c.constant_first && c.form != ComparisonForm::kOrderMethod) ++ctx_.cost;
       return Value::Bool(holds == 1);
     }
     return CompareInGeneral(e, *x);
@@ -334,13 +336,13 @@ class Evaluator {
   // The general path's calls, with the operand already evaluated.
   Value CompareInGeneral(const Expr& e, const Value& x) {
     const ConstantComparison& c = *e.comparison;
-    if (c.method) {  // the node is the method call itself
+    if (c.form == ComparisonForm::kOrderMethod) {  // the node is the method call itself
       const Value* args[] = {&x, c.constant};
       return Invoke(e, args, 2);
     }
     const Value* compared = &x;
     Value order;
-    if (c.compare_to) {  // x.compareTo(constant) first
+    if (c.form == ComparisonForm::kCompareTo) {  // x.compareTo(constant) first
       const Expr& call = *e.args[c.constant_first ? 1 : 0];
       const Value* args[] = {&x, c.constant};
       order = Invoke(call, args, 2);

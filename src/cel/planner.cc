@@ -84,22 +84,20 @@ bool IsConst(const Expr& e, Kind kind) {
   return e.kind == ExprKind::kConst && e.value.kind() == kind;
 }
 
-// `x.compareTo(constant)` with a cheap receiver.
-bool IsCompareToConstant(const Expr& e) {
-  return e.kind == ExprKind::kCall && e.function != nullptr && e.name == "compareTo" && e.target &&
+// `x.name(constant)` with a cheap receiver.
+bool IsMethodWithConstant(const Expr& e, std::string_view name) {
+  return e.kind == ExprKind::kCall && e.function != nullptr && e.name == name && e.target &&
          e.args.size() == 1 && e.args[0]->kind == ExprKind::kConst && IsCheap(*e.target);
 }
 
-// `x.isGreaterThan(constant)` or `x.isLessThan(constant)` with a cheap
-// receiver: the compareTo form with the relation built in.
+// `x.isGreaterThan(constant)` or `x.isLessThan(constant)`: the compareTo
+// form with the relation built in.
 void PlanOrderMethod(Expr& e) {
-  const bool greater = e.name == "isGreaterThan";
-  if (!greater && e.name != "isLessThan") return;
-  if (e.function == nullptr || e.args[0]->kind != ExprKind::kConst || !IsCheap(*e.target)) return;
+  const bool greater = IsMethodWithConstant(e, "isGreaterThan");
+  if (!greater && !IsMethodWithConstant(e, "isLessThan")) return;
   auto plan = std::make_unique<ConstantComparison>();
+  plan->form = ComparisonForm::kOrderMethod;
   plan->relation = greater ? Relation::kGt : Relation::kLt;
-  plan->compare_to = true;
-  plan->method = true;
   plan->operand = e.target.get();
   plan->constant = &e.args[0]->value;
   e.comparison = std::move(plan);
@@ -107,9 +105,8 @@ void PlanOrderMethod(Expr& e) {
 
 void PlanComparison(Expr& e) {
   Relation relation;
-  if (e.target && e.args.size() == 1) return PlanOrderMethod(e);
-  if (e.function == nullptr || e.target || e.args.size() != 2 || !RelationOf(e.name, &relation))
-    return;
+  if (e.target) return PlanOrderMethod(e);
+  if (e.function == nullptr || e.args.size() != 2 || !RelationOf(e.name, &relation)) return;
   const bool constant_first = e.args[0]->kind == ExprKind::kConst;
   const Expr& constant = *e.args[constant_first ? 0 : 1];
   const Expr& other = *e.args[constant_first ? 1 : 0];
@@ -117,8 +114,8 @@ void PlanComparison(Expr& e) {
   auto plan = std::make_unique<ConstantComparison>();
   plan->relation = relation;
   plan->constant_first = constant_first;
-  if (IsConst(constant, Kind::kInt) && IsCompareToConstant(other)) {
-    plan->compare_to = true;
+  if (IsConst(constant, Kind::kInt) && IsMethodWithConstant(other, "compareTo")) {
+    plan->form = ComparisonForm::kCompareTo;
     plan->against = constant.value.int_value();
     plan->operand = other.target.get();
     plan->constant = &other.args[0]->value;
