@@ -152,6 +152,14 @@ bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
+sigset_t StopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
 absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source) {
   Cache cache(std::move(source));
   httplib::Server server;
@@ -201,10 +209,7 @@ absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source)
   const int wake_fd = listen_fd >= 0 ? dup(listen_fd) : -1;
   std::atomic<bool> stopped{false}, ended{false};
   std::thread stopper([&] {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
+    const sigset_t set = StopSignals();
     int sig = 0;
     sigwait(&set, &sig);
     if (ended) return;  // woken by the main thread below

@@ -5,6 +5,8 @@
 // requests for up to a second, so many viewers cost what one does.
 #pragma once
 
+#include <signal.h>
+
 #include <functional>
 #include <string>
 
@@ -35,8 +37,12 @@ struct ServeOptions {
   std::function<void(int port)> on_listening;
 };
 
+// SIGINT and SIGTERM: the signals that stop the server.
+sigset_t StopSignals();
+
 // Serves until SIGINT or SIGTERM (which must be blocked in every thread
-// before calling; the server waits for them itself).
+// before calling, e.g. pthread_sigmask(SIG_BLOCK, StopSignals()); the server
+// waits for them itself).
 absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source);
 
 // True for addresses only this machine can reach.

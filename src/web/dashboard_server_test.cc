@@ -37,10 +37,7 @@ DashboardSource EmptySource() {
 }
 
 TEST(DashboardServerTest, ASignalBeforeTheAcceptLoopStillStopsTheServer) {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
+  const sigset_t stop = StopSignals();
   ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &stop, nullptr), 0);
   ServeOptions options{.host = "127.0.0.1", .port = 0, .threads = 2};
   bool refused = false;

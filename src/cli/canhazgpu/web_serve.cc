@@ -53,10 +53,7 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
   };
   // Blocked before anything is printed: whoever saw a line from us may stop
   // us, and the server's own thread takes the signal.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
+  const sigset_t stop = web::StopSignals();
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   if (!web::IsLoopback(host)) {
     std::fprintf(stderr,
