@@ -2,7 +2,7 @@
 # and dependencies (the pattern of abseil's CMake/AbseilHelpers.cmake).
 
 set(CANHAZGPU_WARNINGS -Wall -Wextra -Werror -Wno-missing-field-initializers)
-if(CANHAZGPU_SANITIZE)
+if(CANHAZGPU_SANITIZE OR CANHAZGPU_FUZZ)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
@@ -90,8 +90,29 @@ endfunction()
 # The binaries users run: with libstdc++ and libgcc linked in, the dynamic
 # loader only maps libc and libm (docs/perf.md: start-up 1.5 -> 0.6 ms).
 function(canhazgpu_static_runtime target)
-  if(CANHAZGPU_SANITIZE)
+  if(CANHAZGPU_SANITIZE OR CANHAZGPU_FUZZ)
     return()  # the sanitizer runtimes expect the shared libstdc++
   endif()
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+endfunction()
+
+# canhazgpu_fuzzer(NAME cel_fuzzer SRCS cel_fuzzer.cc DEPS canhazgpu::cel SEEDS testdata/fuzz/cel)
+# builds a libFuzzer target (the "fuzz" preset: clang with CANHAZGPU_FUZZ=ON)
+# and a ctest labelled "fuzz" that runs it from the seed corpus in the tree for
+# FUZZ_SECONDS (scripts/run_fuzzer.sh). New inputs go to a scratch corpus, so a
+# run never edits the tree; crashes are kept under build-fuzz/fuzz-artifacts/.
+function(canhazgpu_fuzzer)
+  if(NOT CANHAZGPU_FUZZ)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "NAME;SEEDS" "SRCS;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_compile_options(${ARG_NAME} PRIVATE ${CANHAZGPU_WARNINGS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  target_link_options(${ARG_NAME} PRIVATE -fsanitize=fuzzer)
+  add_dependencies(fuzzers ${ARG_NAME})
+  add_test(NAME ${ARG_NAME}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/run_fuzzer.sh $<TARGET_FILE:${ARG_NAME}>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_SEEDS} ${PROJECT_BINARY_DIR}/fuzz-artifacts)
+  set_tests_properties(${ARG_NAME} PROPERTIES LABELS fuzz)
 endfunction()

@@ -8,6 +8,7 @@ packages=(
   libabsl-dev nlohmann-json3-dev libsqlite3-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format hyperfine
+  clang libclang-rt-14-dev
   libyaml-cpp-dev libtomlplusplus-dev libcpp-httplib-dev
   chromium wrk
   python3 python3-jsonschema
