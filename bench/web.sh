@@ -16,7 +16,8 @@ work=$(mktemp -d)
 export CANHAZGPU_STATE=$work/state.db NO_COLOR=1 HOME=$work
 "$chg" admin --provider fake --gpus 8 >/dev/null
 "$chg" reserve -g 4 -d 1h --note "bench" >/dev/null
-"$chg" web --port 0 >"$work/web.out" &
+# wrk's connections all come from 127.0.0.1: lift the per-address cap.
+"$chg" web --port 0 --max-client-connections 256 >"$work/web.out" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do grep -q http "$work/web.out" 2>/dev/null && break; sleep 0.1; done

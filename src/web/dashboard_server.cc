@@ -1,20 +1,22 @@
 #include "web/dashboard_server.h"
 
 #include <httplib.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "web/assets.h"
+#include "web/host_allowlist.h"
+#include "web/http_front.h"
 #include "web/metrics.h"
 
 namespace canhazgpu::web {
@@ -25,6 +27,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kSnapshotTtl = std::chrono::seconds(1);
 constexpr auto kReportTtl = std::chrono::seconds(30);
 constexpr int kMaxDays = 3650;
+constexpr size_t kMaxBody = 64 * 1024;
 
 // The status and queue as of at most kSnapshotTtl ago, and how long
 // collecting them took.
@@ -71,6 +74,53 @@ class Cache {
   std::mutex mu_;
   Snapshot live_;
   std::map<int, std::pair<Json, Clock::time_point>> reports_;
+};
+
+// httplib parses requests and routes them; the front (http_front.h) owns
+// the sockets. A request reaches httplib as a whole in memory and the answer
+// is collected in memory, so httplib never waits on a client.
+class ExchangeStream : public httplib::Stream {
+ public:
+  ExchangeStream(const Exchange& ex, std::string* out) : ex_(ex), out_(out) {}
+  using httplib::Stream::write;
+
+  bool is_readable() const override { return read_ < ex_.request.size(); }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override {
+    const size_t n = std::min(size, ex_.request.size() - read_);
+    std::memcpy(ptr, ex_.request.data() + read_, n);
+    read_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    out_->append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = ex_.remote_ip;
+    port = ex_.remote_port;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = ex_.local_ip;
+    port = ex_.local_port;
+  }
+  socket_t socket() const override { return ex_.fd; }
+
+ private:
+  const Exchange& ex_;
+  std::string* out_;
+  size_t read_ = 0;
+};
+
+class ExchangeServer : public httplib::Server {
+ public:
+  Answer Serve(const Exchange& ex) {
+    Answer answer;
+    ExchangeStream stream(ex, &answer.bytes);
+    bool closed = false;
+    answer.close = !process_request(stream, false, closed, nullptr) || closed;
+    return answer;
+  }
 };
 
 void SendJson(httplib::Response& res, int code, const Json& body) {
@@ -161,75 +211,57 @@ sigset_t StopSignals() {
 }
 
 absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source) {
+  ASSIGN_OR_RETURN(const int listen_fd, ListenTcp(options.host, options.port));
+  const int port = BoundPort(listen_fd);
   Cache cache(std::move(source));
-  httplib::Server server;
-  const int threads = options.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // Slow or silent clients are cut off instead of holding a thread.
-  server.set_read_timeout(5, 0);
-  server.set_write_timeout(5, 0);
-  server.set_keep_alive_timeout(2);
-  server.set_payload_max_length(64 * 1024);
+  std::vector<std::string> names = options.allowed_hosts;
+  names.push_back(options.host);
+  names.push_back(cache.host_name());
+  const HostAllowlist hosts(names);
+  ExchangeServer server;
+  server.set_payload_max_length(kMaxBody);
+  // Only for the Keep-Alive header httplib writes: the front closes an idle
+  // connection at the request deadline, and does not count requests.
+  server.set_keep_alive_timeout(10);
+  server.set_keep_alive_max_count(1000);
   server.set_default_headers({
       {"Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"},
       {"X-Content-Type-Options", "nosniff"},
       {"Referrer-Policy", "no-referrer"},
   });
-  Routes(server, cache);
-  // Debian's cpp-httplib listens with a backlog of 5, so a burst of
-  // connections waits out SYN retries (seconds). Keep the socket httplib
-  // makes and listen on it again with a real backlog once bound.
-  int listen_fd = -1;
-  // TCP_NODELAY too (accepted sockets inherit it): httplib writes headers
-  // and body separately, and Nagle plus delayed ACKs then cost 40 ms per
-  // keep-alive request.
-  server.set_socket_options([&listen_fd](socket_t fd) {
-    httplib::default_socket_options(fd);
-    int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    listen_fd = fd;
+  server.set_pre_routing_handler([&hosts](const httplib::Request& req, httplib::Response& res) {
+    if (hosts.Allows(req.get_header_value("Host")))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 403;
+    res.set_content(
+        "forbidden: this dashboard does not answer to that host name (canhazgpu web "
+        "--allowed-hosts NAME adds one)\n",
+        "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
   });
-  int port = options.port;
-  if (port == 0) {
-    port = server.bind_to_any_port(options.host);
-  } else if (!server.bind_to_port(options.host, port)) {
-    port = -1;
-  }
-  if (port < 0) {
-    return absl::UnavailableError(StrCat("cannot listen on ", options.host, ":", options.port));
-  }
-  if (listen_fd >= 0) listen(listen_fd, SOMAXCONN);
+  Routes(server, cache);
+  FrontLimits limits{.loops = options.threads,
+                     .max_client_connections = options.max_client_connections,
+                     .max_body_bytes = kMaxBody};
+  HttpFront front(listen_fd, limits, [&server](const Exchange& ex) { return server.Serve(ex); });
   // SIGINT/SIGTERM are blocked by the caller; this thread takes them and
-  // ends the accept loop by shutting the listening socket down, so
-  // in-flight requests finish. Not httplib's stop(): it does nothing until
-  // listen_after_bind() has started, so a signal that came just after the
-  // "listening" line was lost and the server never ended. The socket is
-  // reached through a dup() of our own, which stays valid (and is never
-  // another file) even once httplib has closed its descriptor.
-  const int wake_fd = listen_fd >= 0 ? dup(listen_fd) : -1;
-  std::atomic<bool> stopped{false}, ended{false};
+  // stops the front, which refuses new connections at once and closes the
+  // open ones, however many and however slow.
+  std::atomic<bool> ended{false};
   std::thread stopper([&] {
     const sigset_t set = StopSignals();
     int sig = 0;
     sigwait(&set, &sig);
-    if (ended) return;  // woken by the main thread below
-    stopped = true;
-    if (wake_fd >= 0) {
-      shutdown(wake_fd, SHUT_RDWR);  // accept() fails and the loop ends
-    } else {
-      server.stop();
-    }
+    if (!ended) front.Stop();
   });
   if (options.on_listening) options.on_listening(port);
-  const bool ok = server.listen_after_bind();
+  absl::Status served = front.Run();
   ended = true;
-  // listen ended by itself (an error): wake the stopper.
-  if (!stopped) kill(getpid(), SIGTERM);
+  // Run ended by itself (it could not start): wake the stopper. Otherwise
+  // the stopper has already taken its signal and returned.
+  if (!served.ok()) kill(getpid(), SIGTERM);
   stopper.join();
-  if (wake_fd >= 0) close(wake_fd);
-  // Our shutdown makes httplib report a failed accept: that is the stop.
-  if (ok || stopped) return absl::OkStatus();
-  return absl::InternalError("the web server stopped unexpectedly");
+  return served;
 }
 
 }  // namespace canhazgpu::web

@@ -1,7 +1,8 @@
 // The dashboard's HTTP server: the page and its assets from the binary, a
 // read-only JSON API (/api/status, /api/queue, /api/report?days=N),
 // /healthz and Prometheus /metrics. No request reaches a shell; bad
-// requests get a 4xx and the server goes on. Snapshots are shared between
+// requests get a 4xx and the server goes on; unknown Host names get 403
+// (DNS rebinding); slow clients cannot hold the server (http_front.h). Snapshots are shared between
 // requests for up to a second, so many viewers cost what one does.
 #pragma once
 
@@ -9,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,9 +32,13 @@ struct DashboardSource {
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
-  // Each connection holds a thread while it is open (up to the 5 s read
-  // timeout for a silent one), so be generous: threads are cheap.
-  int threads = 64;
+  // Event-loop threads; a connection holds one only while its whole request
+  // is being answered, never while the client is slow.
+  int threads = 4;
+  int max_client_connections = 16;  // open at once from one address
+  // Host names the dashboard answers to besides loopback names, the listen
+  // address and the machine's name (host_allowlist.h).
+  std::vector<std::string> allowed_hosts;
   // Called once listening, with the port bound.
   std::function<void(int port)> on_listening;
 };

@@ -8,8 +8,12 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "integration/cli_runner.h"
 #include "integration/web_fixture.h"
@@ -64,16 +68,19 @@ TEST_F(WebTest, SurvivesMalformedRequestsSlowClientsAndManyConnections) {
     ReadAll(fd);
     close(fd);
   }
-  // Slow clients: connected, silent.
+  // Slow clients: connected, silent (from an address of their own, as one
+  // address may hold only 16 connections).
   std::vector<int> silent;
-  for (int i = 0; i < 20; ++i) silent.push_back(Connect());
+  for (int i = 0; i < 16; ++i) silent.push_back(Connect("127.0.0.3"));
   EXPECT_EQ(Get("/healthz").code, 200);
-  // 200 connections at once, each with a request; all answered.
+  // 200 connections at once from 20 addresses, each with a request; all
+  // answered.
   std::vector<int> fds;
   for (int i = 0; i < 200; ++i) {
-    int fd = Connect();
+    const std::string from = "127.0.1." + std::to_string(1 + i % 20);
+    int fd = Connect(from.c_str());
     ASSERT_GE(fd, 0) << i;
-    std::string req = "GET /api/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    std::string req = "GET /api/status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     ASSERT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
     fds.push_back(fd);
   }
@@ -85,6 +92,89 @@ TEST_F(WebTest, SurvivesMalformedRequestsSlowClientsAndManyConnections) {
   EXPECT_EQ(ok, 200);
   for (int fd : silent) close(fd);
   EXPECT_EQ(Get("/healthz").code, 200);
+}
+
+// Issue 14: a DNS-rebinding page reaches the dashboard under its own name;
+// only loopback names and the names the operator gave are answered.
+TEST_F(WebTest, Issue14AnswersOnlyKnownHostNames) {
+  ASSERT_EQ(host_.Run({"reserve", "-g", "1", "--note", "secret plans"}).exit_code, 0);
+  for (const std::string& ok : {std::string("localhost"), "localhost:" + std::to_string(port_),
+                                std::string("127.0.0.1"), std::string("[::1]:1234")}) {
+    EXPECT_EQ(Get("/api/status", ok).code, 200) << ok;
+  }
+  for (const char* path : {"/api/status", "/api/queue", "/metrics", "/", "/nope"}) {
+    HttpReply evil = Get(path, "evil.example:" + std::to_string(port_));
+    EXPECT_EQ(evil.code, 403) << path;
+    EXPECT_EQ(std::count(evil.body.begin(), evil.body.end(), '\n'), 1) << evil.body;
+    EXPECT_THAT(evil.body, HasSubstr("--allowed-hosts"));
+    EXPECT_THAT(evil.body, ::testing::Not(HasSubstr("secret")));
+  }
+  EXPECT_EQ(Get("/api/status", "app.localhost").code, 403);
+}
+
+class WebAllowedHostsTest : public WebTest {
+  void BeforeStart() override {
+    WriteFile(host_.dir() + "/.canhazgpu.yaml",
+              "web:\n  allowed_hosts: [dash.example.com, GPUBOX]\n");
+  }
+};
+
+TEST_F(WebAllowedHostsTest, Issue14AllowedHostsSettingAddsNames) {
+  EXPECT_EQ(Get("/api/status", "dash.example.com").code, 200);
+  EXPECT_EQ(Get("/api/status", "gpubox:8080").code, 200);
+  EXPECT_EQ(Get("/api/status", "localhost").code, 200);
+  EXPECT_EQ(Get("/api/status", "other.example.com").code, 403);
+}
+
+// Issue 14: 150 sockets from one address trickling a header line at a time
+// (which reset a per-read timeout) held every server thread, so
+// /api/status timed out, and SIGTERM waited for them for over a minute.
+TEST_F(WebTest, Issue14TricklingClientsNeitherStarveOthersNorHoldOffTheStop) {
+  std::vector<int> slow;
+  for (int i = 0; i < 150; ++i) {
+    int fd = Connect();
+    ASSERT_GE(fd, 0) << i;
+    const std::string start = "GET /api/status HTTP/1.1\r\nHost: localhost\r\n";
+    (void)!send(fd, start.data(), start.size(), MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> trickling{true};
+  std::thread trickle([&] {
+    while (trickling) {
+      for (int fd : slow) (void)!send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  // Another client (another address: one address holds at most 16
+  // connections) is answered meanwhile.
+  HttpReply status = Get("/api/status", "localhost", "127.0.0.2");
+  EXPECT_EQ(status.code, 200) << status.body;
+  EXPECT_EQ(Get("/healthz", "localhost", "127.0.0.2").code, 200);
+  // The stop does not wait for them (the bound only tells a hang from a stop).
+  kill(server_pid_, SIGTERM);
+  const bool gone = Eventually([&] { return ProcessGone(server_pid_); });
+  trickling = false;
+  trickle.join();
+  for (int fd : slow) close(fd);
+  if (!gone) kill(server_pid_, SIGKILL);
+  EXPECT_TRUE(gone);
+  EXPECT_EQ(ExitCodeOf(server_pid_), 0);
+  server_pid_ = -1;
+}
+
+// Issue 14: a second dashboard on the same port started silently (httplib
+// set SO_REUSEPORT, so both listened and shared the connections).
+TEST_F(WebTest, Issue14APortInUseIsAnErrorThatSaysWhy) {
+  const std::string err_path = host_.dir() + "/second.err";
+  const int second =
+      host_.Spawn({"web", "--port", std::to_string(port_)}, {.stderr_path = err_path});
+  const bool gone = Eventually([&] { return ProcessGone(second); });
+  if (!gone) kill(second, SIGKILL);
+  ASSERT_TRUE(gone) << "the second server is listening too";
+  EXPECT_EQ(ExitCodeOf(second), 1);
+  EXPECT_EQ(ReadFile(err_path),
+            "canhazgpu: 127.0.0.1:" + std::to_string(port_) + ": address already in use\n");
+  EXPECT_EQ(Get("/healthz").code, 200);  // the first one goes on
 }
 
 TEST_F(WebTest, StopsCleanlyOnSigterm) {
@@ -101,6 +191,7 @@ TEST(WebFlagsTest, BadFlagsAndNonLocalBindWarning) {
   EXPECT_THAT(bad_port.err, HasSubstr("expected 0 to 65535"));
   EXPECT_EQ(host.Run({"web", "--port", "http"}).exit_code, 2);
   EXPECT_EQ(host.Run({"web", "extra"}).exit_code, 2);
+  EXPECT_EQ(host.Run({"web", "--max-client-connections", "0"}).exit_code, 2);
   // A wide bind warns on stderr before serving.
   const std::string err_path = host.dir() + "/web.err";
   int pid = host.Spawn({"web", "--host", "0.0.0.0", "--port", "0"}, {.stderr_path = err_path});

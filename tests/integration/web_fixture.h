@@ -25,6 +25,7 @@ class WebTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "4"}).exit_code, 0);
+    BeforeStart();
     const std::string out_path = host_.dir() + "/web.out";
     // stdout to a file through a shell redirection-free spawn: the binary
     // prints its URL there.
@@ -37,6 +38,8 @@ class WebTest : public ::testing::Test {
     size_t colon = out.find(':', out.find("http://") + 7);
     port_ = std::stoi(out.substr(colon + 1));
   }
+  // Runs before the server starts (a config file, say).
+  virtual void BeforeStart() {}
   void TearDown() override {
     if (server_pid_ > 0) {
       kill(server_pid_, SIGTERM);
@@ -44,8 +47,14 @@ class WebTest : public ::testing::Test {
     }
   }
 
-  int Connect() const {
+  // Connects from `from`: every 127.0.0.0/8 address is this machine's, so a
+  // test can be several clients.
+  int Connect(const char* from = "127.0.0.1") const {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    inet_pton(AF_INET, from, &local.sin_addr);
+    bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port_));
@@ -67,11 +76,13 @@ class WebTest : public ::testing::Test {
     return out;
   }
 
-  HttpReply Get(const std::string& path) const {
+  HttpReply Get(const std::string& path, const std::string& host = "127.0.0.1",
+                const char* from = "127.0.0.1") const {
     HttpReply reply;
-    int fd = Connect();
+    int fd = Connect(from);
     if (fd < 0) return reply;
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    std::string req =
+        "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
     (void)!send(fd, req.data(), req.size(), MSG_NOSIGNAL);
     std::string raw = ReadAll(fd);
     close(fd);

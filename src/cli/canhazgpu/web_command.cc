@@ -1,4 +1,4 @@
-// canhazgpu web [--host 127.0.0.1] [--port 8080]: the dashboard. The HTTP
+// canhazgpu web [--host 127.0.0.1] [--port 8080] [--allowed-hosts NAMES]: the dashboard. The HTTP
 // server lives in its own executable, canhazgpu-web, installed next to
 // canhazgpu, so every other command starts without loading the HTTP and TLS
 // libraries; `canhazgpu web` hands over to it with the same arguments.
@@ -29,6 +29,18 @@ const std::vector<FlagSpec> kFlags = {
      .help = "port to listen on (0: any free port)",
      .kind = FlagKind::kCount,
      .default_value = "8080"},
+    {.name = "allowed-hosts",
+     .has_value = true,
+     .value_name = "NAMES",
+     .help = "host names browsers may use for the dashboard besides localhost, the --host "
+             "address and this machine's name (comma-separated)",
+     .kind = FlagKind::kList},
+    {.name = "max-client-connections",
+     .has_value = true,
+     .value_name = "N",
+     .help = "connections one client address may hold open at once",
+     .kind = FlagKind::kPositiveInt,
+     .default_value = "16"},
 };
 
 int (*web_server)(Context&, const Args&) = nullptr;

@@ -29,6 +29,19 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
         StrCat("invalid value '", *flags.Value("port"), "' for --port: expected 0 to 65535"));
   }
   const std::string host = *flags.Value("host");
+  web::ServeOptions options{.host = host, .port = port};
+  if (const auto names = flags.Value("allowed-hosts")) {
+    for (std::string_view name : Split(*names, ',', /*skip_empty=*/true)) {
+      options.allowed_hosts.emplace_back(Trim(name));
+    }
+  }
+  int per_client = 0;
+  if (!ParseInt(*flags.Value("max-client-connections"), &per_client) || per_client > 1'000'000) {
+    return absl::InvalidArgumentError(
+        StrCat("invalid value '", *flags.Value("max-client-connections"),
+               "' for --max-client-connections: expected 1 to 1000000"));
+  }
+  options.max_client_connections = per_client;
   // One store for the server's life: the dashboard calls the sources one at
   // a time (dashboard_server.h), and the state must be readable before we
   // say we are listening.
@@ -61,7 +74,6 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
                  "who uses which GPU (there is no login)\n",
                  host.c_str());
   }
-  web::ServeOptions options{.host = host, .port = port};
   options.on_listening = [&host](int bound) {
     std::string shown = host.find(':') != std::string::npos ? StrCat("[", host, "]") : host;
     std::printf("canhazgpu dashboard on http://%s:%d/ (Ctrl-C to stop)\n", shown.c_str(), bound);
