@@ -138,7 +138,7 @@ class Loop {
         const int fd = events[i].data.fd;
         if (fd == s_.stop_fd) return;
         if (fd == s_.listen_fd) {
-          AcceptAll();
+          AcceptOne();
           continue;
         }
         auto it = conns_.find(fd);
@@ -160,28 +160,27 @@ class Loop {
 
  private:
   void WatchListener() {
-    // EPOLLEXCLUSIVE: a new connection wakes one loop, not all of them.
-    epoll_event ev{.events = EPOLLIN | EPOLLEXCLUSIVE, .data = {.fd = s_.listen_fd}};
+    // Every loop is woken by a new connection (no EPOLLEXCLUSIVE) and each
+    // takes one per wake-up, so a burst of connections is spread over the
+    // loops instead of all landing on whichever woke first.
+    epoll_event ev{.events = EPOLLIN, .data = {.fd = s_.listen_fd}};
     listening_ = epoll_ctl(epoll_, EPOLL_CTL_ADD, s_.listen_fd, &ev) == 0;
   }
 
-  void AcceptAll() {
-    for (;;) {
-      sockaddr_storage addr{};
-      socklen_t len = sizeof addr;
-      const int fd = accept4(s_.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
-                             SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) {
-          // Out of descriptors (or stopped): stop watching until the next
-          // sweep, or the level-triggered listener would spin this loop.
-          epoll_ctl(epoll_, EPOLL_CTL_DEL, s_.listen_fd, nullptr);
-          listening_ = false;
-        }
-        return;
-      }
-      Admit(fd, addr);
+  void AcceptOne() {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    int fd;
+    do {
+      fd = accept4(s_.listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
+                   SOCK_NONBLOCK | SOCK_CLOEXEC);
+    } while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
+    if (fd >= 0) return Admit(fd, addr);
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      // Out of descriptors (or stopped): stop watching until the next
+      // sweep, or the level-triggered listener would spin this loop.
+      epoll_ctl(epoll_, EPOLL_CTL_DEL, s_.listen_fd, nullptr);
+      listening_ = false;
     }
   }
 
