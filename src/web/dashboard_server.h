@@ -2,8 +2,9 @@
 // read-only JSON API (/api/status, /api/queue, /api/report?days=N),
 // /healthz and Prometheus /metrics. No request reaches a shell; bad
 // requests get a 4xx and the server goes on; unknown Host names get 403
-// (DNS rebinding); slow clients cannot hold the server (http_front.h). Snapshots are shared between
-// requests for up to a second, so many viewers cost what one does.
+// (DNS rebinding); slow clients cannot hold the server (http_front.h).
+// Snapshots are shared between requests for up to a second, so many viewers
+// cost what one does.
 #pragma once
 
 #include <signal.h>
