@@ -1,6 +1,7 @@
 #include "core/strings.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace canhazgpu {
 
@@ -48,6 +49,105 @@ size_t EditDistance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// Per the Unicode standard's table of well-formed sequences (3-7), as JSON
+// parsers check: no overlong forms, surrogates or code points past U+10FFFF.
+size_t DecodeUtf8(std::string_view s, char32_t* out) {
+  if (s.empty()) return 0;
+  auto byte = [&](size_t i) { return static_cast<uint8_t>(s[i]); };
+  const uint8_t b0 = byte(0);
+  if (b0 < 0x80) {
+    *out = b0;
+    return 1;
+  }
+  size_t len;
+  uint8_t lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3;
+    if (b0 == 0xE0) lo = 0xA0;  // overlong
+    if (b0 == 0xED) hi = 0x9F;  // surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4;
+    if (b0 == 0xF0) lo = 0x90;  // overlong
+    if (b0 == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < len || byte(1) < lo || byte(1) > hi) return 0;
+  char32_t c = b0 & (0x7F >> len);
+  for (size_t i = 1; i < len; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (byte(i) & 0x3F);
+  }
+  *out = c;
+  return len;
+}
+
+namespace {
+
+void AppendHex(std::string& out, const char* prefix, uint32_t value, int digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += prefix;
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += kHex[(value >> shift) & 0xF];
+}
+
+// The one escaping routine behind both public functions.
+std::string Escape(std::string_view bytes, bool controls) {
+  std::string out;
+  out.reserve(bytes.size());
+  while (!bytes.empty()) {
+    char32_t c = 0;
+    const size_t len = DecodeUtf8(bytes, &c);
+    if (len == 0) {
+      AppendHex(out, "\\x", static_cast<uint8_t>(bytes[0]), 2);
+      bytes.remove_prefix(1);
+      continue;
+    }
+    if (controls && (c < 0x20 || IsHiddenControl(c))) {
+      static constexpr std::string_view kNamed = "abtnvfr";  // 0x07 to 0x0D
+      if (c >= 0x07 && c <= 0x0D) {
+        out += '\\';
+        out += kNamed[c - 0x07];
+      } else if (c == 0x1B) {
+        out += "\\e";
+      } else if (c < 0x80) {
+        AppendHex(out, "\\x", c, 2);
+      } else {
+        AppendHex(out, "\\u", c, 4);
+      }
+    } else {
+      out.append(bytes.substr(0, len));
+    }
+    bytes.remove_prefix(len);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsHiddenControl(char32_t c) {
+  return c == 0x7F || (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+         (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+std::string EscapeInvalidUtf8(std::string_view bytes) { return Escape(bytes, false); }
+
+std::string EscapeForDisplay(std::string_view bytes) { return Escape(bytes, true); }
+
+std::string_view Utf8Prefix(std::string_view text, size_t max) {
+  if (text.size() <= max) return text;
+  // The start of the sequence byte `max` belongs to, at most three
+  // continuation bytes back; cut there if that sequence is well-formed.
+  size_t start = max;
+  while (start > 0 && max - start < 3 && (static_cast<uint8_t>(text[start]) & 0xC0) == 0x80) {
+    --start;
+  }
+  char32_t c = 0;
+  const size_t len = DecodeUtf8(text.substr(start), &c);
+  return text.substr(0, len > 0 && start + len > max ? start : max);
 }
 
 }  // namespace canhazgpu

@@ -58,4 +58,34 @@ bool ParseInt(std::string_view text, T* out) {
 // Levenshtein distance, for "did you mean" suggestions.
 size_t EditDistance(std::string_view a, std::string_view b);
 
+// Text from one user shown to others (notes, commands, selectors, process
+// command lines, names) is bytes: it need not be UTF-8 and may hold control
+// characters. docs/cli.md ("Text from other users") describes how it is shown;
+// these functions are that rule, and every output applies one of them.
+
+// Valid UTF-8: each byte that is not part of a well-formed UTF-8 sequence
+// (stray continuation, truncated, overlong, surrogate, above U+10FFFF) becomes
+// the four characters \xNN (lower-case hex); everything else is unchanged.
+// For JSON, whose strings must be UTF-8.
+std::string EscapeInvalidUtf8(std::string_view bytes);
+
+// EscapeInvalidUtf8, and every character that moves the cursor, rewrites the
+// screen or reorders text shown escaped, so the result is one line of plain
+// text: \a \b \t \n \v \f \r \e, other C0 and DEL as \xNN, C1 and the Unicode
+// bidi controls and line separators as \uNNNN. Backslashes are left as they
+// are. For terminals, tables and the page.
+std::string EscapeForDisplay(std::string_view bytes);
+
+// The characters EscapeForDisplay writes as \uNNNN or \xNN besides C0: DEL,
+// C1 (U+0080-U+009F), ALM, LRM, RLM, the line and paragraph separators and
+// the bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
+bool IsHiddenControl(char32_t c);
+
+// The length of the well-formed UTF-8 sequence `text` starts with, with its
+// code point in `*c`; 0 when it does not start with one (or is empty).
+size_t DecodeUtf8(std::string_view text, char32_t* c);
+
+// At most `max` bytes of `text`, cut before a UTF-8 sequence rather than in it.
+std::string_view Utf8Prefix(std::string_view text, size_t max);
+
 }  // namespace canhazgpu

@@ -111,8 +111,12 @@ std::optional<int64_t> Statement::OptionalInt(int column) const {
 }
 
 std::string Statement::Text(int column) const {
+  // The stored bytes exactly: text need not be UTF-8 (it is what users
+  // typed), and the length comes from SQLite, not from a terminating NUL.
   const unsigned char* text = sqlite3_column_text(stmt_, column);
-  return text == nullptr ? "" : reinterpret_cast<const char*>(text);
+  if (text == nullptr) return "";
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
 }  // namespace canhazgpu::store

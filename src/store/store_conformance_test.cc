@@ -121,6 +121,41 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_EQ(r.queue_id, 7);
 }
 
+// Issue 14: notes and commands are bytes as given, not necessarily UTF-8;
+// they are kept exactly and escaped only when shown.
+TEST_P(StoreConformanceTest, TextThatIsNotUtf8RoundTripsByteExact) {
+  // A NUL too: the length is the store's, not up to the first zero byte.
+  const std::string note = std::string("caf\xe9 \x1b]0;pwned\x07\x1b[2J\n\0\xff\xc3", 23);
+  const std::string command = "sh -c 'sleep 5' x\xff\xed\xa0\x80\xe2\x80\xae";
+  Reservation r = Manual(1, 1000, "alice");
+  r.note = note;
+  r.command = command;
+  QueueEntry e{.uid = 1000, .user = "alice", .count = 1, .note = note, .command = command};
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) {
+                    absl::Status s = t.InsertReservation(r);
+                    if (!s.ok()) return s;
+                    return t.InsertQueueEntry(e).status();
+                  })
+                  .ok());
+  std::vector<Reservation> list = List();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].note, note);
+  EXPECT_EQ(list[0].command, command);
+  std::vector<QueueEntry> queue;
+  ASSERT_TRUE(store_
+                  ->Read([&](StateTransaction& t) -> absl::Status {
+                    auto list = t.ListQueue();
+                    if (!list.ok()) return list.status();
+                    queue = *list;
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(queue.size(), 1u);
+  EXPECT_EQ(queue[0].note, note);
+  EXPECT_EQ(queue[0].command, command);
+}
+
 TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
   QueueEntry first{.uid = 1000,
                    .user = "alice",

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "web/assets.h"
@@ -126,7 +127,7 @@ class ExchangeServer : public httplib::Server {
 void SendJson(httplib::Response& res, int code, const Json& body) {
   res.status = code;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(body.dump(), "application/json");
+  res.set_content(DumpJson(body), "application/json");
 }
 
 void SendError(httplib::Response& res, int code, const std::string& message) {
@@ -186,7 +187,7 @@ void Routes(httplib::Server& server, Cache& cache) {
   });
   server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
-      res.set_content(Json{{"error", StrCat("HTTP ", res.status)}}.dump(), "application/json");
+      res.set_content(DumpJson(Json{{"error", StrCat("HTTP ", res.status)}}), "application/json");
     }
   });
   server.set_exception_handler(

@@ -18,13 +18,13 @@ void Family(std::string& out, const char* name, const char* type, const char* he
 
 std::string EscapeLabel(const std::string& value) {
   std::string out;
-  for (char c : value) {
+  // Shown as everywhere else first: valid UTF-8 (the format requires it) and
+  // no control characters, so no newline; then the format's escapes of \ and ".
+  for (char c : EscapeForDisplay(value)) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {
       out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
     } else {
       out += c;
     }

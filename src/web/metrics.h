@@ -12,7 +12,8 @@ namespace canhazgpu::web {
 std::string MetricsText(const nlohmann::ordered_json& gpus, const nlohmann::ordered_json& queue,
                         double scrape_seconds);
 
-// A label value with \, " and newline escaped as the format requires.
+// A label value as the format requires: valid UTF-8, with \, " and newline
+// escaped; other users' text is first shown with EscapeForDisplay.
 std::string EscapeLabel(const std::string& value);
 
 }  // namespace canhazgpu::web

@@ -6,6 +6,7 @@
 
 #include "cli/canhazgpu/commands.h"
 #include "cli/common/table.h"
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -61,7 +62,7 @@ absl::Status ConfigShow(Context& ctx, const ParsedFlags& flags) {
     nlohmann::json out = {
         {"config_file", file.empty() ? nlohmann::json(nullptr) : nlohmann::json(file)},
         {"options", options}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return absl::OkStatus();
   }
   if (file.empty()) {

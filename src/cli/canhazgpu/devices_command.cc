@@ -6,6 +6,7 @@
 #include "alloc/reservations.h"
 #include "cli/canhazgpu/commands.h"
 #include "cli/common/table.h"
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "dra/devices.h"
@@ -47,7 +48,7 @@ void EmitYaml(YAML::Emitter& out, const nlohmann::ordered_json& j) {
   } else if (j.is_null()) {
     out << YAML::Null;
   } else {
-    out << j.dump();
+    out << DumpJson(j);
   }
 }
 
@@ -104,10 +105,13 @@ absl::Status Devices(Context& ctx, const ParsedFlags& flags) {
   if (format == "table") {
     out = Table(devices, ColorEnabled(ctx.no_color));
   } else if (format == "json") {
-    out = dra::ResourceSliceJson(devices).dump(2) + "\n";
+    out = DumpJson(dra::ResourceSliceJson(devices), 2) + "\n";
   } else {
+    // Product names come from the driver or a simulated-host file.
+    nlohmann::ordered_json slice = dra::ResourceSliceJson(devices);
+    MakeValidUtf8(slice);
     YAML::Emitter emitter;
-    EmitYaml(emitter, dra::ResourceSliceJson(devices));
+    EmitYaml(emitter, slice);
     out = StrCat(emitter.c_str(), "\n");
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

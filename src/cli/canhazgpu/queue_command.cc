@@ -8,6 +8,7 @@
 #include "cli/common/table.h"
 #include "core/duration.h"
 #include "core/gpu_ids.h"
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -37,7 +38,7 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
   TimePoint now = ctx.machine->clock.Now();
   const nlohmann::ordered_json json = QueueJson(rows, now);
   if (flags.Has("json")) {
-    std::printf("%s\n", json.dump(2).c_str());
+    std::printf("%s\n", DumpJson(json, 2).c_str());
     return absl::OkStatus();
   }
   if (rows.empty()) {

@@ -10,6 +10,7 @@
 #include "cli/canhazgpu/report_view.h"
 #include "cli/common/table.h"
 #include "core/duration.h"
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -69,8 +70,9 @@ std::string Csv(const alloc::UsageReport& r) {
       "user,gpu_hours,run_gpu_hours,manual_gpu_hours,busy_gpu_hours,idle_gpu_hours,"
       "unknown_gpu_hours,reservations,longest_seconds\n";
   auto row = [&](const alloc::UserUsage& u) {
-    // Names are user names; quote anyway, so a comma cannot shift columns.
-    std::string name = u.user;
+    // Names are user names; quote anyway, so a comma cannot shift columns,
+    // and escape as everywhere, so a name cannot end the row.
+    std::string name = EscapeForDisplay(u.user);
     size_t at = 0;
     while ((at = name.find('"', at)) != std::string::npos) {
       name.insert(at, "\"");
@@ -145,7 +147,7 @@ absl::Status Report(Context& ctx, const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(alloc::UsageReport report,
                    alloc::CollectReport(*store, days, ctx.machine->clock.Now()));
-  std::string out = flags.Has("json")  ? ReportJson(report, days).dump(2) + "\n"
+  std::string out = flags.Has("json")  ? DumpJson(ReportJson(report, days), 2) + "\n"
                     : flags.Has("csv") ? Csv(report)
                                        : Text(report, days, ColorEnabled(ctx.no_color));
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -13,6 +13,7 @@
 #include "cli/common/exit_code.h"
 #include "cli/common/table.h"
 #include "core/duration.h"
+#include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "host/parallel_commands.h"
@@ -190,12 +191,12 @@ std::string Render(Context& ctx, const std::vector<HostReport>& reports, const P
                    bool multi) {
   const bool color = ColorEnabled(ctx.no_color);
   if (flags.Has("json")) {
-    if (!multi) return reports[0].value.dump(2) + "\n";
+    if (!multi) return DumpJson(reports[0].value, 2) + "\n";
     Json out = Json::object();
     for (const HostReport& r : reports) {
       out[r.host] = r.error.empty() ? r.value : Json{{"error", r.error}};
     }
-    return out.dump(2) + "\n";
+    return DumpJson(out, 2) + "\n";
   }
   if (flags.Has("summary")) return RenderSummary(reports, color);
   const StatusTableOptions table{.color = color, .width = TerminalWidth()};
@@ -204,10 +205,11 @@ std::string Render(Context& ctx, const std::vector<HostReport>& reports, const P
   for (const HostReport& r : reports) {
     Style host = MakeStyle(color, "1;35");
     if (!out.empty()) out += "\n";
-    out += StrCat(host.start, r.host, host.end, "\n");
+    // Outside a table, so escaped here: ssh's stderr comes from the remote.
+    out += StrCat(host.start, EscapeForDisplay(r.host), host.end, "\n");
     if (!r.error.empty()) {
       Style red = MakeStyle(color, "1;31");
-      out += StrCat(red.start, "unreachable: ", r.error, red.end, "\n");
+      out += StrCat(red.start, "unreachable: ", EscapeForDisplay(r.error), red.end, "\n");
       continue;
     }
     out += RenderStatusTable(r.value, table);

@@ -32,7 +32,8 @@ std::string Details(const GpuStatus& s, TimePoint now) {
       const Reservation& r = *s.reservation;
       if (r.queue_id) return "held for a queued request (canhazgpu queue)";
       if (r.kind == ReservationKind::kRun) {
-        std::string cmd = r.command.size() > 40 ? r.command.substr(0, 37) + "..." : r.command;
+        std::string cmd =
+            r.command.size() > 40 ? StrCat(Utf8Prefix(r.command, 37), "...") : r.command;
         std::string out = StrCat("pid ", r.process ? r.process->pid : 0, ": ", cmd);
         if (r.command_exited) {
           out += StrCat(" (exited ", FormatDuration(Since(*r.command_exited, now)),
@@ -101,8 +102,8 @@ struct Column {
 
 }  // namespace
 
-std::string MemoryBar(int64_t used_mib, int64_t total_mib, bool color) {
-  if (used_mib < 0 || total_mib <= 0) return "-";
+Cell MemoryBar(int64_t used_mib, int64_t total_mib, bool color) {
+  if (used_mib < 0 || total_mib <= 0) return {"-"};
   constexpr int kCells = 8;
   double share = std::min(1.0, static_cast<double>(used_mib) / static_cast<double>(total_mib));
   int filled = static_cast<int>(share * kCells + 0.5);
@@ -110,10 +111,11 @@ std::string MemoryBar(int64_t used_mib, int64_t total_mib, bool color) {
   std::string bar;
   for (int i = 0; i < kCells; ++i) bar += i < filled ? "█" : "░";
   const char* sgr = share < 0.4 ? "32" : share < 0.7 ? "33" : "31";
-  Style style = MakeStyle(color, sgr);
-  return absl::StrFormat("%s%s%s %4.1f/%.0fG", style.start, bar, style.end,
-                         static_cast<double>(used_mib) / 1024.0,
-                         static_cast<double>(total_mib) / 1024.0);
+  // The whole cell takes the colour: a cell's text is escaped, so colour
+  // cannot be part of it (table.h).
+  return {absl::StrFormat("%s %4.1f/%.0fG", bar, static_cast<double>(used_mib) / 1024.0,
+                          static_cast<double>(total_mib) / 1024.0),
+          MakeStyle(color, sgr)};
 }
 
 std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& options) {
@@ -168,7 +170,8 @@ std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& option
         cell(seconds >= 0 ? FormatDurationShort(Duration(seconds * 1000)) : ""));
     columns[kType].cells.push_back(cell(Text(g, "type")));
     columns[kProduct].cells.push_back(cell(product));
-    columns[kMemory].cells.push_back(cell(MemoryBar(used, total, color)));
+    Cell memory = MemoryBar(used, total, color);
+    columns[kMemory].cells.push_back(memory.text == "-" ? cell("-") : memory);
     columns[kModel].cells.push_back(cell(model));
     columns[kDetails].cells.push_back(
         cell(state == "UNRESERVED" ? Text(g, "process_info") : Text(g, "details")));

@@ -7,6 +7,7 @@
 
 #include "alloc/queue.h"
 #include "alloc/reservations.h"
+#include "cli/common/table.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::cli {
@@ -24,7 +25,7 @@ std::string RenderStatusTable(const nlohmann::ordered_json& gpus,
 std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bool color);
 
 // "███░░░░░ 30.0/80G", coloured green, yellow, red at 40% and 70%.
-std::string MemoryBar(int64_t used_mib, int64_t total_mib, bool color);
+Cell MemoryBar(int64_t used_mib, int64_t total_mib, bool color);
 nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now);
 
 // `queue --json`: the waiting requests, head first, with totals.

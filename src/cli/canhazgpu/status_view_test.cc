@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/common/table.h"
+#include "core/json_text.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -81,12 +82,15 @@ TEST(StatusViewTest, NarrowTerminalsDropColumnsInsteadOfWrapping) {
 }
 
 TEST(StatusViewTest, MemoryBar) {
-  EXPECT_EQ(MemoryBar(0, 81920, false), "░░░░░░░░  0.0/80G");
-  EXPECT_EQ(MemoryBar(1, 81920, false), "█░░░░░░░  0.0/80G");
-  EXPECT_EQ(MemoryBar(40960, 81920, false), "████░░░░ 40.0/80G");
-  EXPECT_EQ(MemoryBar(81920, 81920, false), "████████ 80.0/80G");
-  EXPECT_EQ(MemoryBar(81920, 81920, true), "\033[31m████████\033[0m 80.0/80G");
-  EXPECT_EQ(MemoryBar(-1, 0, false), "-");
+  EXPECT_EQ(MemoryBar(0, 81920, false).text, "░░░░░░░░  0.0/80G");
+  EXPECT_EQ(MemoryBar(1, 81920, false).text, "█░░░░░░░  0.0/80G");
+  EXPECT_EQ(MemoryBar(40960, 81920, false).text, "████░░░░ 40.0/80G");
+  EXPECT_EQ(MemoryBar(81920, 81920, false).text, "████████ 80.0/80G");
+  EXPECT_TRUE(MemoryBar(81920, 81920, false).style.start.empty());
+  EXPECT_EQ(MemoryBar(81920, 81920, true).text, "████████ 80.0/80G");
+  EXPECT_EQ(MemoryBar(81920, 81920, true).style.start, "\033[31m");
+  EXPECT_EQ(MemoryBar(1, 81920, true).style.start, "\033[32m");
+  EXPECT_EQ(MemoryBar(-1, 0, false).text, "-");
 }
 
 TEST(StatusViewTest, JsonHasCanhazgpuFieldsAndRicherOnes) {
@@ -114,6 +118,72 @@ TEST(StatusViewTest, JsonHasCanhazgpuFieldsAndRicherOnes) {
   EXPECT_EQ(json[2]["details"], "WITHOUT RESERVATION");
   EXPECT_EQ(json[2]["unreserved_users"][0], "bob");
   EXPECT_EQ(json[2]["process_info"], "2048MiB used by 1 process");
+}
+
+// Issue 14: other users' notes and commands, as bytes.
+alloc::HostStatus Hostile(TimePoint now) {
+  alloc::HostStatus status = Sample(now);
+  status.gpus[1].reservation->note = "caf\xe9 \x1b]0;pwned\x07\x1b[2J";
+  alloc::GpuStatus run{.gpu = 3, .state = alloc::GpuState::kInUse};
+  run.reservation = Reservation{.gpu = 3,
+                                .uid = 1001,
+                                .user = "bob",
+                                .kind = ReservationKind::kRun,
+                                .start = now - minutes(1),
+                                .process = ProcessRef{77, 1},
+                                .command = "sh -c 'sleep 5\nrm -rf x' x\xff\xe2\x80\xae"};
+  status.gpus.push_back(run);
+  return status;
+}
+
+TEST(StatusViewTest, TableShowsControlsAndInvalidBytesEscapedOnOneLinePerGpu) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  for (bool color : {false, true}) {
+    std::string table = RenderStatusTable(Hostile(now), now, color);
+    EXPECT_THAT(table, HasSubstr("caf\\xe9 \\e]0;pwned\\a\\e[2J"));
+    EXPECT_THAT(table, HasSubstr("pid 77: sh -c 'sleep 5\\nrm -rf x' x\\xff\\u202e"));
+    EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2 + 4) << "header, rule, 4 GPUs";
+    // The only escape sequences left are the table's own colours.
+    EXPECT_THAT(table, Not(HasSubstr("\x1b]")));
+    EXPECT_THAT(table, Not(HasSubstr("\x1b[2J")));
+    EXPECT_THAT(table, Not(HasSubstr("\xe2\x80\xae")));
+    EXPECT_EQ(EscapeInvalidUtf8(table), table) << "valid UTF-8";
+    if (!color) {
+      EXPECT_EQ(table.find('\x1b'), std::string::npos);
+    }
+  }
+}
+
+TEST(StatusViewTest, LongCommandIsCutBetweenCharacters) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  alloc::HostStatus status = Hostile(now);
+  status.gpus[3].reservation->command = std::string(36, 'x') + "\xc3\xa9\xc3\xa9 and more";
+  auto json = StatusJson(status, now);
+  EXPECT_EQ(json[3]["details"], "pid 77: " + std::string(36, 'x') + "...");
+}
+
+TEST(StatusViewTest, JsonKeepsTheBytesAndDumpsAsValidUtf8) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  auto json = StatusJson(Hostile(now), now);
+  EXPECT_EQ(json[1]["note"], "caf\xe9 \x1b]0;pwned\x07\x1b[2J");
+  auto parsed = nlohmann::json::parse(DumpJson(json, 2));
+  EXPECT_EQ(parsed[1]["note"], "caf\\xe9 \x1b]0;pwned\x07\x1b[2J");
+  EXPECT_EQ(parsed[3]["command"], "sh -c 'sleep 5\nrm -rf x' x\\xff\xe2\x80\xae");
+}
+
+TEST(StatusViewTest, QueueJsonDumpsInvalidUtf8Escaped) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  alloc::QueueRow row{.position = 1,
+                      .entry = QueueEntry{.id = 1,
+                                          .uid = 1000,
+                                          .user = "alice",
+                                          .count = 1,
+                                          .note = "caf\xe9",
+                                          .command = "x\xff",
+                                          .enqueued = now}};
+  auto parsed = nlohmann::json::parse(DumpJson(QueueJson({row}, now)));
+  EXPECT_EQ(parsed["entries"][0]["note"], "caf\\xe9");
+  EXPECT_EQ(parsed["entries"][0]["command"], "x\\xff");
 }
 
 TEST(StatusViewTest, FormatsUserLists) {

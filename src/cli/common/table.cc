@@ -12,8 +12,22 @@ namespace canhazgpu::cli {
 
 size_t DisplayWidth(const std::string& text) {
   size_t width = 0;
-  for (unsigned char c : text) width += (c & 0xC0) != 0x80;  // count UTF-8 lead bytes
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\033' && i + 1 < text.size() && text[i + 1] == '[') {
+      size_t end = text.find('m', i);
+      if (end != std::string::npos) {
+        i = end;
+        continue;
+      }
+    }
+    width += (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;  // count UTF-8 lead bytes
+  }
   return width;
+}
+
+void Table::AddRow(std::vector<Cell> row) {
+  for (Cell& cell : row) cell.text = EscapeForDisplay(cell.text);
+  rows_.push_back(std::move(row));
 }
 
 std::string Table::Render() const {

@@ -1,7 +1,10 @@
 // Plain-text tables for terminal output, in canhazgpu's light style: a
 // header, a rule of ─ and ┼, and cells separated by " │ ". Widths follow the
 // cells' display width (UTF-8 code points), so colour escapes and box
-// characters do not skew columns. Not thread-safe.
+// characters do not skew columns. A cell's text is shown with
+// EscapeForDisplay (core/strings.h): cells carry other users' notes and
+// commands, and no byte of them may reach the terminal as a control or break
+// the row; colour comes only from a cell's Style. Not thread-safe.
 #pragma once
 
 #include <string>
@@ -16,7 +19,7 @@ struct Style {
 };
 
 struct Cell {
-  std::string text;
+  std::string text;  // any bytes; escaped when the row is added
   Style style;
 };
 
@@ -24,7 +27,7 @@ class Table {
  public:
   explicit Table(std::vector<std::string> headers, Style header_style = {})
       : headers_(std::move(headers)), header_style_(std::move(header_style)) {}
-  void AddRow(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
+  void AddRow(std::vector<Cell> row);
   std::string Render() const;
 
  private:
@@ -33,6 +36,7 @@ class Table {
   std::vector<std::vector<Cell>> rows_;
 };
 
+// Code points, not counting SGR colour sequences (ESC [ ... m).
 size_t DisplayWidth(const std::string& text);
 
 // Colour for stdout: on only for a terminal, with NO_COLOR unset or empty,

@@ -23,5 +23,22 @@ TEST(TableTest, StylesDoNotAffectWidth) {
   EXPECT_TRUE(MakeStyle(false, "1").start.empty());
 }
 
+// Issue 14: a cell holds another user's bytes; it stays one line of text.
+TEST(TableTest, CellsAreEscapedAndStayOnOneLine) {
+  Table table({"USER", "NOTE"});
+  table.AddRow({{"bob"}, {"a\nb\x1b[2J\t\xe9"}});
+  table.AddRow({{"al"}, {"x"}});
+  EXPECT_EQ(table.Render(),
+            "USER │ NOTE\n"
+            "─────┼────────────────\n"
+            "bob  │ a\\nb\\e[2J\\t\\xe9\n"
+            "al   │ x\n");
+}
+
+TEST(TableTest, DisplayWidthSkipsColourSequences) {
+  EXPECT_EQ(DisplayWidth("\033[1;32m\xe2\x97\x8f ok\033[0m"), 4u);
+  EXPECT_EQ(DisplayWidth("\\e[2J"), 5u);
+}
+
 }  // namespace
 }  // namespace canhazgpu::cli

@@ -1,19 +1,36 @@
 // The canhazgpu dashboard. Every piece of data is put on the page with
 // textContent or attributes, never as HTML: user names, notes, commands and
-// model names come from other users and are shown as text.
+// model names come from other users and are shown as text, with control
+// characters escaped as in the terminal (shown() below).
 'use strict';
 
 const REFRESH_MS = 2000;
+
+// docs/cli.md, "Text from other users": what EscapeForDisplay does in the
+// CLI. The API's JSON already shows bytes that are not UTF-8 as \xNN; here
+// C0, DEL, C1, the bidi controls and the line separators become visible
+// escapes, so a note cannot reorder or break the text around it.
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const NAMED = { 7: 'a', 8: 'b', 9: 't', 10: 'n', 11: 'v', 12: 'f', 13: 'r', 27: 'e' };
+
+function shown(text) {
+  return String(text).replace(HIDDEN, (c) => {
+    const code = c.charCodeAt(0);
+    if (NAMED[code]) return '\\' + NAMED[code];
+    const hex = code.toString(16);
+    return code < 0x80 ? '\\x' + hex.padStart(2, '0') : '\\u' + hex.padStart(4, '0');
+  });
+}
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (k === 'class') node.className = v;
-    else node.setAttribute(k, v);
+    else node.setAttribute(k, shown(v));
   }
   for (const c of children) {
     if (c === null || c === undefined) continue;
-    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    node.append(c instanceof Node ? c : document.createTextNode(shown(c)));
   }
   return node;
 }
@@ -68,7 +85,7 @@ function gpuCard(g) {
 }
 
 function renderStatus(status) {
-  document.getElementById('host').textContent = status.host;
+  document.getElementById('host').textContent = shown(status.host);
   const counts = {};
   for (const g of status.gpus) counts[g.status] = (counts[g.status] || 0) + 1;
   document.getElementById('gpu-summary').textContent =
