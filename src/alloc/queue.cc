@@ -52,7 +52,7 @@ bool IsEligible(const ReserveRequest& r, int gpu) {
 }
 
 Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& request,
-                           TimePoint now) {
+                           TimePoint now, std::string forced_over = "") {
   Reservation r{.gpu = gpu,
                 .uid = caller.uid,
                 .user = caller.user,
@@ -62,6 +62,7 @@ Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& 
                 .wrapper = request.wrapper,
                 .note = request.note,
                 .command = request.command};
+  r.forced_over = std::move(forced_over);
   if (request.duration) r.expires = now + *request.duration;
   return r;
 }
@@ -221,7 +222,8 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
       if (!want.ids.empty() || want.count > 0) {
         ASSIGN_OR_RETURN(std::vector<int> taken, ChooseGpus(candidates, want));
         for (int gpu : taken) {
-          Reservation hold = NewReservation(gpu, caller, request, now);
+          Reservation hold =
+              NewReservation(gpu, caller, request, now, internal::ForcedOver(status[gpu], caller));
           hold.expires.reset();  // a manual duration counts from completion
           hold.queue_id = id;
           RETURN_IF_ERROR(txn.InsertReservation(hold));
@@ -236,9 +238,15 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
     if (static_cast<int>(held.size()) < Wanted(request)) return absl::OkStatus();
     // Complete: the holds become the reservation, from now.
     RETURN_IF_ERROR(txn.DeleteQueueEntry(id));
+    ASSIGN_OR_RETURN(std::vector<Reservation> holds, txn.ListReservations());
     for (int gpu : held) {
+      std::string forced_over;
+      for (const Reservation& h : holds) {
+        if (h.gpu == gpu) forced_over = h.forced_over;
+      }
       RETURN_IF_ERROR(txn.DeleteReservation(gpu));
-      RETURN_IF_ERROR(txn.InsertReservation(NewReservation(gpu, caller, request, now)));
+      RETURN_IF_ERROR(
+          txn.InsertReservation(NewReservation(gpu, caller, request, now, forced_over)));
     }
     out.ids = held;
     return absl::OkStatus();
@@ -252,7 +260,8 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
 absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Caller& caller,
                                              const ReserveRequest& request, const Machine& machine,
                                              const WaitOptions& options) {
-  std::vector<GpuUsage> usage = DescribeGpus(options.query_gpus(), machine.processes);
+  ASSIGN_OR_RETURN(std::vector<GpuInfo> first_gpus, options.query_gpus());
+  std::vector<GpuUsage> usage = DescribeGpus(first_gpus, machine.processes);
   std::vector<int> chosen;
   int64_t entry_id = 0;
   RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
@@ -275,7 +284,8 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
       if (ids.ok()) {
         chosen = *ids;
         for (int gpu : chosen) {
-          RETURN_IF_ERROR(txn.InsertReservation(NewReservation(gpu, caller, request, now)));
+          RETURN_IF_ERROR(txn.InsertReservation(NewReservation(
+              gpu, caller, request, now, internal::ForcedOver(status[gpu], caller))));
         }
         return absl::OkStatus();
       }
@@ -346,7 +356,14 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
       if (!now_at.ok() || *now_at <= 2) break;  // the full poll deals with errors
       position = *now_at;
     }
-    usage = DescribeGpus(options.query_gpus(), machine.processes);
+    absl::StatusOr<std::vector<GpuInfo>> gpus = options.query_gpus();
+    if (!gpus.ok()) {
+      // The provider broke while we waited: nothing can be handed out until
+      // it is fixed, so say why now rather than wait behind GPUs in error.
+      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
+      return gpus.status();
+    }
+    usage = DescribeGpus(*gpus, machine.processes);
   }
 }
 
@@ -354,7 +371,8 @@ absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
                                              const std::vector<GpuInfo>& gpus, const Caller& caller,
                                              const ReserveRequest& request,
                                              const Machine& machine) {
-  WaitOptions options{.block = false, .query_gpus = [&] { return gpus; }};
+  WaitOptions options{.block = false,
+                      .query_gpus = [&] { return absl::StatusOr<std::vector<GpuInfo>>(gpus); }};
   return AcquireGpus(store, caller, request, machine, options);
 }
 

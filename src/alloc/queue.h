@@ -39,7 +39,8 @@ struct WaitOptions {
   ProcessRef waiter;                 // this process: its death cancels the entry
   Duration poll = std::chrono::milliseconds(100);
   // The GPUs as the provider reports them now.
-  std::function<std::vector<GpuInfo>()> query_gpus;
+  // A failure of the provider as a whole ends the wait with that error.
+  std::function<absl::StatusOr<std::vector<GpuInfo>>()> query_gpus;
   // Sleeps up to `d`, returning early when the wait must end (a signal) or
   // when the state may have changed (another process committed).
   std::function<WakeReason(Duration d)> sleep;

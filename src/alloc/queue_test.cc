@@ -41,11 +41,11 @@ class QueueTest : public ::testing::Test {
   absl::StatusOr<std::vector<int>> BobAsks(const ReserveRequest& request,
                                            std::function<WakeReason()> sleep) {
     WaitOptions options{.waiter = {700, 9},
-                        .query_gpus =
-                            [&] {
-                              ++gpu_queries_;
-                              return gpus_;
-                            },
+                        .query_gpus = [&]() -> absl::StatusOr<std::vector<GpuInfo>> {
+                          ++gpu_queries_;
+                          if (!provider_error_.ok()) return provider_error_;
+                          return gpus_;
+                        },
                         .sleep = [&](Duration) { return sleep(); },
                         .on_progress = [&](const WaitProgress& p) { last_ = p; }};
     return AcquireGpus(store_, bob_, request, machine_, options);
@@ -60,6 +60,7 @@ class QueueTest : public ::testing::Test {
   Caller alice_{1000, "alice"}, bob_{1001, "bob"}, carol_{1002, "carol"};
   WaitProgress last_;
   int gpu_queries_ = 0;
+  absl::Status provider_error_;
 };
 
 TEST_F(QueueTest, HeadCollectsFreedGpusAndIsServedBeforeANewcomer) {
@@ -85,6 +86,22 @@ TEST_F(QueueTest, InterruptedWaiterLeavesAndReturnsItsHolds) {
   auto ids = BobWaits(2, 2, [] {});
   EXPECT_TRUE(absl::IsCancelled(ids.status())) << ids.status();
   EXPECT_EQ(last_.held, 1);
+  EXPECT_TRUE(Queue().empty());
+  EXPECT_TRUE(ReserveGpus(store_, gpus_, carol_, {.count = 1}, machine_).ok())
+      << "bob's partial hold went back to the pool";
+}
+
+// Issue 14: the provider fails as a whole (the driver library went away).
+// The waiter stops at once with the driver's message and leaves the queue,
+// instead of waiting behind GPUs that are all in error.
+TEST_F(QueueTest, FailingProviderEndsTheWaitWithItsMessage) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 3}, machine_).ok());
+  auto ids = BobWaitsWith(2, [&] {
+    provider_error_ = absl::UnavailableError("cannot query GPUs: libnvidia-ml.so.1 not found");
+    return WakeReason::kTimeout;
+  });
+  EXPECT_TRUE(absl::IsUnavailable(ids.status())) << ids.status();
+  EXPECT_THAT(std::string(ids.status().message()), HasSubstr("libnvidia-ml.so.1"));
   EXPECT_TRUE(Queue().empty());
   EXPECT_TRUE(ReserveGpus(store_, gpus_, carol_, {.count = 1}, machine_).ok())
       << "bob's partial hold went back to the pool";

@@ -137,7 +137,8 @@ TEST(ReportTest, StatusAndQueuePollsRecordSamples) {
   Machine machine{clock, processes};
   ASSERT_TRUE(CollectStatus(store, gpus, 1024 * kMiB, machine).ok());
   clock.Advance(std::chrono::minutes(2));
-  WaitOptions options{.block = false, .query_gpus = [&] { return gpus; }};
+  WaitOptions options{.block = false,
+                      .query_gpus = [&] { return absl::StatusOr<std::vector<GpuInfo>>(gpus); }};
   ASSERT_TRUE(AcquireGpus(store, {.uid = 1, .user = "a"},
                           {.count = 1, .threshold_bytes = 1024 * kMiB}, machine, options)
                   .ok());

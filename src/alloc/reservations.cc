@@ -18,11 +18,11 @@ bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason
     return true;
   }
   if (r.process) {
-    // The wrapper, while it runs, watches the whole job and releases it
-    // itself; without it (SIGKILLed), the job's process group tells.
-    bool alive = (r.wrapper && machine.processes.IsAlive(*r.wrapper)) ||
-                 machine.processes.JobAlive(*r.process);
-    if (!alive) {
+    // The job's processes tell, not the wrapper: a stopped (SIGSTOP) wrapper
+    // whose job has exited must not hold the GPUs, and a SIGKILLed one must
+    // not release a job whose processes still run (docs/jobs.md).
+    host::JobIdentity job{.leader = *r.process, .wrapper = r.wrapper, .processes = r.job_processes};
+    if (!machine.processes.JobAlive(job)) {
       *reason = ReleaseReason::kJobExited;
       return true;
     }
@@ -43,6 +43,21 @@ std::string Describe(const Reservation& r, TimePoint now) {
                    FormatDurationShort(std::chrono::duration_cast<Duration>(*r.expires - now)));
   if (r.process) what += StrCat(", pid ", r.process->pid);
   return what + ")";
+}
+
+std::string ForcedOver(const GpuStatus& s, const Caller& caller) {
+  if (s.state != GpuState::kUnreserved) return "";
+  std::vector<std::string> others;
+  for (const ProcessUsage& p : s.processes) {
+    // A process not visible here (another container) is nobody's own.
+    if (p.user != "unknown" && p.uid == caller.uid) continue;
+    if (std::find(others.begin(), others.end(), p.user) == others.end()) {
+      others.push_back(p.user);
+    }
+  }
+  // Busy without any process listed: whose it is cannot be told.
+  if (s.processes.empty()) others.push_back("unknown");
+  return Join(others, ",");
 }
 
 std::string DescribeUnreserved(const GpuStatus& s) {
@@ -97,6 +112,12 @@ absl::StatusOr<std::vector<GpuCandidate>> Candidates(store::StateTransaction& tx
       case GpuState::kUnreserved:
         c.state = GpuCandidate::State::kInUse;
         c.reason = DescribeUnreserved(s);
+        // --force may override only the caller's own processes (root: any),
+        // so one user cannot take a GPU another user is computing on.
+        if (!caller.IsRoot() && !ForcedOver(s, caller).empty()) {
+          c.state = GpuCandidate::State::kReserved;
+          c.reason += "; --force takes only GPUs that your own processes use";
+        }
         break;
       case GpuState::kError:
         c.state = GpuCandidate::State::kError;
@@ -273,6 +294,20 @@ absl::Status MarkCommandExited(store::StateStore& store, const ProcessRef& proce
     for (Reservation r : reservations) {
       if (r.process != process || r.command_exited) continue;
       r.command_exited = machine.clock.Now();
+      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+      RETURN_IF_ERROR(txn.InsertReservation(r));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status RecordJobProcesses(store::StateStore& store, const ProcessRef& process,
+                                const std::vector<ProcessRef>& processes, const Machine&) {
+  return store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    for (Reservation r : reservations) {
+      if (r.process != process || r.job_processes == processes) continue;
+      r.job_processes = processes;
       RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
       RETURN_IF_ERROR(txn.InsertReservation(r));
     }

@@ -87,6 +87,12 @@ absl::Status ReleaseJob(store::StateStore& store, const ProcessRef& process,
 absl::Status MarkCommandExited(store::StateStore& store, const ProcessRef& process,
                                const Machine& machine);
 
+// Records on the job's reservations its processes outside its process
+// group, as the wrapper found them among its descendants; they keep the
+// reservations alive should the wrapper die (docs/jobs.md).
+absl::Status RecordJobProcesses(store::StateStore& store, const ProcessRef& process,
+                                const std::vector<ProcessRef>& processes, const Machine& machine);
+
 struct HostStatus {
   PoolConfig pool;
   uint64_t threshold_bytes = 0;

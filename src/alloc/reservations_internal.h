@@ -26,6 +26,12 @@ absl::StatusOr<bool> AnythingToReap(store::StateTransaction& txn, const Machine&
 absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
                  TimePoint now);
 
+// For a GPU in use without reservation: the users of its processes other
+// than `caller` ("unknown" for processes not visible here, or when none is
+// listed), comma-separated; empty when all are the caller's or the GPU is not
+// in unreserved use. What a forced reservation records as overridden.
+std::string ForcedOver(const GpuStatus& s, const Caller& caller);
+
 // The pool, or FailedPrecondition telling the user to run `admin`.
 absl::StatusOr<PoolConfig> PoolIn(store::StateTransaction& txn);
 

@@ -88,6 +88,58 @@ TEST_F(ReservationsTest, ZombieJobIsReaped) {
   EXPECT_EQ(Status()[0].state, GpuState::kAvailable);
 }
 
+// Issue 14: the job left its process group (setsid) and the wrapper was
+// SIGKILLed. The daemon the wrapper recorded keeps the GPU reserved while it
+// runs; a reused pid (another start time) does not.
+TEST_F(ReservationsTest, RecordedProcessOutsideTheGroupKeepsTheJobAlive) {
+  ProcessRef job{500, 77}, wrapper{499, 76};
+  ASSERT_TRUE(
+      Reserve(alice_,
+              {.count = 1, .kind = ReservationKind::kRun, .process = job, .wrapper = wrapper})
+          .ok());
+  table_.Add({.pid = 499, .uid = 1000, .start_ticks = 76, .state = 'S'});
+  table_.Add({.pid = 600, .ppid = 499, .pgid = 600, .uid = 1000, .start_ticks = 90});
+  ASSERT_TRUE(RecordJobProcesses(store_, job, {{600, 90}}, machine_).ok());
+  table_.Remove(499);  // SIGKILL: the daemon is re-parented to init
+  table_.Remove(500);
+  table_.Add({.pid = 600, .ppid = 1, .pgid = 600, .uid = 1000, .start_ticks = 90});
+  EXPECT_EQ(Status()[0].state, GpuState::kInUse);
+  EXPECT_EQ(Reserve(bob_, {.ids = {0}, .duration = hours(1)}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  table_.Add({.pid = 600, .ppid = 1, .pgid = 600, .uid = 1001, .start_ticks = 95});
+  EXPECT_EQ(Status()[0].state, GpuState::kAvailable) << "pid 600 now names another process";
+}
+
+// While the wrapper runs, an orphan of the job (re-parented to the wrapper,
+// its subreaper) keeps the job alive even before it was recorded.
+TEST_F(ReservationsTest, WrappersChildKeepsTheJobAliveBeforeItIsRecorded) {
+  ProcessRef job{500, 77}, wrapper{499, 76};
+  ASSERT_TRUE(
+      Reserve(alice_,
+              {.count = 1, .kind = ReservationKind::kRun, .process = job, .wrapper = wrapper})
+          .ok());
+  table_.Add({.pid = 499, .uid = 1000, .start_ticks = 76});
+  table_.Remove(500);
+  table_.Add({.pid = 600, .ppid = 499, .pgid = 600, .uid = 1000, .start_ticks = 90});
+  EXPECT_EQ(Status()[0].state, GpuState::kInUse);
+  table_.Remove(600);
+  EXPECT_EQ(Status()[0].state, GpuState::kAvailable);
+}
+
+// Issue 14: a SIGSTOPped wrapper cannot reap its job; the exited command is a
+// zombie. The job is over, so its GPUs return though the wrapper lives.
+TEST_F(ReservationsTest, StoppedWrapperDoesNotHoldAnExitedJob) {
+  ProcessRef job{500, 77}, wrapper{499, 76};
+  ASSERT_TRUE(
+      Reserve(alice_,
+              {.count = 1, .kind = ReservationKind::kRun, .process = job, .wrapper = wrapper})
+          .ok());
+  table_.Add({.pid = 499, .uid = 1000, .start_ticks = 76, .state = 'T'});
+  EXPECT_EQ(Status()[0].state, GpuState::kInUse) << "the job still runs";
+  table_.Add({.pid = 500, .ppid = 499, .pgid = 500, .start_ticks = 77, .state = 'Z'});
+  EXPECT_EQ(Status()[0].state, GpuState::kAvailable);
+}
+
 TEST_F(ReservationsTest, ReleaseJobEndsOnlyThatJobsGpus) {
   ProcessRef job{500, 77};
   ASSERT_TRUE(Reserve(alice_, {.count = 2, .kind = ReservationKind::kRun, .process = job}).ok());
@@ -169,6 +221,20 @@ TEST_F(ReservationsTest, UnreservedBusyGpuNeedsForce) {
               HasSubstr("in use without reservation (4096 MiB by"));
   EXPECT_THAT(Reserve(alice_, {.ids = {1}, .force = true, .duration = hours(1)}).value(),
               ElementsAre(1));
+}
+
+// Issue 14: --force overrides only unreserved use by the caller's own
+// processes; root may override anyone's, and the reservation says whose.
+TEST_F(ReservationsTest, ForceOverridesOnlyTheCallersOwnProcesses) {
+  gpus_[1].memory_used_bytes = 4096 * kMiB;
+  gpus_[1].processes = {{500, 4096 * kMiB}};  // alice's
+  table_.AddUser(1000, "alice");
+  auto refused = Reserve(bob_, {.ids = {1}, .force = true, .duration = hours(1)});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("your own processes"));
+  ASSERT_THAT(Reserve(root_, {.ids = {1}, .force = true, .duration = hours(1)}).value(),
+              ElementsAre(1));
+  EXPECT_EQ(Status()[1].reservation->forced_over, "alice");
 }
 
 }  // namespace

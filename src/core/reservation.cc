@@ -1,5 +1,7 @@
 #include "core/reservation.h"
 
+#include "core/strings.h"
+
 namespace canhazgpu {
 
 std::string_view KindName(ReservationKind kind) {
@@ -14,6 +16,29 @@ std::optional<ReservationKind> ParseKind(std::string_view name) {
   if (name == "run") return ReservationKind::kRun;
   if (name == "manual") return ReservationKind::kManual;
   return std::nullopt;
+}
+
+std::string FormatProcessRefs(const std::vector<ProcessRef>& refs) {
+  std::string out;
+  for (const ProcessRef& r : refs) {
+    if (!out.empty()) out += ' ';
+    out += StrCat(r.pid, ":", r.start_ticks);
+  }
+  return out;
+}
+
+std::optional<std::vector<ProcessRef>> ParseProcessRefs(std::string_view text) {
+  std::vector<ProcessRef> out;
+  for (std::string_view item : Split(text, ' ', true)) {
+    size_t colon = item.find(':');
+    ProcessRef ref;
+    if (colon == std::string_view::npos || !ParseInt(item.substr(0, colon), &ref.pid) ||
+        !ParseInt(item.substr(colon + 1), &ref.start_ticks) || ref.pid <= 0) {
+      return std::nullopt;
+    }
+    out.push_back(ref);
+  }
+  return out;
 }
 
 std::string_view ReasonName(ReleaseReason reason) {

@@ -28,6 +28,11 @@ struct ProcessRef {
   bool operator==(const ProcessRef&) const = default;
 };
 
+// "pid:start pid:start ...", the form the state file keeps a list in; and
+// back (nullopt on malformed text; "" is the empty list).
+std::string FormatProcessRefs(const std::vector<ProcessRef>& refs);
+std::optional<std::vector<ProcessRef>> ParseProcessRefs(std::string_view text);
+
 // The GPU pool as `admin` configured it.
 struct PoolConfig {
   int gpu_count = 0;
@@ -53,6 +58,13 @@ struct Reservation {
   // run reservations: when the command itself exited while other processes of
   // the job kept running (the release waits for them).
   std::optional<TimePoint> command_exited;
+  // run reservations: processes of the job that left its process group
+  // (setsid daemons, setpgid workers), as the wrapper last found them among
+  // its descendants. The job also lives while any of these does.
+  std::vector<ProcessRef> job_processes;
+  // A forced reservation over unreserved use by other users' processes (root
+  // only): those users, comma-separated; empty otherwise.
+  std::string forced_over;
   // Set while the GPU is a partial hold of a waiting queue entry.
   std::optional<int64_t> queue_id;
   std::string note;

@@ -9,6 +9,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -224,14 +225,39 @@ void GatedChild::Abort() {
   reaped_ = true;
 }
 
+void GatedChild::SignalJob(int sig) const {
+  kill(-static_cast<pid_t>(pid_), sig);
+  // Processes that left the group are still our descendants (we are their
+  // subreaper). A descendant cannot be reaped - and its pid reused - by
+  // anyone but its parent, itself part of the job, so the window between
+  // this scan and the kill is the job's own.
+  for (const ProcessInfo& p : processes_.Descendants(getpid())) {
+    if (p.pgid != pid_) kill(static_cast<pid_t>(p.pid), sig);
+  }
+}
+
+std::vector<ProcessRef> GatedChild::ProcessesOutsideGroup() const {
+  std::vector<ProcessRef> out;
+  for (const ProcessInfo& p : processes_.Descendants(getpid())) {
+    if (p.pgid != pid_) out.push_back({p.pid, p.start_ticks});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ProcessRef& a, const ProcessRef& b) { return a.pid < b.pid; });
+  return out;
+}
+
 absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callbacks& callbacks) {
   sigset_t signals = WrapperSignals();
   int sigfd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigfd < 0) return absl::InternalError(StrCat("signalfd: ", strerror(errno)));
   const pid_t job = static_cast<pid_t>(pid_);
   using SteadyClock = std::chrono::steady_clock;
-  std::optional<SteadyClock::time_point> deadline;
+  // The next timeout stage; never, without a timeout or after SIGKILL.
+  constexpr SteadyClock::time_point kNever = SteadyClock::time_point::max();
+  SteadyClock::time_point deadline = kNever;
   if (policy.timeout) deadline = SteadyClock::now() + *policy.timeout;
+  SteadyClock::time_point next_scan = SteadyClock::now();
+  std::vector<ProcessRef> reported;
   int stage = 0;  // 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
   std::optional<int> command_status;
   bool children_left = true;
@@ -270,12 +296,17 @@ absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callback
       }
     }
     if (!children_left) break;
-    int wait_ms = -1;
-    if (deadline) {
-      auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - SteadyClock::now());
-      wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+    if (SteadyClock::now() >= next_scan) {
+      // Processes that left the group are found here, the only record of
+      // them that outlives this wrapper (a SIGKILL) - see docs/jobs.md.
+      std::vector<ProcessRef> current = ProcessesOutsideGroup();
+      if (current != reported && callbacks.on_job_processes) callbacks.on_job_processes(current);
+      reported = std::move(current);
+      next_scan = SteadyClock::now() + policy.rescan;
     }
+    SteadyClock::time_point wake = std::min(next_scan, deadline);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wake - SteadyClock::now());
+    int wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     struct pollfd fds[1] = {{sigfd, POLLIN, 0}};
     int ready = poll(fds, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
@@ -284,21 +315,21 @@ absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callback
       while (read(sigfd, &info, sizeof(info)) == sizeof(info)) {
         // Signals aimed at the wrapper are meant for the job. (From the
         // terminal they reach the job's group directly, not us.)
-        if (info.ssi_signo != SIGCHLD) kill(-job, static_cast<int>(info.ssi_signo));
+        if (info.ssi_signo != SIGCHLD) SignalJob(static_cast<int>(info.ssi_signo));
       }
     }
-    if (ready == 0 && deadline) {
+    if (deadline != kNever && SteadyClock::now() >= deadline) {
       auto half_grace = policy.grace / 2;
       if (stage == 0) {
         if (callbacks.on_timeout) callbacks.on_timeout();
-        kill(-job, SIGINT);
+        SignalJob(SIGINT);
         deadline = SteadyClock::now() + half_grace;
       } else if (stage == 1) {
-        kill(-job, SIGTERM);
+        SignalJob(SIGTERM);
         deadline = SteadyClock::now() + (policy.grace - half_grace);
       } else {
-        kill(-job, SIGKILL);
-        deadline.reset();
+        SignalJob(SIGKILL);
+        deadline = kNever;
       }
       ++stage;
     }

@@ -12,8 +12,12 @@
 //
 // The job is the command and everything it starts. The child leads its own
 // process group, and the wrapper is a child subreaper, so processes the
-// command leaves behind (workers that outlive it) are re-parented to the
-// wrapper: the job is over when the wrapper has no children left.
+// command leaves behind (workers that outlive it, daemons that called
+// setsid()) are re-parented to the wrapper: the job is over when the wrapper
+// has no children left. While waiting, the wrapper rescans its descendants
+// and reports those outside the job's group, so they can be recorded with
+// the reservation and outlive a SIGKILLed wrapper (docs/jobs.md); signals
+// it passes on, and the timeout's, reach them too.
 //
 // When the wrapper is in the foreground of a terminal, the job's group is
 // made the foreground group for the job's lifetime, as a shell does: the
@@ -35,6 +39,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "core/reservation.h"
+#include "host/linux_process_table.h"
 
 namespace canhazgpu::host {
 
@@ -47,6 +53,8 @@ struct TimeoutPolicy {
   std::optional<Duration> timeout;  // none: wait forever
   // After the timeout: SIGINT, SIGTERM at grace/2, SIGKILL at grace.
   Duration grace = std::chrono::seconds(30);
+  // How often the wrapper looks for the job's processes outside its group.
+  Duration rescan = std::chrono::seconds(1);
 };
 
 class GatedChild {
@@ -75,12 +83,15 @@ class GatedChild {
     // Once, when the command exits while other processes of the job remain;
     // gets the command's exit status.
     std::function<void(int)> on_command_exit;
+    // When the job's live processes outside its own process group (pid and
+    // start time, ascending by pid) differ from the last report.
+    std::function<void(const std::vector<ProcessRef>&)> on_job_processes;
   };
 
   // Waits until the command and every process it left behind have exited;
   // returns the command's exit status the way a shell reports it (128 + N
-  // when killed by signal N). After the timeout: SIGINT to the job's group,
-  // SIGTERM, then SIGKILL (see TimeoutPolicy).
+  // when killed by signal N). After the timeout: SIGINT to the job's group
+  // and every other descendant, SIGTERM, then SIGKILL (see TimeoutPolicy).
   absl::StatusOr<int> Wait(const TimeoutPolicy& policy, const Callbacks& callbacks = {});
 
  private:
@@ -88,6 +99,10 @@ class GatedChild {
   void CloseFds();
   void RestoreSignals();
   void GiveTerminalBack();
+  // Sends `sig` to the job's group and to every descendant of the wrapper.
+  void SignalJob(int sig) const;
+  // The job's live processes outside its group, ascending by pid.
+  std::vector<ProcessRef> ProcessesOutsideGroup() const;
 
   int64_t pid_ = -1;
   int gate_fd_ = -1;   // write end: the child execs after reading it to EOF
@@ -96,6 +111,7 @@ class GatedChild {
   bool mask_changed_ = false;
   bool reaped_ = false;
   int tty_fd_ = -1;  // the terminal whose foreground group is the job's
+  LinuxProcessTable processes_;
 };
 
 }  // namespace canhazgpu::host

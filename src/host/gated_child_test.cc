@@ -151,5 +151,58 @@ TEST_F(GatedChildTest, SignalsToTheWrapperReachTheJobGroup) {
   EXPECT_EQ(status.value_or(-1), 128 + SIGTERM);
 }
 
+// Issue 14: the command starts a daemon that leaves the job's process group
+// (setsid) and exits. The wrapper, its subreaper, finds the daemon among its
+// descendants and reports it; the test then ends the daemon.
+TEST_F(GatedChildTest, ReportsProcessesThatLeftTheGroup) {
+  std::string pid_file = dir_ + "/daemon";
+  auto child = GatedChild::Fork({"sh", "-c",
+                                 "setsid sh -c 'echo $$ > " + pid_file + ".tmp; mv " + pid_file +
+                                     ".tmp " + pid_file + "; exec sleep 1000' &"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  int64_t daemon = 0;
+  bool reported = false;
+  // The timeout only bounds a failing test; the callback ends the daemon.
+  TimeoutPolicy policy{.timeout = std::chrono::seconds(20),
+                       .grace = std::chrono::milliseconds(100),
+                       .rescan = std::chrono::milliseconds(5)};
+  auto status = child->Wait(policy, {.on_job_processes = [&](const std::vector<ProcessRef>& ps) {
+                              // The daemon may be found before it wrote its pid.
+                              std::string text;
+                              for (int i = 0; i < 2000 && text.empty(); ++i) {
+                                text = Read("daemon");
+                                if (text.empty()) usleep(10'000);
+                              }
+                              if (text.empty()) return;
+                              daemon = std::stoll(text);
+                              for (const ProcessRef& p : ps) {
+                                if (p.pid != daemon) continue;
+                                reported = true;
+                                kill(static_cast<pid_t>(daemon), SIGKILL);
+                              }
+                            }});
+  EXPECT_TRUE(reported) << "daemon " << daemon << " was never reported";
+  EXPECT_EQ(status.value_or(-1), 0);
+}
+
+// Issue 14: --timeout must stop a daemon that left the job's group too; the
+// wrapper would otherwise wait for it (its subreaper) for 1000 s. The
+// daemon, started in the background by sh, ignores SIGINT, so SIGTERM ends it.
+TEST_F(GatedChildTest, TimeoutStopsADaemonThatLeftTheGroup) {
+  std::string pid_file = dir_ + "/daemon";
+  auto child = GatedChild::Fork({"sh", "-c",
+                                 "setsid sh -c 'echo $$ > " + pid_file + "; exec sleep 1000' & " +
+                                     "while [ ! -s " + pid_file + " ]; do sleep 0.01; done"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  TimeoutPolicy policy{.timeout = std::chrono::milliseconds(300),
+                       .grace = std::chrono::milliseconds(200)};
+  auto status = child->Wait(policy);
+  ASSERT_TRUE(status.ok());
+  int64_t daemon = std::stoll(Read("daemon"));
+  EXPECT_NE(kill(static_cast<pid_t>(daemon), 0), 0) << "the daemon was reaped by the wrapper";
+}
+
 }  // namespace
 }  // namespace canhazgpu::host

@@ -91,21 +91,29 @@ std::optional<ProcessInfo> LinuxProcessTable::Find(int64_t pid) const {
   return info;
 }
 
-std::vector<ProcessInfo> LinuxProcessTable::GroupMembers(int64_t pgid) const {
-  std::vector<ProcessInfo> members;
+std::vector<ProcessInfo> LinuxProcessTable::ListBasic() const {
+  std::vector<ProcessInfo> all;
   DIR* dir = opendir(proc_root_.c_str());
-  if (dir == nullptr) return members;
+  if (dir == nullptr) return all;
+  std::string stat;
   while (struct dirent* entry = readdir(dir)) {
     int64_t pid;
     if (!ParseInt(entry->d_name, &pid)) continue;
-    std::string stat;
     ProcessInfo info;
-    if (ReadFile(StrCat(proc_root_, "/", pid, "/stat"), &stat) && ParseProcStat(stat, &info) &&
-        info.pgid == pgid) {
-      members.push_back(std::move(info));
+    // A process may exit between readdir and the read: it is simply absent.
+    if (ReadFile(StrCat(proc_root_, "/", pid, "/stat"), &stat) && ParseProcStat(stat, &info)) {
+      all.push_back(std::move(info));
     }
   }
   closedir(dir);
+  return all;
+}
+
+std::vector<ProcessInfo> LinuxProcessTable::GroupMembers(int64_t pgid) const {
+  std::vector<ProcessInfo> members;
+  for (ProcessInfo& p : ListBasic()) {
+    if (p.pgid == pgid) members.push_back(std::move(p));
+  }
   return members;
 }
 

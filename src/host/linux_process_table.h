@@ -15,6 +15,7 @@ class LinuxProcessTable : public ProcessTable {
   std::optional<ProcessInfo> Find(int64_t pid) const override;
   std::optional<ProcessInfo> FindBasic(int64_t pid) const override;  // reads only /stat
   std::vector<ProcessInfo> GroupMembers(int64_t pgid) const override;
+  std::vector<ProcessInfo> ListBasic() const override;
   std::string UserName(uint32_t uid) const override;
 
  private:

@@ -98,11 +98,11 @@ TEST(LinuxProcessTableTest, JobLivesWhileAnyGroupMemberRuns) {
   ProcessRef job{leader, info->start_ticks};
   waitpid(leader, nullptr, 0);
   EXPECT_FALSE(table.IsAlive(job));
-  EXPECT_TRUE(table.JobAlive(job)) << "the worker still runs in the job's group";
+  EXPECT_TRUE(table.JobAlive({.leader = job})) << "the worker still runs in the job's group";
   close(release[1]);  // the worker exits; init reaps it
   bool gone = false;
   for (int i = 0; i < 500 && !gone; ++i) {
-    gone = !table.JobAlive(job);
+    gone = !table.JobAlive({.leader = job});
     if (!gone) usleep(10'000);
   }
   EXPECT_TRUE(gone);

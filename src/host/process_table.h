@@ -13,6 +13,15 @@
 
 namespace canhazgpu::host {
 
+// What names one `run` job: its first process (which leads the job's own
+// process group), the `canhazgpu run` wrapper watching it (a child
+// subreaper), and the processes of the job last seen outside the group.
+struct JobIdentity {
+  ProcessRef leader;
+  std::optional<ProcessRef> wrapper;
+  std::vector<ProcessRef> processes;
+};
+
 struct ProcessInfo {
   int64_t pid = 0;
   int64_t ppid = 0;
@@ -38,6 +47,14 @@ class ProcessTable {
   // time filled in (not uid or argv). Scans the whole table: for rare paths.
   virtual std::vector<ProcessInfo> GroupMembers(int64_t pgid) const = 0;
 
+  // Every process, with the fields FindBasic() fills in. Scans the whole
+  // table: for rare paths.
+  virtual std::vector<ProcessInfo> ListBasic() const = 0;
+
+  // The live (not zombie) descendants of `root`, not `root` itself, found by
+  // following parent pids through one ListBasic().
+  std::vector<ProcessInfo> Descendants(int64_t root) const;
+
   // The login name of `uid`, or its number as text when it has none.
   virtual std::string UserName(uint32_t uid) const = 0;
 
@@ -45,12 +62,15 @@ class ProcessTable {
   // and not a zombie. Pid reuse and unreaped zombies both read as dead.
   bool IsAlive(const ProcessRef& ref) const;
 
-  // True while the job `leader` started runs: the leader itself, or any live
-  // member of its process group (pgid == leader pid) started no earlier than
-  // it, such as workers that outlived the command. A pgid number is not
-  // reused while its group has members, so this cannot mistake another job
-  // for this one.
-  bool JobAlive(const ProcessRef& leader) const;
+  // True while any process of `job` runs: the leader; a recorded process
+  // (same pid and start time); a live member of the leader's process group
+  // started no earlier than it (workers that outlived the command; a pgid is
+  // not reused while its group has members); or, while the wrapper runs, a
+  // live child of the wrapper started no earlier than the leader. The
+  // wrapper is a subreaper, so every orphan of the job - also one that left
+  // the group with setsid() - becomes its child. The wrapper alone does not
+  // keep the job alive: a stopped wrapper whose job has exited holds nothing.
+  bool JobAlive(const JobIdentity& job) const;
 };
 
 }  // namespace canhazgpu::host

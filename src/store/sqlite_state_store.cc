@@ -99,6 +99,12 @@ CREATE INDEX usage_samples_by_time ON usage_samples (at_ms);
     R"sql(
 ALTER TABLE queue ADD COLUMN selector TEXT NOT NULL DEFAULT '';
 )sql",
+    // 5: a run job's processes that left its process group ("pid:start ..."),
+    // and whose unreserved use a forced reservation overrode.
+    R"sql(
+ALTER TABLE reservations ADD COLUMN job_processes TEXT NOT NULL DEFAULT '';
+ALTER TABLE reservations ADD COLUMN forced_over TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -131,7 +137,7 @@ class SqliteTransaction : public StateTransaction {
   absl::StatusOr<std::vector<Reservation>> ListReservations() override {
     Statement s(statements_, path_,
                 "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
-                "wrapper_pid, wrapper_start, command_exited_ms, queue_id "
+                "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over "
                 "FROM reservations ORDER BY gpu");
     std::vector<Reservation> out;
     while (s.Step()) {
@@ -156,6 +162,12 @@ class SqliteTransaction : public StateTransaction {
       }
       if (auto exited = s.OptionalInt(12)) r.command_exited = FromEpochMillis(*exited);
       r.queue_id = s.OptionalInt(13);
+      std::optional<std::vector<ProcessRef>> job_processes = ParseProcessRefs(s.Text(14));
+      if (!job_processes) {
+        return absl::DataLossError(StrCat("state file ", path_, ": bad job_processes"));
+      }
+      r.job_processes = *std::move(job_processes);
+      r.forced_over = s.Text(15);
       out.push_back(std::move(r));
     }
     RETURN_IF_ERROR(s.status());
@@ -178,7 +190,8 @@ class SqliteTransaction : public StateTransaction {
         Statement(statements_, path_,
                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
                   "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
-                  "queue_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                  "queue_id, job_processes, forced_over) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .Bind(r.gpu)
             .Bind(static_cast<int64_t>(r.uid))
             .Bind(r.user)
@@ -193,6 +206,8 @@ class SqliteTransaction : public StateTransaction {
             .Bind(wrapper_start)
             .Bind(exited)
             .Bind(r.queue_id)
+            .Bind(FormatProcessRefs(r.job_processes))
+            .Bind(r.forced_over)
             .Exec();
     if (absl::IsAlreadyExists(status)) {
       return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));

@@ -20,7 +20,7 @@ struct sqlite3;
 
 namespace canhazgpu::store {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 class StatementCache;
 

@@ -121,6 +121,29 @@ TEST_F(SqliteStateStoreTest, VersionOneFileIsMigratedKeepingReservations) {
                   .ok());
 }
 
+// A damaged job_processes list is reported, not read as an empty one (which
+// would make a live job look dead and hand its GPUs out).
+TEST_F(SqliteStateStoreTest, MalformedJobProcessesAreDataLoss) {
+  {
+    auto store = SqliteStateStore::Open(path_, {.create = true});
+    ASSERT_TRUE(store.ok()) << store.status();
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "INSERT INTO reservations (gpu, uid, user, kind, start_ms, job_processes) "
+                         "VALUES (0, 1000, 'alice', 'run', 1, '12:x')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status read =
+      (*store)->Read([](StateTransaction& t) { return t.ListReservations().status(); });
+  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss) << read;
+  EXPECT_THAT(Message(read), HasSubstr("job_processes"));
+}
+
 TEST_F(SqliteStateStoreTest, NewerSchemaIsRefused) {
   ASSERT_TRUE(SqliteStateStore::Open(path_, {.create = true}).ok());
   SetUserVersion(kSchemaVersion + 1);

@@ -88,6 +88,8 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
                   .process = ProcessRef{4242, 99'999},
                   .wrapper = ProcessRef{4241, 99'998},
                   .command_exited = FromEpochMillis(200'000),
+                  .job_processes = {{5001, 100'001}, {5002, 100'002}},
+                  .forced_over = "carol",
                   .queue_id = 7,
                   .note = "a note with 'quotes'",
                   .command = "vllm serve x"};
@@ -106,6 +108,8 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_FALSE(list[0].wrapper.has_value());
   EXPECT_FALSE(list[0].command_exited.has_value());
   EXPECT_FALSE(list[0].queue_id.has_value());
+  EXPECT_TRUE(list[0].job_processes.empty());
+  EXPECT_EQ(list[0].forced_over, "");
   const Reservation& r = list[1];
   EXPECT_EQ(r.uid, 1001u);
   EXPECT_EQ(r.user, "bob");
@@ -119,6 +123,8 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_EQ(r.wrapper, (ProcessRef{4241, 99'998}));
   EXPECT_EQ(r.command_exited, FromEpochMillis(200'000));
   EXPECT_EQ(r.queue_id, 7);
+  EXPECT_EQ(r.job_processes, (std::vector<ProcessRef>{{5001, 100'001}, {5002, 100'002}}));
+  EXPECT_EQ(r.forced_over, "carol");
 }
 
 // Issue 14: notes and commands are bytes as given, not necessarily UTF-8;

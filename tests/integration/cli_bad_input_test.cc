@@ -144,7 +144,11 @@ TEST_F(CliBrokenFilesTest, SimulatedHostBrokenLaterShowsErrorAndHandsNothingOut)
   json parsed = json::parse(status.out);
   EXPECT_EQ(parsed[0]["status"], "ERROR");
   EXPECT_THAT(parsed[0]["error"].get<std::string>(), HasSubstr("not valid JSON"));
-  EXPECT_EQ(host_.Run({"reserve", "--nonblock"}).exit_code, 3);
+  // Issue 14: a provider that fails as a whole stops the request at once
+  // (exit 1, its message), rather than treating every GPU as busy.
+  CliResult reserve = host_.Run({"reserve", "--nonblock"});
+  EXPECT_EQ(reserve.exit_code, 1);
+  EXPECT_THAT(reserve.err, HasSubstr("not valid JSON"));
 }
 
 }  // namespace

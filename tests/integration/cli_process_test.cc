@@ -111,6 +111,36 @@ TEST(CliProcessTest, NvidiaProviderThroughTheTestNvmlLibrary) {
   EXPECT_THAT(broken[0]["error"].get<std::string>(), HasSubstr("NVIDIA driver library"));
 }
 
+// Issue 14: with the driver library gone, commands that need GPUs stop at
+// once with the driver's message instead of queueing forever behind GPUs
+// that are all ERROR; status names the failure once, above its table.
+TEST(CliProcessTest, FailingProviderStopsRunAndReserveAtOnce) {
+  CliHost host;
+  std::string nvml_host = host.dir() + "/nvml.json";
+  WriteFile(nvml_host, R"({"gpus": [
+      {"name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-a", "memory_total_mib": 81920},
+      {"name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-b", "memory_total_mib": 81920}]})");
+  host.env()["CANHAZGPU_NVML_LIBRARY"] = FAKE_NVML_LIBRARY;
+  host.env()["FAKE_NVML_HOST"] = nvml_host;
+  ASSERT_EQ(host.Run({"admin"}).exit_code, 0);
+  host.env()["CANHAZGPU_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1";
+  CliResult reserve = host.Run({"reserve", "-g", "1"});
+  EXPECT_EQ(reserve.exit_code, 1);
+  EXPECT_THAT(reserve.err, HasSubstr("NVIDIA driver library"));
+  CliResult run = host.Run({"run", "-g", "1", "--", "true"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("NVIDIA driver library"));
+  CliResult table = host.Run({"status"});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  size_t first = table.out.find("NVIDIA driver library");
+  ASSERT_NE(first, std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("NVIDIA driver library", first + 1), std::string::npos)
+      << "named once, not on every row:\n"
+      << table.out;
+  EXPECT_LT(first, table.out.find("ERROR")) << "above the table";
+  EXPECT_TRUE(json::parse(host.Run({"status", "--json"}).out)[1].contains("error"));
+}
+
 TEST(CliProcessTest, NoGpuHostGetsAClearMessage) {
   CliHost host;
   host.env()["CANHAZGPU_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1";

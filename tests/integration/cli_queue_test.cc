@@ -162,6 +162,23 @@ TEST_F(CliQueueTest, InterruptedWaiterExits130AndLeaves) {
   EXPECT_EQ(Queue()["total_waiting"], 0);
 }
 
+// Issue 14: the provider fails as a whole while a request waits. The waiter
+// stops at once with the provider's message and leaves the queue, rather
+// than waiting forever behind GPUs that are all in error.
+TEST_F(CliQueueTest, WaiterWhoseProviderFailsStopsWithItsMessage) {
+  ASSERT_EQ(host_.Run({"reserve", "-g", "4"}).exit_code, 0);
+  std::string log = host_.dir() + "/waiter.log";
+  int waiter = host_.Spawn({"reserve", "-g", "1"}, {.stderr_path = log});
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 1; }));
+  WriteFile(host_.fake_host(), "{not json");
+  bool stopped = Eventually([&] { return ProcessGone(waiter); });
+  if (!stopped) kill(waiter, SIGKILL);
+  EXPECT_TRUE(stopped) << ReadFile(log);
+  EXPECT_EQ(ExitCodeOf(waiter), 1);
+  EXPECT_THAT(ReadFile(log), HasSubstr("cannot query GPUs"));
+  EXPECT_EQ(Queue()["total_waiting"], 0);
+}
+
 TEST_F(CliQueueTest, ImpossibleRequestsFailAtOnceAndNeverQueue) {
   ASSERT_EQ(host_.Run({"reserve", "-g", "4"}).exit_code, 0);
   EXPECT_EQ(host_.Run({"reserve", "-g", "5"}).exit_code, 2);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "integration/cli_runner.h"
 #include "integration/terminal_session.h"
@@ -147,6 +148,90 @@ TEST_F(CliRunTest, BrokenStderrDoesNotKillTheWrapper) {
   WriteFile(File("stop"), "");
   EXPECT_EQ(ExitCodeOf(wrapper), 0);
   EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// A shell command that starts a daemon outside the job's process group
+// (setsid), which writes its pid to `pid_file` and sleeps; the command itself
+// exits at once.
+std::string SetsidDaemon(const std::string& pid_file, int seconds) {
+  return "setsid sh -c 'echo $$ > " + pid_file + ".tmp; mv " + pid_file + ".tmp " + pid_file +
+         "; exec sleep " + std::to_string(seconds) + "' &";
+}
+
+// Issue 14: the job's daemon left its process group and the wrapper is
+// SIGKILLed. The wrapper had recorded the daemon, so its GPU stays reserved
+// and nobody else is given it until the daemon exits.
+TEST_F(CliRunTest, KilledWrapperKeepsGpusWhileASetsidDaemonOfTheJobLives) {
+  int wrapper = host_.Spawn({"run", "-G", "0", "--", "sh", "-c", SetsidDaemon(File("daemon"), 60)});
+  int daemon = 0;
+  ASSERT_TRUE(Eventually([&] {
+    json s = Status()[0];
+    if (!s.contains("job_pids") || !std::filesystem::exists(File("daemon"))) return false;
+    daemon = std::stoi(ReadFile(File("daemon")));
+    return s["job_pids"] == json::array({daemon});
+  })) << Status().dump();
+  kill(wrapper, SIGKILL);
+  ExitCodeOf(wrapper);
+  EXPECT_EQ(Status()[0]["status"], "IN_USE");
+  EXPECT_EQ(host_.Run({"reserve", "-G", "0", "--nonblock"}).exit_code, 3);
+  kill(daemon, SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return ProcessGone(daemon); }));
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// Issue 14: --timeout stops the daemon too (it would otherwise keep the
+// wrapper, its subreaper, waiting for 600 s, and the GPU with it).
+TEST_F(CliRunTest, TimeoutStopsASetsidDaemonOfTheJob) {
+  int wrapper = host_.Spawn({"run", "-G", "0", "--timeout", "1s", "--grace", "1s", "--", "sh", "-c",
+                             SetsidDaemon(File("daemon"), 600) + " sleep 600"});
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(File("daemon")); }));
+  int daemon = std::stoi(ReadFile(File("daemon")));
+  EXPECT_TRUE(Eventually([&] { return ProcessGone(daemon); }));
+  if (!ProcessGone(daemon)) kill(daemon, SIGKILL);
+  // The command itself ends at the first signal; the daemon, started in
+  // the background, ignores SIGINT and ends at SIGTERM.
+  EXPECT_EQ(ExitCodeOf(wrapper), 128 + SIGINT);
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+}
+
+// Issue 14: a SIGSTOPped wrapper cannot reap its exited job; the job is over
+// all the same, so its GPU is free before the wrapper is continued.
+TEST_F(CliRunTest, StoppedWrapperDoesNotHoldTheGpusOfAnExitedJob) {
+  int wrapper = host_.Spawn({"run", "-G", "0", "--", "sh", "-c", UntilFile("stop")});
+  int job = 0;
+  ASSERT_TRUE(Eventually([&] {
+    json s = Status()[0];
+    if (s["status"] != "IN_USE") return false;
+    job = s["pid"].get<int>();
+    return true;
+  }));
+  kill(wrapper, SIGSTOP);
+  WriteFile(File("stop"), "");
+  ASSERT_TRUE(Eventually([&] { return ProcessGone(job); }));
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+  EXPECT_EQ(host_.Run({"reserve", "-G", "0", "--nonblock"}).exit_code, 0);
+  kill(wrapper, SIGCONT);
+  EXPECT_EQ(ExitCodeOf(wrapper), 0);
+}
+
+// Issue 14: a job's reservation that ended while a process of the job
+// still uses the GPU (here released by hand) leaves the GPU UNRESERVED with
+// the process's owner, never AVAILABLE, and it is not handed out.
+TEST_F(CliRunTest, GpuUsedByAReleasedJobShowsAsUnreserved) {
+  int wrapper = host_.Spawn({"run", "-G", "0", "--", "sh", "-c", SetsidDaemon(File("daemon"), 60)});
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(File("daemon")); }));
+  int daemon = std::stoi(ReadFile(File("daemon")));
+  WriteFile(host_.fake_host(), R"({"gpus": [
+      {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-a", "memory_total_mib": 81559,
+       "processes": [{"pid": )" + std::to_string(daemon) +
+                                   R"(, "used_memory_mib": 20480}]},
+      {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-b", "memory_total_mib": 81559}]})");
+  ASSERT_EQ(host_.Run({"release", "-G", "0"}).exit_code, 0);
+  json gpu = Status()[0];
+  EXPECT_EQ(gpu["status"], "UNRESERVED") << gpu.dump();
+  EXPECT_EQ(host_.Run({"reserve", "-G", "0", "--nonblock"}).exit_code, 3);
+  kill(daemon, SIGKILL);
+  EXPECT_EQ(ExitCodeOf(wrapper), 0);
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& ar
   return flags;
 }
 
-std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool) {
+absl::StatusOr<std::vector<GpuInfo>> QueryGpusOrFail(Context& ctx, const PoolConfig& pool) {
   absl::Status failure;
   auto provider = ctx.make_provider({pool.provider, pool.fake_host});
   if (provider.ok()) {
@@ -128,10 +128,17 @@ std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool) {
   } else {
     failure = provider.status();
   }
+  return absl::UnavailableError(StrCat("cannot query GPUs: ", failure.message()));
+}
+
+std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool, absl::Status* failure) {
+  absl::StatusOr<std::vector<GpuInfo>> gpus = QueryGpusOrFail(ctx, pool);
+  if (failure != nullptr) *failure = gpus.status();
+  if (gpus.ok()) return *std::move(gpus);
   std::vector<GpuInfo> broken(static_cast<size_t>(pool.gpu_count));
   for (size_t i = 0; i < broken.size(); ++i) {
     broken[i].index = static_cast<int>(i);
-    broken[i].error = StrCat("cannot query GPUs: ", failure.message());
+    broken[i].error = std::string(gpus.status().message());
   }
   return broken;
 }

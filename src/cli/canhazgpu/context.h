@@ -76,8 +76,15 @@ absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& ar
 
 // The GPUs as the pool's provider reports them now. A provider that fails
 // as a whole yields one ERROR entry per GPU carrying its message, so status
-// still shows the reservations and nothing is handed out.
-std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool);
+// still shows the reservations and nothing is handed out; `failure`, when
+// given, receives that failure (OK otherwise), for status to show it once.
+std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool,
+                               absl::Status* failure = nullptr);
+
+// For commands that need GPUs: a provider that fails as a whole (the driver
+// library missing) is an Unavailable error with its message, so run and
+// reserve stop at once instead of queueing behind GPUs that are all ERROR.
+absl::StatusOr<std::vector<GpuInfo>> QueryGpusOrFail(Context& ctx, const PoolConfig& pool);
 
 // Prints "canhazgpu: <message>" on stderr and returns the exit code.
 int Fail(const absl::Status& status);

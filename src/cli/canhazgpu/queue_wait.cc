@@ -128,9 +128,9 @@ absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStor
   options.waiter = ProcessRef{self->pid, self->start_ticks};
   bool first_look = true;
   options.query_gpus = [&] {
-    if (!first_look) return QueryGpus(ctx, pool);
+    if (!first_look) return QueryGpusOrFail(ctx, pool);
     first_look = false;
-    return std::move(gpus);
+    return absl::StatusOr<std::vector<GpuInfo>>(std::move(gpus));
   };
   QueueSleeper sleeper(ctx.state_path);
   options.sleep = [&](Duration d) { return sleeper.Sleep(d); };

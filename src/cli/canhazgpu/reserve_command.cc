@@ -45,7 +45,7 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
   request.threshold_bytes = ctx.threshold_bytes;
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+  ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, QueryGpusOrFail(ctx, pool));
   ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(gpus, wants, &request));
   ASSIGN_OR_RETURN(std::vector<int> ids,
                    AcquireWithQueue(ctx, *store, pool, request, flags, std::move(gpus)));

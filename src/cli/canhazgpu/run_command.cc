@@ -80,7 +80,7 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   }
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+  ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, QueryGpusOrFail(ctx, pool));
   ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(gpus, wants, &request));
 
   ASSIGN_OR_RETURN(host::GatedChild child, host::GatedChild::Fork(flags.rest));
@@ -123,6 +123,14 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
       absl::Status marked = alloc::MarkCommandExited(*store, job, *ctx.machine);
       if (!marked.ok()) {
         std::fprintf(stderr, "canhazgpu: warning: %s\n", std::string(marked.message()).c_str());
+      }
+    };
+    callbacks.on_job_processes = [&](const std::vector<ProcessRef>& processes) {
+      // Recorded so that another command can tell the job still runs should
+      // this wrapper be SIGKILLed (docs/jobs.md).
+      absl::Status recorded = alloc::RecordJobProcesses(*store, job, processes, *ctx.machine);
+      if (!recorded.ok()) {
+        std::fprintf(stderr, "canhazgpu: warning: %s\n", std::string(recorded.message()).c_str());
       }
     };
     exit_status = child.Wait(policy, callbacks);

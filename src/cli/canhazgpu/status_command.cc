@@ -59,6 +59,9 @@ struct HostReport {
   std::string host;
   Json value;
   std::string error;
+  // The GPU provider failed as a whole: the table says so once, above it,
+  // while each JSON row keeps its own `error` (as before).
+  std::string provider_error;
 };
 
 // A host name reaches ssh as its own argument after `--`; still, refuse
@@ -90,10 +93,10 @@ Json SummaryJson(const Json& gpus, size_t waiting) {
   return out;
 }
 
-absl::StatusOr<Json> LocalReport(Context& ctx, bool summary) {
+absl::StatusOr<Json> LocalReport(Context& ctx, bool summary, absl::Status* provider) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
-  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool);
+  std::vector<GpuInfo> gpus = QueryGpus(ctx, pool, provider);
   ASSIGN_OR_RETURN(alloc::HostStatus status,
                    alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
   Json json = StatusJson(status, ctx.machine->clock.Now());
@@ -187,6 +190,19 @@ std::string RenderSummary(const std::vector<HostReport>& reports, bool color) {
   return table.Render();
 }
 
+// One host's table; a failed provider is named once above it, and its rows
+// show ERROR without repeating the message.
+std::string RenderLocalTable(const HostReport& report, const StatusTableOptions& options) {
+  if (report.provider_error.empty()) return RenderStatusTable(report.value, options);
+  Json rows = report.value;
+  for (Json& row : rows) {
+    if (row.value("error", std::string()) == report.provider_error) row["details"] = "";
+  }
+  Style red = MakeStyle(options.color, "1;31");
+  return StrCat(red.start, "error: ", report.provider_error, red.end, "\n\n",
+                RenderStatusTable(rows, options));
+}
+
 std::string Render(Context& ctx, const std::vector<HostReport>& reports, const ParsedFlags& flags,
                    bool multi) {
   const bool color = ColorEnabled(ctx.no_color);
@@ -200,7 +216,7 @@ std::string Render(Context& ctx, const std::vector<HostReport>& reports, const P
   }
   if (flags.Has("summary")) return RenderSummary(reports, color);
   const StatusTableOptions table{.color = color, .width = TerminalWidth()};
-  if (!multi) return RenderStatusTable(reports[0].value, table);
+  if (!multi) return RenderLocalTable(reports[0], table);
   std::string out;
   for (const HostReport& r : reports) {
     Style host = MakeStyle(color, "1;35");
@@ -239,10 +255,12 @@ absl::StatusOr<std::string> Snapshot(Context& ctx, const ParsedFlags& flags) {
   const bool multi = !remotes.empty() || summary;
   std::vector<HostReport> reports;
   if (local) {
-    absl::StatusOr<Json> mine = LocalReport(ctx, summary);
+    absl::Status provider;
+    absl::StatusOr<Json> mine = LocalReport(ctx, summary, &provider);
     if (!mine.ok() && !multi) return mine.status();
     reports.push_back({kLocalHost, mine.ok() ? *mine : Json(nullptr),
-                       mine.ok() ? "" : std::string(mine.status().message())});
+                       mine.ok() ? "" : std::string(mine.status().message()),
+                       std::string(provider.message())});
   }
   for (HostReport& r : RemoteReports(remotes, flags, summary)) reports.push_back(std::move(r));
   return Render(ctx, reports, flags, multi);

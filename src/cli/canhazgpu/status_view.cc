@@ -317,6 +317,12 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
       if (r.expires) g["expires_at"] = FormatTimestamp(*r.expires);
       if (r.process) g["pid"] = r.process->pid;
       if (!r.command.empty()) g["command"] = r.command;
+      if (!r.job_processes.empty()) {
+        ordered_json pids = ordered_json::array();
+        for (const ProcessRef& p : r.job_processes) pids.push_back(p.pid);
+        g["job_pids"] = pids;
+      }
+      if (!r.forced_over.empty()) g["forced_over"] = r.forced_over;
     }
     out.push_back(g);
   }

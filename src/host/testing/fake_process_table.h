@@ -26,6 +26,11 @@ class FakeProcessTable : public ProcessTable {
     }
     return out;
   }
+  std::vector<ProcessInfo> ListBasic() const override {
+    std::vector<ProcessInfo> out;
+    for (const auto& [pid, info] : processes_) out.push_back(info);
+    return out;
+  }
   std::string UserName(uint32_t uid) const override {
     auto it = users_.find(uid);
     return it == users_.end() ? StrCat(uid) : it->second;
