@@ -10,7 +10,7 @@
 #include <optional>
 #include <sstream>
 
-#include "config/nesting.h"
+#include "config/prescan.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
@@ -257,6 +257,9 @@ absl::Status FlattenToml(const std::string& path, const toml::table& table,
 
 absl::Status ParseToml(const std::string& path, const std::string& text, ConfigFile& out) {
   if (int line = TomlTooDeepAt(text, kMaxConfigDepth); line > 0) return TooDeep(path, line);
+  if (int line = TomlNonAsciiAt(text); line > 0) {
+    return ErrorAt(path, line, "non-ASCII character outside a string value");
+  }
   toml::parse_result result = toml::parse(text, path);
   if (!result) {
     const toml::parse_error& e = result.error();

@@ -164,6 +164,22 @@ TEST(ConfigFileTest, Issue14NulInAKeyOrValueIsRejected) {
   EXPECT_THAT(Error("c.json", "{\"a\\u0000b\": 1}"), HasSubstr("contains a NUL byte"));
 }
 
+TEST(ConfigFileTest, Issue14TomlNonAsciiOutsideStringValuesIsRejected) {
+  // Found by config_fuzzer: toml++ 3.3.0 reaches __builtin_unreachable() on
+  // these; each must be a clean error, before the parser sees it.
+  EXPECT_THAT(Error("c.toml", "a.a\xd2\x95 z = 1\n"),
+              HasSubstr("c.toml:1: non-ASCII character outside a string value"));
+  EXPECT_THAT(Error("c.toml", "a = 1\n\"caf\xc3\xa9\" = 1\n"), HasSubstr("c.toml:2: non-ASCII"));
+  EXPECT_THAT(Error("c.toml", "[\"caf\xc3\xa9\"]\n"), HasSubstr("c.toml:1: non-ASCII"));
+  EXPECT_THAT(Error("c.toml", "a = \"\"\"x\n\\\xc3\xa9\"\"\"\n"), HasSubstr("c.toml:2: non-ASCII"));
+  // In string values and comments it is text like any other.
+  auto file =
+      ParseConfigText("c.toml", "# caf\xc3\xa9\nnote = \"caf\xc3\xa9\"\nx = {n = 'caf\xc3\xa9'}\n");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->values.at("note").text, "caf\xc3\xa9");
+  EXPECT_EQ(file->values.at("x.n").text, "caf\xc3\xa9");
+}
+
 class ConfigFileDiskTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,4 +1,4 @@
-#include "config/nesting.h"
+#include "config/prescan.h"
 
 #include <vector>
 
@@ -9,7 +9,8 @@ namespace {
 // text[i] (a quote), counting the newlines it crosses into *line. TOML's
 // triple-quoted strings span lines; `escapes` is false for literal strings.
 // An unterminated string runs to the end, where the parser reports it.
-size_t SkipString(std::string_view text, size_t i, bool escapes, int* line) {
+size_t SkipString(std::string_view text, size_t i, bool escapes, int* line,
+                  int* bad_escape_line = nullptr) {
   const char quote = text[i];
   const std::string_view triple = quote == '"' ? "\"\"\"" : "'''";
   const bool multi = text.substr(i, 3) == triple;
@@ -20,6 +21,10 @@ size_t SkipString(std::string_view text, size_t i, bool escapes, int* line) {
       if (!multi) return j - 1;  // let the caller see the newline
     } else if (escapes && text[j] == '\\') {
       if (j + 1 < text.size() && text[j + 1] == '\n') ++*line;
+      if (multi && bad_escape_line != nullptr && *bad_escape_line == 0 && j + 1 < text.size() &&
+          static_cast<unsigned char>(text[j + 1]) >= 0x80) {
+        *bad_escape_line = *line;
+      }
       ++j;
     } else if (text[j] == quote && (!multi || text.substr(j, 3) == triple)) {
       return multi ? j + 2 : j;
@@ -129,6 +134,46 @@ int TomlTooDeepAt(std::string_view text, int max_depth) {
       base = open.back().outer_base;
       open.pop_back();
       mode = Mode::kValue;
+    }
+  }
+  return 0;
+}
+
+int TomlNonAsciiAt(std::string_view text) {
+  // Strings in keys: from a line's start (or an inline table's '{' or ',')
+  // to its '=', and inside a [header].
+  bool in_key = true;
+  int braces = 0;
+  int line = 1;
+  int bad_escape = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      if (braces == 0) in_key = true;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const size_t start = i;
+      const int start_line = line;
+      i = SkipString(text, i, /*escapes=*/c == '"', &line, &bad_escape);
+      if (bad_escape > 0) return bad_escape;
+      if (in_key) {
+        for (size_t k = start; k < i && k < text.size(); ++k) {
+          if (static_cast<unsigned char>(text[k]) >= 0x80) return start_line;
+        }
+      }
+    } else if (static_cast<unsigned char>(c) >= 0x80) {
+      return line;
+    } else if (c == '=') {
+      in_key = false;
+    } else if (c == '{') {
+      ++braces;
+      in_key = true;
+    } else if (c == '}' && braces > 0) {
+      --braces;
+    } else if (c == ',' && braces > 0) {
+      in_key = true;
     }
   }
   return 0;
