@@ -207,6 +207,12 @@ absl::Status ParseJson(const std::string& path, const std::string& text, ConfigF
       std::string what = e.what();
       size_t colon = what.rfind(": ");
       return ErrorAt(path, line, colon == std::string::npos ? what : what.substr(colon + 2));
+    } catch (const nlohmann::json::exception& e) {
+      // A number too large for a double (1E400) is out_of_range, which
+      // carries no position. Found by config_fuzzer.
+      std::string what = e.what();
+      size_t colon = what.rfind("] ");
+      return ErrorAt(path, 0, colon == std::string::npos ? what : what.substr(colon + 2));
     }
   }
   if (!root.is_object()) return ErrorAt(path, 1, "expected an object of settings");

@@ -180,6 +180,12 @@ TEST(ConfigFileTest, Issue14TomlNonAsciiOutsideStringValuesIsRejected) {
   EXPECT_EQ(file->values.at("x.n").text, "caf\xc3\xa9");
 }
 
+TEST(ConfigFileTest, Issue14JsonNumberOutOfRangeIsAnErrorNotAnAbort) {
+  // Found by config_fuzzer: the re-parse for the error position threw
+  // out_of_range, which nothing caught.
+  EXPECT_THAT(Error("c.json", "{\"a\": 1E400}"), HasSubstr("c.json: number overflow"));
+}
+
 class ConfigFileDiskTest : public ::testing::Test {
  protected:
   void SetUp() override {
