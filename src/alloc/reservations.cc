@@ -177,6 +177,10 @@ absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store) {
 
 absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bool force,
                             const Machine& machine, int* released) {
+  if (pool.gpu_count < 1 || pool.gpu_count > kMaxGpus) {
+    return absl::InvalidArgumentError(
+        StrCat("a pool of ", pool.gpu_count, " GPUs: must be from 1 to ", kMaxGpus));
+  }
   return store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(std::optional<PoolConfig> existing, txn.GetPool());
     if (existing && !force) {

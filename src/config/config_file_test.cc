@@ -171,6 +171,8 @@ TEST(ConfigFileTest, Issue14TomlNonAsciiOutsideStringValuesIsRejected) {
               HasSubstr("c.toml:1: non-ASCII character outside a string value"));
   EXPECT_THAT(Error("c.toml", "a = 1\n\"caf\xc3\xa9\" = 1\n"), HasSubstr("c.toml:2: non-ASCII"));
   EXPECT_THAT(Error("c.toml", "[\"caf\xc3\xa9\"]\n"), HasSubstr("c.toml:1: non-ASCII"));
+  // A quote inside a bare value opens no string (found by config_fuzzer).
+  EXPECT_THAT(Error("c.toml", "mt = 901\"\xce\x8e\n"), HasSubstr("c.toml:1: non-ASCII"));
   EXPECT_THAT(Error("c.toml", "a = \"\"\"x\n\\\xc3\xa9\"\"\"\n"), HasSubstr("c.toml:2: non-ASCII"));
   // In string values and comments it is text like any other.
   auto file =

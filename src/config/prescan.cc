@@ -146,14 +146,21 @@ int TomlNonAsciiAt(std::string_view text) {
   int braces = 0;
   int line = 1;
   int bad_escape = 0;
+  // The last character outside strings, spaces aside. A quote opens a string
+  // only where a key or value starts: toml++ reads `1"é` as one bad value
+  // (found by config_fuzzer).
+  char prev = '\n';
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
+    const char before = prev;
+    if (c != ' ' && c != '\t') prev = c;
     if (c == '\n') {
       ++line;
       if (braces == 0) in_key = true;
     } else if (c == '#') {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
-    } else if (c == '"' || c == '\'') {
+    } else if ((c == '"' || c == '\'') &&
+               std::string_view("\n=[{,.").find(before) != std::string_view::npos) {
       const size_t start = i;
       const int start_line = line;
       i = SkipString(text, i, /*escapes=*/c == '"', &line, &bad_escape);
