@@ -224,6 +224,20 @@ TEST_F(CliBrokenFilesTest, Issue14PoolOfMoreThan1024GpusIsAUsageError) {
   EXPECT_EQ(host_.Run({"status"}).exit_code, 1) << "no pool was created";
 }
 
+TEST_F(CliBrokenFilesTest, Issue14OversizedPoolInAnOldStateFileIsRefusedNotLoopedOver) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(host_.state().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE pool SET gpu_count = 2147483647", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  CliResult r = host_.Run({"status"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("pool of 2147483647 GPUs; at most 1024 are supported"));
+  EXPECT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2", "--force"}).exit_code, 0);
+  EXPECT_EQ(host_.Run({"status"}).exit_code, 0);
+}
+
 TEST_F(CliBrokenFilesTest, Issue14PoolOf1024GpusWorks) {
   ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "1024"}).exit_code, 0);
   CliResult r = host_.Run({"status", "--json"});
