@@ -19,6 +19,8 @@
 namespace canhazgpu::alloc {
 
 inline constexpr uint64_t kDefaultMemoryThresholdMiB = 1024;
+// 16 TiB: above any GPU's memory, and far from wrapping when scaled to bytes.
+inline constexpr uint64_t kMaxMemoryThresholdMiB = uint64_t{16} << 20;
 
 enum class GpuState { kAvailable, kInUse, kUnreserved, kError };
 std::string_view StateName(GpuState state);

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/status_macros.h"
+#include "core/strings.h"
 
 namespace canhazgpu::alloc {
 namespace {
@@ -124,6 +125,10 @@ UsageReport BuildReport(const ReportInput& input) {
 }
 
 absl::StatusOr<UsageReport> CollectReport(store::StateStore& store, int days, TimePoint now) {
+  if (days < 1 || days > kMaxReportDays) {
+    return absl::InvalidArgumentError(
+        StrCat("report period of ", days, " days: must be from 1 to ", kMaxReportDays));
+  }
   ReportInput input{.from = now - std::chrono::hours(24) * days, .to = now};
   RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(std::optional<PoolConfig> pool, txn.GetPool());

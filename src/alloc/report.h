@@ -68,6 +68,9 @@ struct ReportInput {
 UsageReport BuildReport(const ReportInput& input);
 
 // The report for the `days` before `now`, from the store.
+// The longest period a report covers: ten years, as the dashboard allows.
+inline constexpr int kMaxReportDays = 3650;
+
 absl::StatusOr<UsageReport> CollectReport(store::StateStore& store, int days, TimePoint now);
 
 }  // namespace canhazgpu::alloc

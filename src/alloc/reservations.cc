@@ -198,8 +198,16 @@ absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store) {
 
 absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bool force,
                             const Machine& machine, int* released) {
+  if (pool.gpu_count < 1 || pool.gpu_count > kMaxGpus) {
+    return absl::InvalidArgumentError(
+        StrCat("a pool of ", pool.gpu_count, " GPUs: must be from 1 to ", kMaxGpus));
+  }
   return store.Update([&](store::StateTransaction& txn) -> absl::Status {
-    ASSIGN_OR_RETURN(std::optional<PoolConfig> existing, txn.GetPool());
+    absl::StatusOr<std::optional<PoolConfig>> read = txn.GetPool();
+    // --force sets again a pool the store refuses to load (one larger than
+    // kMaxGpus, written before that bound): that is the way out it names.
+    if (!read.ok() && !(force && absl::IsFailedPrecondition(read.status()))) return read.status();
+    std::optional<PoolConfig> existing = read.ok() ? *read : std::nullopt;
     if (existing && !force) {
       return absl::FailedPreconditionError(
           StrCat("GPU pool already initialized with ", existing->gpu_count, " GPUs (provider ",

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "alloc/report.h"
 #include "host/testing/fake_clock.h"
 #include "host/testing/fake_process_table.h"
 #include "store/memory_state_store.h"
@@ -58,6 +59,24 @@ TEST_F(ReservationsTest, AdminRefusesReinitWithoutForceAndResetsWithIt) {
   ASSERT_TRUE(InitializePool(store_, {8, "fake", ""}, true, machine_, &released).ok());
   EXPECT_EQ(released, 2);
   EXPECT_EQ(ReadPool(store_)->gpu_count, 8);
+}
+
+TEST_F(ReservationsTest, Issue14PoolSizeIsBounded) {
+  // admin --gpus 2147483647 was accepted and then every command looped.
+  absl::Status big = InitializePool(store_, {kMaxGpus + 1, "fake", ""}, true, machine_);
+  EXPECT_EQ(big.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(big.message(), HasSubstr("a pool of 1025 GPUs: must be from 1 to 1024"));
+  EXPECT_EQ(InitializePool(store_, {0, "fake", ""}, true, machine_).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(InitializePool(store_, {kMaxGpus, "fake", ""}, true, machine_).ok());
+}
+
+TEST_F(ReservationsTest, Issue14ReportPeriodIsBounded) {
+  // report --days 1000000 put the start after the end.
+  absl::StatusOr<UsageReport> report = CollectReport(store_, 1000000, clock_.Now());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(report.status().message(), HasSubstr("must be from 1 to 3650"));
+  EXPECT_TRUE(CollectReport(store_, kMaxReportDays, clock_.Now()).ok());
 }
 
 TEST_F(ReservationsTest, ManualReservationExpiresAndIsReaped) {

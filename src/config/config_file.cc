@@ -1,10 +1,17 @@
 #include "config/config_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <sstream>
 
+#include "config/prescan.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/yaml.h"
@@ -23,29 +30,90 @@ std::string Dotted(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : StrCat(prefix, ".", key);
 }
 
+absl::Status TooDeep(const std::string& path, int line) {
+  return ErrorAt(path, line, StrCat("settings nested deeper than ", kMaxConfigDepth, " levels"));
+}
+
+// What flattening one file may still produce. YAML aliases let a small file
+// name the same subtree many times ("billion laughs"); every visit counts,
+// so expansion stops at the bound instead of at the end of memory.
+class Budget {
+ public:
+  explicit Budget(const std::string& path) : path_(path) {}
+
+  // One key of a table, at `depth` (1 at the top).
+  absl::Status Key(int depth, int line) {
+    if (depth > kMaxConfigDepth) return TooDeep(path_, line);
+    if (++settings_ > kMaxConfigSettings) {
+      return ErrorAt(path_, 0, StrCat("more than ", kMaxConfigSettings, " settings"));
+    }
+    return Value();
+  }
+  // One scalar or list element.
+  absl::Status Value() {
+    if (++values_ > kMaxConfigValues) {
+      return ErrorAt(path_, 0, StrCat("more than ", kMaxConfigValues, " values"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string& path_;
+  int settings_ = 0;
+  int values_ = 0;
+};
+
+// A NUL would end the text early wherever it is handed on as a C string (a
+// note, a selector), silently changing the setting; no setting needs one.
+absl::Status CheckNoNul(const std::string& path, int line, const std::string& key,
+                        const std::string& text) {
+  if (key.find('\0') == std::string::npos && text.find('\0') == std::string::npos) {
+    return absl::OkStatus();
+  }
+  // The key itself may hold the NUL; print it with the NUL shown as \0.
+  std::string shown = key;
+  for (size_t at = shown.find('\0'); at != std::string::npos; at = shown.find('\0', at)) {
+    shown.replace(at, 1, "\\0");
+  }
+  return ErrorAt(path, line, StrCat(shown, ": contains a NUL byte"));
+}
+
+// Records one scalar setting after the checks every format shares.
+absl::Status Put(const std::string& path, const std::string& key, ConfigValue value,
+                 ConfigFile& out) {
+  RETURN_IF_ERROR(CheckNoNul(path, value.line, key, value.text));
+  for (const std::string& element : value.list) {
+    RETURN_IF_ERROR(CheckNoNul(path, value.line, key, element));
+  }
+  out.values[key] = std::move(value);
+  return absl::OkStatus();
+}
+
 // ---- YAML ----
 
 absl::Status FlattenYaml(const std::string& path, const YAML::Node& node, const std::string& prefix,
-                         ConfigFile& out) {
+                         int depth, Budget& budget, ConfigFile& out) {
   for (const auto& item : node) {
-    const std::string key = Dotted(prefix, item.first.as<std::string>());
     const YAML::Node& value = item.second;
     const int line = value.Mark().line + 1;
+    RETURN_IF_ERROR(budget.Key(depth, line));
+    const std::string key = Dotted(prefix, item.first.as<std::string>());
     switch (value.Type()) {
       case YAML::NodeType::Map:
-        if (absl::Status s = FlattenYaml(path, value, key, out); !s.ok()) return s;
+        RETURN_IF_ERROR(FlattenYaml(path, value, key, depth + 1, budget, out));
         break;
       case YAML::NodeType::Scalar:
-        out.values[key] = {.text = value.Scalar(), .line = line};
+        RETURN_IF_ERROR(Put(path, key, {.text = value.Scalar(), .line = line}, out));
         break;
       case YAML::NodeType::Sequence: {
         ConfigValue list{.is_list = true, .line = line};
         for (const auto& element : value) {
+          RETURN_IF_ERROR(budget.Value());
           if (!element.IsScalar())
             return ErrorAt(path, line, StrCat(key, ": expected a list of values"));
           list.list.push_back(element.Scalar());
         }
-        out.values[key] = std::move(list);
+        RETURN_IF_ERROR(Put(path, key, std::move(list), out));
         break;
       }
       default:
@@ -65,7 +133,8 @@ absl::Status ParseYaml(const std::string& path, const std::string& text, ConfigF
   if (root.IsNull()) return absl::OkStatus();  // an empty file
   if (!root.IsMap()) return ErrorAt(path, root.Mark().line + 1, "expected a map of settings");
   try {
-    return FlattenYaml(path, root, "", out);
+    Budget budget(path);
+    return FlattenYaml(path, root, "", 1, budget, out);
   } catch (const YAML::Exception& e) {
     return ErrorAt(path, e.mark.line + 1, e.msg);
   }
@@ -96,33 +165,36 @@ std::string JsonScalar(const nlohmann::json& v) {
 }
 
 absl::Status FlattenJson(const std::string& path, const nlohmann::json& object,
-                         const std::string& prefix, const JsonLines& lines, size_t from,
-                         ConfigFile& out) {
+                         const std::string& prefix, const JsonLines& lines, size_t from, int depth,
+                         Budget& budget, ConfigFile& out) {
   for (const auto& [name, value] : object.items()) {
+    RETURN_IF_ERROR(budget.Key(depth, 0));
     const std::string key = Dotted(prefix, name);
     size_t at = from;
     const int line = lines.Find(name, &at);
     if (value.is_object()) {
-      if (absl::Status s = FlattenJson(path, value, key, lines, at, out); !s.ok()) return s;
+      RETURN_IF_ERROR(FlattenJson(path, value, key, lines, at, depth + 1, budget, out));
     } else if (value.is_array()) {
       ConfigValue list{.is_list = true, .line = line};
       for (const auto& element : value) {
+        RETURN_IF_ERROR(budget.Value());
         if (element.is_structured() || element.is_null()) {
           return ErrorAt(path, line, StrCat(key, ": expected a list of values"));
         }
         list.list.push_back(JsonScalar(element));
       }
-      out.values[key] = std::move(list);
+      RETURN_IF_ERROR(Put(path, key, std::move(list), out));
     } else if (value.is_null()) {
       return ErrorAt(path, line, StrCat(key, ": no value"));
     } else {
-      out.values[key] = {.text = JsonScalar(value), .line = line};
+      RETURN_IF_ERROR(Put(path, key, {.text = JsonScalar(value), .line = line}, out));
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status ParseJson(const std::string& path, const std::string& text, ConfigFile& out) {
+  if (int line = JsonTooDeepAt(text, kMaxConfigDepth); line > 0) return TooDeep(path, line);
   nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) {
     // Re-parse for the position of the first error.
@@ -135,10 +207,17 @@ absl::Status ParseJson(const std::string& path, const std::string& text, ConfigF
       std::string what = e.what();
       size_t colon = what.rfind(": ");
       return ErrorAt(path, line, colon == std::string::npos ? what : what.substr(colon + 2));
+    } catch (const nlohmann::json::exception& e) {
+      // A number too large for a double (1E400) is out_of_range, which
+      // carries no position. Found by config_fuzzer.
+      std::string what = e.what();
+      size_t colon = what.rfind("] ");
+      return ErrorAt(path, 0, colon == std::string::npos ? what : what.substr(colon + 2));
     }
   }
   if (!root.is_object()) return ErrorAt(path, 1, "expected an object of settings");
-  return FlattenJson(path, root, "", JsonLines(text), 0, out);
+  Budget budget(path);
+  return FlattenJson(path, root, "", JsonLines(text), 0, 1, budget, out);
 }
 
 // ---- TOML ----
@@ -157,22 +236,24 @@ std::optional<std::string> TomlScalar(const toml::node& node) {
 }
 
 absl::Status FlattenToml(const std::string& path, const toml::table& table,
-                         const std::string& prefix, ConfigFile& out) {
+                         const std::string& prefix, int depth, Budget& budget, ConfigFile& out) {
   for (const auto& [name, node] : table) {
-    const std::string key = Dotted(prefix, std::string(name.str()));
     const int line = static_cast<int>(node.source().begin.line);
+    RETURN_IF_ERROR(budget.Key(depth, line));
+    const std::string key = Dotted(prefix, std::string(name.str()));
     if (const toml::table* sub = node.as_table()) {
-      if (absl::Status s = FlattenToml(path, *sub, key, out); !s.ok()) return s;
+      RETURN_IF_ERROR(FlattenToml(path, *sub, key, depth + 1, budget, out));
     } else if (const toml::array* array = node.as_array()) {
       ConfigValue list{.is_list = true, .line = line};
       for (const toml::node& element : *array) {
+        RETURN_IF_ERROR(budget.Value());
         std::optional<std::string> text = TomlScalar(element);
         if (!text) return ErrorAt(path, line, StrCat(key, ": expected a list of values"));
         list.list.push_back(*text);
       }
-      out.values[key] = std::move(list);
+      RETURN_IF_ERROR(Put(path, key, std::move(list), out));
     } else if (std::optional<std::string> text = TomlScalar(node)) {
-      out.values[key] = {.text = *text, .line = line};
+      RETURN_IF_ERROR(Put(path, key, {.text = *text, .line = line}, out));
     } else {
       return ErrorAt(path, line, StrCat(key, ": unsupported value (use a string)"));
     }
@@ -181,12 +262,17 @@ absl::Status FlattenToml(const std::string& path, const toml::table& table,
 }
 
 absl::Status ParseToml(const std::string& path, const std::string& text, ConfigFile& out) {
+  if (int line = TomlTooDeepAt(text, kMaxConfigDepth); line > 0) return TooDeep(path, line);
+  if (int line = TomlNonAsciiAt(text); line > 0) {
+    return ErrorAt(path, line, "non-ASCII character outside a string value");
+  }
   toml::parse_result result = toml::parse(text, path);
   if (!result) {
     const toml::parse_error& e = result.error();
     return ErrorAt(path, static_cast<int>(e.source().begin.line), std::string(e.description()));
   }
-  return FlattenToml(path, result.table(), "", out);
+  Budget budget(path);
+  return FlattenToml(path, result.table(), "", 1, budget, out);
 }
 
 }  // namespace
@@ -209,12 +295,45 @@ absl::StatusOr<ConfigFile> ParseConfigText(const std::string& path, const std::s
 }
 
 absl::StatusOr<ConfigFile> LoadConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(StrCat("cannot read config file ", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::InternalError(StrCat("cannot read config file ", path));
-  return ParseConfigText(path, text.str());
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    std::string message = StrCat("cannot read config file ", path, ": ", strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(message);
+    return absl::PermissionDeniedError(message);
+  }
+  struct stat st;
+  absl::Status status;
+  std::string text;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = absl::InvalidArgumentError(StrCat("config file ", path, ": not a regular file"));
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxConfigFileBytes) {
+    status = absl::InvalidArgumentError(StrCat("config file ", path, ": larger than 1 MiB"));
+  } else {
+    // Read at most one byte past the bound: the file may grow after fstat.
+    text.resize(kMaxConfigFileBytes + 1);
+    size_t got = 0;
+    while (got < text.size()) {
+      ssize_t n = read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (n < 0) {
+          status =
+              absl::InternalError(StrCat("cannot read config file ", path, ": ", strerror(errno)));
+        }
+        break;
+      }
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+    if (status.ok() && got > kMaxConfigFileBytes) {
+      status = absl::InvalidArgumentError(StrCat("config file ", path, ": larger than 1 MiB"));
+    }
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  return ParseConfigText(path, text);
 }
 
 }  // namespace canhazgpu::config

@@ -2,6 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace canhazgpu::config {
 namespace {
@@ -85,6 +89,138 @@ TEST(ConfigFileTest, EmptyYamlIsNoSettings) {
 TEST(ConfigFileTest, MissingFileIsNotFound) {
   auto file = LoadConfigFile("/nonexistent/canhazgpu.yaml");
   EXPECT_TRUE(absl::IsNotFound(file.status()));
+}
+
+// ---- Bounds (issue 14): no config file crashes, hangs or exhausts memory. ----
+
+std::string Repeat(const std::string& part, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += part;
+  return out;
+}
+
+TEST(ConfigFileTest, Issue14DeepJsonIsAnErrorNotACrash) {
+  std::string deep = Repeat("{\"a\":", 15000) + "1" + Repeat("}", 15000);
+  EXPECT_THAT(Error("c.json", deep), HasSubstr("c.json:1: settings nested deeper than 64 levels"));
+  std::string arrays = "{\"a\":" + Repeat("[", 15000) + Repeat("]", 15000) + "}";
+  EXPECT_THAT(Error("c.json", arrays), HasSubstr("c.json:1: settings nested deeper than 64"));
+}
+
+TEST(ConfigFileTest, Issue14LongTomlDottedKeyIsAnErrorNotACrash) {
+  std::string key = "a" + Repeat(".a", 50000);
+  EXPECT_THAT(Error("c.toml", key + " = 1\n"),
+              HasSubstr("c.toml:1: settings nested deeper than 64 levels"));
+  EXPECT_THAT(Error("c.toml", "[" + key + "]\nb = 1\n"), HasSubstr("nested deeper than 64"));
+  EXPECT_THAT(Error("c.toml", "x = {" + key + " = 1}\n"), HasSubstr("nested deeper than 64"));
+  // Dots inside strings, comments and values are not key parts.
+  std::string dots = Repeat(".", 100);
+  auto file = ParseConfigText("c.toml", "# " + dots + "\na = \"" + dots + "\"\nb = '''\n" + dots +
+                                            " = 1\n'''\nc = 1.5\n\"" + dots + "\" = 2\n");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->values.at("a").text, dots);
+  EXPECT_EQ(file->values.at("c").text, "1.5");
+}
+
+TEST(ConfigFileTest, Issue14DeepYamlIsAnError) {
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += std::string(static_cast<size_t>(i), ' ') + "a:\n";
+  deep += std::string(100, ' ') + "a: 1\n";
+  EXPECT_THAT(Error("c.yaml", deep), HasSubstr("nested deeper than 64 levels"));
+  std::string flow = "a: " + Repeat("{a: ", 1500) + "1" + Repeat("}", 1500) + "\n";
+  EXPECT_THAT(Error("c.yaml", flow), HasSubstr("c.yaml:"));
+}
+
+TEST(ConfigFileTest, Issue14YamlAliasBombIsRejected) {
+  // "Billion laughs": nine levels of ten aliases each expand to 10^9 values.
+  std::string bomb =
+      "l0: &l0 {a: lol, b: lol, c: lol, d: lol, e: lol, f: lol, g: lol, h: lol, i: lol, j: lol}\n";
+  for (int level = 1; level < 9; ++level) {
+    std::string prev = "*l" + std::to_string(level - 1);
+    bomb += "l" + std::to_string(level) + ": &l" + std::to_string(level) + " {";
+    for (char c = 'a'; c <= 'j'; ++c) bomb += std::string(c == 'a' ? "" : ", ") + c + ": " + prev;
+    bomb += "}\n";
+  }
+  EXPECT_THAT(Error("c.yaml", bomb), HasSubstr("c.yaml: more than 1000 settings"));
+  // Lists expanded through aliases count every element.
+  std::string list = "l: &l [" + Repeat("x, ", 999) + "x]\n";
+  for (int i = 0; i < 200; ++i) list += "k" + std::to_string(i) + ": *l\n";
+  EXPECT_THAT(Error("c.yaml", list), HasSubstr("c.yaml: more than 100000 values"));
+}
+
+TEST(ConfigFileTest, Issue14TooManySettingsIsAnError) {
+  std::string many = "{";
+  for (int i = 0; i < 1001; ++i) many += (i ? ",\"k" : "\"k") + std::to_string(i) + "\": 1";
+  EXPECT_THAT(Error("c.json", many + "}"), HasSubstr("c.json: more than 1000 settings"));
+}
+
+TEST(ConfigFileTest, Issue14NulInAKeyOrValueIsRejected) {
+  EXPECT_THAT(Error("c.json", "{\n\"note\": \"be\\u0000fore\"}"),
+              HasSubstr("c.json:2: note: contains a NUL byte"));
+  EXPECT_THAT(Error("c.yaml", "note: \"be\\0fore\"\n"),
+              HasSubstr("c.yaml:1: note: contains a NUL byte"));
+  EXPECT_THAT(Error("c.toml", "note = \"be\\u0000fore\"\n"),
+              HasSubstr("c.toml:1: note: contains a NUL byte"));
+  EXPECT_THAT(Error("c.json", "{\"a\": [\"x\\u0000\"]}"), HasSubstr("contains a NUL byte"));
+  EXPECT_THAT(Error("c.json", "{\"a\\u0000b\": 1}"), HasSubstr("contains a NUL byte"));
+}
+
+TEST(ConfigFileTest, Issue14TomlNonAsciiOutsideStringValuesIsRejected) {
+  // Found by config_fuzzer: toml++ 3.3.0 reaches __builtin_unreachable() on
+  // these; each must be a clean error, before the parser sees it.
+  EXPECT_THAT(Error("c.toml", "a.a\xd2\x95 z = 1\n"),
+              HasSubstr("c.toml:1: non-ASCII character outside a string value"));
+  EXPECT_THAT(Error("c.toml", "a = 1\n\"caf\xc3\xa9\" = 1\n"), HasSubstr("c.toml:2: non-ASCII"));
+  EXPECT_THAT(Error("c.toml", "[\"caf\xc3\xa9\"]\n"), HasSubstr("c.toml:1: non-ASCII"));
+  // A quote inside a bare value opens no string (found by config_fuzzer).
+  EXPECT_THAT(Error("c.toml", "mt = 901\"\xce\x8e\n"), HasSubstr("c.toml:1: non-ASCII"));
+  EXPECT_THAT(Error("c.toml", "a = \"\"\"x\n\\\xc3\xa9\"\"\"\n"), HasSubstr("c.toml:2: non-ASCII"));
+  // In string values and comments it is text like any other.
+  auto file =
+      ParseConfigText("c.toml", "# caf\xc3\xa9\nnote = \"caf\xc3\xa9\"\nx = {n = 'caf\xc3\xa9'}\n");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->values.at("note").text, "caf\xc3\xa9");
+  EXPECT_EQ(file->values.at("x.n").text, "caf\xc3\xa9");
+}
+
+TEST(ConfigFileTest, Issue14JsonNumberOutOfRangeIsAnErrorNotAnAbort) {
+  // Found by config_fuzzer: the re-parse for the error position threw
+  // out_of_range, which nothing caught.
+  EXPECT_THAT(Error("c.json", "{\"a\": 1E400}"), HasSubstr("c.json: number overflow"));
+}
+
+class ConfigFileDiskTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/config_file_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(ConfigFileDiskTest, Issue14FifoIsRejectedWithoutBlocking) {
+  std::string fifo = dir_ + "/c.yaml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto file = LoadConfigFile(fifo);  // would block forever if it opened for reading
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr(fifo + ": not a regular file"));
+}
+
+TEST_F(ConfigFileDiskTest, Issue14DeviceAndDirectoryAreRejected) {
+  EXPECT_THAT(LoadConfigFile("/dev/zero").status().message(),
+              HasSubstr("/dev/zero: not a regular file"));
+  EXPECT_THAT(LoadConfigFile(dir_).status().message(), HasSubstr(": not a regular file"));
+}
+
+TEST_F(ConfigFileDiskTest, Issue14FileOverOneMebibyteIsRejected) {
+  std::string path = dir_ + "/c.yaml";
+  std::ofstream(path) << "a: 1\n" << std::string(1 << 20, '#') << "\n";
+  EXPECT_THAT(LoadConfigFile(path).status().message(), HasSubstr(path + ": larger than 1 MiB"));
+  std::ofstream(path, std::ios::trunc) << "a: 1\n";
+  auto file = LoadConfigFile(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->values.at("a").text, "1");
 }
 
 }  // namespace

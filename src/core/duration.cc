@@ -79,13 +79,25 @@ std::string FormatDurationShort(Duration d) {
 }
 
 std::string FormatTimestamp(TimePoint t) {
-  int64_t ms = ToEpochMillis(t);
-  time_t secs = static_cast<time_t>(ms / 1000);
+  const int64_t ms = ToEpochMillis(t);
+  // Floor division: before 1970, -1 ms is 23:59:59.999 of the day before,
+  // not 00:00:00.-001 (C++ division rounds toward zero).
+  int64_t secs = ms / 1000;
+  int64_t millis = ms % 1000;
+  if (millis < 0) {
+    millis += 1000;
+    secs -= 1;
+  }
+  const time_t when = static_cast<time_t>(secs);
   struct tm utc;
-  gmtime_r(&secs, &utc);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &utc);
-  return absl::StrFormat("%s.%03dZ", buf, ms % 1000);
+  char buf[64];
+  if (gmtime_r(&when, &utc) == nullptr || utc.tm_year + 1900 < 0 || utc.tm_year + 1900 > 9999 ||
+      std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &utc) == 0) {
+    // Beyond what RFC 3339 can write (years 0000 to 9999); only a corrupt
+    // record gets here, and it must still print.
+    return ms < 0 ? "0000-01-01T00:00:00.000Z" : "9999-12-31T23:59:59.999Z";
+  }
+  return absl::StrFormat("%s.%03dZ", buf, millis);
 }
 
 }  // namespace canhazgpu

@@ -25,6 +25,8 @@ std::string FormatDuration(Duration d);
 std::string FormatDurationShort(Duration d);
 
 // RFC 3339 in UTC with millisecond precision: "2026-11-21T14:02:03.120Z".
+// Times before 1970 print correctly (the millisecond field is never
+// negative); times outside years 0000 to 9999 are clamped to those ends.
 std::string FormatTimestamp(TimePoint t);
 
 }  // namespace canhazgpu

@@ -59,5 +59,17 @@ TEST(DurationTest, FormatsTimestampInUtc) {
   EXPECT_EQ(FormatTimestamp(FromEpochMillis(1795291402120)), "2026-11-21T20:03:22.120Z");
 }
 
+TEST(DurationTest, Issue14TimestampBefore1970HasNoNegativeMilliseconds) {
+  // report --days 30000 printed "1944-10-04T18:24:02.-740Z".
+  EXPECT_EQ(FormatTimestamp(FromEpochMillis(-1)), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatTimestamp(FromEpochMillis(-795291357740)), "1944-10-19T05:44:02.260Z");
+  EXPECT_EQ(FormatTimestamp(FromEpochMillis(-1000)), "1969-12-31T23:59:59.000Z");
+}
+
+TEST(DurationTest, Issue14TimestampAtTheEndsOfTheClockIsWellFormed) {
+  EXPECT_EQ(FormatTimestamp(TimePoint::min()), "1677-09-21T00:12:43.146Z");
+  EXPECT_EQ(FormatTimestamp(TimePoint::max()), "2262-04-11T23:47:16.854Z");
+}
+
 }  // namespace
 }  // namespace canhazgpu

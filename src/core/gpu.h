@@ -11,6 +11,11 @@ namespace canhazgpu {
 
 inline constexpr uint64_t kMiB = 1024 * 1024;
 
+// The most GPUs one pool (one host) may have. Larger pools are refused
+// everywhere a count enters (admin --gpus, a provider's report, a simulated
+// host file), so no command loops over billions of ids.
+inline constexpr int kMaxGpus = 1024;
+
 struct GpuProcess {
   int64_t pid = 0;
   uint64_t used_memory_bytes = 0;

@@ -4,11 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -18,6 +17,20 @@ namespace canhazgpu::gpu {
 namespace {
 
 using nlohmann::json;
+
+// What a simulated host file may hold: a real host has at most a few dozen
+// GPUs, 8 MIG memory slices and some hundreds of processes. Every number has
+// a range, so nothing downstream overflows or loops for long on what a user
+// (or a fuzzer) wrote.
+constexpr size_t kMaxFileBytes = 4 << 20;
+constexpr size_t kMaxStringBytes = 1024;
+constexpr int64_t kMaxMemoryMiB = 16 << 20;  // 16 TiB
+constexpr int64_t kMaxPid = 4 << 20;         // the kernel's PID_MAX_LIMIT
+constexpr int64_t kMaxMinor = (1 << 20) - 1;
+constexpr int64_t kMaxMigSlices = 64;
+constexpr int64_t kMaxProfileId = 1023;
+constexpr size_t kMaxProcessesPerGpu = 1024;
+constexpr size_t kMaxProcessesPerHost = 4096;
 
 // Reads one JSON object with a fixed set of allowed keys, producing errors
 // that name the file, the object's path and the field.
@@ -36,21 +49,34 @@ class ObjectReader {
   absl::StatusOr<std::string> String(const std::string& key, std::optional<std::string> fallback) {
     if (!object_.contains(key)) return Missing(key, std::move(fallback));
     if (!object_[key].is_string()) return Error(key, "expected a string");
-    return object_[key].get<std::string>();
+    std::string text = object_[key].get<std::string>();
+    if (text.size() > kMaxStringBytes) {
+      return Error(key, StrCat("longer than ", kMaxStringBytes, " bytes"));
+    }
+    if (text.find('\0') != std::string::npos) return Error(key, "contains a NUL byte");
+    return text;
   }
 
   absl::StatusOr<int64_t> Integer(const std::string& key, std::optional<int64_t> fallback,
-                                  int64_t min) {
+                                  int64_t min, int64_t max) {
     if (!object_.contains(key)) return Missing(key, fallback);
     const json& v = object_[key];
     if (!v.is_number_integer()) return Error(key, "expected an integer");
-    int64_t n = v.get<int64_t>();
-    if (n < min) return Error(key, StrCat("must be at least ", min));
+    // An unsigned above INT64_MAX would wrap to a negative number.
+    const bool huge = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max);
+    const int64_t n = huge ? max : v.get<int64_t>();
+    if (huge || n < min || n > max) return Error(key, StrCat("must be from ", min, " to ", max));
     return n;
   }
 
-  const json* Array(const std::string& key) const {
-    return object_.contains(key) ? &object_[key] : nullptr;
+  // The array under `key`, or null when absent; an error when it is not an
+  // array or has more than `max` entries.
+  absl::StatusOr<const json*> Array(const std::string& key, size_t max) const {
+    if (!object_.contains(key)) return nullptr;
+    const json& v = object_[key];
+    if (!v.is_array()) return Error(key, "expected an array");
+    if (v.size() > max) return Error(key, StrCat("more than ", max, " entries"));
+    return &v;
   }
   absl::Status Error(const std::string& key, std::string_view message) const {
     return absl::InvalidArgumentError(
@@ -80,8 +106,8 @@ absl::StatusOr<GpuProcess> ParseProcess(const json& object, std::string where) {
   ObjectReader r(object, std::move(where));
   RETURN_IF_ERROR(r.CheckKeys({"pid", "used_memory_mib"}));
   GpuProcess p;
-  ASSIGN_OR_RETURN(p.pid, r.Integer("pid", std::nullopt, 1));
-  ASSIGN_OR_RETURN(int64_t used, r.Integer("used_memory_mib", std::nullopt, 0));
+  ASSIGN_OR_RETURN(p.pid, r.Integer("pid", std::nullopt, 1, kMaxPid));
+  ASSIGN_OR_RETURN(int64_t used, r.Integer("used_memory_mib", std::nullopt, 0, kMaxMemoryMiB));
   p.used_memory_bytes = static_cast<uint64_t>(used) * kMiB;
   return p;
 }
@@ -93,10 +119,11 @@ absl::StatusOr<MigInstance> ParseMigInstance(const json& object, std::string whe
   MigInstance m;
   ASSIGN_OR_RETURN(m.uuid, r.String("uuid", std::nullopt));
   ASSIGN_OR_RETURN(m.profile, r.String("profile", std::nullopt));
-  ASSIGN_OR_RETURN(int64_t id, r.Integer("profile_id", std::nullopt, 0));
-  ASSIGN_OR_RETURN(int64_t start, r.Integer("placement_start", std::nullopt, 0));
-  ASSIGN_OR_RETURN(int64_t size, r.Integer("placement_size", std::nullopt, 1));
-  ASSIGN_OR_RETURN(int64_t memory, r.Integer("memory_mib", std::nullopt, 1));
+  ASSIGN_OR_RETURN(int64_t id, r.Integer("profile_id", std::nullopt, 0, kMaxProfileId));
+  if (slices < 1) return r.Error("placement_start", "the GPU has no MIG memory slices");
+  ASSIGN_OR_RETURN(int64_t start, r.Integer("placement_start", std::nullopt, 0, slices - 1));
+  ASSIGN_OR_RETURN(int64_t size, r.Integer("placement_size", std::nullopt, 1, slices));
+  ASSIGN_OR_RETURN(int64_t memory, r.Integer("memory_mib", std::nullopt, 1, kMaxMemoryMiB));
   if (start + size > slices) {
     return r.Error("placement_size", StrCat("slices ", start, "..", start + size - 1,
                                             " do not fit the GPU's ", slices, " memory slices"));
@@ -119,7 +146,7 @@ absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string wher
   g.index = index;
   ASSIGN_OR_RETURN(g.product_name, r.String("name", std::nullopt));
   ASSIGN_OR_RETURN(g.uuid, r.String("uuid", std::nullopt));
-  ASSIGN_OR_RETURN(int64_t total, r.Integer("memory_total_mib", std::nullopt, 1));
+  ASSIGN_OR_RETURN(int64_t total, r.Integer("memory_total_mib", std::nullopt, 1, kMaxMemoryMiB));
   g.memory_total_bytes = static_cast<uint64_t>(total) * kMiB;
   char bus[32];
   snprintf(bus, sizeof(bus), "0000:%02x:00.0", (index + 1) & 0xff);
@@ -129,16 +156,19 @@ absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string wher
   ASSIGN_OR_RETURN(g.compute_capability, r.String("compute_capability", ""));
   ASSIGN_OR_RETURN(std::string mig, r.String("mig_mode", "disabled"));
   ASSIGN_OR_RETURN(g.mig_mode, ParseMigMode(mig, r));
-  ASSIGN_OR_RETURN(int64_t reserved, r.Integer("memory_reserved_mib", 0, 0));
+  ASSIGN_OR_RETURN(int64_t reserved, r.Integer("memory_reserved_mib", 0, 0, kMaxMemoryMiB));
   ASSIGN_OR_RETURN(g.error, r.String("error", ""));
-  ASSIGN_OR_RETURN(int64_t minor, r.Integer("minor", index, 0));
+  ASSIGN_OR_RETURN(int64_t minor, r.Integer("minor", index, 0, kMaxMinor));
   g.minor = static_cast<int>(minor);
   ASSIGN_OR_RETURN(g.pcie_root, r.String("pcie_root", ""));
   ASSIGN_OR_RETURN(int64_t slices,
-                   r.Integer("mig_memory_slices", g.mig_mode == MigMode::kUnsupported ? 0 : 8, 0));
+                   r.Integer("mig_memory_slices", g.mig_mode == MigMode::kUnsupported ? 0 : 8, 0,
+                             kMaxMigSlices));
   g.mig_memory_slices = static_cast<int>(slices);
-  if (const json* instances = r.Array("mig_instances")) {
-    if (!instances->is_array()) return r.Error("mig_instances", "expected an array");
+  // Each instance takes at least one slice of its own.
+  ASSIGN_OR_RETURN(const json* instances,
+                   r.Array("mig_instances", static_cast<size_t>(std::max<int64_t>(slices, 1))));
+  if (instances != nullptr) {
     if (g.mig_mode != MigMode::kEnabled && !instances->empty()) {
       return r.Error("mig_instances", "needs \"mig_mode\": \"enabled\"");
     }
@@ -159,8 +189,8 @@ absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string wher
   g.driver_version = host.driver_version;
   g.cuda_driver_version = host.cuda_driver_version;
   g.memory_used_bytes = static_cast<uint64_t>(reserved) * kMiB;
-  if (const json* processes = r.Array("processes")) {
-    if (!processes->is_array()) return r.Error("processes", "expected an array");
+  ASSIGN_OR_RETURN(const json* processes, r.Array("processes", kMaxProcessesPerGpu));
+  if (processes != nullptr) {
     for (size_t i = 0; i < processes->size(); ++i) {
       ASSIGN_OR_RETURN(GpuProcess p,
                        ParseProcess((*processes)[i], StrCat(where, ": processes[", i, "]")));
@@ -182,13 +212,17 @@ absl::StatusOr<FakeHost> ParseFakeHost(std::string_view text, std::string_view s
   FakeHost host;
   ASSIGN_OR_RETURN(host.driver_version, r.String("driver_version", "550.54.15"));
   ASSIGN_OR_RETURN(host.cuda_driver_version, r.String("cuda_driver_version", "12.4"));
-  const json* gpus = r.Array("gpus");
+  ASSIGN_OR_RETURN(const json* gpus, r.Array("gpus", static_cast<size_t>(kMaxGpus)));
   if (gpus == nullptr) return r.Error("gpus", "is required");
-  if (!gpus->is_array()) return r.Error("gpus", "expected an array");
   std::set<std::string> uuids;
+  size_t processes = 0;
   for (size_t i = 0; i < gpus->size(); ++i) {
     ASSIGN_OR_RETURN(GpuInfo g, ParseGpu((*gpus)[i], static_cast<int>(i),
                                          StrCat(prefix, ": gpus[", i, "]"), host));
+    // Every process is looked up in the process table on each query.
+    if ((processes += g.processes.size()) > kMaxProcessesPerHost) {
+      return r.Error("gpus", StrCat("more than ", kMaxProcessesPerHost, " processes in all"));
+    }
     if (!uuids.insert(g.uuid).second) {
       return absl::InvalidArgumentError(
           StrCat(prefix, ": gpus[", i, "]: duplicate uuid '", g.uuid, "'"));
@@ -199,13 +233,45 @@ absl::StatusOr<FakeHost> ParseFakeHost(std::string_view text, std::string_view s
 }
 
 absl::StatusOr<FakeHost> LoadFakeHost(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(StrCat("fake host ", path, ": cannot read: ", strerror(errno)));
+  // O_NONBLOCK: a FIFO must not block the open; only regular files are read.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    std::string message = StrCat("fake host ", path, ": cannot read: ", strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(message);
+    return absl::PermissionDeniedError(message);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseFakeHost(text.str(), path);
+  std::string text;
+  absl::Status status;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = absl::InvalidArgumentError(StrCat("fake host ", path, ": not a regular file"));
+  } else {
+    // One byte past the bound tells a file that grew after fstat.
+    text.resize(kMaxFileBytes + 1);
+    size_t got = 0;
+    for (ssize_t n = 0; got < text.size(); got += static_cast<size_t>(n)) {
+      n = read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) {
+        n = 0;
+        continue;
+      }
+      if (n <= 0) {
+        if (n < 0) {
+          status =
+              absl::InternalError(StrCat("fake host ", path, ": cannot read: ", strerror(errno)));
+        }
+        break;
+      }
+    }
+    text.resize(got);
+    if (status.ok() && got > kMaxFileBytes) {
+      status = absl::InvalidArgumentError(StrCat("fake host ", path, ": larger than 4 MiB"));
+    }
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  return ParseFakeHost(text, path);
 }
 
 std::string DefaultFakeHostJson(int gpu_count) {

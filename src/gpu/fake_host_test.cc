@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -63,16 +64,95 @@ TEST(FakeHostTest, RejectsMalformedInput) {
   EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": "big"}]})"),
               HasSubstr("field 'memory_total_mib': expected an integer"));
   EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 0}]})"),
-              HasSubstr("must be at least 1"));
+              HasSubstr("must be from 1 to"));
   EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1,
                                      "processes": [{"pid": -4, "used_memory_mib": 1}]}]})"),
-              HasSubstr("field 'pid': must be at least 1"));
+              HasSubstr("field 'pid': must be from 1 to"));
   EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1},
                                    {"name": "x", "uuid": "u", "memory_total_mib": 1}]})"),
               HasSubstr("duplicate uuid 'u'"));
   EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1,
                                      "mig_mode": "on"}]})"),
               HasSubstr("field 'mig_mode'"));
+}
+
+// ---- Bounds (issue 14): a hostile simulated host is an error, quickly. ----
+
+std::string Gpu(const std::string& extra) {
+  return R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 81920)" + extra + "}]}";
+}
+
+TEST(FakeHostTest, Issue14HugeMigSliceCountIsRejected) {
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "mig_memory_slices": 2147483647)")),
+              HasSubstr("gpus[0]: field 'mig_memory_slices': must be from 0 to 64"));
+}
+
+TEST(FakeHostTest, Issue14TooManyProcessesIsRejected) {
+  std::string processes;
+  for (int i = 0; i < 1025; ++i) {
+    processes += (i ? "," : "") + std::string(R"({"pid": )") + std::to_string(i + 1) +
+                 R"(, "used_memory_mib": 1})";
+  }
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "processes": [)" + processes + "]")),
+              HasSubstr("gpus[0]: field 'processes': more than 1024 entries"));
+}
+
+TEST(FakeHostTest, Issue14TooManyProcessesOnTheHostIsRejected) {
+  std::string processes;
+  for (int i = 0; i < 1000; ++i) {
+    processes += (i ? "," : "") + std::string(R"({"pid": )") + std::to_string(i + 1) +
+                 R"(, "used_memory_mib": 1})";
+  }
+  std::string gpus;
+  for (int g = 0; g < 5; ++g) {
+    gpus += (g ? "," : "") + std::string(R"({"name": "x", "uuid": "u)") + std::to_string(g) +
+            R"(", "memory_total_mib": 1, "processes": [)" + processes + "]}";
+  }
+  EXPECT_THAT(ErrorOf(R"({"gpus": [)" + gpus + "]}"),
+              HasSubstr("field 'gpus': more than 4096 processes in all"));
+}
+
+TEST(FakeHostTest, Issue14TooManyGpusIsRejected) {
+  std::string text = DefaultFakeHostJson(1025);
+  EXPECT_THAT(ErrorOf(text), HasSubstr("field 'gpus': more than 1024 entries"));
+  EXPECT_TRUE(ParseFakeHost(DefaultFakeHostJson(1024), "h.json").ok());
+}
+
+TEST(FakeHostTest, Issue14EveryNumberIsRangeChecked) {
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1e30}]})"),
+              HasSubstr("field 'memory_total_mib': expected an integer"));
+  EXPECT_THAT(ErrorOf(Gpu("").replace(Gpu("").find("81920"), 5, "17592186044416")),
+              HasSubstr("field 'memory_total_mib': must be from 1 to 16777216"));
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "memory_reserved_mib": 9223372036854775807)")),
+              HasSubstr("field 'memory_reserved_mib': must be from 0 to 16777216"));
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "minor": 4294967296)")),
+              HasSubstr("field 'minor': must be from 0 to 1048575"));
+  EXPECT_THAT(
+      ErrorOf(Gpu(R"(, "processes": [{"pid": 9223372036854775807, "used_memory_mib": 1}])")),
+      HasSubstr("processes[0]: field 'pid': must be from 1 to 4194304"));
+  EXPECT_THAT(
+      ErrorOf(Gpu(R"(, "processes": [{"pid": 1, "used_memory_mib": 18446744073709551615}])")),
+      HasSubstr("field 'used_memory_mib': must be from 0 to 16777216"));
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "mig_mode": "enabled", "mig_instances": [{"uuid": "m",
+      "profile": "1g", "profile_id": 0, "placement_start": 9223372036854775807,
+      "placement_size": 9223372036854775807, "memory_mib": 1}])")),
+              HasSubstr("field 'placement_start': must be from 0 to 7"));
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "name": ")" + std::string(2000, 'n') + R"(")")),
+              HasSubstr("gpus[0]: field 'name': longer than 1024 bytes"));
+}
+
+TEST(FakeHostTest, Issue14UnusualFilesAreRejected) {
+  EXPECT_THAT(LoadFakeHost("/dev/zero").status().message(),
+              HasSubstr("fake host /dev/zero: not a regular file"));
+  char tmpl[] = "/tmp/fake_host_test.XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string fifo = dir + "/fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(LoadFakeHost(fifo).status().message(), HasSubstr("not a regular file"));
+  std::string big = dir + "/big.json";
+  std::ofstream(big) << DefaultFakeHostJson(1) << std::string(4 << 20, ' ');
+  EXPECT_THAT(LoadFakeHost(big).status().message(), HasSubstr(big + ": larger than 4 MiB"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FakeHostTest, DefaultHostRoundTrips) {

@@ -200,6 +200,10 @@ absl::StatusOr<std::vector<GpuInfo>> NvmlGpuProvider::Query() {
   if (rc != NVML_SUCCESS) {
     return absl::UnavailableError(StrCat("NVML: cannot count GPUs: ", api_->ErrorString(rc)));
   }
+  if (count > static_cast<unsigned int>(kMaxGpus)) {
+    return absl::FailedPreconditionError(
+        StrCat("NVML reports ", count, " GPUs; canhazgpu supports at most ", kMaxGpus));
+  }
   std::vector<GpuInfo> gpus;
   for (unsigned int i = 0; i < count; ++i) {
     absl::StatusOr<GpuInfo> gpu = QueryDevice(i);

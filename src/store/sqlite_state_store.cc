@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/gpu.h"
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -121,7 +122,15 @@ class SqliteTransaction : public StateTransaction {
       RETURN_IF_ERROR(s.status());
       return std::optional<PoolConfig>();
     }
-    return PoolConfig{static_cast<int>(s.Int(0)), s.Text(1), s.Text(2)};
+    // A pool written before the bound existed (admin --gpus 2147483647) would
+    // make every command loop over its ids; it must be initialized again.
+    const int64_t count = s.Int(0);
+    if (count < 1 || count > kMaxGpus) {
+      return absl::FailedPreconditionError(
+          StrCat("state file ", path_, ": pool of ", count, " GPUs; at most ", kMaxGpus,
+                 " are supported: run 'canhazgpu admin --force' to set it again"));
+    }
+    return PoolConfig{static_cast<int>(count), s.Text(1), s.Text(2)};
   }
 
   absl::Status SetPool(const PoolConfig& pool) override {

@@ -55,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadInput{{"reserve", "--gpus", "0"}, 2, "invalid value '0' for --gpus"},
         BadInput{{"reserve", "--gpus", "-2"}, 2, "invalid value '-2' for --gpus"},
-        BadInput{{"reserve", "--gpus", "two"}, 2, "expected a positive integer"},
+        BadInput{{"reserve", "--gpus", "two"}, 2, "expected an integer from 1 to 1024"},
         BadInput{{"reserve", "--gpus", "9"}, 2, "requested 9 GPUs but the pool has only 4"},
         BadInput{{"reserve", "-G", "1,1"}, 2, "duplicate gpu id 1"},
         BadInput{{"reserve", "-G", "7"}, 2, "gpu id 7 is out of range: the pool has GPUs 0-3"},
@@ -78,6 +78,76 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"admin", "--gpus", "0", "--provider", "fake"}, 2, "invalid value '0'"},
         BadInput{{"admin", "--provider", "fake", "--gpus", "4"}, 1, "already initialized"},
         BadInput{{"stauts"}, 2, "unknown command 'stauts' (did you mean 'status'?)"}));
+
+// Issue 14: every number is range-checked, with the flag and the range named.
+INSTANTIATE_TEST_SUITE_P(
+    Issue14Ranges, CliBadInputTest,
+    ::testing::Values(
+        BadInput{{"admin", "--provider", "fake", "--force", "--gpus", "2147483647"},
+                 2,
+                 "invalid value '2147483647' for --gpus: expected an integer from 1 to 1024"},
+        BadInput{{"admin", "--provider", "fake", "--force", "--gpus", "1025"}, 2, "from 1 to 1024"},
+        BadInput{
+            {"reserve", "--gpus", "1025"}, 2, "for --gpus: expected an integer from 1 to 1024"},
+        BadInput{{"reserve", "--gpus", "99999999999999999999"}, 2, "from 1 to 1024"},
+        BadInput{{"status", "--memory-threshold", "17592186044416"},
+                 2,
+                 "for --memory-threshold: expected an integer from 0 to 16777216"},
+        BadInput{{"status", "--memory-threshold", "-1"}, 2, "from 0 to 16777216"},
+        BadInput{{"report", "--days", "30000"},
+                 2,
+                 "invalid value '30000' for --days: expected an integer from 1 to 3650"},
+        BadInput{{"report", "--days", "1000000"}, 2, "from 1 to 3650"},
+        BadInput{{"reserve", "-d", "3651d"}, 2, "longer than 10 years"},
+        BadInput{{"run", "--timeout", "99999999h", "--", "true"}, 2, "longer than 10 years"}));
+
+TEST_F(CliBadInputTest, Issue14NumbersFromTheEnvironmentAreRangeChecked) {
+  host_.env()["CANHAZGPU_MEMORY_THRESHOLD"] = "17592186044416";
+  CliResult r = host_.Run({"status"});
+  host_.env().erase("CANHAZGPU_MEMORY_THRESHOLD");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("CANHAZGPU_MEMORY_THRESHOLD: invalid value '17592186044416': "
+                               "expected an integer from 0 to 16777216"));
+}
+
+TEST_F(CliBadInputTest, Issue14NumbersFromAConfigFileAreRangeChecked) {
+  std::string config = host_.dir() + "/c.yaml";
+  WriteFile(config, "report:\n  days: 1000000\n");
+  host_.env()["CANHAZGPU_CONFIG"] = config;
+  CliResult r = host_.Run({"report"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(config + ":2: report.days: invalid value '1000000': expected an "
+                                        "integer from 1 to 3650"));
+}
+
+TEST_F(CliBadInputTest, Issue14NulInANoteFromAConfigFileIsRejected) {
+  std::string before = Holdings();
+  std::string config = host_.dir() + "/c.json";
+  WriteFile(config, "{\"reserve\": {\"note\": \"be\\u0000fore\"}}");
+  host_.env()["CANHAZGPU_CONFIG"] = config;
+  CliResult r = host_.Run({"reserve", "-G", "2"});
+  host_.env().erase("CANHAZGPU_CONFIG");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(config + ":1: reserve.note: contains a NUL byte"));
+  EXPECT_EQ(Holdings(), before);
+}
+
+TEST_F(CliBadInputTest, Issue14ConfigFifoIsRejectedAtOnce) {
+  std::string fifo = host_.dir() + "/c.yaml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  host_.env()["CANHAZGPU_CONFIG"] = fifo;
+  CliResult r = host_.Run({"status"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("config file " + fifo + ": not a regular file"));
+}
+
+TEST_F(CliBadInputTest, Issue14ReportPrintsNoNegativeMilliseconds) {
+  CliResult r = host_.Run({"report", "--days", "3650", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json report = json::parse(r.out);
+  EXPECT_LT(report["start"].get<std::string>(), report["end"].get<std::string>());
+  EXPECT_EQ(report["start"].get<std::string>().find(".-"), std::string::npos);
+}
 
 class CliBrokenFilesTest : public ::testing::Test {
  protected:
@@ -134,6 +204,45 @@ TEST_F(CliBrokenFilesTest, MalformedSimulatedHostIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("gpus[0]: unknown field 'vram'"));
   EXPECT_EQ(host_.Run({"status"}).exit_code, 1) << "no pool was created";
+}
+
+TEST_F(CliBrokenFilesTest, Issue14PoolOfMoreThan1024GpusIsAUsageError) {
+  CliResult r = host_.Run({"admin", "--provider", "fake", "--gpus", "2147483647"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("for --gpus: expected an integer from 1 to 1024"));
+  // A simulated host with more GPUs than that is refused too.
+  std::string path = host_.dir() + "/host.json";
+  std::string gpus;
+  for (int i = 0; i < 1025; ++i) {
+    gpus += (i ? "," : "") + std::string(R"({"name": "x", "uuid": "u)") + std::to_string(i) +
+            R"(", "memory_total_mib": 1})";
+  }
+  WriteFile(path, R"({"gpus": [)" + gpus + "]}");
+  r = host_.Run({"admin", "--provider", "fake", "--fake-host", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("field 'gpus': more than 1024 entries"));
+  EXPECT_EQ(host_.Run({"status"}).exit_code, 1) << "no pool was created";
+}
+
+TEST_F(CliBrokenFilesTest, Issue14OversizedPoolInAnOldStateFileIsRefusedNotLoopedOver) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(host_.state().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE pool SET gpu_count = 2147483647", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  CliResult r = host_.Run({"status"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("pool of 2147483647 GPUs; at most 1024 are supported"));
+  EXPECT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2", "--force"}).exit_code, 0);
+  EXPECT_EQ(host_.Run({"status"}).exit_code, 0);
+}
+
+TEST_F(CliBrokenFilesTest, Issue14PoolOf1024GpusWorks) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "1024"}).exit_code, 0);
+  CliResult r = host_.Run({"status", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).size(), 1024u);
 }
 
 TEST_F(CliBrokenFilesTest, SimulatedHostBrokenLaterShowsErrorAndHandsNothingOut) {

@@ -188,7 +188,7 @@ TEST(WebFlagsTest, BadFlagsAndNonLocalBindWarning) {
   ASSERT_EQ(host.Run({"admin", "--provider", "fake", "--gpus", "1"}).exit_code, 0);
   CliResult bad_port = host.Run({"web", "--port", "70000"});
   EXPECT_EQ(bad_port.exit_code, 2);
-  EXPECT_THAT(bad_port.err, HasSubstr("expected 0 to 65535"));
+  EXPECT_THAT(bad_port.err, HasSubstr("expected an integer from 0 to 65535"));
   EXPECT_EQ(host.Run({"web", "--port", "http"}).exit_code, 2);
   EXPECT_EQ(host.Run({"web", "extra"}).exit_code, 2);
   EXPECT_EQ(host.Run({"web", "--max-client-connections", "0"}).exit_code, 2);

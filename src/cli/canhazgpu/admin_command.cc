@@ -20,7 +20,8 @@ const std::vector<FlagSpec> kFlags = {
      .has_value = true,
      .value_name = "N",
      .help = "number of GPUs (default: as detected)",
-     .kind = FlagKind::kPositiveInt},
+     .kind = FlagKind::kPositiveInt,
+     .max = kMaxGpus},
     {.name = "provider",
      .short_name = 'p',
      .has_value = true,
@@ -80,6 +81,11 @@ absl::Status Admin(Context& ctx, const ParsedFlags& flags) {
   }
   ASSIGN_OR_RETURN(std::unique_ptr<gpu::GpuProvider> provider, ctx.make_provider(options));
   ASSIGN_OR_RETURN(std::vector<GpuInfo> detected, provider->Query());
+  if (!gpus && detected.size() > static_cast<size_t>(kMaxGpus)) {
+    return absl::InvalidArgumentError(StrCat("the ", options.name, " provider reports ",
+                                             detected.size(), " GPUs; at most ", kMaxGpus,
+                                             " are supported (pass --gpus N)"));
+  }
   int count = gpus.value_or(static_cast<int>(detected.size()));
   if (count < 1) {
     return absl::FailedPreconditionError(

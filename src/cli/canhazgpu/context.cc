@@ -37,6 +37,7 @@ std::vector<FlagSpec> SettingFlags() {
        .value_name = "MIB",
        .help = "memory above which an unreserved GPU counts as in use",
        .kind = FlagKind::kCount,
+       .max = static_cast<int64_t>(alloc::kMaxMemoryThresholdMiB),
        .default_value = std::to_string(alloc::kDefaultMemoryThresholdMiB)},
       {.name = "no-color", .help = "no colour in output (also NO_COLOR=1)"},
       {.name = "remote_hosts",

@@ -23,6 +23,7 @@ const std::vector<FlagSpec> kFlags = {
      .value_name = "N",
      .help = "the period: the last N days",
      .kind = FlagKind::kPositiveInt,
+     .max = alloc::kMaxReportDays,
      .default_value = "30"},
     {.name = "json", .short_name = 'j', .help = "JSON output"},
     {.name = "csv", .help = "CSV output, one row per user"},

@@ -16,6 +16,7 @@ std::vector<FlagSpec> RequestFlags() {
        .value_name = "N",
        .help = "how many GPUs",
        .kind = FlagKind::kPositiveInt,
+       .max = kMaxGpus,
        .default_value = "1"},
       {.name = "gpu-ids",
        .short_name = 'G',

@@ -28,6 +28,7 @@ const std::vector<FlagSpec> kFlags = {
      .value_name = "PORT",
      .help = "port to listen on (0: any free port)",
      .kind = FlagKind::kCount,
+     .max = 65535,
      .default_value = "8080"},
     {.name = "allowed-hosts",
      .has_value = true,

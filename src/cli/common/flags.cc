@@ -109,19 +109,22 @@ std::string FlagHelp(const std::vector<FlagSpec>& specs) {
 }
 
 absl::Status CheckFlagValue(const FlagSpec& spec, const std::string& value) {
+  // A NUL would silently end the value wherever it is passed on as a C
+  // string (a note stored in SQLite, a selector); argv and the environment
+  // cannot hold one, but a config file's "\u0000" can.
+  if (value.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("contains a NUL byte");
+  }
   switch (spec.kind) {
     case FlagKind::kText:
     case FlagKind::kList:
       return absl::OkStatus();
-    case FlagKind::kCount: {
-      int64_t n = 0;
-      if (ParseInt(value, &n) && n >= 0) return absl::OkStatus();
-      return absl::InvalidArgumentError("expected an integer >= 0");
-    }
+    case FlagKind::kCount:
     case FlagKind::kPositiveInt: {
-      int n = 0;
-      if (ParseInt(value, &n) && n >= 1) return absl::OkStatus();
-      return absl::InvalidArgumentError("expected a positive integer");
+      const int64_t min = spec.kind == FlagKind::kCount ? 0 : 1;
+      int64_t n = 0;
+      if (ParseInt(value, &n) && n >= min && n <= spec.max) return absl::OkStatus();
+      return absl::InvalidArgumentError(StrCat("expected an integer from ", min, " to ", spec.max));
     }
     case FlagKind::kDuration:
       return ParseDuration(value).status();

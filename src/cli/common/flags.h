@@ -3,6 +3,8 @@
 // for near misses. Pure; no global state.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,8 +18,8 @@ namespace canhazgpu::cli {
 // from the command line, the environment or a config file.
 enum class FlagKind {
   kText,
-  kCount,        // an integer >= 0
-  kPositiveInt,  // an integer >= 1
+  kCount,        // an integer from 0 to FlagSpec::max
+  kPositiveInt,  // an integer from 1 to FlagSpec::max
   kDuration,     // 30m, 2h, 1h30m
   kGpuIds,       // 1,3
   kList,         // comma-separated on the command line and in the environment
@@ -30,6 +32,9 @@ struct FlagSpec {
   std::string value_name;  // "N", shown in help
   std::string help;
   FlagKind kind = FlagKind::kText;
+  // The largest value of a kCount or kPositiveInt flag. Every integer flag is
+  // bounded, so no value wraps when it is scaled (MiB to bytes, days to ms).
+  int64_t max = std::numeric_limits<int32_t>::max();
   std::string default_value;  // applied when no layer sets the flag
   bool config_only = false;   // a setting, not accepted on the command line
   // When this flag and `overrides` are both set by different layers, the
@@ -78,8 +83,9 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::vector<FlagSpec>& specs,
                                        const std::string& command);
 
-// Checks `value` against the flag's kind. The error either says what was
-// expected ("expected a positive integer") or, from the duration and GPU id
+// Checks `value` against the flag's kind and range; no value may hold a NUL
+// byte. The error either says what was expected ("expected an integer from
+// 1 to 1024") or, from the duration and GPU id
 // parsers, quotes the value itself ("invalid duration '5x': ..."); it never
 // says where the value came from (see DescribeBadValue in option_layers.h).
 absl::Status CheckFlagValue(const FlagSpec& spec, const std::string& value);

@@ -20,6 +20,31 @@ std::string Error(std::vector<std::string> args) {
   return parsed.ok() ? "" : std::string(parsed.status().message());
 }
 
+TEST(FlagsTest, Issue14IntegerFlagsAreRangeChecked) {
+  const FlagSpec threshold{.name = "memory-threshold", .kind = FlagKind::kCount, .max = 16777216};
+  EXPECT_TRUE(CheckFlagValue(threshold, "0").ok());
+  EXPECT_TRUE(CheckFlagValue(threshold, "16777216").ok());
+  // 17592186044416 MiB is 2^64 bytes: it wrapped to 0 before the bound.
+  EXPECT_THAT(CheckFlagValue(threshold, "17592186044416").message(),
+              HasSubstr("expected an integer from 0 to 16777216"));
+  EXPECT_THAT(CheckFlagValue(threshold, "-1").message(), HasSubstr("from 0 to 16777216"));
+  const FlagSpec days{.name = "days", .kind = FlagKind::kPositiveInt, .max = 3650};
+  EXPECT_THAT(CheckFlagValue(days, "30000").message(),
+              HasSubstr("expected an integer from 1 to 3650"));
+  EXPECT_THAT(CheckFlagValue(days, "0").message(), HasSubstr("from 1 to 3650"));
+  // Without a stated maximum an integer still fits an int.
+  const FlagSpec plain{.name = "n", .kind = FlagKind::kPositiveInt};
+  EXPECT_TRUE(CheckFlagValue(plain, "2147483647").ok());
+  EXPECT_FALSE(CheckFlagValue(plain, "2147483648").ok());
+}
+
+TEST(FlagsTest, Issue14NulInAnyValueIsRejected) {
+  const FlagSpec note{.name = "note", .has_value = true};
+  EXPECT_THAT(CheckFlagValue(note, std::string("be\0fore", 7)).message(),
+              HasSubstr("contains a NUL byte"));
+  EXPECT_TRUE(CheckFlagValue(note, "before").ok());
+}
+
 TEST(FlagsTest, ParsesLongShortAndInlineForms) {
   auto parsed = ParseFlags({"-g", "2", "--gpu-ids=1,3", "--short"}, kSpecs, "reserve");
   ASSERT_TRUE(parsed.ok()) << parsed.status();

@@ -51,10 +51,11 @@ absl::Status Store(const FlagSpec& spec, const std::string& text, FlagOrigin ori
   return absl::OkStatus();
 }
 
-// Parser messages quote the value themselves ("invalid duration '5x': ...").
+// Parser messages quote the value themselves ("invalid duration '5x': ...");
+// a value with a NUL byte is not echoed at all.
 bool QuotesValue(const absl::Status& why) {
   const std::string m(why.message());
-  return m.starts_with("invalid ") || m.starts_with("duplicate ");
+  return m.starts_with("invalid ") || m.starts_with("duplicate ") || m.starts_with("contains ");
 }
 
 absl::Status BadValue(const std::string& where, const std::string& key, const std::string& text,

@@ -53,6 +53,23 @@ class OptionLayersTest : public ::testing::Test {
   std::map<std::string, std::string> env_;
 };
 
+TEST_F(OptionLayersTest, Issue14NumbersFromEveryLayerAreRangeChecked) {
+  SetFile("memory-threshold", "17592186044416", 2);
+  EXPECT_THAT(Resolve({}, kGlobal).status().message(),
+              HasSubstr("/etc/c.yaml:2: memory-threshold: invalid value '17592186044416': "
+                        "expected an integer from 0 to 2147483647"));
+  env_["CANHAZGPU_RUN_GPUS"] = "4294967297";
+  EXPECT_THAT(Resolve({}).status().message(),
+              HasSubstr("CANHAZGPU_RUN_GPUS: invalid value '4294967297': expected an integer "
+                        "from 1 to 2147483647"));
+}
+
+TEST_F(OptionLayersTest, Issue14NulInAConfigValueIsRejectedWithoutEchoingIt) {
+  SetFile("remote_hosts", std::string("a\0b", 3), 4);
+  EXPECT_EQ(Resolve({}, kGlobal).status().message(),
+            "/etc/c.yaml:4: remote_hosts: contains a NUL byte");
+}
+
 TEST(OptionNamesTest, EnvNameMapsDotsAndDashesToUnderscores) {
   EXPECT_EQ(EnvName("run.timeout"), "CANHAZGPU_RUN_TIMEOUT");
   EXPECT_EQ(EnvName("memory-threshold"), "CANHAZGPU_MEMORY_THRESHOLD");
@@ -98,7 +115,7 @@ TEST_F(OptionLayersTest, BadValuesNameTheirOrigin) {
   EXPECT_THAT(std::string(Resolve({}).status().message()),
               HasSubstr("CANHAZGPU_RUN_TIMEOUT: invalid duration 'later'"));
   EXPECT_THAT(std::string(Resolve({"--gpus", "0"}).status().message()),
-              HasSubstr("invalid value '0' for --gpus: expected a positive integer"));
+              HasSubstr("invalid value '0' for --gpus: expected an integer from 1 to"));
 }
 
 TEST_F(OptionLayersTest, SwitchesFromEnvAndFile) {
