@@ -79,6 +79,10 @@ absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& ar
 // still shows the reservations and nothing is handed out.
 std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool);
 
+// A view (status, queue, the dashboard) that could not write the state file
+// says so once per process on stderr, and goes on read-only.
+void WarnReadOnlyView(const std::string& write_error);
+
 // Prints "canhazgpu: <message>" on stderr and returns the exit code.
 int Fail(const absl::Status& status);
 
