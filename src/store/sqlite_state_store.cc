@@ -103,8 +103,10 @@ static_assert(std::size(kMigrations) == kSchemaVersion);
 std::string KindText(ReservationKind kind) { return std::string(KindName(kind)); }
 
 // Times and durations as read from the file. A damaged file may hold any
-// integer, and one past year 9999 would overflow the clock's nanoseconds
-// (undefined behaviour, found by store_fuzzer): such a row is damage.
+// integer, and the clock counts nanoseconds in 64 bits (until 2262): a larger
+// value would overflow converting to it (undefined behaviour, found by
+// store_fuzzer). Anything past 2100 is damage, which also leaves room to add
+// a duration to a time.
 class FileTimes {
  public:
   TimePoint At(int64_t ms) { return Check(ms) ? FromEpochMillis(ms) : TimePoint(); }
@@ -112,7 +114,7 @@ class FileTimes {
   bool bad() const { return bad_; }
 
  private:
-  static constexpr int64_t kMaxMillis = 253402300799999;  // 9999-12-31T23:59:59.999Z
+  static constexpr int64_t kMaxMillis = 4102444800000;  // 2100-01-01T00:00:00Z
   bool Check(int64_t ms) {
     bad_ = bad_ || ms < -kMaxMillis || ms > kMaxMillis;
     return !bad_;

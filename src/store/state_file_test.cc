@@ -214,22 +214,24 @@ TEST_F(StateFileTest, DiskFullFailsTheWriteCleanlyAndKeepsTheFile) {
   EXPECT_EQ(Reserved(**reopened), std::vector<int>{1}) << "nothing half-written";
 }
 
-// Found by store_fuzzer: a time past year 9999 overflowed the conversion
-// to the clock's nanoseconds (undefined behaviour) instead of being damage.
-TEST_F(StateFileTest, TimeBeyondYear9999IsDamageNotAnOverflow) {
+// Found by store_fuzzer: a time the clock's 64-bit nanoseconds cannot hold
+// overflowed converting to it (undefined behaviour) instead of being damage.
+TEST_F(StateFileTest, TimeBeyondTheClocksRangeIsDamageNotAnOverflow) {
   CreatePool();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE reservations SET start_ms = 9000000000000000000", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
-  auto store = SqliteStateStore::Open(path_);
-  ASSERT_TRUE(store.ok()) << store.status();
-  absl::Status read = (*store)->Read(
-      [](StateTransaction& t) -> absl::Status { return t.ListReservations().status(); });
-  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(Message(read), HasSubstr("bad time in the reservation of gpu 1"));
+  // 36979663490952 ms: the value store_fuzzer found (year 3141).
+  for (const char* ms : {"9000000000000000000", "36979663490952", "-36979663490952"}) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    std::string sql = std::string("UPDATE reservations SET start_ms = ") + ms;
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    auto store = SqliteStateStore::Open(path_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    absl::Status read = (*store)->Read(
+        [](StateTransaction& t) -> absl::Status { return t.ListReservations().status(); });
+    EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss) << ms;
+    EXPECT_THAT(Message(read), HasSubstr("bad time in the reservation of gpu 1"));
+  }
 }
 
 }  // namespace
