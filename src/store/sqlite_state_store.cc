@@ -527,7 +527,9 @@ absl::Status SqliteStateStore::Migrate(bool create) {
         "state file ", path_, " has schema version ", version,
         ", newer than this canhazgpu understands (", kSchemaVersion, "); upgrade canhazgpu"));
   }
-  if (version > 0 && app_id != kApplicationId) {
+  // user_version is signed: a negative one (store_fuzzer found it) would
+  // index the migrations before their start.
+  if (version < 0 || (version > 0 && app_id != kApplicationId)) {
     return absl::DataLossError(StrCat("state file ", path_, " is not a canhazgpu database"));
   }
   if (version == 0) {
@@ -557,6 +559,9 @@ absl::Status SqliteStateStore::Migrate(bool create) {
   // Another process may have migrated while we waited for the lock.
   absl::StatusOr<int64_t> current = PragmaInt(db_, path_, "PRAGMA user_version");
   absl::Status status = current.status();
+  if (status.ok() && *current < 0) {
+    status = absl::DataLossError(StrCat("state file ", path_, " is not a canhazgpu database"));
+  }
   for (int64_t v = current.value_or(kSchemaVersion); status.ok() && v < kSchemaVersion; ++v) {
     status = ExecSql(db_, path_, kMigrations[v]);
   }

@@ -234,5 +234,21 @@ TEST_F(StateFileTest, TimeBeyondTheClocksRangeIsDamageNotAnOverflow) {
   }
 }
 
+// Found by store_fuzzer: a negative user_version indexed the migrations
+// before their start (out of bounds) instead of being a foreign file.
+TEST_F(StateFileTest, NegativeSchemaVersionIsRefusedNotMigrated) {
+  CreatePool();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=-1", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  for (bool create : {false, true}) {
+    auto store = SqliteStateStore::Open(path_, {.create = create});
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(Message(store.status()), HasSubstr("is not a canhazgpu database"));
+  }
+}
+
 }  // namespace
 }  // namespace canhazgpu::store
