@@ -376,13 +376,12 @@ absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
   return AcquireGpus(store, caller, request, machine, options);
 }
 
-absl::StatusOr<std::vector<QueueRow>> CollectQueue(store::StateStore& store,
-                                                   const Machine& machine) {
+absl::StatusOr<std::vector<QueueRow>> CollectQueue(store::StateStore& store, const Machine& machine,
+                                                   std::string* write_error) {
   std::vector<QueueRow> rows;
-  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
-    RETURN_IF_ERROR(ReapStale(txn, machine).status());
-    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
-    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+  auto collect = [&rows](const std::vector<QueueEntry>& queue,
+                         const std::vector<Reservation>& reservations) {
+    rows.clear();
     for (const QueueEntry& e : queue) {
       QueueRow row{.position = static_cast<int>(rows.size()) + 1, .entry = e};
       for (const Reservation& r : reservations) {
@@ -390,8 +389,22 @@ absl::StatusOr<std::vector<QueueRow>> CollectQueue(store::StateStore& store,
       }
       rows.push_back(std::move(row));
     }
+  };
+  absl::Status written = store.Update([&](store::StateTransaction& txn) -> absl::Status {
+    RETURN_IF_ERROR(ReapStale(txn, machine).status());
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    collect(queue, reservations);
+    return absl::OkStatus();
+  });
+  if (written.ok()) return rows;
+  // As CollectStatus: a view of a file that cannot be written, read-only.
+  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(internal::LiveState live, internal::LiveStateOf(txn, machine));
+    collect(live.queue, live.reservations);
     return absl::OkStatus();
   }));
+  if (write_error != nullptr) *write_error = std::string(written.message());
   return rows;
 }
 

@@ -62,8 +62,10 @@ struct QueueRow {
   std::vector<int> held;
 };
 
-// The queue after reaping dead waiters, head first.
-absl::StatusOr<std::vector<QueueRow>> CollectQueue(store::StateStore& store,
-                                                   const Machine& machine);
+// The queue after reaping dead waiters, head first. When the state file
+// cannot be written, dead waiters are only left out, and `*write_error`
+// (if given) says why.
+absl::StatusOr<std::vector<QueueRow>> CollectQueue(store::StateStore& store, const Machine& machine,
+                                                   std::string* write_error = nullptr);
 
 }  // namespace canhazgpu::alloc

@@ -70,12 +70,17 @@ std::string DescribeUnreserved(const GpuStatus& s) {
 absl::StatusOr<std::vector<GpuStatus>> StatusInTxn(store::StateTransaction& txn,
                                                    const PoolConfig& pool,
                                                    const std::vector<GpuUsage>& gpus,
-                                                   uint64_t threshold) {
+                                                   uint64_t threshold,
+                                                   const std::vector<Reservation>* reservations) {
   StatusInput input{.gpu_count = pool.gpu_count,
                     .provider = pool.provider,
                     .gpus = gpus,
                     .threshold_bytes = threshold};
-  ASSIGN_OR_RETURN(input.reservations, txn.ListReservations());
+  if (reservations != nullptr) {
+    input.reservations = *reservations;
+  } else {
+    ASSIGN_OR_RETURN(input.reservations, txn.ListReservations());
+  }
   for (int id = 0; id < pool.gpu_count; ++id) {
     ASSIGN_OR_RETURN(std::optional<TimePoint> released, txn.LastReleased(id));
     if (released) input.last_released[id] = *released;
@@ -185,6 +190,26 @@ absl::StatusOr<bool> internal::AnythingToReap(store::StateTransaction& txn,
     }
   }
   return false;
+}
+
+absl::StatusOr<internal::LiveState> internal::LiveStateOf(store::StateTransaction& txn,
+                                                          const Machine& machine) {
+  LiveState out;
+  ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+  for (QueueEntry& e : queue) {
+    if (machine.processes.IsAlive(e.waiter)) out.queue.push_back(std::move(e));
+  }
+  auto live_entry = [&](int64_t id) {
+    return std::any_of(out.queue.begin(), out.queue.end(),
+                       [id](const QueueEntry& e) { return e.id == id; });
+  };
+  ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+  for (Reservation& r : reservations) {
+    ReleaseReason reason;
+    if (IsStale(r, machine, &reason) || (r.queue_id && !live_entry(*r.queue_id))) continue;
+    out.reservations.push_back(std::move(r));
+  }
+  return out;
 }
 
 absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store) {
@@ -327,13 +352,26 @@ absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store, const std::ve
                                          uint64_t threshold_bytes, const Machine& machine) {
   std::vector<GpuUsage> usage = DescribeGpus(gpus, machine.processes);
   HostStatus out{.threshold_bytes = threshold_bytes};
-  RETURN_IF_ERROR(store.Update([&](store::StateTransaction& txn) -> absl::Status {
+  absl::Status written = store.Update([&](store::StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(out.pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
     RETURN_IF_ERROR(RecordUsage(txn, usage, threshold_bytes, machine.clock.Now()));
     ASSIGN_OR_RETURN(out.gpus, StatusInTxn(txn, out.pool, usage, threshold_bytes));
     return absl::OkStatus();
+  });
+  if (written.ok()) return out;
+  // A view must not fail because the state file cannot be written (read-only,
+  // disk full, locked): it shows what the file holds, leaving out what
+  // reaping would end, and says that it could not write. A file that cannot
+  // be read fails here too, with that reason.
+  RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(out.pool, PoolIn(txn));
+    ASSIGN_OR_RETURN(LiveState live, LiveStateOf(txn, machine));
+    ASSIGN_OR_RETURN(out.gpus,
+                     StatusInTxn(txn, out.pool, usage, threshold_bytes, &live.reservations));
+    return absl::OkStatus();
   }));
+  out.write_error = std::string(written.message());
   return out;
 }
 

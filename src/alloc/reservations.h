@@ -97,8 +97,13 @@ struct HostStatus {
   PoolConfig pool;
   uint64_t threshold_bytes = 0;
   std::vector<GpuStatus> gpus;
+  // Set when the state file could not be written (stale reservations not
+  // ended, no usage sample): the view is read-only, and this says why.
+  std::string write_error;
 };
 
+// Ends what is stale and samples usage, best effort: when the state file
+// cannot be written the status is still collected, read-only (write_error).
 absl::StatusOr<HostStatus> CollectStatus(store::StateStore& store, const std::vector<GpuInfo>& gpus,
                                          uint64_t threshold_bytes, const Machine& machine);
 

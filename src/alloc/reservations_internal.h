@@ -35,10 +35,18 @@ std::string ForcedOver(const GpuStatus& s, const Caller& caller);
 // The pool, or FailedPrecondition telling the user to run `admin`.
 absl::StatusOr<PoolConfig> PoolIn(store::StateTransaction& txn);
 
-absl::StatusOr<std::vector<GpuStatus>> StatusInTxn(store::StateTransaction& txn,
-                                                   const PoolConfig& pool,
-                                                   const std::vector<GpuUsage>& gpus,
-                                                   uint64_t threshold);
+// `reservations`: those to show instead of the stored ones (LiveState).
+absl::StatusOr<std::vector<GpuStatus>> StatusInTxn(
+    store::StateTransaction& txn, const PoolConfig& pool, const std::vector<GpuUsage>& gpus,
+    uint64_t threshold, const std::vector<Reservation>* reservations = nullptr);
+
+// What ReapStale() would leave, computed without writing: what a view shows
+// when the state file cannot be written (read-only, disk full).
+struct LiveState {
+  std::vector<Reservation> reservations;
+  std::vector<QueueEntry> queue;
+};
+absl::StatusOr<LiveState> LiveStateOf(store::StateTransaction& txn, const Machine& machine);
 
 // The allocator's view of every GPU for `caller`; GPUs held by the queue
 // entry `queue_id` read as reserved ("already held").

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "alloc/queue.h"
 #include "alloc/report.h"
 #include "host/testing/fake_clock.h"
 #include "host/testing/fake_process_table.h"
@@ -254,6 +255,59 @@ TEST_F(ReservationsTest, ForceOverridesOnlyTheCallersOwnProcesses) {
   ASSERT_THAT(Reserve(root_, {.ids = {1}, .force = true, .duration = hours(1)}).value(),
               ElementsAre(1));
   EXPECT_EQ(Status()[1].reservation->forced_over, "alice");
+}
+
+// A store whose writes fail, as a read-only file or a full disk makes them.
+class UnwritableStore : public store::StateStore {
+ public:
+  explicit UnwritableStore(store::StateStore& inner) : inner_(inner) {}
+  absl::Status Update(const store::TransactionFn&) override {
+    return absl::PermissionDeniedError("cannot write state file s.db: read-only");
+  }
+  absl::Status Read(const store::TransactionFn& fn) override { return inner_.Read(fn); }
+
+ private:
+  store::StateStore& inner_;
+};
+
+TEST_F(ReservationsTest, StatusOfAnUnwritableStoreIsReadOnlyAndLeavesOutWhatIsStale) {
+  ASSERT_TRUE(Reserve(alice_, {.ids = {0}, .duration = hours(1)}).ok());
+  ASSERT_TRUE(Reserve(bob_, {.ids = {1}, .duration = hours(3)}).ok());
+  clock_.Advance(hours(2));
+  UnwritableStore unwritable(store_);
+  absl::StatusOr<HostStatus> status = CollectStatus(unwritable, gpus_, 1024 * kMiB, machine_);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_THAT(status->write_error, HasSubstr("read-only"));
+  EXPECT_EQ(status->gpus[0].state, GpuState::kAvailable) << "expired: shown as ended";
+  EXPECT_EQ(status->gpus[1].state, GpuState::kInUse);
+  // Nothing was written: the writable store still holds and then reaps it.
+  absl::StatusOr<HostStatus> written = CollectStatus(store_, gpus_, 1024 * kMiB, machine_);
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written->write_error, "");
+  EXPECT_EQ(written->gpus[0].last_released, clock_.Now()) << "reaped only now";
+}
+
+TEST_F(ReservationsTest, QueueOfAnUnwritableStoreLeavesOutDeadWaiters) {
+  ASSERT_TRUE(store_
+                  .Update([](store::StateTransaction& t) {
+                    QueueEntry dead{.uid = 1000, .user = "alice", .count = 1};
+                    dead.waiter = {999, 1};  // not in the process table
+                    return t.InsertQueueEntry(dead).status();
+                  })
+                  .ok());
+  UnwritableStore unwritable(store_);
+  std::string write_error;
+  absl::StatusOr<std::vector<QueueRow>> rows = CollectQueue(unwritable, machine_, &write_error);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_TRUE(rows->empty());
+  EXPECT_THAT(write_error, HasSubstr("read-only"));
+}
+
+TEST_F(ReservationsTest, UnwritableStoreStillReportsAnUninitializedPool) {
+  store::MemoryStateStore empty;
+  UnwritableStore unwritable(empty);
+  absl::StatusOr<HostStatus> status = CollectStatus(unwritable, gpus_, 1024 * kMiB, machine_);
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -1,13 +1,10 @@
 #include "store/sqlite_state_store.h"
 
-#include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <thread>
 
 #include "core/gpu.h"
@@ -15,6 +12,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "store/sqlite_statement.h"
+#include "store/state_file.h"
 
 namespace canhazgpu::store {
 namespace {
@@ -111,6 +109,26 @@ static_assert(std::size(kMigrations) == kSchemaVersion);
 
 std::string KindText(ReservationKind kind) { return std::string(KindName(kind)); }
 
+// Times and durations as read from the file. A damaged file may hold any
+// integer, and the clock counts nanoseconds in 64 bits (until 2262): a larger
+// value would overflow converting to it (undefined behaviour, found by
+// store_fuzzer). Anything past 2100 is damage, which also leaves room to add
+// a duration to a time.
+class FileTimes {
+ public:
+  TimePoint At(int64_t ms) { return Check(ms) ? FromEpochMillis(ms) : TimePoint(); }
+  Duration For(int64_t ms) { return Check(ms) ? Duration(ms) : Duration(); }
+  bool bad() const { return bad_; }
+
+ private:
+  static constexpr int64_t kMaxMillis = 4102444800000;  // 2100-01-01T00:00:00Z
+  bool Check(int64_t ms) {
+    bad_ = bad_ || ms < -kMaxMillis || ms > kMaxMillis;
+    return !bad_;
+  }
+  bool bad_ = false;
+};
+
 class SqliteTransaction : public StateTransaction {
  public:
   SqliteTransaction(StatementCache& statements, const std::string& path)
@@ -144,10 +162,11 @@ class SqliteTransaction : public StateTransaction {
   }
 
   absl::StatusOr<std::vector<Reservation>> ListReservations() override {
-    Statement s(statements_, path_,
-                "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
-                "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over "
-                "FROM reservations ORDER BY gpu");
+    Statement s(
+        statements_, path_,
+        "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
+        "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over "
+        "FROM reservations ORDER BY gpu");
     std::vector<Reservation> out;
     while (s.Step()) {
       Reservation r;
@@ -157,8 +176,9 @@ class SqliteTransaction : public StateTransaction {
       std::optional<ReservationKind> kind = ParseKind(s.Text(3));
       if (!kind) return absl::DataLossError(StrCat("state file ", path_, ": bad kind"));
       r.kind = *kind;
-      r.start = FromEpochMillis(s.Int(4));
-      if (auto expires = s.OptionalInt(5)) r.expires = FromEpochMillis(*expires);
+      FileTimes times;
+      r.start = times.At(s.Int(4));
+      if (auto expires = s.OptionalInt(5)) r.expires = times.At(*expires);
       auto pid = s.OptionalInt(6);
       auto pid_start = s.OptionalInt(7);
       if (pid && pid_start) r.process = ProcessRef{*pid, static_cast<uint64_t>(*pid_start)};
@@ -169,8 +189,12 @@ class SqliteTransaction : public StateTransaction {
       if (wrapper_pid && wrapper_start) {
         r.wrapper = ProcessRef{*wrapper_pid, static_cast<uint64_t>(*wrapper_start)};
       }
-      if (auto exited = s.OptionalInt(12)) r.command_exited = FromEpochMillis(*exited);
+      if (auto exited = s.OptionalInt(12)) r.command_exited = times.At(*exited);
       r.queue_id = s.OptionalInt(13);
+      if (times.bad()) {
+        return absl::DataLossError(
+            StrCat("state file ", path_, ": bad time in the reservation of gpu ", r.gpu));
+      }
       std::optional<std::vector<ProcessRef>> job_processes = ParseProcessRefs(s.Text(14));
       if (!job_processes) {
         return absl::DataLossError(StrCat("state file ", path_, ": bad job_processes"));
@@ -253,13 +277,18 @@ class SqliteTransaction : public StateTransaction {
       e.kind = *kind;
       e.count = static_cast<int>(s.Int(4));
       e.ids = *ids;
-      if (auto ms = s.OptionalInt(6)) e.duration = std::chrono::milliseconds(*ms);
+      FileTimes times;
+      if (auto ms = s.OptionalInt(6)) e.duration = times.For(*ms);
       e.force = s.Int(7) != 0;
       e.note = s.Text(8);
       e.command = s.Text(9);
       e.waiter = ProcessRef{s.Int(10), static_cast<uint64_t>(s.Int(11))};
-      e.enqueued = FromEpochMillis(s.Int(12));
+      e.enqueued = times.At(s.Int(12));
       e.selector = s.Text(13);
+      if (times.bad()) {
+        return absl::DataLossError(
+            StrCat("state file ", path_, ": bad time in queue entry ", e.id));
+      }
       out.push_back(std::move(e));
     }
     RETURN_IF_ERROR(s.status());
@@ -353,10 +382,13 @@ class SqliteTransaction : public StateTransaction {
     s.Bind(ToEpochMillis(since));
     std::vector<UsageSample> out;
     while (s.Step()) {
+      FileTimes times;
       out.push_back({.gpu = static_cast<int>(s.Int(0)),
-                     .at = FromEpochMillis(s.Int(1)),
+                     .at = times.At(s.Int(1)),
                      .memory_used_bytes = static_cast<uint64_t>(s.Int(2)),
                      .busy = s.Int(3) != 0});
+      if (times.bad())
+        return absl::DataLossError(StrCat("state file ", path_, ": bad sample time"));
     }
     RETURN_IF_ERROR(s.status());
     return out;
@@ -379,8 +411,11 @@ class SqliteTransaction : public StateTransaction {
       h.uid = static_cast<uint32_t>(s.Int(1));
       h.user = s.Text(2);
       h.kind = ParseKind(s.Text(3)).value_or(ReservationKind::kManual);
-      h.start = FromEpochMillis(s.Int(4));
-      h.end = FromEpochMillis(s.Int(5));
+      FileTimes times;
+      h.start = times.At(s.Int(4));
+      h.end = times.At(s.Int(5));
+      if (times.bad())
+        return absl::DataLossError(StrCat("state file ", path_, ": bad history time"));
       h.reason = ParseReason(s.Text(6)).value_or(ReleaseReason::kReleased);
       h.note = s.Text(7);
       out.push_back(std::move(h));
@@ -390,12 +425,14 @@ class SqliteTransaction : public StateTransaction {
   }
 
  private:
-  static absl::StatusOr<std::optional<TimePoint>> MaybeTime(Statement& s) {
+  absl::StatusOr<std::optional<TimePoint>> MaybeTime(Statement& s) {
     std::optional<TimePoint> out;
+    FileTimes times;
     if (s.Step()) {
-      if (auto ms = s.OptionalInt(0)) out = FromEpochMillis(*ms);
+      if (auto ms = s.OptionalInt(0)) out = times.At(*ms);
     }
     RETURN_IF_ERROR(s.status());
+    if (times.bad()) return absl::DataLossError(StrCat("state file ", path_, ": bad time"));
     return out;
   }
 
@@ -418,49 +455,38 @@ absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const std::string& path, const ch
   return value;
 }
 
-// Creates the state directory and an empty file that every local user can
-// open: directory 1777 (like /tmp: anyone may create the WAL files, nobody
-// may delete another's), file 0666. Existing directories are left alone.
-absl::Status CreateSharedFile(const std::string& path) {
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty() && !std::filesystem::exists(dir)) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      return absl::PermissionDeniedError(
-          StrCat("cannot create state directory ", dir.string(), ": ", ec.message()));
-    }
-    chmod(dir.c_str(), 01777);
-  }
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    if (errno == EEXIST) return absl::OkStatus();
-    return absl::PermissionDeniedError(
-        StrCat("cannot create state file ", path, ": ", strerror(errno)));
-  }
-  fchmod(fd, 0666);  // the umask must not keep other users out
-  close(fd);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const std::string& path,
                                                                          SqliteOptions options) {
   if (options.create) {
-    RETURN_IF_ERROR(CreateSharedFile(path));
-  } else if (access(path.c_str(), F_OK) != 0) {
+    bool dir_created = false;
+    RETURN_IF_ERROR(CreateStateDirectory(path, &dir_created));
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 && errno == ENOENT) RETURN_IF_ERROR(CreateStateFile(path));
+  }
+  absl::StatusOr<StateFileInfo> info = InspectStateFile(path);
+  if (absl::IsNotFound(info.status())) {
     return absl::FailedPreconditionError(
         StrCat("no state file at ", path, ": run 'canhazgpu admin' to initialize the GPU pool"));
   }
+  RETURN_IF_ERROR(info.status());
+  if (options.create) RETURN_IF_ERROR(CheckMayInitialize(path, *info, geteuid()));
+  // A file we may not write (its mode, a read-only file system) is opened
+  // read-only: views still work, and every Update() fails saying why.
+  const bool read_only = options.read_only || !info->writable;
+  // NOFOLLOW: SQLite itself also refuses a path that became a link since.
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW |
+              (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, options.vfs);
   if (rc != SQLITE_OK) {
     absl::Status status = SqliteError(db, rc, path);
     sqlite3_close(db);
     return status;
   }
   std::unique_ptr<SqliteStateStore> store(new SqliteStateStore(db, path, options.busy_timeout));
+  store->read_only_ = read_only;
   sqlite3_busy_handler(db, &SqliteStateStore::WaitForLock, store.get());
   // Keep the -wal file between connections: in a 1777 directory another
   // user's connection could not delete it anyway.
@@ -526,8 +552,20 @@ absl::Status SqliteStateStore::Migrate(bool create) {
         "state file ", path_, " has schema version ", version,
         ", newer than this canhazgpu understands (", kSchemaVersion, "); upgrade canhazgpu"));
   }
-  if (version > 0 && app_id != kApplicationId) {
+  // user_version is signed: a negative one (store_fuzzer found it) would
+  // index the migrations before their start.
+  if (version < 0 || (version > 0 && app_id != kApplicationId)) {
     return absl::DataLossError(StrCat("state file ", path_, " is not a canhazgpu database"));
+  }
+  if (version == 0) {
+    // A file we did not write: only an empty one (admin just created it)
+    // becomes a pool; a foreign SQLite database is left as it is.
+    ASSIGN_OR_RETURN(int64_t objects, PragmaInt(db_, path_, "SELECT count(*) FROM sqlite_master"));
+    if (objects > 0 || app_id != 0) {
+      return absl::DataLossError(StrCat("state file ", path_,
+                                        " is not a canhazgpu database (a foreign SQLite file); "
+                                        "refusing to change it"));
+    }
   }
   if (version == 0 && !create) {
     return absl::FailedPreconditionError(StrCat(
@@ -546,6 +584,9 @@ absl::Status SqliteStateStore::Migrate(bool create) {
   // Another process may have migrated while we waited for the lock.
   absl::StatusOr<int64_t> current = PragmaInt(db_, path_, "PRAGMA user_version");
   absl::Status status = current.status();
+  if (status.ok() && *current < 0) {
+    status = absl::DataLossError(StrCat("state file ", path_, " is not a canhazgpu database"));
+  }
   for (int64_t v = current.value_or(kSchemaVersion); status.ok() && v < kSchemaVersion; ++v) {
     status = ExecSql(db_, path_, kMigrations[v]);
   }
@@ -569,6 +610,11 @@ absl::Status SqliteStateStore::Run(const char* begin, const TransactionFn& fn) {
 }
 
 absl::Status SqliteStateStore::Update(const TransactionFn& fn) {
+  if (read_only_) {
+    return absl::PermissionDeniedError(
+        StrCat("cannot write state file ", path_,
+               ": the file or its file system is read-only for this user"));
+  }
   return Run("BEGIN IMMEDIATE", fn);
 }
 

@@ -28,6 +28,12 @@ struct SqliteOptions {
   // Create the file (and its directory) when missing; only `admin` does.
   bool create = false;
   std::chrono::milliseconds busy_timeout = std::chrono::seconds(10);
+  // Open read-only even when the file is writable (tests: root ignores
+  // file modes). A file this process may not write is opened read-only
+  // anyway.
+  bool read_only = false;
+  // The SQLite VFS by name (tests inject faults with one); null: the default.
+  const char* vfs = nullptr;
 };
 
 class SqliteStateStore : public StateStore {
@@ -54,6 +60,7 @@ class SqliteStateStore : public StateStore {
   std::unique_ptr<StatementCache> statements_;
   std::string path_;
   std::chrono::milliseconds busy_timeout_;
+  bool read_only_ = false;
   std::chrono::steady_clock::time_point waiting_since_;
   std::minstd_rand random_;  // seeded when it first waits
 };

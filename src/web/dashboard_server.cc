@@ -37,6 +37,7 @@ struct Snapshot {
   absl::StatusOr<Json> queue = absl::UnavailableError("not collected");
   double seconds = 0;
   Clock::time_point at;
+  std::string state_warning;  // DashboardSource::state_warning
 };
 
 class Cache {
@@ -50,6 +51,7 @@ class Cache {
       Snapshot fresh;
       fresh.status = source_.status();
       fresh.queue = source_.queue();
+      if (source_.state_warning) fresh.state_warning = source_.state_warning();
       fresh.at = Clock::now();
       fresh.seconds = std::chrono::duration<double>(fresh.at - now).count();
       live_ = std::move(fresh);
@@ -156,7 +158,9 @@ void Routes(httplib::Server& server, Cache& cache) {
   server.Get("/api/status", [&cache](const httplib::Request&, httplib::Response& res) {
     Snapshot s = cache.Live();
     if (!s.status.ok()) return SendError(res, 503, std::string(s.status.status().message()));
-    SendJson(res, 200, Json{{"host", cache.host_name()}, {"gpus", *s.status}});
+    Json body{{"host", cache.host_name()}, {"gpus", *s.status}};
+    if (!s.state_warning.empty()) body["state_warning"] = s.state_warning;
+    SendJson(res, 200, body);
   });
   server.Get("/api/queue", [&cache](const httplib::Request&, httplib::Response& res) {
     Snapshot s = cache.Live();

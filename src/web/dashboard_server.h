@@ -28,6 +28,9 @@ struct DashboardSource {
   std::function<absl::StatusOr<Json>()> status;  // `status --json` array
   std::function<absl::StatusOr<Json>()> queue;   // `queue --json` object
   std::function<absl::StatusOr<Json>(int days)> report;
+  // Why the last status or queue was collected read-only (the state file
+  // could not be written); empty when it was written. /api/status shows it.
+  std::function<std::string()> state_warning;
 };
 
 struct ServeOptions {

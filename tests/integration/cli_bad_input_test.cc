@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "integration/cli_runner.h"
 #include "nlohmann/json.hpp"
 
@@ -195,6 +197,34 @@ TEST_F(CliBrokenFilesTest, UnwritableStateDirectoryIsReported) {
       {"admin", "--provider", "fake", "--gpus", "2", "--fake-host", host_.dir() + "/h.json"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("cannot create state"));
+}
+
+// Issue 14: a rejected admin created directories and a simulated host file.
+TEST_F(CliBrokenFilesTest, RejectedAdminLeavesNothingBehind) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "4"}).exit_code, 0);
+  const std::string new_host = host_.dir() + "/new-host.json";
+  CliResult again =
+      host_.Run({"admin", "--provider", "fake", "--gpus", "2", "--fake-host", new_host});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("already initialized with 4 GPUs"));
+  EXPECT_FALSE(std::filesystem::exists(new_host)) << "no simulated host written";
+  // A new pool whose simulated host cannot be written: no state left either.
+  host_.env()["CANHAZGPU_STATE"] = host_.dir() + "/other/state.db";
+  CliResult broken = host_.Run({"admin", "--provider", "fake", "--gpus", "2", "--fake-host",
+                                host_.dir() + "/missing/host.json"});
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_THAT(broken.err, HasSubstr("cannot write fake host"));
+  EXPECT_FALSE(std::filesystem::exists(host_.dir() + "/other")) << "no state directory";
+}
+
+// Issue 14: --provider fake made the state directory 0755, nvidia 1777.
+TEST_F(CliBrokenFilesTest, FakeProviderCreatesTheSharedStateDirectory) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "2"}).exit_code, 0);
+  struct stat st;
+  ASSERT_EQ(stat((host_.dir() + "/state").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  ASSERT_EQ(stat(host_.state().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u);
 }
 
 TEST_F(CliBrokenFilesTest, MalformedSimulatedHostIsAUsageError) {

@@ -152,6 +152,14 @@ int RunCommandBody(Context& ctx, const std::vector<std::string>& args, std::vect
   return status.ok() ? kExitOk : Fail(status);
 }
 
+void WarnReadOnlyView(const std::string& write_error) {
+  static bool warned = false;
+  if (write_error.empty() || warned) return;
+  warned = true;
+  std::fprintf(stderr, "canhazgpu: warning: %s; showing the state read-only\n",
+               write_error.c_str());
+}
+
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "canhazgpu: %s\n", std::string(status.message()).c_str());
   // A wait ended by a signal exits like a process killed by it (130 for ^C).

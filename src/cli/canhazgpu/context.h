@@ -86,6 +86,10 @@ std::vector<GpuInfo> QueryGpus(Context& ctx, const PoolConfig& pool,
 // reserve stop at once instead of queueing behind GPUs that are all ERROR.
 absl::StatusOr<std::vector<GpuInfo>> QueryGpusOrFail(Context& ctx, const PoolConfig& pool);
 
+// A view (status, queue, the dashboard) that could not write the state file
+// says so once per process on stderr, and goes on read-only.
+void WarnReadOnlyView(const std::string& write_error);
+
 // Prints "canhazgpu: <message>" on stderr and returns the exit code.
 int Fail(const absl::Status& status);
 

@@ -34,7 +34,10 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
         StrCat("unexpected argument '", flags.positional[0], "' for 'queue'"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
-  ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows, alloc::CollectQueue(*store, *ctx.machine));
+  std::string write_error;
+  ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows,
+                   alloc::CollectQueue(*store, *ctx.machine, &write_error));
+  WarnReadOnlyView(write_error);
   TimePoint now = ctx.machine->clock.Now();
   const nlohmann::ordered_json json = QueueJson(rows, now);
   if (flags.Has("json")) {

@@ -99,9 +99,13 @@ absl::StatusOr<Json> LocalReport(Context& ctx, bool summary, absl::Status* provi
   std::vector<GpuInfo> gpus = QueryGpus(ctx, pool, provider);
   ASSIGN_OR_RETURN(alloc::HostStatus status,
                    alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
+  WarnReadOnlyView(status.write_error);
   Json json = StatusJson(status, ctx.machine->clock.Now());
   if (!summary) return json;
-  ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> queue, alloc::CollectQueue(*store, *ctx.machine));
+  std::string write_error;
+  ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> queue,
+                   alloc::CollectQueue(*store, *ctx.machine, &write_error));
+  WarnReadOnlyView(write_error);
   return SummaryJson(json, queue.size());
 }
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <memory>
 
 #include "alloc/queue.h"
 #include "alloc/report.h"
@@ -48,17 +49,25 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(std::shared_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   RETURN_IF_ERROR(alloc::ReadPool(*store).status());
   web::DashboardSource source{.host_name = host::HostName()};
-  source.status = [&ctx, store]() -> absl::StatusOr<web::Json> {
+  // Why the state file could not be written, as the last collection found.
+  auto warning = std::make_shared<std::string>();
+  source.status = [&ctx, store, warning]() -> absl::StatusOr<web::Json> {
     ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
     ASSIGN_OR_RETURN(
         alloc::HostStatus status,
         alloc::CollectStatus(*store, QueryGpus(ctx, pool), ctx.threshold_bytes, *ctx.machine));
+    *warning = status.write_error;
+    WarnReadOnlyView(status.write_error);
     return StatusJson(status, ctx.machine->clock.Now());
   };
   source.queue = [&ctx, store]() -> absl::StatusOr<web::Json> {
-    ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows, alloc::CollectQueue(*store, *ctx.machine));
+    std::string write_error;
+    ASSIGN_OR_RETURN(std::vector<alloc::QueueRow> rows,
+                     alloc::CollectQueue(*store, *ctx.machine, &write_error));
+    WarnReadOnlyView(write_error);
     return QueueJson(rows, ctx.machine->clock.Now());
   };
+  source.state_warning = [warning] { return *warning; };
   source.report = [&ctx, store](int days) -> absl::StatusOr<web::Json> {
     ASSIGN_OR_RETURN(alloc::UsageReport report,
                      alloc::CollectReport(*store, days, ctx.machine->clock.Now()));

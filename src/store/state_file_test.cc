@@ -1,0 +1,254 @@
+// The state file on disk: links, foreign files, owners, read-only files and
+// failing writes (store/state_file.h, docs/state.md "Permissions").
+#include "store/state_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/status_macros.h"
+#include "store/sqlite_state_store.h"
+#include "store/testing/fault_vfs.h"
+
+namespace canhazgpu::store {
+namespace {
+
+using testing::FaultAction;
+using testing::FaultVfs;
+using ::testing::HasSubstr;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class StateFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/state_file_test.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    path_ = dir_ + "/state/state.db";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Message(const absl::Status& s) { return std::string(s.message()); }
+
+  // An initialized store with GPU 1 reserved by alice.
+  void CreatePool() {
+    auto store = SqliteStateStore::Open(path_, {.create = true});
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)
+                    ->Update([](StateTransaction& t) -> absl::Status {
+                      RETURN_IF_ERROR(t.SetPool({4, "fake", ""}));
+                      Reservation r{.gpu = 1, .uid = 1000, .user = "alice"};
+                      return t.InsertReservation(r);
+                    })
+                    .ok());
+  }
+
+  std::vector<int> Reserved(StateStore& store) {
+    std::vector<int> gpus;
+    EXPECT_TRUE(store
+                    .Read([&](StateTransaction& t) -> absl::Status {
+                      ASSIGN_OR_RETURN(std::vector<Reservation> list, t.ListReservations());
+                      for (const Reservation& r : list) gpus.push_back(r.gpu);
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return gpus;
+  }
+
+  std::string dir_, path_;
+};
+
+TEST_F(StateFileTest, CreateMakesStickyDirectoryAndSharedFilesWhateverTheUmask) {
+  mode_t old = umask(077);
+  auto store = SqliteStateStore::Open(path_, {.create = true});
+  umask(old);
+  ASSERT_TRUE(store.ok()) << store.status();
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/state").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    ASSERT_EQ(lstat((path_ + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0666u) << suffix;
+  }
+}
+
+TEST_F(StateFileTest, SymbolicLinkIsNeverFollowedNorTurnedIntoADatabase) {
+  std::filesystem::create_directories(dir_ + "/state");
+  const std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "root's file";
+  std::filesystem::create_symlink(victim, path_);
+  for (bool create : {false, true}) {
+    auto store = SqliteStateStore::Open(path_, {.create = create});
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_THAT(Message(store.status()), HasSubstr("is a symbolic link; refusing to open it"));
+  }
+  EXPECT_EQ(Slurp(victim), "root's file");
+  EXPECT_FALSE(std::filesystem::exists(victim + "-wal"));
+}
+
+TEST_F(StateFileTest, SymbolicLinkedWalOrShmIsRefused) {
+  CreatePool();
+  const std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "keep";
+  for (const char* suffix : {"-wal", "-shm"}) {
+    std::string companion = path_ + suffix;
+    std::filesystem::rename(companion, companion + ".saved");
+    std::filesystem::create_symlink(victim, companion);
+    auto store = SqliteStateStore::Open(path_);
+    ASSERT_FALSE(store.ok()) << suffix;
+    EXPECT_THAT(Message(store.status()), HasSubstr(companion + " is a symbolic link"));
+    std::filesystem::remove(companion);
+    std::filesystem::rename(companion + ".saved", companion);
+  }
+  EXPECT_EQ(Slurp(victim), "keep");
+}
+
+TEST_F(StateFileTest, NonRegularFileIsRefused) {
+  std::filesystem::create_directories(path_);  // a directory named state.db
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(Message(store.status()), HasSubstr("is a directory"));
+}
+
+// Version 0 and no application id, but tables: someone else's database.
+// Even admin (create) must not migrate it in place.
+TEST_F(StateFileTest, ForeignSqliteFileWithUserVersionZeroIsRefusedEvenByAdmin) {
+  std::filesystem::create_directories(dir_ + "/state");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE photos(x); INSERT INTO photos VALUES (1)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const std::string before = Slurp(path_);
+  for (bool create : {false, true}) {
+    auto store = SqliteStateStore::Open(path_, {.create = create});
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(Message(store.status()), HasSubstr("is not a canhazgpu database"));
+  }
+  EXPECT_EQ(Slurp(path_), before);
+}
+
+TEST_F(StateFileTest, WorldWritableDirectoryWithoutStickyBitIsRefusedByAdmin) {
+  std::filesystem::create_directories(dir_ + "/state");
+  chmod((dir_ + "/state").c_str(), 0777);
+  auto store = SqliteStateStore::Open(path_, {.create = true});
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(Message(store.status()), HasSubstr("writable by every user but not sticky"));
+  EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
+TEST_F(StateFileTest, OnlyTheOwnerMayInitialize) {
+  StateFileInfo theirs{.owner = 4242};
+  absl::Status as_root = CheckMayInitialize(path_, theirs, 0);
+  EXPECT_EQ(as_root.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(Message(as_root), HasSubstr("not root: it was not created by 'canhazgpu admin'"));
+  absl::Status as_user = CheckMayInitialize(path_, StateFileInfo{.owner = 0}, 1000);
+  EXPECT_THAT(Message(as_user), HasSubstr("belongs to root: only its owner can initialize"));
+  EXPECT_TRUE(CheckMayInitialize(path_, theirs, 4242).ok());
+}
+
+TEST_F(StateFileTest, FileCreatedByAnotherUserIsRefusedByAdmin) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give the file to another user";
+  std::filesystem::create_directories(dir_ + "/state");
+  std::ofstream(path_).close();
+  ASSERT_EQ(chown(path_.c_str(), 4242, 4242), 0);
+  auto store = SqliteStateStore::Open(path_, {.create = true});
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(Message(store.status()), HasSubstr("not root"));
+  EXPECT_EQ(Slurp(path_), "") << "left untouched";
+}
+
+TEST_F(StateFileTest, ReadOnlyFileIsReadButNotWritten) {
+  CreatePool();
+  auto store = SqliteStateStore::Open(path_, {.read_only = true});
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(Reserved(**store), std::vector<int>{1});
+  absl::Status write = (*store)->Update([](StateTransaction& t) { return t.DeleteReservation(1); });
+  EXPECT_EQ(write.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(Message(write), HasSubstr("cannot write state file " + path_));
+}
+
+TEST_F(StateFileTest, UnwritableFileOpensReadOnly) {
+  if (geteuid() == 0) GTEST_SKIP() << "root can write any file (ReadOnlyFileIsReadButNotWritten)";
+  CreatePool();
+  for (const char* suffix : {"", "-wal", "-shm"}) chmod((path_ + suffix).c_str(), 0444);
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(Reserved(**store), std::vector<int>{1});
+  EXPECT_FALSE((*store)->Update([](StateTransaction& t) { return t.DeleteReservation(1); }).ok());
+}
+
+TEST_F(StateFileTest, DiskFullFailsTheWriteCleanlyAndKeepsTheFile) {
+  CreatePool();
+  FaultVfs::Register();
+  auto store = SqliteStateStore::Open(path_, {.vfs = FaultVfs::kName});
+  ASSERT_TRUE(store.ok()) << store.status();
+  FaultVfs::Arm(FaultAction::kDiskFull, 1);
+  absl::Status write = (*store)->Update([](StateTransaction& t) -> absl::Status {
+    RETURN_IF_ERROR(t.DeleteReservation(1));
+    return t.InsertReservation({.gpu = 2, .uid = 1001, .user = "bob"});
+  });
+  EXPECT_FALSE(write.ok());
+  EXPECT_THAT(Message(write), HasSubstr(path_));
+  EXPECT_EQ(Reserved(**store), std::vector<int>{1}) << "reads still work";
+  FaultVfs::Arm(FaultAction::kNone, 0);
+  store->reset();
+  auto reopened = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ(Reserved(**reopened), std::vector<int>{1}) << "nothing half-written";
+}
+
+// Found by store_fuzzer: a time the clock's 64-bit nanoseconds cannot hold
+// overflowed converting to it (undefined behaviour) instead of being damage.
+TEST_F(StateFileTest, TimeBeyondTheClocksRangeIsDamageNotAnOverflow) {
+  CreatePool();
+  // 36979663490952 ms: the value store_fuzzer found (year 3141).
+  for (const char* ms : {"9000000000000000000", "36979663490952", "-36979663490952"}) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    std::string sql = std::string("UPDATE reservations SET start_ms = ") + ms;
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    auto store = SqliteStateStore::Open(path_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    absl::Status read = (*store)->Read(
+        [](StateTransaction& t) -> absl::Status { return t.ListReservations().status(); });
+    EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss) << ms;
+    EXPECT_THAT(Message(read), HasSubstr("bad time in the reservation of gpu 1"));
+  }
+}
+
+// Found by store_fuzzer: a negative user_version indexed the migrations
+// before their start (out of bounds) instead of being a foreign file.
+TEST_F(StateFileTest, NegativeSchemaVersionIsRefusedNotMigrated) {
+  CreatePool();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=-1", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  for (bool create : {false, true}) {
+    auto store = SqliteStateStore::Open(path_, {.create = create});
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(Message(store.status()), HasSubstr("is not a canhazgpu database"));
+  }
+}
+
+}  // namespace
+}  // namespace canhazgpu::store
