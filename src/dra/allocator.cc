@@ -83,8 +83,7 @@ absl::StatusOr<Allocator::CompiledSelector*> Allocator::Compile(const std::strin
   if (it != selectors_.end()) return it->second.get();
   static const cel::Env* env = new cel::Env(cel::Env::DraSelector());
   auto program = env->Compile(expression);
-  if (!program.ok())
-    return absl::InvalidArgumentError(StrCat("'", expression, "': ", program.status().message()));
+  if (!program.ok()) return program.status();  // "LINE:COLUMN: message (near '...')", bounded
   auto selector = std::make_unique<CompiledSelector>(
       CompiledSelector{*std::move(program), std::vector<int8_t>(devices_.size(), 0), {}});
   CompiledSelector* raw = selector.get();
