@@ -11,8 +11,7 @@
 namespace canhazgpu::cel {
 namespace {
 
-// Bytes of source an excerpt shows, and of a message's own text.
-constexpr size_t kExcerptBytes = 60;
+// Bytes of a message's own text.
 constexpr size_t kMessageBytes = 200;
 
 // The length of the valid UTF-8 sequence at `i`, or 0.
@@ -28,10 +27,12 @@ size_t SequenceLength(std::string_view s, size_t i) {
 }
 
 // `text` on one line: control characters (C0, DEL and C1, which terminals
-// act on) and bytes that are not UTF-8 escaped.
-std::string Escape(std::string_view text) {
+// act on) and bytes that are not UTF-8 escaped. At most `limit` bytes out
+// (an escape is four): where that cuts the text, "..." ends it.
+std::string Escape(std::string_view text, size_t limit) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
+    if (out.size() >= limit) return out + "...";
     const auto c = static_cast<unsigned char>(text[i]);
     const size_t n = SequenceLength(text, i);
     if (n == 0) {
@@ -84,23 +85,21 @@ std::string FormatLocation(std::string_view source, int32_t offset) {
   return StrCat(line, ":", column);
 }
 
-std::string Excerpt(std::string_view source, int32_t offset) {
+std::string Excerpt(std::string_view source, int32_t offset, size_t width) {
   const size_t pos = std::min(static_cast<size_t>(std::max<int32_t>(offset, 0)), source.size());
   // A third of the window before the position, the rest after it; near the
   // end, more before.
-  size_t begin = pos > kExcerptBytes / 3 ? pos - kExcerptBytes / 3 : 0;
-  size_t end = std::min(source.size(), begin + kExcerptBytes);
-  begin = end > kExcerptBytes ? std::min(begin, end - kExcerptBytes) : 0;
+  size_t begin = pos > width / 3 ? pos - width / 3 : 0;
+  size_t end = std::min(source.size(), begin + width);
+  begin = end > width ? std::min(begin, end - width) : 0;
   begin = SequenceStart(source, begin);
   end = SequenceStart(source, end);
-  return StrCat(begin > 0 ? "..." : "", Escape(source.substr(begin, end - begin)),
-                end < source.size() ? "..." : "");
+  std::string quoted = Escape(source.substr(begin, end - begin), 2 * width);
+  const bool cut = end < source.size() && !quoted.ends_with("...");
+  return StrCat(begin > 0 ? "..." : "", quoted, cut ? "..." : "");
 }
 
-std::string BoundedMessage(std::string_view message) {
-  if (message.size() <= kMessageBytes) return Escape(message);
-  return StrCat(Escape(message.substr(0, SequenceStart(message, kMessageBytes))), "...");
-}
+std::string BoundedMessage(std::string_view message) { return Escape(message, kMessageBytes); }
 
 std::string FormatError(std::string_view source, int32_t offset, std::string_view message) {
   return StrCat(FormatLocation(source, offset), ": ", BoundedMessage(message), " (near '",

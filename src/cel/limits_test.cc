@@ -203,6 +203,17 @@ TEST(CelLimitsTest, LongNamesInMessagesAreCut) {
   EXPECT_LT(program.status().message().size(), 400u);
 }
 
+// Found by cel_fuzzer: a quoted name of 150 NULs made a message of 150
+// four-byte escapes; the bound is on the escaped text.
+TEST(CelLimitsTest, MessagesAreBoundedAfterEscaping) {
+  auto program = Env().Compile("`" + std::string(150, '\0') + "`");
+  ASSERT_FALSE(program.ok());
+  const std::string message(program.status().message());
+  EXPECT_THAT(message, HasSubstr("\\x00\\x00"));
+  EXPECT_EQ(message.find('\0'), std::string::npos);
+  EXPECT_LT(message.size(), 400u) << message;
+}
+
 TEST(CelLimitsTest, RuntimeErrorsDescribeABoundedLine) {
   Env env;
   env.Declare("m", Type::Dyn());

@@ -26,11 +26,11 @@ absl::StatusOr<ExprPtr> Parse(std::string_view source, const ParseOptions& optio
 // "LINE:COLUMN" (1-based, columns in code points) of a byte offset.
 std::string FormatLocation(std::string_view source, int32_t offset);
 
-// A one-line quote of about 60 bytes of `source` around byte `offset`:
+// A one-line quote of about `width` bytes of `source` around byte `offset`:
 // "..." where it is cut; newlines, other control characters and bytes that
 // are not UTF-8 escaped (\n, \x1b). Messages quote this, never the whole
 // source, which may be 10 KiB long.
-std::string Excerpt(std::string_view source, int32_t offset);
+std::string Excerpt(std::string_view source, int32_t offset, size_t width = 60);
 
 // A message's own text (which may name an identifier or a value of any
 // length) escaped as Excerpt does and cut to about 200 bytes.

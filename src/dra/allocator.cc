@@ -514,7 +514,9 @@ std::string Explanation::Text() const {
                   " match its selectors, ", r.available, " of them free\n");
     for (const SelectorReport& s : r.selectors) {
       if (s.rejected == 0) continue;
-      out += StrCat("  ", s.source, " selector rejected ", s.rejected, ": ", s.expression, "\n");
+      // A selector may be 10 KiB over many lines: one bounded line of it.
+      out += StrCat("  ", s.source, " selector rejected ", s.rejected, ": ",
+                    cel::Excerpt(s.expression, 0, 160), "\n");
       if (s.errors > 0)
         out += StrCat("    ", s.errors, " CEL error(s), first: ", s.first_error, "\n");
     }

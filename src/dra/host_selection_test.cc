@@ -125,6 +125,11 @@ TEST(HostSelectionTest, FlagValuesAreCheckedAndQuoted) {
   const std::string described = DeviceWants{.where = {long_where + "true"}}.Describe();
   EXPECT_LT(described.size(), 100u);
   EXPECT_THAT(described, HasSubstr("--where 'device.driver != 'x' &&\\ndevice"));
+  // Nor does the allocator's explanation echo it whole.
+  absl::StatusOr<HostSelection> none =
+      SelectHostGpus(MixedHost(), "node", {.where = {long_where + "false"}}, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_LT(none.status().message().size(), 1000u) << none.status().message();
 }
 
 }  // namespace
