@@ -113,6 +113,11 @@ enum class Macro : uint8_t {
 };
 
 struct Expr {
+  Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+  ~Expr();  // without recursion (parser.cc)
+
   ExprKind kind = ExprKind::kConst;
   int32_t offset = 0;  // byte offset of the node in the source
 

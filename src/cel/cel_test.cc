@@ -255,5 +255,21 @@ TEST(ConformanceTest, SkipsCasesWithASkipReasonAndRejectsNonCases) {
   EXPECT_FALSE(RunConformanceLine("not json", &result).ok());
 }
 
+TEST(ConformanceTest, RefusesWhatIsNotABoundedRegularFile) {
+  auto zero = RunConformanceFile("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(), "/dev/zero: not a regular file");
+  EXPECT_TRUE(absl::IsNotFound(RunConformanceFile("/nonexistent/x.jsonl").status()));
+}
+
+TEST(ConformanceTest, DeeplyNestedValuesAreAnErrorNotARecursion) {
+  std::string value = R"({"int":"1"})";
+  for (int i = 0; i < 10000; ++i) value = R"({"list":[)" + value + "]}";
+  ConformanceFileResult result;
+  absl::Status status = RunConformanceLine(
+      R"({"expr":"x","bindings":{"x":)" + value + R"(},"expect":{"value":{"int":"1"}}})", &result);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("nested more than 64 levels"));
+}
+
 }  // namespace
 }  // namespace canhazgpu::cel

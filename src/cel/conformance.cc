@@ -1,6 +1,7 @@
 #include "cel/conformance.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/escaping.h"
@@ -21,7 +22,14 @@ Value CallBuiltin(std::string_view name, Value arg) {
   return Dispatch(*group, args, 1, ctx);
 }
 
-absl::StatusOr<Value> Decode(const json& j);
+// Case files are small (cel-spec's whole suite is about 300 KiB): a file
+// past this, or one that is not a regular file (/dev/zero, a FIFO), is
+// refused before it is read, and no read goes past it either.
+constexpr std::uintmax_t kMaxCaseFileBytes = 16 << 20;
+// Values in cases nest a few levels; a decoder recursion per level.
+constexpr int kMaxValueDepth = 64;
+
+absl::StatusOr<Value> Decode(const json& j, int depth = 0);
 
 absl::StatusOr<Value> DecodeDuration(const std::string& text) {
   // "123.321456789s": seconds with up to 9 fractional digits.
@@ -31,7 +39,10 @@ absl::StatusOr<Value> DecodeDuration(const std::string& text) {
   return v;
 }
 
-absl::StatusOr<Value> Decode(const json& j) {
+absl::StatusOr<Value> Decode(const json& j, int depth) {
+  if (depth > kMaxValueDepth)
+    return absl::InvalidArgumentError(
+        StrCat("a value nested more than ", kMaxValueDepth, " levels"));
   if (!j.is_object() || j.size() != 1)
     return absl::InvalidArgumentError("a value is an object with one key");
   const std::string& tag = j.begin().key();
@@ -62,7 +73,7 @@ absl::StatusOr<Value> Decode(const json& j) {
     if (tag == "list") {
       ValueList items;
       for (const json& item : v) {
-        auto decoded = Decode(item);
+        auto decoded = Decode(item, depth + 1);
         if (!decoded.ok()) return decoded;
         items.push_back(*std::move(decoded));
       }
@@ -71,9 +82,9 @@ absl::StatusOr<Value> Decode(const json& j) {
     if (tag == "map") {
       MapData map;
       for (const json& pair : v) {
-        auto key = Decode(pair.at(0));
+        auto key = Decode(pair.at(0), depth + 1);
         if (!key.ok()) return key;
-        auto value = Decode(pair.at(1));
+        auto value = Decode(pair.at(1), depth + 1);
         if (!value.ok()) return value;
         map.entries.emplace_back(*std::move(key), *std::move(value));
       }
@@ -104,12 +115,12 @@ absl::StatusOr<Value> Decode(const json& j) {
       const json attribute_json = v.value("attributes", json::object());
       const json capacity_json = v.value("capacity", json::object());
       for (const auto& [name, value] : attribute_json.items()) {
-        auto decoded = Decode(value);
+        auto decoded = Decode(value, depth + 1);
         if (!decoded.ok()) return decoded;
         attributes.emplace_back(name, *std::move(decoded));
       }
       for (const auto& [name, value] : capacity_json.items()) {
-        auto decoded = Decode(value);
+        auto decoded = Decode(value, depth + 1);
         if (!decoded.ok()) return decoded;
         capacity.emplace_back(name, *std::move(decoded));
       }
@@ -262,17 +273,42 @@ absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* 
   return absl::OkStatus();
 }
 
-absl::StatusOr<ConformanceFileResult> RunConformanceFile(const std::string& path) {
-  std::ifstream in(path);
+absl::StatusOr<std::string> ReadCaseFile(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return absl::NotFoundError(StrCat(path, ": cannot open"));
+  if (!fs::is_regular_file(status)) {
+    return absl::InvalidArgumentError(StrCat(path, ": not a regular file"));
+  }
+  const auto too_big = [&path] {
+    return absl::InvalidArgumentError(
+        StrCat(path, ": more than ", kMaxCaseFileBytes >> 20, " MiB, too big for a case file"));
+  };
+  if (fs::file_size(path, ec) > kMaxCaseFileBytes) return too_big();
+  std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(StrCat(path, ": cannot open"));
+  // In pieces, and never past the limit: the file may grow while it is read.
+  std::string content;
+  char buffer[1 << 16];
+  while (content.size() <= kMaxCaseFileBytes && in.read(buffer, sizeof buffer).gcount() > 0) {
+    content.append(buffer, static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return absl::InvalidArgumentError(StrCat(path, ": read failed"));
+  if (content.size() > kMaxCaseFileBytes) return too_big();
+  return content;
+}
+
+absl::StatusOr<ConformanceFileResult> RunConformanceFile(const std::string& path) {
+  absl::StatusOr<std::string> content = ReadCaseFile(path);
+  if (!content.ok()) return content.status();
   ConformanceFileResult result;
   result.path = path;
-  std::string line;
   int number = 0;
-  while (std::getline(in, line)) {
+  for (std::string_view line : Split(*content, '\n')) {
     ++number;
     if (Trim(line).empty()) continue;
-    absl::Status status = RunConformanceLine(line, &result);
+    absl::Status status = RunConformanceLine(std::string(line), &result);
     if (!status.ok())
       return absl::InvalidArgumentError(StrCat(path, ":", number, ": ", status.message()));
   }

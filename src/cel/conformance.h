@@ -26,9 +26,13 @@ struct ConformanceFileResult {
   std::vector<ConformanceFailure> failures;
 };
 
-// Runs every case of one file. An unreadable file or a line that is not a
-// case is an error; a case this evaluator cannot represent is skipped.
+// Runs every case of one file. An unreadable file, one that is not a
+// regular file or is over 16 MiB, or a line that is not a case is an error;
+// a case this evaluator cannot represent is skipped.
 absl::StatusOr<ConformanceFileResult> RunConformanceFile(const std::string& path);
+
+// The content of a case file, within the limits above (exposed for tests).
+absl::StatusOr<std::string> ReadCaseFile(const std::string& path);
 
 // Runs one case line (exposed for tests). Returns the outcome into `result`.
 absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* result);

@@ -8,6 +8,14 @@
 namespace canhazgpu::cel::internal {
 namespace {
 
+// Work on a string or bytes value (a scan, a copy, a comparison) grows with
+// its length: one unit per 10 bytes, as Kubernetes charges string traversal,
+// charged before the call so that no call runs far past the limit.
+int64_t TextCost(const Value& v) {
+  if (v.kind() != Kind::kString && v.kind() != Kind::kBytes) return 0;
+  return static_cast<int64_t>(v.str().size() / 10);
+}
+
 Value WithOffset(Value error, int32_t offset) {
   if (error.error().offset >= 0) return error;
   return Value::Error(error.error().message, offset);
@@ -49,7 +57,11 @@ class Evaluator {
       if (const Value* found = Walk(*e.path)) return *found;
     }
     Value scratch;
-    const Value& operand = Ref(*e.target, scratch);
+    return SelectOn(e, Ref(*e.target, scratch));
+  }
+
+  // The general path of a select once its operand is known.
+  Value SelectOn(const Expr& e, const Value& operand) {
     if (operand.is_error()) return operand;
     if (operand.kind() == Kind::kOptional && !e.test_only) {
       if (operand.optional_value() == nullptr) return operand;
@@ -163,16 +175,11 @@ class Evaluator {
         }
         break;
       case ExprKind::kSelect:
-        if (!e.test_only && !e.optional) {
-          if (const Value* found = FindEntry(e, *e.target, nullptr, &e.name, scratch))
-            return *found;
-        }
+        if (!e.test_only && !e.optional) return RefEntry(e, *e.target, nullptr, &e.name, scratch);
         break;
       case ExprKind::kCall:
-        if (e.op == Op::kIndex && e.args[1]->kind == ExprKind::kConst) {
-          if (const Value* found = FindEntry(e, *e.args[0], &e.args[1]->value, nullptr, scratch))
-            return *found;
-        }
+        if (e.op == Op::kIndex && e.args[1]->kind == ExprKind::kConst)
+          return RefEntry(e, *e.args[0], &e.args[1]->value, nullptr, scratch);
         break;
       default:
         break;
@@ -181,28 +188,46 @@ class Evaluator {
     return scratch;
   }
 
-  // The entry of the map `operand` evaluates to, by key or field name, or
-  // nullptr to take the general path (not a map, missing key).
-  const Value* FindEntry(const Expr& e, const Expr& operand, const Value* key,
-                         const std::string* field, Value& scratch) {
+  // `e` (a select, or an index with the constant `key`) as a reference to
+  // the entry of the map its operand evaluates to. Where that is not a map
+  // holding the entry, the general path goes on from the operand's value:
+  // evaluating `e` afresh would evaluate the operand again, at every level
+  // of a chain (`m["a"]["a"]["a"]`), which is exponential.
+  const Value& RefEntry(const Expr& e, const Expr& operand, const Value* key,
+                        const std::string* field, Value& scratch) {
     Value inner;
     const Value& map = Ref(operand, inner);
-    if (map.kind() != Kind::kMap) return nullptr;
-    const Value* found;
-    if (key != nullptr && key->kind() != Kind::kString) {
-      found = map.map().Find(*key);
+    if (map.kind() == Kind::kMap) {
+      if (const Value* found = FindEntry(e, map, key, field)) {
+        ++ctx_.cost;
+        if (&map != &inner) return *found;
+        scratch = *found;  // the map is a temporary: keep a copy of the entry
+        return scratch;
+      }
+    }
+    ++ctx_.cost;  // Eval's unit for the node
+    if (key == nullptr) {
+      scratch = SelectOn(e, map);
+    } else if (map.is_error()) {
+      scratch = map;
     } else {
-      const int32_t guess = e.hint.get();
-      int32_t hint = guess;
-      found = map.map().FindString(key != nullptr ? std::string_view(key->str()) : *field, &hint);
-      if (hint != guess) e.hint.set(hint);  // no write, no shared cache line, when it was right
+      ++ctx_.cost;  // the key, an argument the general path evaluates
+      const Value* args[] = {&map, key};
+      scratch = Invoke(e, args, 2);
     }
-    if (found == nullptr) return nullptr;
-    ++ctx_.cost;
-    if (&map == &inner) {  // the map is a temporary: keep a copy of the entry
-      scratch = *found;
-      return &scratch;
-    }
+    return scratch;
+  }
+
+  // The entry of `map` by key or field name, or nullptr (a missing key: the
+  // general path says why, or reads a missing domain as an empty map).
+  const Value* FindEntry(const Expr& e, const Value& map, const Value* key,
+                         const std::string* field) {
+    if (key != nullptr && key->kind() != Kind::kString) return map.map().Find(*key);
+    const int32_t guess = e.hint.get();
+    int32_t hint = guess;
+    const Value* found =
+        map.map().FindString(key != nullptr ? std::string_view(key->str()) : *field, &hint);
+    if (hint != guess) e.hint.set(hint);  // no write, no shared cache line, when it was right
     return found;
   }
 
@@ -264,6 +289,7 @@ class Evaluator {
     int order;                              // x against k: -1, 0, 1
     switch (x.kind()) {
       case Kind::kString:
+        ctx_.cost += TextCost(x) + TextCost(k);  // as Invoke charges the general path
         if (c.relation == Relation::kEq || c.relation == Relation::kNe) {
           order = x.str() == k.str() ? 0 : 1;
         } else {
@@ -408,6 +434,11 @@ class Evaluator {
                  e.name, "'"),
           e.offset);
     }
+    // An index compares keys by length first, so it is not charged by
+    // them (nor are the planner's walks down attribute chains).
+    int64_t units = 0;
+    for (size_t i = 0; i < count && e.op != Op::kIndex; ++i) units += TextCost(*args[i]);
+    if (units > 0 && !ctx_.Charge(units)) return CostExceeded(e);
     ctx_.regex = e.regex.get();
     Value v = e.overload >= 0
                   ? group->overloads[static_cast<size_t>(e.overload)].impl(args, count, ctx_)

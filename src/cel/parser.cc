@@ -291,8 +291,9 @@ class Parser {
     ExprPtr e = ParseExpr();
     if (error_.empty() && tok_.kind != Tok::kEnd)
       Fail(tok_.offset, StrCat("unexpected '", TokText(), "'"));
+    if (error_.empty()) CheckHeight(*e);
     if (!error_.empty()) {
-      return absl::InvalidArgumentError(StrCat(FormatLocation(src_, error_offset_), ": ", error_));
+      return absl::InvalidArgumentError(FormatError(src_, error_offset_, error_));
     }
     return e;
   }
@@ -302,6 +303,25 @@ class Parser {
     tok_ = lexer_.Next();
     if (tok_.kind == Tok::kError) {
       Fail(tok_.offset, tok_.text);
+    }
+  }
+
+  std::string NestingError() const {
+    return StrCat("expression nested more than ", options_.max_depth, " levels");
+  }
+
+  // Chains the parser builds in loops (a.b.c, x[0][0], 1 + 1 + 1) nest the
+  // tree without nesting the parser; the tree's height bounds every later
+  // recursion (checker, folding, planner, evaluator), so it is checked here,
+  // without recursion.
+  void CheckHeight(const Expr& root) {
+    std::vector<std::pair<const Expr*, int>> stack = {{&root, 1}};
+    while (!stack.empty()) {
+      auto [e, height] = stack.back();
+      stack.pop_back();
+      if (height > options_.max_depth) return Fail(e->offset, NestingError());
+      if (e->target) stack.emplace_back(e->target.get(), height + 1);
+      for (const ExprPtr& arg : e->args) stack.emplace_back(arg.get(), height + 1);
     }
   }
 
@@ -353,10 +373,7 @@ class Parser {
   struct DepthGuard {
     Parser* p;
     explicit DepthGuard(Parser* parser) : p(parser) {
-      if (++p->depth_ > p->options_.max_depth) {
-        p->Fail(p->tok_.offset,
-                StrCat("expression nested more than ", p->options_.max_depth, " levels"));
-      }
+      if (++p->depth_ > p->options_.max_depth) p->Fail(p->tok_.offset, p->NestingError());
     }
     ~DepthGuard() { --p->depth_; }
   };
@@ -374,24 +391,31 @@ class Parser {
     return Op("_?_:_", offset, std::move(cond), std::move(yes), std::move(no));
   }
 
-  ExprPtr ParseOr() {
-    ExprPtr left = ParseAnd();
-    while (Is("||")) {
-      int32_t offset = tok_.offset;
+  ExprPtr ParseOr() { return ParseLogical("||", "_||_", &Parser::ParseAnd); }
+  ExprPtr ParseAnd() { return ParseLogical("&&", "_&&_", &Parser::ParseRelation); }
+
+  // A chain of && (||) becomes a balanced tree, as cel-go builds it: a
+  // long conjunction is not a deep tree (and the operator is associative).
+  ExprPtr ParseLogical(std::string_view punct, const char* fn, ExprPtr (Parser::*operand)()) {
+    std::vector<ExprPtr> terms;
+    std::vector<int32_t> ops;
+    terms.push_back((this->*operand)());
+    while (Is(punct)) {
+      ops.push_back(tok_.offset);
       Advance();
-      left = Op("_||_", offset, std::move(left), ParseAnd());
+      terms.push_back((this->*operand)());
     }
-    return left;
+    if (ops.empty()) return std::move(terms[0]);
+    return Balanced(fn, terms, ops, 0, ops.size() - 1);
   }
 
-  ExprPtr ParseAnd() {
-    ExprPtr left = ParseRelation();
-    while (Is("&&")) {
-      int32_t offset = tok_.offset;
-      Advance();
-      left = Op("_&&_", offset, std::move(left), ParseRelation());
-    }
-    return left;
+  // The operators ops[lo..hi] over terms[lo..hi + 1]; recursion depth log n.
+  static ExprPtr Balanced(const char* fn, std::vector<ExprPtr>& terms,
+                          const std::vector<int32_t>& ops, size_t lo, size_t hi) {
+    const size_t mid = (lo + hi + 1) / 2;
+    ExprPtr left = mid == lo ? std::move(terms[mid]) : Balanced(fn, terms, ops, lo, mid - 1);
+    ExprPtr right = mid == hi ? std::move(terms[mid + 1]) : Balanced(fn, terms, ops, mid + 1, hi);
+    return Op(fn, ops[mid], std::move(left), std::move(right));
   }
 
   ExprPtr ParseRelation() {
@@ -500,7 +524,6 @@ class Parser {
         select->target = std::move(e);
         e = std::move(select);
       } else if (Accept("[")) {
-        DepthGuard guard(this);
         bool optional = Accept("?");
         ExprPtr index = ParseExpr();
         Expect("]");
@@ -513,7 +536,6 @@ class Parser {
   }
 
   std::vector<ExprPtr> ParseList(std::string_view close, std::vector<bool>* optional = nullptr) {
-    DepthGuard guard(this);
     std::vector<ExprPtr> items;
     while (error_.empty() && !Is(close)) {
       if (optional != nullptr) optional->push_back(Accept("?"));
@@ -525,7 +547,6 @@ class Parser {
   }
 
   ExprPtr ParsePrimary(bool negate_literal) {
-    DepthGuard guard(this);
     int32_t offset = tok_.offset;
     switch (tok_.kind) {
       case Tok::kInt: {
@@ -588,7 +609,6 @@ class Parser {
     }
     if (Accept("{")) {
       ExprPtr e = Node(ExprKind::kMap, offset);
-      DepthGuard inner(this);
       while (error_.empty() && !Is("}")) {
         e->optional_entries.push_back(Accept("?"));
         e->args.push_back(ParseExpr());
@@ -734,23 +754,27 @@ class Parser {
 
 }  // namespace
 
+// Children are detached and freed one at a time: a tree as deep as a long
+// chain (one the parser rejects for its height included) must not take a
+// recursion per level to free.
+Expr::~Expr() {
+  std::vector<ExprPtr> pending;
+  auto detach = [&pending](Expr& e) {
+    if (e.target) pending.push_back(std::move(e.target));
+    for (ExprPtr& arg : e.args) pending.push_back(std::move(arg));
+    e.args.clear();
+  };
+  detach(*this);
+  while (!pending.empty()) {
+    ExprPtr next = std::move(pending.back());
+    pending.pop_back();
+    detach(*next);
+  }  // `next` is freed here, childless
+}
+
 absl::StatusOr<ExprPtr> Parse(std::string_view source, const ParseOptions& options) {
   Parser parser(source, options);
   return parser.ParseAll();
-}
-
-std::string FormatLocation(std::string_view source, int32_t offset) {
-  int line = 1, column = 1;
-  for (int32_t i = 0; i < offset && i < static_cast<int32_t>(source.size()); ++i) {
-    unsigned char c = source[i];
-    if (c == '\n') {
-      ++line;
-      column = 1;
-    } else if ((c & 0xC0) != 0x80) {
-      ++column;
-    }
-  }
-  return StrCat(line, ":", column);
 }
 
 }  // namespace canhazgpu::cel

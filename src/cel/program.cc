@@ -69,14 +69,13 @@ absl::StatusOr<Program> Env::Compile(std::string_view source) const {
   std::string error;
   int32_t offset = 0;
   if (!internal::ResolveAndCheck(*root, *this, &compiled, &error, &offset).ok()) {
-    return absl::InvalidArgumentError(StrCat(FormatLocation(source, offset), ": ", error));
+    return absl::InvalidArgumentError(FormatError(source, offset, error));
   }
   if (options_.dra_selector && options_.type_check) {
     const Type& t = root->type;
     if (t.kind() != Type::Kind::kBool && t.kind() != Type::Kind::kAny) {
-      return absl::InvalidArgumentError(StrCat(FormatLocation(source, 0),
-                                               ": must evaluate to bool or the unknown type, not ",
-                                               t.ToString()));
+      return absl::InvalidArgumentError(FormatError(
+          source, 0, StrCat("must evaluate to bool or the unknown type, not ", t.ToString())));
     }
   }
   FoldConstants(*root);
@@ -105,8 +104,8 @@ Value Program::Evaluate(const Value* variables, int64_t* cost) const {
 
 std::string Program::DescribeError(const Value& error) const {
   const ErrorData& data = error.error();
-  if (data.offset < 0) return data.message;
-  return StrCat(FormatLocation(*source_, data.offset), ": ", data.message);
+  if (data.offset < 0) return BoundedMessage(data.message);
+  return StrCat(FormatLocation(*source_, data.offset), ": ", BoundedMessage(data.message));
 }
 
 }  // namespace canhazgpu::cel

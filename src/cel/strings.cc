@@ -3,6 +3,8 @@
 // split, substring, trim, join, strings.quote. Indexes count code points.
 #include "core/strings.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "cel/functions.h"
@@ -63,6 +65,20 @@ Value UpperAscii(const Value* const* a, size_t, EvalContext&) {
 Value Replace(const Value* const* a, size_t n, EvalContext& ctx) {
   const std::string &s = (*a[0]).str(), &from = (*a[1]).str(), &to = (*a[2]).str();
   int64_t limit = n == 4 ? (*a[3]).int_value() : -1;
+  // The result's length, charged before it is built: an empty `from` with
+  // a long `to` would otherwise make length(s) * length(to) bytes.
+  int64_t count = 0;
+  if (from.empty()) {
+    count = static_cast<int64_t>(CodePointCount(s)) + 1;
+  } else {
+    for (size_t at = s.find(from); at != std::string::npos && (limit < 0 || count < limit);
+         at = s.find(from, at + from.size())) {
+      ++count;
+    }
+  }
+  if (limit >= 0) count = std::min(count, limit);
+  if (!ctx.Charge(count * static_cast<int64_t>(to.size() / 10 + 1)))
+    return Value::Error("actual cost limit exceeded");
   std::string out;
   int64_t done = 0;
   size_t pos = 0;
@@ -83,7 +99,6 @@ Value Replace(const Value* const* a, size_t n, EvalContext& ctx) {
     }
     out.append(s, pos, std::string::npos);
   }
-  if (!ctx.Charge(out.size() / 10)) return Value::Error("actual cost limit exceeded");
   return Value::String(std::move(out));
 }
 
@@ -146,14 +161,19 @@ Value Trim(const Value* const* a, size_t, EvalContext&) {
 Value Join(const Value* const* a, size_t n, EvalContext& ctx) {
   std::string out;
   std::string_view sep = n == 2 ? std::string_view((*a[1]).str()) : std::string_view();
-  bool first = true;
+  size_t length = 0;  // charged before the result is built
   for (const Value& item : (*a[0]).list()) {
     if (item.kind() != Kind::kString) return Value::Error("join: list elements must be strings");
+    length += item.str().size() + sep.size();
+  }
+  if (!ctx.Charge(static_cast<int64_t>((*a[0]).list().size() + length / 10)))
+    return Value::Error("actual cost limit exceeded");
+  bool first = true;
+  for (const Value& item : (*a[0]).list()) {
     if (!first) out += sep;
     out += item.str();
     first = false;
   }
-  if (!ctx.Charge(out.size() / 10)) return Value::Error("actual cost limit exceeded");
   return Value::String(std::move(out));
 }
 

@@ -83,8 +83,7 @@ absl::StatusOr<Allocator::CompiledSelector*> Allocator::Compile(const std::strin
   if (it != selectors_.end()) return it->second.get();
   static const cel::Env* env = new cel::Env(cel::Env::DraSelector());
   auto program = env->Compile(expression);
-  if (!program.ok())
-    return absl::InvalidArgumentError(StrCat("'", expression, "': ", program.status().message()));
+  if (!program.ok()) return program.status();  // "LINE:COLUMN: message (near '...')", bounded
   auto selector = std::make_unique<CompiledSelector>(
       CompiledSelector{*std::move(program), std::vector<int8_t>(devices_.size(), 0), {}});
   CompiledSelector* raw = selector.get();
@@ -515,7 +514,9 @@ std::string Explanation::Text() const {
                   " match its selectors, ", r.available, " of them free\n");
     for (const SelectorReport& s : r.selectors) {
       if (s.rejected == 0) continue;
-      out += StrCat("  ", s.source, " selector rejected ", s.rejected, ": ", s.expression, "\n");
+      // A selector may be 10 KiB over many lines: one bounded line of it.
+      out += StrCat("  ", s.source, " selector rejected ", s.rejected, ": ",
+                    cel::Excerpt(s.expression, 0, 160), "\n");
       if (s.errors > 0)
         out += StrCat("    ", s.errors, " CEL error(s), first: ", s.first_error, "\n");
     }

@@ -56,7 +56,8 @@ std::string Plural(size_t n, std::string_view word) {
 
 std::string DeviceWants::Describe() const {
   std::vector<std::string> parts;
-  for (const std::string& w : where) parts.push_back(StrCat("--where '", w, "'"));
+  // A selector may be 10 KiB over many lines: quoted as a bounded excerpt.
+  for (const std::string& w : where) parts.push_back(StrCat("--where '", cel::Excerpt(w, 0), "'"));
   if (min_memory) parts.push_back(StrCat("--min-memory ", *min_memory));
   if (product) parts.push_back(StrCat("--product '", *product, "'"));
   if (mig_profile) parts.push_back(StrCat("--mig ", *mig_profile));
@@ -89,7 +90,8 @@ absl::StatusOr<std::vector<std::string>> DeviceWants::Selectors() const {
     if (w.empty()) return absl::InvalidArgumentError("--where is empty");
     // Compiled here too, so that a bad selector is reported as the flag.
     if (absl::StatusOr<cel::Program> p = cel::Env::DraSelector().Compile(w); !p.ok()) {
-      return absl::InvalidArgumentError(StrCat("--where '", w, "': ", p.status().message()));
+      // The message quotes the selector around the error.
+      return absl::InvalidArgumentError(StrCat("--where: ", p.status().message()));
     }
     out.push_back(w);
   }

@@ -85,7 +85,8 @@ TEST(HostSelectionTest, BadSelectorsAreRefusedWithThePosition) {
   absl::StatusOr<HostSelection> s =
       SelectHostGpus(MixedHost(), "node", {.where = {"device.attributes["}}, 1);
   ASSERT_TRUE(absl::IsInvalidArgument(s.status()));
-  EXPECT_THAT(std::string(s.status().message()), HasSubstr("--where 'device.attributes[': 1:"));
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("--where: 1:19: unexpected 'end of input' (near 'device.attributes[')"));
   EXPECT_TRUE(absl::IsInvalidArgument(
       DeviceWants{.where = {"device.attributes['gpu.canhazgpu.dev'].index + 'x'"}}
           .Selectors()
@@ -118,6 +119,17 @@ TEST(HostSelectionTest, FlagValuesAreCheckedAndQuoted) {
       DeviceWants({.where = {"true"}, .min_memory = "1Gi", .mig_profile = "1g.5gb"}).Describe(),
       "--where 'true' --min-memory 1Gi --mig 1g.5gb");
   EXPECT_THAT(DeviceWants{}.Describe(), IsEmpty());
+  // A long selector over many lines is quoted as one short line.
+  std::string long_where;
+  for (int i = 0; i < 100; ++i) long_where += "device.driver != 'x' &&\n";
+  const std::string described = DeviceWants{.where = {long_where + "true"}}.Describe();
+  EXPECT_LT(described.size(), 100u);
+  EXPECT_THAT(described, HasSubstr("--where 'device.driver != 'x' &&\\ndevice"));
+  // Nor does the allocator's explanation echo it whole.
+  absl::StatusOr<HostSelection> none =
+      SelectHostGpus(MixedHost(), "node", {.where = {long_where + "false"}}, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_LT(none.status().message().size(), 1000u) << none.status().message();
 }
 
 }  // namespace

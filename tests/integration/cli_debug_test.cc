@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "integration/cli_runner.h"
 
@@ -62,6 +65,26 @@ TEST_F(CliDebugTest, BadInputIsOneLineAndExitTwo) {
   EXPECT_THAT(garbage.err, HasSubstr("c.jsonl:1: not a conformance case"));
   EXPECT_EQ(host_.Run({"debug", "nothing"}).exit_code, 2);
   EXPECT_EQ(host_.Run({"debug", "cel-conformance"}).exit_code, 2);
+}
+
+// What is read is bounded: a device or a FIFO is refused without reading
+// it (/dev/zero used to be read forever), and so is a file past 16 MiB.
+TEST_F(CliDebugTest, OnlyRegularCaseFilesOfBoundedSizeAreRead) {
+  CliResult zero = host_.Run({"debug", "cel-conformance", "/dev/zero"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("/dev/zero: not a regular file"));
+  EXPECT_EQ(std::count(zero.err.begin(), zero.err.end(), '\n'), 1) << zero.err;
+  const std::string fifo = cases_ + "/fifo.jsonl";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  CliResult pipe = host_.Run({"debug", "cel-conformance", fifo});
+  EXPECT_EQ(pipe.exit_code, 2);
+  EXPECT_THAT(pipe.err, HasSubstr("fifo.jsonl: not a regular file"));
+  const std::string big = host_.dir() + "/big.jsonl";
+  WriteFile(big, "");
+  ASSERT_EQ(truncate(big.c_str(), 17 << 20), 0);  // sparse: no disk used
+  CliResult huge = host_.Run({"debug", "cel-conformance", big});
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_THAT(huge.err, HasSubstr("big.jsonl: more than 16 MiB"));
 }
 
 }  // namespace

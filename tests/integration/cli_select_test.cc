@@ -129,5 +129,19 @@ TEST_F(CliSelectTest, BadFlagValuesAreOneLineAndChangeNothing) {
   EXPECT_EQ(Reserved(), 0);
 }
 
+// A 10 KiB selector over many lines with an error near its end: one short
+// line quoting the expression around the error, newlines escaped.
+TEST_F(CliSelectTest, ErrorsInLongSelectorsQuoteABoundedExcerpt) {
+  std::string where;
+  while (where.size() < 10000) where += "device.driver != 'x' &&\n";
+  CliResult r = host_.Run({"reserve", "--where", where + "device.nope"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_LT(r.err.size(), 300u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("undefined field 'nope'"));
+  EXPECT_THAT(r.err, HasSubstr("&&\\ndevice.nope')"));
+  EXPECT_EQ(Reserved(), 0);
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing
