@@ -22,6 +22,11 @@ struct BadInput {
   std::string message;
 };
 
+// Names each case by its command line in ctest's list (not by its bytes).
+void PrintTo(const BadInput& bad, std::ostream* os) {
+  for (const std::string& arg : bad.args) *os << arg << ' ';
+}
+
 class CliBadInputTest : public ::testing::TestWithParam<BadInput> {
  protected:
   void SetUp() override {

@@ -114,7 +114,17 @@ absl::Status Initialize(Context& ctx, store::StateStore& store, const AdminPlan&
                         int* released) {
   std::optional<PoolConfig> existing;
   RETURN_IF_ERROR(store.Read([&](store::StateTransaction& txn) -> absl::Status {
-    ASSIGN_OR_RETURN(existing, txn.GetPool());
+    absl::StatusOr<std::optional<PoolConfig>> read = txn.GetPool();
+    // A pool the store refuses to load (over kMaxGpus, from before that
+    // bound) exists; --force is the way out its message names.
+    if (!read.ok() && !(plan.force && absl::IsFailedPrecondition(read.status()))) {
+      return read.status();
+    }
+    if (read.ok()) {
+      existing = *read;
+    } else {
+      existing = PoolConfig{};
+    }
     return absl::OkStatus();
   }));
   const PoolConfig pool{plan.count, plan.provider.name, plan.provider.fake_host};
