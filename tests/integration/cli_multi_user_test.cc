@@ -198,5 +198,28 @@ TEST_F(WebReadOnlyTest, DashboardOfAnUnwritableStateFileAnswersReadOnly) {
   EXPECT_EQ(Get("/metrics").code, 200);
 }
 
+// Issue 14: one user's note that is not UTF-8, or that holds terminal escape
+// sequences, made every other user's `status --json` abort and reached their
+// terminals through `status` and `queue`.
+TEST_F(CliMultiUserTest, AnotherUsersHostileNotesReachNobodyRawAndBreakNoView) {
+  ASSERT_EQ(AsAlice({"reserve", "-G", "0", "--note", "caf\xe9"}).exit_code, 0);
+  ASSERT_EQ(AsAlice({"reserve", "-G", "1", "--note", "\x1b]0;pwned\a\x1b[2J"}).exit_code, 0);
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"status"}, {"status", "--json"}, {"queue"}, {"queue", "--json"}, {"report"}}) {
+    CliResult bob = AsBob(args);
+    EXPECT_EQ(bob.exit_code, 0) << args[0] << ": " << bob.err;
+    EXPECT_EQ(bob.out.find('\x1b'), std::string::npos) << args[0] << " printed a raw ESC";
+    EXPECT_EQ(bob.out.find('\a'), std::string::npos) << args[0] << " printed a raw BEL";
+  }
+  CliResult table = AsBob({"status"});
+  EXPECT_THAT(table.out, HasSubstr("caf\\xe9"));
+  EXPECT_THAT(table.out, HasSubstr("\\e]0;pwned\\a\\e[2J"));
+  CliResult bob_json = AsBob({"status", "--json"});
+  ASSERT_TRUE(json::accept(bob_json.out)) << bob_json.out;
+  json status = json::parse(bob_json.out);
+  EXPECT_EQ(status[0]["note"], "caf\\xe9");
+  EXPECT_EQ(status[1]["note"], "\x1b]0;pwned\a\x1b[2J") << "JSON keeps the text, escaped as JSON";
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing
