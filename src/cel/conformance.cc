@@ -28,6 +28,8 @@ Value CallBuiltin(std::string_view name, Value arg) {
 constexpr std::uintmax_t kMaxCaseFileBytes = 16 << 20;
 // Values in cases nest a few levels; a decoder recursion per level.
 constexpr int kMaxValueDepth = 64;
+// A case line: its own few levels plus two per value level ({"list":[...]}).
+constexpr int kMaxJsonDepth = 2 * kMaxValueDepth + 16;
 
 absl::StatusOr<Value> Decode(const json& j, int depth = 0);
 
@@ -175,7 +177,19 @@ std::string Describe(const Value& v) {
 }  // namespace
 
 absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* result) {
-  json c = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  // JSON deeper than any value Decode() accepts is cut off while parsing:
+  // nlohmann's parser is iterative, but copying a deep tree recurses (20,000
+  // levels overflowed the stack under ASan).
+  bool too_deep = false;
+  auto limit_depth = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJsonDepth) too_deep = true;
+    return !too_deep;
+  };
+  json c = json::parse(line, limit_depth, /*allow_exceptions=*/false);
+  if (too_deep) {
+    return absl::InvalidArgumentError(
+        StrCat("a value nested more than ", kMaxValueDepth, " levels"));
+  }
   if (c.is_discarded() || !c.is_object() || !c.contains("expr") || !c.contains("expect")) {
     return absl::InvalidArgumentError("not a conformance case (needs \"expr\" and \"expect\")");
   }
