@@ -29,6 +29,6 @@ scripts/build.sh asan
 echo "== unit tests under asan + ubsan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$jobs" -L unit
-echo "== fuzzing (${FUZZ_SECONDS:-60} s per target; docs/robustness.md)"
-scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+echo "== fuzzing (${FUZZ_SECONDS:-60} s per target, seed ${FUZZ_SEED:-1}; docs/robustness.md)"
+FUZZ_SEED=${FUZZ_SEED:-1} scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
 echo "== all tests passed"

@@ -76,7 +76,9 @@ class Evaluator {
           StrCat("type '", operand.TypeName(), "' does not support field selection"), e.offset);
     }
     const MapData& map = operand.map();
-    const Value* found = map.FindString(e.name);
+    StepBudget steps = ctx_.Steps();
+    const Value* found = map.FindString(e.name, &steps);
+    if (!ctx_.Charge(steps)) return CostExceeded(e);
     if (e.test_only) return Value::Bool(found != nullptr || map.missing_key_is_empty_map);
     if (optional) return found ? Value::OptionalOf(*found) : Value::OptionalNone();
     if (found) return *found;
@@ -220,15 +222,22 @@ class Evaluator {
 
   // The entry of `map` by key or field name, or nullptr (a missing key: the
   // general path says why, or reads a missing domain as an empty map).
+  // A lookup that spends the cost limit finds nothing: the evaluation ends
+  // in the limit's error (Evaluate checks it last).
   const Value* FindEntry(const Expr& e, const Value& map, const Value* key,
                          const std::string* field) {
-    if (key != nullptr && key->kind() != Kind::kString) return map.map().Find(*key);
-    const int32_t guess = e.hint.get();
-    int32_t hint = guess;
-    const Value* found =
-        map.map().FindString(key != nullptr ? std::string_view(key->str()) : *field, &hint);
-    if (hint != guess) e.hint.set(hint);  // no write, no shared cache line, when it was right
-    return found;
+    StepBudget steps = ctx_.Steps();
+    const Value* found;
+    if (key != nullptr && key->kind() != Kind::kString) {
+      found = map.map().Find(*key, &steps);
+    } else {
+      const int32_t guess = e.hint.get();
+      int32_t hint = guess;
+      found = map.map().FindString(key != nullptr ? std::string_view(key->str()) : *field, &hint,
+                                   &steps);
+      if (hint != guess) e.hint.set(hint);  // no write, no shared cache line, when it was right
+    }
+    return ctx_.Charge(steps) ? found : nullptr;
   }
 
   // The value at the end of an attribute chain, or nullptr where a link is
@@ -238,23 +247,29 @@ class Evaluator {
     const Value* v = path.variable >= 0 ? &variables_[path.variable] : &locals_[-2 - path.variable];
     const AttributePath::Step* step = path.steps.data();
     const AttributePath::Step* const end = step + path.steps.size();
+    StepBudget steps = ctx_.Steps();
     if (path.memo >= 0) {  // the shared prefix: walked once per evaluation
       const Value*& memo = memos_[path.memo];
-      if (memo == nullptr) memo = Follow(v, step, step + path.memo_steps);
-      if (memo == nullptr) return nullptr;
+      if (memo == nullptr) memo = Follow(v, step, step + path.memo_steps, steps);
+      if (memo == nullptr) {
+        ctx_.Charge(steps);
+        return nullptr;
+      }
       v = memo;
       step += path.memo_steps;
     }
-    v = Follow(v, step, end);
+    v = Follow(v, step, end, steps);
+    if (!ctx_.Charge(steps)) return nullptr;  // the general path ends in the limit's error
     // The variable and each step, as the general path charges them; the
     // node itself is charged by whoever evaluates it (Eval, or Ref below).
     if (v != nullptr) ctx_.cost += static_cast<int64_t>(path.steps.size());
     return v;
   }
 
-  // Follows steps [step, end) from `v`; nullptr where a link is missing.
+  // Follows steps [step, end) from `v`; nullptr where a link is missing or
+  // `steps` are spent.
   static const Value* Follow(const Value* v, const AttributePath::Step* step,
-                             const AttributePath::Step* end) {
+                             const AttributePath::Step* end, StepBudget& steps) {
     for (; step != end && v != nullptr; ++step) {
       if (v->kind() != Kind::kMap) return nullptr;
       const MapData& map = v->map();
@@ -265,7 +280,7 @@ class Evaluator {
         continue;
       }
       int32_t hint = -1;
-      v = map.FindString(step->key, &hint);
+      v = map.FindString(step->key, &hint, &steps);
       if (v != nullptr) step->hint.set(hint);
     }
     return v;
@@ -494,7 +509,10 @@ class Evaluator {
       if (!IsValidMapKey(key)) {
         return Value::Error(StrCat("unsupported key type: ", key.TypeName()), e.args[i]->offset);
       }
-      if (map.Find(key) != nullptr) {
+      StepBudget steps = ctx_.Steps();
+      const bool repeated = map.Find(key, &steps) != nullptr;
+      if (!ctx_.Charge(steps)) return CostExceeded(e);
+      if (repeated) {
         return Value::Error(StrCat("Failed with repeated key: ", key.DebugString()),
                             e.args[i]->offset);
       }
@@ -645,7 +663,10 @@ class Evaluator {
           if (v.kind() != Kind::kMap)
             return Value::Error("transformMapEntry must produce a map", e.offset);
           for (const auto& [k, val] : v.map().entries) {
-            if (out.Find(k) != nullptr) {
+            StepBudget steps = ctx_.Steps();
+            const bool repeated = out.Find(k, &steps) != nullptr;
+            if (!ctx_.Charge(steps)) return CostExceeded(e);
+            if (repeated) {
               return Value::Error(StrCat("insert failed: key ", k.DebugString(), " already exists"),
                                   e.offset);
             }

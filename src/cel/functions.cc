@@ -61,14 +61,18 @@ std::vector<std::string> SplitTypes(std::string_view text) {
 
 // ---- operators ----
 
-Value Equals(const Value* const* a, size_t, EvalContext&) {
-  std::optional<bool> eq = Equal((*a[0]), (*a[1]));
+Value Equals(const Value* const* a, size_t, EvalContext& ctx) {
+  StepBudget steps = ctx.Steps();
+  std::optional<bool> eq = Equal((*a[0]), (*a[1]), &steps);
+  if (!ctx.Charge(steps)) return CostLimitExceeded();
   if (!eq) return NoOverload("_==_");
   return Value::Bool(*eq);
 }
 
-Value NotEquals(const Value* const* a, size_t, EvalContext&) {
-  std::optional<bool> eq = Equal((*a[0]), (*a[1]));
+Value NotEquals(const Value* const* a, size_t, EvalContext& ctx) {
+  StepBudget steps = ctx.Steps();
+  std::optional<bool> eq = Equal((*a[0]), (*a[1]), &steps);
+  if (!ctx.Charge(steps)) return CostLimitExceeded();
   if (!eq) return NoOverload("_!=_");
   return Value::Bool(!*eq);
 }
@@ -129,7 +133,7 @@ Value Add(const Value* const* a, size_t, EvalContext& ctx) {
     case Kind::kList: {
       // A unit per element: a list built by doubling stops near a million.
       if (!ctx.Charge(static_cast<int64_t>(x.list().size() + y.list().size())))
-        return Value::Error("actual cost limit exceeded");
+        return CostLimitExceeded();
       ValueList items = x.list();
       items.insert(items.end(), y.list().begin(), y.list().end());
       return Value::List(std::move(items));
@@ -244,7 +248,7 @@ Value Not(const Value* const* a, size_t, EvalContext&) {
   return Value::Bool(!(*a[0]).bool_value());
 }
 
-Value IndexValue(const Value& container, const Value& index, bool* missing) {
+Value IndexValue(const Value& container, const Value& index, bool* missing, EvalContext& ctx) {
   *missing = false;
   if (container.kind() == Kind::kList) {
     const ValueList& list = container.list();
@@ -278,7 +282,10 @@ Value IndexValue(const Value& container, const Value& index, bool* missing) {
   }
   if (container.kind() == Kind::kMap) {
     const MapData& map = container.map();
-    if (const Value* v = map.Find(index)) return *v;
+    StepBudget steps = ctx.Steps();
+    const Value* v = map.Find(index, &steps);
+    if (!ctx.Charge(steps)) return CostLimitExceeded();
+    if (v != nullptr) return *v;
     *missing = true;
     if (map.missing_key_is_empty_map) return Value::Map(MapData{});
     if (index.kind() == Kind::kString) return Value::Error(StrCat("no such key: ", index.str()));
@@ -287,12 +294,12 @@ Value IndexValue(const Value& container, const Value& index, bool* missing) {
   return NoOverload("_[_]");
 }
 
-Value Index(const Value* const* a, size_t, EvalContext&) {
+Value Index(const Value* const* a, size_t, EvalContext& ctx) {
   bool missing;
-  return IndexValue((*a[0]), (*a[1]), &missing);
+  return IndexValue((*a[0]), (*a[1]), &missing, ctx);
 }
 
-Value OptionalIndex(const Value* const* a, size_t, EvalContext&) {
+Value OptionalIndex(const Value* const* a, size_t, EvalContext& ctx) {
   const Value* container = &(*a[0]);
   if (container->kind() == Kind::kOptional) {
     if (container->optional_value() == nullptr) return Value::OptionalNone();
@@ -301,7 +308,7 @@ Value OptionalIndex(const Value* const* a, size_t, EvalContext&) {
   if (container->kind() != Kind::kList && container->kind() != Kind::kMap)
     return NoOverload("_[?_]");
   bool missing;
-  Value v = IndexValue(*container, (*a[1]), &missing);
+  Value v = IndexValue(*container, (*a[1]), &missing, ctx);
   if (missing) return Value::OptionalNone();
   if (v.is_error()) return v;
   return Value::OptionalOf(std::move(v));
@@ -309,14 +316,21 @@ Value OptionalIndex(const Value* const* a, size_t, EvalContext&) {
 
 Value In(const Value* const* a, size_t, EvalContext& ctx) {
   const Value &x = (*a[0]), &c = (*a[1]);
+  StepBudget steps = ctx.Steps();
   if (c.kind() == Kind::kList) {
-    ctx.Charge(c.list().size() / 10);
+    bool found = false;
     for (const Value& item : c.list()) {
-      if (Equal(x, item).value_or(false)) return Value::Bool(true);
+      found = Equal(x, item, &steps).value_or(false);
+      if (found || steps.spent()) break;
     }
-    return Value::Bool(false);
+    if (!ctx.Charge(steps)) return CostLimitExceeded();
+    return Value::Bool(found);
   }
-  if (c.kind() == Kind::kMap) return Value::Bool(c.map().Find(x) != nullptr);
+  if (c.kind() == Kind::kMap) {
+    const Value* v = c.map().Find(x, &steps);
+    if (!ctx.Charge(steps)) return CostLimitExceeded();
+    return Value::Bool(v != nullptr);
+  }
   return NoOverload("@in");
 }
 
@@ -362,6 +376,8 @@ Value Matches(const Value* const* a, size_t, EvalContext& ctx) {
 Value NoOverload(std::string_view function) {
   return Value::Error(StrCat("no matching overload for '", function, "'"));
 }
+
+Value CostLimitExceeded() { return Value::Error("actual cost limit exceeded"); }
 
 void FunctionRegistry::Add(std::string_view raw_signature, FunctionImpl impl) {
   std::string signature = ExpandAliases(raw_signature);

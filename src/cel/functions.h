@@ -40,6 +40,16 @@ struct EvalContext {
     cost += units;
     return cost <= cost_limit;
   }
+
+  // A budget for deep comparisons and map lookups of what the limit leaves,
+  // at ten steps a unit (as `in` over a list is charged), and the charge of
+  // what it used: false once over the limit or spent.
+  StepBudget Steps() const {
+    const int64_t left = cost_limit - cost;
+    if (left <= 0) return StepBudget(9);
+    return StepBudget(left >= StepBudget::kUnlimited / 10 ? StepBudget::kUnlimited : left * 10 + 9);
+  }
+  bool Charge(const StepBudget& steps) { return Charge(steps.used() / 10) && !steps.spent(); }
 };
 
 // Receives the arguments (the receiver first for member calls); never sees
@@ -101,6 +111,8 @@ void RegisterOptionals(FunctionRegistry& registry);
 
 // Shared helpers for the library files.
 Value NoOverload(std::string_view function);
+// The error of a function that went over the cost limit.
+Value CostLimitExceeded();
 std::u32string DecodeUtf8(std::string_view s);
 std::string EncodeUtf8(std::u32string_view s);
 bool IsValidUtf8(std::string_view s);

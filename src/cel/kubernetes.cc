@@ -119,45 +119,53 @@ Value MinMax(const Value* const* a, size_t, EvalContext&) {
   return *best;
 }
 
-Value ListIndexOf(const Value* const* a, size_t, EvalContext&) {
-  const ValueList& list = (*a[0]).list();
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (Equal(list[i], (*a[1])).value_or(false)) return Value::Int(static_cast<int64_t>(i));
+// The index of the first (or, `last`, the last) element of `list` equal to
+// `v`, or -1; nullopt once over the cost limit.
+std::optional<int64_t> FindInList(const ValueList& list, const Value& v, bool last,
+                                  EvalContext& ctx) {
+  StepBudget steps = ctx.Steps();
+  int64_t found = -1;
+  for (size_t n = 0; n < list.size() && !steps.spent(); ++n) {
+    const size_t i = last ? list.size() - 1 - n : n;
+    if (Equal(list[i], v, &steps).value_or(false)) {
+      found = static_cast<int64_t>(i);
+      break;
+    }
   }
-  return Value::Int(-1);
+  if (!ctx.Charge(steps)) return std::nullopt;
+  return found;
 }
 
-Value ListLastIndexOf(const Value* const* a, size_t, EvalContext&) {
-  const ValueList& list = (*a[0]).list();
-  for (size_t i = list.size(); i-- > 0;) {
-    if (Equal(list[i], (*a[1])).value_or(false)) return Value::Int(static_cast<int64_t>(i));
-  }
-  return Value::Int(-1);
+Value ListIndexOf(const Value* const* a, size_t, EvalContext& ctx) {
+  std::optional<int64_t> i = FindInList((*a[0]).list(), (*a[1]), /*last=*/false, ctx);
+  return i ? Value::Int(*i) : CostLimitExceeded();
 }
 
-bool ListHas(const ValueList& list, const Value& v) {
-  for (const Value& item : list) {
-    if (Equal(item, v).value_or(false)) return true;
-  }
-  return false;
+Value ListLastIndexOf(const Value* const* a, size_t, EvalContext& ctx) {
+  std::optional<int64_t> i = FindInList((*a[0]).list(), (*a[1]), /*last=*/true, ctx);
+  return i ? Value::Int(*i) : CostLimitExceeded();
 }
 
-Value SetsContains(const Value* const* a, size_t, EvalContext&) {
-  for (const Value& v : (*a[1]).list()) {
-    if (!ListHas((*a[0]).list(), v)) return Value::Bool(false);
+// Whether every element of `b` is in `a` (`all`) or any one is.
+Value SetsCheck(const ValueList& a, const ValueList& b, bool all, EvalContext& ctx) {
+  for (const Value& v : b) {
+    std::optional<int64_t> i = FindInList(a, v, /*last=*/false, ctx);
+    if (!i) return CostLimitExceeded();
+    if ((*i >= 0) != all) return Value::Bool(!all);
   }
-  return Value::Bool(true);
+  return Value::Bool(all);
 }
-Value SetsEquivalent(const Value* const* a, size_t n, EvalContext& ctx) {
-  const Value* swapped[2] = {a[1], a[0]};
-  return Value::Bool(SetsContains(a, n, ctx).bool_value() &&
-                     SetsContains(swapped, n, ctx).bool_value());
+
+Value SetsContains(const Value* const* a, size_t, EvalContext& ctx) {
+  return SetsCheck((*a[0]).list(), (*a[1]).list(), /*all=*/true, ctx);
 }
-Value SetsIntersects(const Value* const* a, size_t, EvalContext&) {
-  for (const Value& v : (*a[1]).list()) {
-    if (ListHas((*a[0]).list(), v)) return Value::Bool(true);
-  }
-  return Value::Bool(false);
+Value SetsEquivalent(const Value* const* a, size_t, EvalContext& ctx) {
+  Value forward = SetsCheck((*a[0]).list(), (*a[1]).list(), /*all=*/true, ctx);
+  if (forward.is_error() || !forward.bool_value()) return forward;
+  return SetsCheck((*a[1]).list(), (*a[0]).list(), /*all=*/true, ctx);
+}
+Value SetsIntersects(const Value* const* a, size_t, EvalContext& ctx) {
+  return SetsCheck((*a[0]).list(), (*a[1]).list(), /*all=*/false, ctx);
 }
 
 // ---- regex ----
@@ -200,7 +208,7 @@ Value FindAll(const Value* const* a, size_t n, EvalContext& ctx) {
     matches.push_back(Value::String(std::string(match.data(), match.size())));
     size_t end = match.data() - s.data() + match.size();
     pos = match.empty() ? end + 1 : end;
-    if (!ctx.Charge(1)) return Value::Error("actual cost limit exceeded");
+    if (!ctx.Charge(1)) return CostLimitExceeded();
   }
   return Value::List(std::move(matches));
 }

@@ -166,6 +166,70 @@ TEST(CelLimitsTest, WorkOnLongStringsIsChargedByLength) {
   EXPECT_THAT(v.error().message, HasSubstr("cost limit exceeded"));
 }
 
+// `[1, ..., 10]` doubled 7 times: 1,280 elements, bound to `l` around `body`.
+std::string WithLongList(const std::string& body) {
+  std::string source = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+  for (int i = 0; i < 7; ++i) {
+    source = "cel.bind(l" + std::to_string(i) + ", " + source + ", l" + std::to_string(i) + " + l" +
+             std::to_string(i) + ")";
+  }
+  return "cel.bind(l, " + source + ", " + body + ")";
+}
+
+Value EvaluateConstant(const std::string& source, int64_t* cost) {
+  auto program = Env().Compile(source);
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return Value::Error("does not compile");
+  return program->Evaluate(std::vector<Value>{}.data(), cost);
+}
+
+// Values are shared, so `l.map(x, l)` is cheap to build (1,280 references)
+// but holds 1.6 M elements; comparing two of them in a loop was ~10^9 steps
+// within the cost limit. Deep equality is charged by what it compares.
+TEST(CelLimitsTest, DeepEqualityIsChargedByTheElementsItCompares) {
+  int64_t cost = 0;
+  Value once = EvaluateConstant(WithLongList("l.map(x, l) == l.map(y, l)"), &cost);
+  ASSERT_FALSE(once.is_error()) << once.error().message;
+  EXPECT_TRUE(once.bool_value());
+  EXPECT_GE(cost, 1280 * 1280 / 10) << "a unit per ten elements compared";
+
+  for (const std::string test :
+       {"l.map(x, l) == l.map(y, l)", "!(l.map(x, l) != l.map(y, l))",
+        "l.map(x, l) in [l.map(y, l)]", "[l.map(y, l)].indexOf(l.map(x, l)) == 0"}) {
+    Value loop = EvaluateConstant(WithLongList("l.all(z, " + test + ")"), &cost);
+    ASSERT_TRUE(loop.is_error()) << test;
+    EXPECT_THAT(loop.error().message, HasSubstr("cost limit exceeded")) << test;
+  }
+}
+
+// A map of 1,280 entries built at run time: each lookup used to scan it for
+// free, so a loop of lookups was ~10^9 steps within the cost limit. Now the
+// last key costs a unit per ten entries more than the first.
+TEST(CelLimitsTest, MapLookupsAreChargedByTheEntriesTheyScan) {
+  const std::string map = "l.transformList(i, v, i).transformMapEntry(i, v, {v: i})";
+  auto cost_of_loop = [&](const std::string& lookup) {
+    int64_t cost = 0;
+    Value v =
+        EvaluateConstant(WithLongList("cel.bind(m, " + map + ", l.all(x, " + lookup + "))"), &cost);
+    EXPECT_FALSE(v.is_error()) << lookup << ": " << v.error().message;
+    if (!v.is_error()) {
+      EXPECT_TRUE(v.bool_value()) << lookup;
+    }
+    return cost;
+  };
+  for (const auto& [first, last] : std::vector<std::pair<std::string, std::string>>{
+           {"m[0] == 0", "m[1279] == 1279"},
+           {"0 in m", "1279 in m"},
+           {"m[?0].hasValue()", "m[?1279].hasValue()"}}) {
+    EXPECT_GE(cost_of_loop(last) - cost_of_loop(first), 1280 * 127) << last;
+  }
+  int64_t cost = 0;
+  Value loop = EvaluateConstant(
+      WithLongList("cel.bind(m, " + map + ", l.all(x, l.all(y, m[1279] == 1279)))"), &cost);
+  ASSERT_TRUE(loop.is_error());
+  EXPECT_THAT(loop.error().message, HasSubstr("cost limit exceeded"));
+}
+
 TEST(CelLimitsTest, CompileErrorsQuoteABoundedEscapedExcerpt) {
   // 10 KiB over many lines, the error near the end.
   std::string source;

@@ -77,8 +77,7 @@ Value Replace(const Value* const* a, size_t n, EvalContext& ctx) {
     }
   }
   if (limit >= 0) count = std::min(count, limit);
-  if (!ctx.Charge(count * static_cast<int64_t>(to.size() / 10 + 1)))
-    return Value::Error("actual cost limit exceeded");
+  if (!ctx.Charge(count * static_cast<int64_t>(to.size() / 10 + 1))) return CostLimitExceeded();
   std::string out;
   int64_t done = 0;
   size_t pos = 0;
@@ -127,8 +126,7 @@ Value Split(const Value* const* a, size_t n, EvalContext& ctx) {
     }
     parts.push_back(Value::String(s.substr(pos)));
   }
-  if (!ctx.Charge(static_cast<int64_t>(parts.size())))
-    return Value::Error("actual cost limit exceeded");
+  if (!ctx.Charge(static_cast<int64_t>(parts.size()))) return CostLimitExceeded();
   return Value::List(std::move(parts));
 }
 
@@ -167,7 +165,7 @@ Value Join(const Value* const* a, size_t n, EvalContext& ctx) {
     length += item.str().size() + sep.size();
   }
   if (!ctx.Charge(static_cast<int64_t>((*a[0]).list().size() + length / 10)))
-    return Value::Error("actual cost limit exceeded");
+    return CostLimitExceeded();
   bool first = true;
   for (const Value& item : (*a[0]).list()) {
     if (!first) out += sep;

@@ -207,9 +207,12 @@ std::string Value::DebugString() const {
   return "?";
 }
 
-const Value* MapData::Find(const Value& key) const {
-  if (key.kind() == Kind::kString) return FindString(key.str());
+const Value* MapData::Find(const Value& key, StepBudget* steps) const {
+  if (key.kind() == Kind::kString) return FindString(key.str(), steps);
+  StepBudget unlimited;
+  if (steps == nullptr) steps = &unlimited;
   for (const auto& entry : entries) {
+    if (!steps->Take()) return nullptr;
     const Value& k = entry.first;
     if (k.kind() == key.kind() || (IsNumber(k.kind()) && IsNumber(key.kind()))) {
       if (Equal(k, key).value_or(false)) return &entry.second;
@@ -218,14 +221,12 @@ const Value* MapData::Find(const Value& key) const {
   return nullptr;
 }
 
-const Value* MapData::FindString(std::string_view key) const {
-  for (const auto& entry : entries) {
-    if (entry.first.kind() == Kind::kString && entry.first.str() == key) return &entry.second;
-  }
-  return nullptr;
+const Value* MapData::FindString(std::string_view key, StepBudget* steps) const {
+  int32_t hint = -1;
+  return FindString(key, &hint, steps);
 }
 
-const Value* MapData::FindString(std::string_view key, int32_t* hint) const {
+const Value* MapData::FindString(std::string_view key, int32_t* hint, StepBudget* steps) const {
   auto matches = [&](const std::pair<Value, Value>& entry) {
     return entry.first.kind() == Kind::kString && entry.first.str() == key;
   };
@@ -233,7 +234,10 @@ const Value* MapData::FindString(std::string_view key, int32_t* hint) const {
       matches(entries[static_cast<size_t>(*hint)])) {
     return &entries[static_cast<size_t>(*hint)].second;
   }
+  StepBudget unlimited;
+  if (steps == nullptr) steps = &unlimited;
   for (size_t i = 0; i < entries.size(); ++i) {
+    if (!steps->Take()) return nullptr;
     if (matches(entries[i])) {
       *hint = static_cast<int32_t>(i);
       return &entries[i].second;
@@ -247,7 +251,8 @@ bool IsValidMapKey(const Value& key) {
   return k == Kind::kInt || k == Kind::kUint || k == Kind::kBool || k == Kind::kString;
 }
 
-std::optional<bool> Equal(const Value& a, const Value& b) {
+std::optional<bool> Equal(const Value& a, const Value& b, StepBudget* steps) {
+  if (steps != nullptr && !steps->Take()) return false;
   Kind ka = a.kind(), kb = b.kind();
   if (IsNumber(ka) && IsNumber(kb)) return CompareNumbers(a, b) == Order::kEqual;
   if (ka == Kind::kQuantity || ka == Kind::kSemver) {
@@ -274,7 +279,7 @@ std::optional<bool> Equal(const Value& a, const Value& b) {
       const ValueList &x = a.list(), &y = b.list();
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i) {
-        std::optional<bool> eq = Equal(x[i], y[i]);
+        std::optional<bool> eq = Equal(x[i], y[i], steps);
         if (!eq.has_value()) return std::nullopt;
         if (!*eq) return false;
       }
@@ -284,9 +289,9 @@ std::optional<bool> Equal(const Value& a, const Value& b) {
       const MapData &x = a.map(), &y = b.map();
       if (x.entries.size() != y.entries.size()) return false;
       for (const auto& [k, v] : x.entries) {
-        const Value* other = y.Find(k);
+        const Value* other = y.Find(k, steps);
         if (other == nullptr) return false;
-        std::optional<bool> eq = Equal(v, *other);
+        std::optional<bool> eq = Equal(v, *other, steps);
         if (!eq.has_value()) return std::nullopt;
         if (!*eq) return false;
       }
@@ -295,7 +300,7 @@ std::optional<bool> Equal(const Value& a, const Value& b) {
     case Kind::kOptional: {
       const Value *x = a.optional_value(), *y = b.optional_value();
       if (x == nullptr || y == nullptr) return x == y;
-      return Equal(*x, *y);
+      return Equal(*x, *y, steps);
     }
     default:
       return false;

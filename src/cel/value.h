@@ -143,6 +143,26 @@ class Value {
   std::shared_ptr<const void> heap_;
 };
 
+// How many elements, entries and keys a deep comparison or a map lookup may
+// still look at. Values are immutable and shared, so a cheap expression can
+// build one whose comparison is not (a list of a thousand references to a
+// list of a thousand): these take a budget, stop once it is spent, and the
+// functions charge what was used to the cost limit (EvalContext::Steps).
+class StepBudget {
+ public:
+  static constexpr int64_t kUnlimited = INT64_MAX;
+  explicit StepBudget(int64_t steps = kUnlimited) : start_(steps), left_(steps) {}
+
+  // Takes one step; false once the budget is spent.
+  bool Take() { return --left_ >= 0; }
+  bool spent() const { return left_ < 0; }
+  int64_t used() const { return start_ - left_; }
+
+ private:
+  int64_t start_;
+  int64_t left_;
+};
+
 struct MapData {
   std::vector<std::pair<Value, Value>> entries;
   // Kubernetes wraps device.attributes and device.capacity so that a domain
@@ -151,16 +171,19 @@ struct MapData {
   bool missing_key_is_empty_map = false;
 
   // Key lookup with CEL's numeric cross-type rule (1 finds 1u and 1.0).
-  const Value* Find(const Value& key) const;
-  const Value* FindString(std::string_view key) const;
+  // Each entry looked at takes a step of `steps` (none when null); nullptr
+  // also once they are spent.
+  const Value* Find(const Value& key, StepBudget* steps = nullptr) const;
+  const Value* FindString(std::string_view key, StepBudget* steps = nullptr) const;
   // The same, trying entry `*hint` first and leaving where it found the key
   // there (evaluator.cc keeps one hint per expression node).
-  const Value* FindString(std::string_view key, int32_t* hint) const;
+  const Value* FindString(std::string_view key, int32_t* hint, StepBudget* steps = nullptr) const;
 };
 
 // Heterogeneous equality: nullopt where CEL has no overload (a Quantity or
-// Semver compared with another type).
-std::optional<bool> Equal(const Value& a, const Value& b);
+// Semver compared with another type). Each value compared takes a step of
+// `steps` (none when null); false once they are spent.
+std::optional<bool> Equal(const Value& a, const Value& b, StepBudget* steps = nullptr);
 // Ordering of two values: -1/0/1, nullopt when not ordered (no overload or
 // a NaN).
 enum class Order { kLess, kEqual, kGreater, kUnordered, kNoOverload };

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/prescan.h"
+#include "config/toml_shield.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
@@ -224,7 +225,7 @@ absl::Status ParseJson(const std::string& path, const std::string& text, ConfigF
 
 // A TOML scalar as text; dates and times are not settings of ours.
 std::optional<std::string> TomlScalar(const toml::node& node) {
-  if (auto v = node.value_exact<std::string>()) return *v;
+  if (auto v = node.value_exact<std::string>()) return UnshieldTomlText(*v);
   if (auto v = node.value_exact<int64_t>()) return std::to_string(*v);
   if (auto v = node.value_exact<bool>()) return std::string(*v ? "true" : "false");
   if (auto v = node.value_exact<double>()) {
@@ -240,7 +241,7 @@ absl::Status FlattenToml(const std::string& path, const toml::table& table,
   for (const auto& [name, node] : table) {
     const int line = static_cast<int>(node.source().begin.line);
     RETURN_IF_ERROR(budget.Key(depth, line));
-    const std::string key = Dotted(prefix, std::string(name.str()));
+    const std::string key = Dotted(prefix, UnshieldTomlText(name.str()));
     if (const toml::table* sub = node.as_table()) {
       RETURN_IF_ERROR(FlattenToml(path, *sub, key, depth + 1, budget, out));
     } else if (const toml::array* array = node.as_array()) {
@@ -263,13 +264,12 @@ absl::Status FlattenToml(const std::string& path, const toml::table& table,
 
 absl::Status ParseToml(const std::string& path, const std::string& text, ConfigFile& out) {
   if (int line = TomlTooDeepAt(text, kMaxConfigDepth); line > 0) return TooDeep(path, line);
-  if (int line = TomlNonAsciiAt(text); line > 0) {
-    return ErrorAt(path, line, "non-ASCII character outside a string value");
-  }
-  toml::parse_result result = toml::parse(text, path);
+  ASSIGN_OR_RETURN(const std::string shielded, ShieldTomlText(path, text));
+  toml::parse_result result = toml::parse(shielded, path);
   if (!result) {
     const toml::parse_error& e = result.error();
-    return ErrorAt(path, static_cast<int>(e.source().begin.line), std::string(e.description()));
+    return ErrorAt(path, static_cast<int>(e.source().begin.line),
+                   UnshieldTomlText(e.description()));
   }
   Budget budget(path);
   return FlattenToml(path, result.table(), "", 1, budget, out);

@@ -9,8 +9,7 @@ namespace {
 // text[i] (a quote), counting the newlines it crosses into *line. TOML's
 // triple-quoted strings span lines; `escapes` is false for literal strings.
 // An unterminated string runs to the end, where the parser reports it.
-size_t SkipString(std::string_view text, size_t i, bool escapes, int* line,
-                  int* bad_escape_line = nullptr) {
+size_t SkipString(std::string_view text, size_t i, bool escapes, int* line) {
   const char quote = text[i];
   const std::string_view triple = quote == '"' ? "\"\"\"" : "'''";
   const bool multi = text.substr(i, 3) == triple;
@@ -21,10 +20,6 @@ size_t SkipString(std::string_view text, size_t i, bool escapes, int* line,
       if (!multi) return j - 1;  // let the caller see the newline
     } else if (escapes && text[j] == '\\') {
       if (j + 1 < text.size() && text[j + 1] == '\n') ++*line;
-      if (multi && bad_escape_line != nullptr && *bad_escape_line == 0 && j + 1 < text.size() &&
-          static_cast<unsigned char>(text[j + 1]) >= 0x80) {
-        *bad_escape_line = *line;
-      }
       ++j;
     } else if (text[j] == quote && (!multi || text.substr(j, 3) == triple)) {
       return multi ? j + 2 : j;
@@ -134,53 +129,6 @@ int TomlTooDeepAt(std::string_view text, int max_depth) {
       base = open.back().outer_base;
       open.pop_back();
       mode = Mode::kValue;
-    }
-  }
-  return 0;
-}
-
-int TomlNonAsciiAt(std::string_view text) {
-  // Strings in keys: from a line's start (or an inline table's '{' or ',')
-  // to its '=', and inside a [header].
-  bool in_key = true;
-  int braces = 0;
-  int line = 1;
-  int bad_escape = 0;
-  // The last character outside strings, spaces aside. A quote opens a string
-  // only where a key or value starts: toml++ reads `1"é` as one bad value
-  // (found by config_fuzzer).
-  char prev = '\n';
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const char before = prev;
-    if (c != ' ' && c != '\t') prev = c;
-    if (c == '\n') {
-      ++line;
-      if (braces == 0) in_key = true;
-    } else if (c == '#') {
-      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
-    } else if ((c == '"' || c == '\'') &&
-               std::string_view("\n=[{,.").find(before) != std::string_view::npos) {
-      const size_t start = i;
-      const int start_line = line;
-      i = SkipString(text, i, /*escapes=*/c == '"', &line, &bad_escape);
-      if (bad_escape > 0) return bad_escape;
-      if (in_key) {
-        for (size_t k = start; k < i && k < text.size(); ++k) {
-          if (static_cast<unsigned char>(text[k]) >= 0x80) return start_line;
-        }
-      }
-    } else if (static_cast<unsigned char>(c) >= 0x80) {
-      return line;
-    } else if (c == '=') {
-      in_key = false;
-    } else if (c == '{') {
-      ++braces;
-      in_key = true;
-    } else if (c == '}' && braces > 0) {
-      --braces;
-    } else if (c == ',' && braces > 0) {
-      in_key = true;
     }
   }
   return 0;

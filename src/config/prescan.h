@@ -18,12 +18,4 @@ int JsonTooDeepAt(std::string_view text, int max_depth);
 // `[a.b.c]`, `x = {a.b = 1}`) plus the inline tables around it.
 int TomlTooDeepAt(std::string_view text, int max_depth);
 
-// The 1-based line of the first non-ASCII byte of TOML `text` that is not
-// inside a string value or a comment (in a key, a [header], between tokens,
-// or escaped by a backslash in a multi-line string), or 0. toml++ 3.3.0
-// reaches __builtin_unreachable() when it asks whether such a character
-// (U+00A1 to U+0499, among others) is whitespace: undefined behaviour, found
-// by config_fuzzer. Our keys are ASCII, and there TOML allows none.
-int TomlNonAsciiAt(std::string_view text);
-
 }  // namespace canhazgpu::config

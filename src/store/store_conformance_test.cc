@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <ostream>
 
 #include "store/memory_state_store.h"
 #include "store/sqlite_state_store.h"
@@ -19,6 +20,9 @@ struct StoreFactory {
   std::string name;
   std::function<std::unique_ptr<StateStore>(const std::string& dir)> make;
 };
+
+// Names the parameter in test listings (ctest -N) instead of its bytes.
+void PrintTo(const StoreFactory& factory, std::ostream* os) { *os << factory.name; }
 
 class StoreConformanceTest : public ::testing::TestWithParam<StoreFactory> {
  protected:

@@ -221,5 +221,74 @@ TEST_F(CliMultiUserTest, AnotherUsersHostileNotesReachNobodyRawAndBreakNoView) {
   EXPECT_EQ(status[1]["note"], "\x1b]0;pwned\a\x1b[2J") << "JSON keeps the text, escaped as JSON";
 }
 
+// Issue 14: alice's job starts a daemon that leaves its process group
+// (setsid) and her wrapper is SIGKILLed. The GPU stays hers while the daemon
+// lives: bob is not given it, cannot release it, and cannot --force it.
+TEST_F(CliMultiUserTest, AnEscapedDaemonOfAlicesJobKeepsItsGpuFromBob) {
+  const std::string dir = host_.dir() + "/alice";
+  std::filesystem::create_directory(dir);
+  ASSERT_EQ(chown(dir.c_str(), alice_.uid, alice_.gid), 0);
+  const std::string pid_file = dir + "/daemon";
+  int wrapper = SpawnAsAlice({"run", "-G", "0", "--", "sh", "-c",
+                              "setsid sh -c 'echo $$ > " + pid_file + ".tmp; mv " + pid_file +
+                                  ".tmp " + pid_file + "; exec sleep 60' &"});
+  int daemon = 0;
+  ASSERT_TRUE(Eventually([&] {
+    json gpu = Status()[0];
+    if (!gpu.contains("job_pids") || !std::filesystem::exists(pid_file)) return false;
+    daemon = std::stoi(ReadFile(pid_file));
+    return gpu["job_pids"] == json::array({daemon});
+  })) << Status().dump();
+  kill(wrapper, SIGKILL);
+  ExitCodeOf(wrapper);
+
+  json gpu = Status()[0];
+  EXPECT_EQ(gpu["status"], "IN_USE") << gpu.dump();
+  EXPECT_EQ(gpu["user"], "chgtest_alice");
+  CliResult take = AsBob({"reserve", "-G", "0", "--nonblock"});
+  EXPECT_EQ(take.exit_code, 3) << take.err;
+  EXPECT_EQ(AsBob({"reserve", "-G", "0", "--force", "--nonblock"}).exit_code, 3);
+  CliResult release = AsBob({"release", "-G", "0"});
+  EXPECT_EQ(release.exit_code, 1);
+  EXPECT_THAT(release.err, HasSubstr("reserved by chgtest_alice"));
+  EXPECT_EQ(Status()[0]["user"], "chgtest_alice");
+
+  kill(daemon, SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return ProcessGone(daemon); }));
+  EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
+  EXPECT_EQ(AsBob({"reserve", "-G", "0", "--nonblock"}).exit_code, 0);
+}
+
+// Issue 14: `reserve --force` let any user take a GPU on which another
+// user's process runs. It overrides only the caller's own unreserved use.
+TEST_F(CliMultiUserTest, ReserveForceOverridesOnlyTheCallersOwnUnreservedUse) {
+  int sleeper = SpawnProgramAs(alice_, {"sleep", "60"});
+  ASSERT_TRUE(Eventually([&] {
+    struct stat st {};
+    return stat(("/proc/" + std::to_string(sleeper)).c_str(), &st) == 0 &&
+           st.st_uid == alice_.uid &&
+           ReadFile("/proc/" + std::to_string(sleeper) + "/cmdline").starts_with("sleep");
+  }));
+  WriteFile(host_.fake_host(), R"({"gpus": [
+      {"name": "A", "uuid": "GPU-0", "memory_total_mib": 40960,
+       "processes": [{"pid": )" + std::to_string(sleeper) +
+                                   R"(, "used_memory_mib": 4096}]},
+      {"name": "A", "uuid": "GPU-1", "memory_total_mib": 40960}]})");
+  json gpu = Status()[0];
+  ASSERT_EQ(gpu["status"], "UNRESERVED") << gpu.dump();
+  EXPECT_EQ(gpu["unreserved_users"][0], "chgtest_alice");
+
+  CliResult bob = AsBob({"reserve", "-G", "0", "--force", "--nonblock"});
+  EXPECT_NE(bob.exit_code, 0);
+  EXPECT_THAT(bob.err, HasSubstr("chgtest_alice"));
+  EXPECT_EQ(Status()[0]["status"], "UNRESERVED") << "bob's refused --force changed nothing";
+  CliResult alice = AsAlice({"reserve", "-G", "0", "--force"});
+  EXPECT_EQ(alice.exit_code, 0) << alice.err;
+  EXPECT_EQ(Status()[0]["user"], "chgtest_alice");
+
+  kill(sleeper, SIGKILL);
+  ExitCodeOf(sleeper);
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing

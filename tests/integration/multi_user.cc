@@ -15,6 +15,24 @@ std::optional<TestUser> Lookup(const std::string& name) {
   return TestUser{name, pw->pw_uid, pw->pw_gid};
 }
 
+// A copy of the binary in the host's directory: the build tree may be out of
+// another user's reach.
+std::string BinaryFor(const CliHost& host) {
+  std::string binary = host.dir() + "/canhazgpu";
+  if (!std::filesystem::exists(binary)) {
+    std::filesystem::copy_file(CANHAZGPU_BINARY, binary);
+    chmod(binary.c_str(), 0755);
+  }
+  return binary;
+}
+
+std::vector<std::string> AsUser(const TestUser& user, std::vector<std::string> argv) {
+  std::vector<std::string> as = {"setpriv", "--reuid=" + std::to_string(user.uid),
+                                 "--regid=" + std::to_string(user.gid), "--clear-groups", "--"};
+  argv.insert(argv.begin(), as.begin(), as.end());
+  return argv;
+}
+
 }  // namespace
 
 std::optional<TestUser> EnsureTestUser(const std::string& name, std::string* error) {
@@ -34,20 +52,22 @@ std::optional<TestUser> EnsureTestUser(const std::string& name, std::string* err
 
 CliResult RunProgramAs(const TestUser& user, std::vector<std::string> argv,
                        const std::map<std::string, std::string>& env) {
-  std::vector<std::string> as = {"setpriv", "--reuid=" + std::to_string(user.uid),
-                                 "--regid=" + std::to_string(user.gid), "--clear-groups", "--"};
-  argv.insert(argv.begin(), as.begin(), as.end());
-  return RunProgram(argv, env);
+  return RunProgram(AsUser(user, std::move(argv)), env);
+}
+
+int SpawnProgramAs(const TestUser& user, std::vector<std::string> argv,
+                   const std::map<std::string, std::string>& env) {
+  return SpawnProgram(AsUser(user, std::move(argv)), env);
 }
 
 CliResult RunAs(const CliHost& host, const TestUser& user, std::vector<std::string> args) {
-  std::string binary = host.dir() + "/canhazgpu";
-  if (!std::filesystem::exists(binary)) {
-    std::filesystem::copy_file(CANHAZGPU_BINARY, binary);
-    chmod(binary.c_str(), 0755);
-  }
-  args.insert(args.begin(), binary);
+  args.insert(args.begin(), BinaryFor(host));
   return RunProgramAs(user, std::move(args), host.env());
+}
+
+int SpawnAs(const CliHost& host, const TestUser& user, std::vector<std::string> args) {
+  args.insert(args.begin(), BinaryFor(host));
+  return SpawnProgramAs(user, std::move(args), host.env());
 }
 
 void MultiUserTest::SetUp() {

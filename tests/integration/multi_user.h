@@ -35,10 +35,19 @@ std::optional<TestUser> EnsureTestUser(const std::string& name, std::string* err
 CliResult RunProgramAs(const TestUser& user, std::vector<std::string> argv,
                        const std::map<std::string, std::string>& env = {});
 
+// Starts `argv` (any program) as `user` without waiting (SpawnProgram); the
+// pid is the program's own.
+int SpawnProgramAs(const TestUser& user, std::vector<std::string> argv,
+                   const std::map<std::string, std::string>& env = {});
+
 // Runs canhazgpu `args` in `host` as `user`: a copy of the binary in the
 // host's directory (the build tree may be out of another user's reach),
 // with the host's environment.
 CliResult RunAs(const CliHost& host, const TestUser& user, std::vector<std::string> args);
+
+// Starts canhazgpu `args` in `host` as `user` without waiting (SpawnProgram):
+// the pid is that of canhazgpu itself.
+int SpawnAs(const CliHost& host, const TestUser& user, std::vector<std::string> args);
 
 // A CliHost with two unprivileged users. Runs as root or skips.
 class MultiUserTest : public ::testing::Test {
@@ -51,6 +60,9 @@ class MultiUserTest : public ::testing::Test {
   }
   CliResult AsBob(std::vector<std::string> args) const {
     return RunAs(host_, bob_, std::move(args));
+  }
+  int SpawnAsAlice(std::vector<std::string> args) const {
+    return SpawnAs(host_, alice_, std::move(args));
   }
 
   CliHost host_;
