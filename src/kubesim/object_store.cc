@@ -1,0 +1,611 @@
+#include "kubesim/object_store.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <random>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "core/strings.h"
+
+namespace canhazgpu::kubesim {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kSep = '\x1f';
+
+std::string RandomUid() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const uint64_t a = rng(), b = rng();
+  char out[37];
+  snprintf(out, sizeof(out), "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+           static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+           static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
+           static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return out;
+}
+
+// generateName's suffix: five characters of the alphabet the server uses
+// (no vowels, no look-alikes).
+std::string RandomSuffix() {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::string out;
+  for (int i = 0; i < 5; ++i) out += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return out;
+}
+
+std::string Now() {
+  const time_t t = time(nullptr);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char out[32];
+  strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return out;
+}
+
+std::string Text(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+json& Meta(json& object) {
+  if (!object.contains("metadata") || !object["metadata"].is_object()) {
+    object["metadata"] = json::object();
+  }
+  return object["metadata"];
+}
+
+const json& MetaOf(const json& object) {
+  static const json kEmpty = json::object();
+  auto it = object.find("metadata");
+  return it != object.end() && it->is_object() ? *it : kEmpty;
+}
+
+bool HasFinalizers(const json& object) {
+  const json& meta = MetaOf(object);
+  auto it = meta.find("finalizers");
+  return it != meta.end() && it->is_array() && !it->empty();
+}
+
+// The object without metadata and status: what a generation counts.
+json SpecPart(const json& object) {
+  json copy = object;
+  copy.erase("metadata");
+  copy.erase("status");
+  copy.erase("apiVersion");
+  copy.erase("kind");
+  return copy;
+}
+
+bool ValidName(const std::string& name, bool allow_dots) {
+  if (name.empty() || name.size() > 253) return false;
+  if (!std::isalnum(static_cast<unsigned char>(name.front())) ||
+      !std::isalnum(static_cast<unsigned char>(name.back()))) {
+    return false;
+  }
+  for (char c : name) {
+    const bool lower = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!lower && c != '-' && !(allow_dots && c == '.')) return false;
+  }
+  return true;
+}
+
+kube::ApiStatus MethodNotAllowed(const std::string& message) {
+  return {.code = 405, .reason = "MethodNotAllowed", .message = message};
+}
+
+}  // namespace
+
+ObjectStore::ObjectStore(size_t event_window)
+    : types_(ResourceTypes::BuiltIn()), event_window_(std::max<size_t>(event_window, 1)) {
+  const ResourceType* ns = types_.Find("", "v1", "namespaces");
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    CreateLocked(*ns, "",
+                 {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
+  }
+}
+
+ObjectStore::Key ObjectStore::MakeKey(const std::string& type_key, const std::string& ns,
+                                      const std::string& name) {
+  return StrCat(type_key, std::string(1, kSep), ns, std::string(1, kSep), name);
+}
+
+std::optional<ResourceType> ObjectStore::FindType(const std::string& group,
+                                                  const std::string& version,
+                                                  const std::string& resource) const {
+  std::lock_guard lock(mu_);
+  const ResourceType* t = types_.Find(group, version, resource);
+  if (t == nullptr) return std::nullopt;
+  return *t;
+}
+
+std::vector<ResourceType> ObjectStore::Types() const {
+  std::lock_guard lock(mu_);
+  return types_.all();
+}
+
+int64_t ObjectStore::resource_version() const {
+  std::lock_guard lock(mu_);
+  return resource_version_;
+}
+
+void ObjectStore::set_event_window(size_t events) {
+  std::lock_guard lock(mu_);
+  event_window_ = std::max<size_t>(events, 1);
+  while (events_.size() > event_window_) {
+    oldest_resumable_ = events_.front().resource_version;
+    events_.pop_front();
+  }
+}
+
+void ObjectStore::RecordLocked(const std::string& event_type, const ResourceType& type,
+                               const json& object) {
+  const json& meta = MetaOf(object);
+  events_.push_back({event_type, resource_version_, type.key(), Text(meta, "namespace"), object});
+  while (events_.size() > event_window_) {
+    // A watch from the dropped event's version would miss it.
+    oldest_resumable_ = events_.front().resource_version;
+    events_.pop_front();
+  }
+  ++generation_;
+  changed_.notify_all();
+}
+
+Outcome ObjectStore::Create(const ResourceType& type, const std::string& ns, json object) {
+  std::lock_guard lock(mu_);
+  return CreateLocked(type, ns, std::move(object));
+}
+
+Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& ns, json object) {
+  if (!object.is_object()) return {kube::BadRequestStatus("the body must be a JSON object"), {}};
+  json& meta = Meta(object);
+  const std::string body_ns = Text(meta, "namespace");
+  if (type.namespaced) {
+    if (!body_ns.empty() && body_ns != ns) {
+      return {kube::BadRequestStatus(
+                  "the namespace of the provided object does not match the namespace sent on "
+                  "the request"),
+              {}};
+    }
+    if (!objects_.contains(MakeKey("/namespaces", "", ns))) {
+      return {kube::NotFoundStatus("", "namespaces", ns), {}};
+    }
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  std::string name = Text(meta, "name");
+  if (name.empty()) {
+    const std::string generate = Text(meta, "generateName");
+    if (generate.empty()) {
+      return {kube::InvalidStatus(
+                  type.group, type.kind, "",
+                  {{"FieldValueRequired", "Required value: name or generateName is required",
+                    "metadata.name"}}),
+              {}};
+    }
+    do {
+      name = generate + RandomSuffix();
+    } while (objects_.contains(MakeKey(type.key(), ns, name)));
+    meta["name"] = name;
+  }
+  if (!ValidName(name, type.resource != "namespaces")) {
+    return {kube::InvalidStatus(
+                type.group, type.kind, name,
+                {{"FieldValueInvalid",
+                  StrCat("Invalid value: \"", name,
+                         "\": a lowercase RFC 1123 subdomain must consist of lower case "
+                         "alphanumeric characters, '-' or '.', and must start and end with an "
+                         "alphanumeric character"),
+                  "metadata.name"}}),
+            {}};
+  }
+  const Key key = MakeKey(type.key(), ns, name);
+  if (objects_.contains(key))
+    return {kube::AlreadyExistsStatus(type.group, type.resource, name), {}};
+  if (Text(object, "apiVersion").empty()) object["apiVersion"] = type.api_version();
+  if (Text(object, "kind").empty()) object["kind"] = type.kind;
+  meta["uid"] = RandomUid();
+  meta["creationTimestamp"] = Now();
+  meta["generation"] = 1;
+  meta.erase("deletionTimestamp");
+  meta.erase("deletionGracePeriodSeconds");
+  meta["resourceVersion"] = std::to_string(++resource_version_);
+  if (type.resource == "namespaces") {
+    object["status"] = {{"phase", "Active"}};
+  } else if (type.has_status && type.resource != "pods") {
+    // Status is the server's and controllers': a create keeps none, except
+    // that a pod's phase starts Pending.
+    object.erase("status");
+  } else if (type.resource == "pods") {
+    object["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
+  }
+  if (type.resource == "customresourcedefinitions") {
+    object["status"] = {
+        {"conditions",
+         {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"}},
+          {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"}}}},
+        {"acceptedNames", object.value("/spec/names"_json_pointer, json::object())},
+        {"storedVersions", json::array()}};
+    RegisterCrdLocked(object);
+  }
+  objects_[key] = object;
+  RecordLocked("ADDED", type, object);
+  return {std::nullopt, object};
+}
+
+Outcome ObjectStore::Get(const ResourceType& type, const std::string& ns,
+                         const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = objects_.find(MakeKey(type.key(), type.namespaced ? ns : "", name));
+  if (it == objects_.end()) return {kube::NotFoundStatus(type.group, type.resource, name), {}};
+  return {std::nullopt, it->second};
+}
+
+Outcome ObjectStore::List(const ResourceType& type, const std::string& ns,
+                          const ListOptions& options) const {
+  std::lock_guard lock(mu_);
+  const std::string prefix =
+      type.namespaced && !ns.empty() ? MakeKey(type.key(), ns, "") : type.key() + kSep;
+  std::string start = prefix;
+  if (!options.continue_token.empty()) {
+    std::string decoded;
+    if (!absl::WebSafeBase64Unescape(options.continue_token, &decoded) ||
+        !decoded.starts_with(prefix)) {
+      return {kube::BadRequestStatus("continue key is not valid: invalid continue token"), {}};
+    }
+    start = decoded + '\x01';  // just past the last key returned
+  }
+  json items = json::array();
+  std::string last;
+  bool more = false;
+  for (auto it = objects_.lower_bound(start); it != objects_.end() && it->first.starts_with(prefix);
+       ++it) {
+    const json& object = it->second;
+    if (!options.labels.Matches(MetaOf(object).value("labels", json()))) continue;
+    if (!options.fields.Matches(object)) continue;
+    if (options.limit > 0 && static_cast<int64_t>(items.size()) == options.limit) {
+      more = true;
+      break;
+    }
+    items.push_back(object);
+    last = it->first;
+  }
+  json list = {{"apiVersion", type.api_version()},
+               {"kind", type.kind + "List"},
+               {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
+               {"items", std::move(items)}};
+  if (more) list["metadata"]["continue"] = absl::WebSafeBase64Escape(last);
+  return {std::nullopt, std::move(list)};
+}
+
+Outcome ObjectStore::Update(const ResourceType& type, const std::string& ns,
+                            const std::string& name, json object, bool status) {
+  std::lock_guard lock(mu_);
+  return UpdateLocked(type, ns, name, std::move(object), status);
+}
+
+Outcome ObjectStore::UpdateLocked(const ResourceType& type, const std::string& ns,
+                                  const std::string& name, json object, bool status) {
+  if (!object.is_object()) return {kube::BadRequestStatus("the body must be a JSON object"), {}};
+  const std::string real_ns = type.namespaced ? ns : "";
+  const Key key = MakeKey(type.key(), real_ns, name);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return {kube::NotFoundStatus(type.group, type.resource, name), {}};
+  if (status && !type.has_status) {
+    return {MethodNotAllowed(StrCat(type.resource, " has no status subresource")), {}};
+  }
+  const json& old = it->second;
+  json& meta = Meta(object);
+  const std::string body_name = Text(meta, "name");
+  if (!body_name.empty() && body_name != name) {
+    return {kube::BadRequestStatus(StrCat("the name of the object (", body_name,
+                                          ") does not match the name on the URL (", name, ")")),
+            {}};
+  }
+  const std::string rv = Text(meta, "resourceVersion");
+  const json& old_meta = MetaOf(old);
+  if (!rv.empty() && rv != Text(old_meta, "resourceVersion")) {
+    return {kube::ConflictStatus(type.group, type.resource, name,
+                                 "the object has been modified; please apply your changes to "
+                                 "the latest version and try again"),
+            {}};
+  }
+  json updated;
+  if (status) {
+    // Only the status changes; everything else stays as stored.
+    updated = old;
+    if (object.contains("status")) {
+      updated["status"] = object["status"];
+    } else {
+      updated.erase("status");
+    }
+  } else {
+    updated = std::move(object);
+    json& m = Meta(updated);
+    for (const char* kept : {"uid", "creationTimestamp", "deletionTimestamp",
+                             "deletionGracePeriodSeconds", "generation"}) {
+      if (old_meta.contains(kept)) {
+        m[kept] = old_meta[kept];
+      } else {
+        m.erase(kept);
+      }
+    }
+    m["name"] = name;
+    if (type.namespaced) m["namespace"] = real_ns;
+    if (type.has_status) {
+      if (old.contains("status")) {
+        updated["status"] = old["status"];
+      } else {
+        updated.erase("status");
+      }
+    }
+    if (Text(updated, "apiVersion").empty()) updated["apiVersion"] = type.api_version();
+    if (Text(updated, "kind").empty()) updated["kind"] = type.kind;
+    if (SpecPart(updated) != SpecPart(old)) {
+      m["generation"] = old_meta.value("generation", 1) + 1;
+    }
+  }
+  Meta(updated)["resourceVersion"] = Text(old_meta, "resourceVersion");
+  if (updated == old) return {std::nullopt, old};  // no change, no new version
+  // Finalizers may only be removed from an object being deleted; once the
+  // last one goes, the object goes.
+  if (MetaOf(updated).contains("deletionTimestamp") && !HasFinalizers(updated)) {
+    objects_[key] = updated;
+    RemoveLocked(type, key, "Background");
+    FinishForegroundDeletionsLocked();
+    return {std::nullopt, updated};
+  }
+  if (MetaOf(old).contains("deletionTimestamp") && !MetaOf(updated).contains("deletionTimestamp")) {
+    Meta(updated)["deletionTimestamp"] = old_meta["deletionTimestamp"];
+  }
+  Meta(updated)["resourceVersion"] = std::to_string(++resource_version_);
+  if (type.resource == "customresourcedefinitions") RegisterCrdLocked(updated);
+  it->second = updated;
+  RecordLocked("MODIFIED", type, updated);
+  return {std::nullopt, updated};
+}
+
+Outcome ObjectStore::Delete(const ResourceType& type, const std::string& ns,
+                            const std::string& name, const DeleteOptions& options) {
+  std::lock_guard lock(mu_);
+  Outcome out = DeleteLocked(type, ns, name, options);
+  FinishForegroundDeletionsLocked();
+  return out;
+}
+
+Outcome ObjectStore::DeleteLocked(const ResourceType& type, const std::string& ns,
+                                  const std::string& name, const DeleteOptions& options) {
+  if (options.propagation != "Background" && options.propagation != "Foreground" &&
+      options.propagation != "Orphan") {
+    return {kube::BadRequestStatus(StrCat("propagationPolicy: Unsupported value: \"",
+                                          options.propagation,
+                                          "\": supported values: \"Background\", \"Foreground\", "
+                                          "\"Orphan\"")),
+            {}};
+  }
+  const Key key = MakeKey(type.key(), type.namespaced ? ns : "", name);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return {kube::NotFoundStatus(type.group, type.resource, name), {}};
+  json& object = it->second;
+  const json& meta = MetaOf(object);
+  if (!options.precondition_uid.empty() && options.precondition_uid != Text(meta, "uid")) {
+    return {kube::ConflictStatus(
+                type.group, type.resource, name,
+                StrCat("Precondition failed: UID in precondition: ", options.precondition_uid,
+                       ", UID in object meta: ", Text(meta, "uid"))),
+            {}};
+  }
+  if (!options.precondition_resource_version.empty() &&
+      options.precondition_resource_version != Text(meta, "resourceVersion")) {
+    return {kube::ConflictStatus(
+                type.group, type.resource, name,
+                StrCat("Precondition failed: ResourceVersion in precondition: ",
+                       options.precondition_resource_version,
+                       ", ResourceVersion in object meta: ", Text(meta, "resourceVersion"))),
+            {}};
+  }
+  if (type.resource == "namespaces") {
+    // The namespace controller's work, done at once: everything in it goes.
+    std::vector<std::pair<const ResourceType*, Key>> contents;
+    for (const auto& [k, v] : objects_) {
+      const ResourceType* t = TypeOfKeyLocked(k);
+      if (t != nullptr && t->namespaced && Text(MetaOf(v), "namespace") == name) {
+        contents.emplace_back(t, k);
+      }
+    }
+    for (const auto& [t, k] : contents) {
+      if (objects_.contains(k)) RemoveLocked(*t, k, "Background");
+    }
+  }
+  const bool foreground = options.propagation == "Foreground";
+  if (HasFinalizers(object) || foreground) {
+    json& m = Meta(object);
+    bool changed = false;
+    if (!m.contains("deletionTimestamp")) {
+      m["deletionTimestamp"] = Now();
+      m["deletionGracePeriodSeconds"] = 0;
+      changed = true;
+    }
+    if (foreground) {
+      json& finalizers = m["finalizers"];
+      if (!finalizers.is_array()) finalizers = json::array();
+      if (std::find(finalizers.begin(), finalizers.end(), "foregroundDeletion") ==
+          finalizers.end()) {
+        finalizers.push_back("foregroundDeletion");
+        changed = true;
+      }
+      CollectDependentsLocked(Text(m, "uid"), "Background");
+    }
+    if (changed) {
+      m["resourceVersion"] = std::to_string(++resource_version_);
+      RecordLocked("MODIFIED", type, object);
+    }
+    return {std::nullopt, objects_.at(key)};
+  }
+  json removed = object;
+  RemoveLocked(type, key, options.propagation);
+  return {std::nullopt, removed};
+}
+
+void ObjectStore::RemoveLocked(const ResourceType& type, const Key& key,
+                               const std::string& policy) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return;
+  json object = std::move(it->second);
+  objects_.erase(it);
+  Meta(object)["resourceVersion"] = std::to_string(++resource_version_);
+  if (type.resource == "customresourcedefinitions") UnregisterCrdLocked(object);
+  RecordLocked("DELETED", type, object);
+  CollectDependentsLocked(Text(MetaOf(object), "uid"), policy);
+}
+
+void ObjectStore::CollectDependentsLocked(const std::string& owner_uid, const std::string& policy) {
+  if (owner_uid.empty()) return;
+  std::vector<Key> dependents;
+  for (const auto& [key, object] : objects_) {
+    const json& refs = MetaOf(object).value("ownerReferences", json::array());
+    if (!refs.is_array()) continue;
+    for (const json& ref : refs) {
+      if (ref.is_object() && Text(ref, "uid") == owner_uid) {
+        dependents.push_back(key);
+        break;
+      }
+    }
+  }
+  for (const Key& key : dependents) {
+    auto it = objects_.find(key);
+    const ResourceType* type = TypeOfKeyLocked(key);
+    if (it == objects_.end() || type == nullptr) continue;
+    json& object = it->second;
+    if (policy == "Orphan") {
+      json& refs = Meta(object)["ownerReferences"];
+      refs.erase(std::remove_if(refs.begin(), refs.end(),
+                                [&](const json& r) { return Text(r, "uid") == owner_uid; }),
+                 refs.end());
+      Meta(object)["resourceVersion"] = std::to_string(++resource_version_);
+      RecordLocked("MODIFIED", *type, object);
+    } else {
+      const json& meta = MetaOf(object);
+      DeleteLocked(*type, Text(meta, "namespace"), Text(meta, "name"),
+                   {.propagation = "Background"});
+    }
+  }
+}
+
+// An owner deleted in the foreground goes once no dependent is left.
+void ObjectStore::FinishForegroundDeletionsLocked() {
+  for (bool again = true; again;) {
+    again = false;
+    for (auto& [key, object] : objects_) {
+      const json& meta = MetaOf(object);
+      const json finalizers = meta.value("finalizers", json::array());
+      if (!finalizers.is_array() || std::find(finalizers.begin(), finalizers.end(),
+                                              "foregroundDeletion") == finalizers.end()) {
+        continue;
+      }
+      const std::string uid = Text(meta, "uid");
+      bool has_dependents = false;
+      for (const auto& [k, other] : objects_) {
+        const json refs = MetaOf(other).value("ownerReferences", json::array());
+        if (!refs.is_array()) continue;
+        for (const json& ref : refs) has_dependents |= ref.is_object() && Text(ref, "uid") == uid;
+      }
+      if (has_dependents) continue;
+      json updated = object;
+      json& list = Meta(updated)["finalizers"];
+      list.erase(std::remove(list.begin(), list.end(), "foregroundDeletion"), list.end());
+      const ResourceType* type = TypeOfKeyLocked(key);
+      if (type == nullptr) continue;
+      UpdateLocked(*type, Text(meta, "namespace"), Text(meta, "name"), std::move(updated), false);
+      again = true;
+      break;  // the map changed
+    }
+  }
+}
+
+const ResourceType* ObjectStore::TypeOfKeyLocked(const Key& key) const {
+  const size_t sep = key.find(kSep);
+  const std::string type_key = key.substr(0, sep);
+  for (const ResourceType& t : types_.all()) {
+    if (t.key() == type_key) return &t;
+  }
+  return nullptr;
+}
+
+void ObjectStore::RegisterCrdLocked(const json& crd) {
+  const json spec = crd.value("spec", json::object());
+  const json names = spec.value("names", json::object());
+  ResourceType type{.group = Text(spec, "group"),
+                    .resource = Text(names, "plural"),
+                    .singular = Text(names, "singular"),
+                    .kind = Text(names, "kind"),
+                    .namespaced = Text(spec, "scope") != "Cluster"};
+  if (names.contains("shortNames") && names["shortNames"].is_array()) {
+    for (const json& s : names["shortNames"]) {
+      if (s.is_string()) type.short_names.push_back(s.get<std::string>());
+    }
+  }
+  if (type.group.empty() || type.resource.empty() || type.kind.empty()) return;
+  if (type.singular.empty()) type.singular = absl::AsciiStrToLower(type.kind);
+  for (const json& version : spec.value("versions", json::array())) {
+    if (!version.is_object() || !version.value("served", true)) continue;
+    ResourceType v = type;
+    v.version = Text(version, "name");
+    v.has_status = version.contains("/subresources/status"_json_pointer);
+    for (const json& field : version.value("selectableFields", json::array())) {
+      std::string path = Text(field, "jsonPath");
+      if (path.starts_with(".")) path.erase(0, 1);
+      if (!path.empty()) v.selectable_fields.push_back(path);
+    }
+    if (!v.version.empty()) types_.Add(std::move(v));
+  }
+}
+
+void ObjectStore::UnregisterCrdLocked(const json& crd) {
+  const json spec = crd.value("spec", json::object());
+  const std::string group = Text(spec, "group");
+  const std::string plural = Text(spec.value("names", json::object()), "plural");
+  const std::string type_key = group + "/" + plural;
+  for (auto it = objects_.begin(); it != objects_.end();) {
+    if (it->first.starts_with(type_key + kSep)) {
+      it = objects_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  while (types_.Remove(group, plural)) {
+  }
+}
+
+bool ObjectStore::WaitForEvents(const ResourceType& type, const std::string& ns, int64_t after,
+                                std::chrono::milliseconds wait,
+                                std::vector<WatchEvent>* out) const {
+  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    // An event after `after` has left the window: the watcher missed it.
+    if (after < oldest_resumable_) return false;
+    bool found = false;
+    for (const WatchEvent& e : events_) {
+      if (e.resource_version <= after || e.type_key != type.key()) continue;
+      if (type.namespaced && !ns.empty() && e.namespace_name != ns) continue;
+      out->push_back(e);
+      found = true;
+    }
+    if (found) return true;
+    const uint64_t seen = generation_;
+    if (!changed_.wait_until(lock, deadline, [&] { return generation_ != seen; })) return true;
+  }
+}
+
+void ObjectStore::WakeWatchers() {
+  std::lock_guard lock(mu_);
+  ++generation_;
+  changed_.notify_all();
+}
+
+}  // namespace canhazgpu::kubesim

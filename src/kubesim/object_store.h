@@ -1,0 +1,119 @@
+// The simulated API server's storage: every object of every kind, in memory,
+// with a global resourceVersion, the status split, generations, finalizers,
+// owner-reference garbage collection and a bounded window of watch events.
+// It decides what a real API server decides about a write (409 on a stale
+// resourceVersion, AlreadyExists, a missing namespace); api_server.cc only
+// speaks HTTP. Thread-safe: one lock, and a condition variable for watchers.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kube/api_status.h"
+#include "kubesim/resource_types.h"
+#include "kubesim/selectors.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::kubesim {
+
+// An object, or why not.
+struct Outcome {
+  std::optional<kube::ApiStatus> error;
+  nlohmann::json object;
+
+  bool ok() const { return !error.has_value(); }
+};
+
+struct ListOptions {
+  LabelSelector labels;
+  FieldSelector fields;
+  int64_t limit = 0;  // 0: all
+  std::string continue_token;
+};
+
+struct DeleteOptions {
+  std::string propagation = "Background";  // Orphan, Background, Foreground
+  std::string precondition_uid;
+  std::string precondition_resource_version;
+};
+
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED
+  int64_t resource_version = 0;
+  std::string type_key;  // ResourceType::key()
+  std::string namespace_name;
+  nlohmann::json object;
+};
+
+class ObjectStore {
+ public:
+  // `event_window`: how many events a watch may resume across; older
+  // resourceVersions are Gone (410), as after an etcd compaction.
+  explicit ObjectStore(size_t event_window = 1000);
+
+  // The kinds served now (CRDs come and go); copies, safe to keep.
+  std::optional<ResourceType> FindType(const std::string& group, const std::string& version,
+                                       const std::string& resource) const;
+  std::vector<ResourceType> Types() const;
+
+  Outcome Create(const ResourceType& type, const std::string& ns, nlohmann::json object);
+  Outcome Get(const ResourceType& type, const std::string& ns, const std::string& name) const;
+  // A List object (kind FooList) with metadata.resourceVersion and, when
+  // `limit` cut it short, metadata.continue.
+  Outcome List(const ResourceType& type, const std::string& ns, const ListOptions& options) const;
+  // `status`: a write to the status subresource (only .status changes);
+  // otherwise .status is kept for kinds that have the subresource.
+  Outcome Update(const ResourceType& type, const std::string& ns, const std::string& name,
+                 nlohmann::json object, bool status);
+  Outcome Delete(const ResourceType& type, const std::string& ns, const std::string& name,
+                 const DeleteOptions& options);
+
+  int64_t resource_version() const;
+  void set_event_window(size_t events);
+
+  // Appends to `out` the events of `type` (in `ns`, or every namespace when
+  // empty) after `after`, waiting up to `wait` for the first. false when
+  // `after` is older than the window (the caller answers 410 Gone).
+  bool WaitForEvents(const ResourceType& type, const std::string& ns, int64_t after,
+                     std::chrono::milliseconds wait, std::vector<WatchEvent>* out) const;
+  // Wakes every waiting watcher (at shutdown).
+  void WakeWatchers();
+
+ private:
+  using Key = std::string;  // type key, namespace and name, '\x1f'-separated
+  static Key MakeKey(const std::string& type_key, const std::string& ns, const std::string& name);
+
+  Outcome CreateLocked(const ResourceType& type, const std::string& ns, nlohmann::json object);
+  Outcome UpdateLocked(const ResourceType& type, const std::string& ns, const std::string& name,
+                       nlohmann::json object, bool status);
+  Outcome DeleteLocked(const ResourceType& type, const std::string& ns, const std::string& name,
+                       const DeleteOptions& options);
+  // Removes the object now: a DELETED event, then its dependents per policy.
+  void RemoveLocked(const ResourceType& type, const Key& key, const std::string& policy);
+  void CollectDependentsLocked(const std::string& owner_uid, const std::string& policy);
+  void FinishForegroundDeletionsLocked();
+  void RecordLocked(const std::string& event_type, const ResourceType& type,
+                    const nlohmann::json& object);
+  const ResourceType* TypeOfKeyLocked(const Key& key) const;
+  void RegisterCrdLocked(const nlohmann::json& crd);
+  void UnregisterCrdLocked(const nlohmann::json& crd);
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  ResourceTypes types_;
+  std::map<Key, nlohmann::json> objects_;
+  int64_t resource_version_ = 1;
+  std::deque<WatchEvent> events_;
+  size_t event_window_;
+  int64_t oldest_resumable_ = 0;  // the newest event dropped from the window
+  uint64_t generation_ = 0;       // bumped at every wake-up, so waiters notice
+};
+
+}  // namespace canhazgpu::kubesim

@@ -1,0 +1,246 @@
+#include "kubesim/object_store.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::kubesim {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+class ObjectStoreTest : public ::testing::Test {
+ protected:
+  ResourceType Type(const std::string& group, const std::string& resource) {
+    auto t = store_.FindType(group, "v1", resource);
+    EXPECT_TRUE(t.has_value()) << resource;
+    return t.value_or(ResourceType{});
+  }
+  static json ConfigMap(const std::string& name, json data = json::object()) {
+    return {{"metadata", {{"name", name}}}, {"data", std::move(data)}};
+  }
+
+  ObjectStore store_{1000};
+};
+
+TEST_F(ObjectStoreTest, CreateFillsMetadataAndRefusesDuplicates) {
+  const ResourceType cm = Type("", "configmaps");
+  Outcome created = store_.Create(cm, "default", ConfigMap("a"));
+  ASSERT_TRUE(created.ok()) << created.error->message;
+  const json& meta = created.object["metadata"];
+  EXPECT_EQ(created.object["kind"], "ConfigMap");
+  EXPECT_EQ(created.object["apiVersion"], "v1");
+  EXPECT_EQ(meta["namespace"], "default");
+  EXPECT_EQ(meta["uid"].get<std::string>().size(), 36u);
+  EXPECT_EQ(meta["generation"], 1);
+  EXPECT_FALSE(meta["creationTimestamp"].get<std::string>().empty());
+  EXPECT_EQ(meta["resourceVersion"], std::to_string(store_.resource_version()));
+
+  Outcome again = store_.Create(cm, "default", ConfigMap("a"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error->code, 409);
+  EXPECT_EQ(again.error->reason, "AlreadyExists");
+  EXPECT_EQ(again.error->message, "configmaps \"a\" already exists");
+
+  Outcome no_ns = store_.Create(cm, "nope", ConfigMap("a"));
+  ASSERT_FALSE(no_ns.ok());
+  EXPECT_EQ(no_ns.error->code, 404);
+  EXPECT_EQ(no_ns.error->message, "namespaces \"nope\" not found");
+
+  Outcome generated = store_.Create(cm, "default", {{"metadata", {{"generateName", "job-"}}}});
+  ASSERT_TRUE(generated.ok());
+  EXPECT_THAT(generated.object["metadata"]["name"].get<std::string>(),
+              ::testing::MatchesRegex("job-[a-z0-9]{5}"));
+
+  Outcome bad = store_.Create(cm, "default", ConfigMap("Not_Valid"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error->code, 422);
+  EXPECT_EQ(bad.error->causes.at(0).field, "metadata.name");
+}
+
+TEST_F(ObjectStoreTest, UpdateChecksResourceVersionAndBumpsGenerationOnSpecChanges) {
+  const ResourceType claims = Type("resource.k8s.io", "resourceclaims");
+  json claim = {{"metadata", {{"name", "c"}}},
+                {"spec", {{"devices", {{"requests", json::array()}}}}},
+                {"status", {{"ignored", true}}}};
+  Outcome created = store_.Create(claims, "default", claim);
+  ASSERT_TRUE(created.ok());
+  EXPECT_FALSE(created.object.contains("status")) << "status is not set by a create";
+
+  json stale = created.object;
+  json changed = created.object;
+  changed["spec"]["devices"]["requests"] = json::array({{{"name", "gpu"}}});
+  changed["status"] = {{"allocation", "ignored on the main resource"}};
+  Outcome updated = store_.Update(claims, "default", "c", changed, /*status=*/false);
+  ASSERT_TRUE(updated.ok()) << updated.error->message;
+  EXPECT_EQ(updated.object["metadata"]["generation"], 2);
+  EXPECT_FALSE(updated.object.contains("status"));
+
+  Outcome conflict = store_.Update(claims, "default", "c", stale, false);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error->code, 409);
+  EXPECT_EQ(conflict.error->reason, "Conflict");
+  EXPECT_THAT(conflict.error->message, HasSubstr("the object has been modified"));
+
+  json status = updated.object;
+  status["status"] = {{"reservedFor", json::array()}};
+  status["spec"] = json::object();  // ignored by a status write
+  Outcome written = store_.Update(claims, "default", "c", status, /*status=*/true);
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written.object["status"], status["status"]);
+  EXPECT_EQ(written.object["spec"], updated.object["spec"]);
+  EXPECT_EQ(written.object["metadata"]["generation"], 2) << "status writes keep the generation";
+
+  // Writing back what is stored changes nothing, not even the version.
+  const int64_t rv = store_.resource_version();
+  ASSERT_TRUE(store_.Update(claims, "default", "c", written.object, false).ok());
+  EXPECT_EQ(store_.resource_version(), rv);
+}
+
+TEST_F(ObjectStoreTest, ListFiltersAndPaginates) {
+  const ResourceType slices = Type("resource.k8s.io", "resourceslices");
+  for (int i = 0; i < 5; ++i) {
+    json slice = {
+        {"metadata",
+         {{"name", "s" + std::to_string(i)}, {"labels", {{"parity", i % 2 ? "odd" : "even"}}}}},
+        {"spec", {{"nodeName", "n" + std::to_string(i % 2)}, {"driver", "d"}}}};
+    ASSERT_TRUE(store_.Create(slices, "", slice).ok());
+  }
+  ListOptions options;
+  options.labels = *LabelSelector::Parse("parity=even");
+  Outcome even = store_.List(slices, "", options);
+  ASSERT_TRUE(even.ok());
+  EXPECT_EQ(even.object["kind"], "ResourceSliceList");
+  EXPECT_EQ(even.object["items"].size(), 3u);
+
+  options = {};
+  options.fields = *FieldSelector::Parse("spec.nodeName=n1");
+  EXPECT_EQ(store_.List(slices, "", options).object["items"].size(), 2u);
+
+  std::vector<std::string> names;
+  ListOptions page{.limit = 2};
+  for (int pages = 0; pages < 5; ++pages) {
+    Outcome list = store_.List(slices, "", page);
+    ASSERT_TRUE(list.ok());
+    for (const json& item : list.object["items"]) names.push_back(item["metadata"]["name"]);
+    if (!list.object["metadata"].contains("continue")) break;
+    page.continue_token = list.object["metadata"]["continue"];
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"s0", "s1", "s2", "s3", "s4"}));
+
+  page.continue_token = "garbage";
+  EXPECT_EQ(store_.List(slices, "", page).error->code, 400);
+}
+
+TEST_F(ObjectStoreTest, FinalizersHoldAnObjectUntilRemoved) {
+  const ResourceType cm = Type("", "configmaps");
+  json object = ConfigMap("held");
+  object["metadata"]["finalizers"] = {"example.com/hold"};
+  ASSERT_TRUE(store_.Create(cm, "default", object).ok());
+  Outcome deleting = store_.Delete(cm, "default", "held", {});
+  ASSERT_TRUE(deleting.ok());
+  EXPECT_TRUE(deleting.object["metadata"].contains("deletionTimestamp"));
+  ASSERT_TRUE(store_.Get(cm, "default", "held").ok());
+
+  json release = deleting.object;
+  release["metadata"]["finalizers"] = json::array();
+  ASSERT_TRUE(store_.Update(cm, "default", "held", release, false).ok());
+  EXPECT_EQ(store_.Get(cm, "default", "held").error->code, 404);
+}
+
+TEST_F(ObjectStoreTest, DeletePreconditionsAndGarbageCollection) {
+  const ResourceType cm = Type("", "configmaps");
+  const ResourceType pods = Type("", "pods");
+  Outcome owner = store_.Create(pods, "default", {{"metadata", {{"name", "owner"}}}});
+  const std::string uid = owner.object["metadata"]["uid"];
+  for (const char* name : {"d1", "d2"}) {
+    json dependent = ConfigMap(name);
+    dependent["metadata"]["ownerReferences"] = {
+        {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "owner"}, {"uid", uid}}};
+    ASSERT_TRUE(store_.Create(cm, "default", dependent).ok());
+  }
+  Outcome wrong = store_.Delete(pods, "default", "owner", {.precondition_uid = "other"});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.error->message, HasSubstr("Precondition failed: UID"));
+
+  ASSERT_TRUE(store_.Delete(pods, "default", "owner", {.precondition_uid = uid}).ok());
+  EXPECT_EQ(store_.Get(cm, "default", "d1").error->code, 404);
+  EXPECT_EQ(store_.Get(cm, "default", "d2").error->code, 404);
+}
+
+TEST_F(ObjectStoreTest, OrphanAndForegroundPropagation) {
+  const ResourceType cm = Type("", "configmaps");
+  const ResourceType pods = Type("", "pods");
+  auto make_owner_with_dependent = [&](const std::string& name) {
+    Outcome owner = store_.Create(pods, "default", {{"metadata", {{"name", name}}}});
+    json dependent = ConfigMap(name + "-dep");
+    dependent["metadata"]["ownerReferences"] = {
+        {{"kind", "Pod"}, {"name", name}, {"uid", owner.object["metadata"]["uid"]}}};
+    dependent["metadata"]["finalizers"] = {"example.com/slow"};
+    EXPECT_TRUE(store_.Create(cm, "default", dependent).ok());
+  };
+  make_owner_with_dependent("orphaner");
+  ASSERT_TRUE(store_.Delete(pods, "default", "orphaner", {.propagation = "Orphan"}).ok());
+  Outcome orphan = store_.Get(cm, "default", "orphaner-dep");
+  ASSERT_TRUE(orphan.ok());
+  EXPECT_TRUE(orphan.object["metadata"]["ownerReferences"].empty());
+
+  make_owner_with_dependent("fg");
+  Outcome fg = store_.Delete(pods, "default", "fg", {.propagation = "Foreground"});
+  ASSERT_TRUE(fg.ok());
+  EXPECT_THAT(fg.object["metadata"]["finalizers"].dump(), HasSubstr("foregroundDeletion"));
+  ASSERT_TRUE(store_.Get(pods, "default", "fg").ok()) << "waits for its dependent";
+  json dep = store_.Get(cm, "default", "fg-dep").object;
+  EXPECT_TRUE(dep["metadata"].contains("deletionTimestamp"));
+  dep["metadata"]["finalizers"] = json::array();
+  ASSERT_TRUE(store_.Update(cm, "default", "fg-dep", dep, false).ok());
+  EXPECT_EQ(store_.Get(pods, "default", "fg").error->code, 404);
+}
+
+TEST_F(ObjectStoreTest, WatchSeesEventsInOrderAndOldVersionsAreGone) {
+  const ResourceType cm = Type("", "configmaps");
+  const int64_t start = store_.resource_version();
+  ASSERT_TRUE(store_.Create(cm, "default", ConfigMap("w", {{"k", "1"}})).ok());
+  json object = store_.Get(cm, "default", "w").object;
+  object["data"]["k"] = "2";
+  ASSERT_TRUE(store_.Update(cm, "default", "w", object, false).ok());
+  ASSERT_TRUE(store_.Delete(cm, "default", "w", {}).ok());
+  std::vector<WatchEvent> events;
+  ASSERT_TRUE(store_.WaitForEvents(cm, "default", start, std::chrono::milliseconds(0), &events));
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, "ADDED");
+  EXPECT_EQ(events[1].type, "MODIFIED");
+  EXPECT_EQ(events[1].object["data"]["k"], "2");
+  EXPECT_EQ(events[2].type, "DELETED");
+  EXPECT_LT(events[0].resource_version, events[2].resource_version);
+
+  events.clear();
+  EXPECT_TRUE(store_.WaitForEvents(cm, "other", start, std::chrono::milliseconds(0), &events));
+  EXPECT_TRUE(events.empty()) << "another namespace's events";
+
+  store_.set_event_window(1);
+  EXPECT_FALSE(store_.WaitForEvents(cm, "default", start, std::chrono::milliseconds(0), &events))
+      << "the window no longer reaches back to `start`";
+}
+
+TEST_F(ObjectStoreTest, CreatingACrdServesItsKind) {
+  const ResourceType crds = Type("apiextensions.k8s.io", "customresourcedefinitions");
+  json crd = {{"metadata", {{"name", "cacheplans.canhazgpu.dev"}}},
+              {"spec",
+               {{"group", "canhazgpu.dev"},
+                {"scope", "Namespaced"},
+                {"names", {{"plural", "cacheplans"}, {"kind", "CachePlan"}}},
+                {"versions",
+                 {{{"name", "v1alpha1"}, {"served", true}, {"subresources", {{"status", {}}}}}}}}}};
+  ASSERT_TRUE(store_.Create(crds, "", crd).ok());
+  auto plan = store_.FindType("canhazgpu.dev", "v1alpha1", "cacheplans");
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_TRUE(plan->namespaced);
+  EXPECT_TRUE(plan->has_status);
+  ASSERT_TRUE(store_.Create(*plan, "default", {{"metadata", {{"name", "p"}}}}).ok());
+  ASSERT_TRUE(store_.Delete(crds, "", "cacheplans.canhazgpu.dev", {}).ok());
+  EXPECT_FALSE(store_.FindType("canhazgpu.dev", "v1alpha1", "cacheplans").has_value());
+}
+
+}  // namespace
+}  // namespace canhazgpu::kubesim

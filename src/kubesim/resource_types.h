@@ -1,0 +1,48 @@
+// The kinds the simulated API server serves: the built-in ones our programs
+// and kubectl use, and those added by creating a CustomResourceDefinition.
+// Thread-compatible: the server guards it with its store's lock.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace canhazgpu::kubesim {
+
+struct ResourceType {
+  std::string group;     // "" for the core group
+  std::string version;   // v1
+  std::string resource;  // plural, as in paths: resourceslices
+  std::string singular;  // resourceslice
+  std::string kind;      // ResourceSlice
+  bool namespaced = true;
+  bool has_status = false;  // a status subresource with the real split
+  std::vector<std::string> short_names;
+  // Field selectors besides metadata.name and metadata.namespace.
+  std::vector<std::string> selectable_fields;
+
+  std::string api_version() const { return group.empty() ? version : group + "/" + version; }
+  // Identifies the type across versions: "resource.k8s.io/resourceslices".
+  std::string key() const { return group + "/" + resource; }
+};
+
+class ResourceTypes {
+ public:
+  // The built-in kinds: core/v1, apps/v1, rbac.authorization.k8s.io/v1,
+  // coordination.k8s.io/v1, resource.k8s.io/v1, apiextensions.k8s.io/v1.
+  static ResourceTypes BuiltIn();
+
+  void Add(ResourceType type);
+  bool Remove(const std::string& group, const std::string& resource);
+  const ResourceType* Find(const std::string& group, const std::string& version,
+                           const std::string& resource) const;
+  const ResourceType* FindKind(const std::string& api_version, const std::string& kind) const;
+  const std::vector<ResourceType>& all() const { return types_; }
+  // group -> versions served, in the order first added.
+  std::map<std::string, std::vector<std::string>> GroupVersions() const;
+
+ private:
+  std::vector<ResourceType> types_;
+};
+
+}  // namespace canhazgpu::kubesim
