@@ -1,0 +1,180 @@
+// k8shazgpu-sim: the simulated Kubernetes cluster that tests, benchmarks and
+// the demo run against.
+//   k8shazgpu-sim apiserver [--listen 127.0.0.1:0] [--token TOKEN]
+//       [--deny VERB:RESOURCE,...] [--event-window N] --kubeconfig-out FILE
+// runs the API server in the foreground, writes a kubeconfig for itself to
+// FILE (atomically, once it serves), logs one line per request to stderr and
+// stops cleanly on SIGTERM or SIGINT.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli/common/exit_code.h"
+#include "cli/common/flags.h"
+#include "core/strings.h"
+#include "kubesim/api_server.h"
+#include "kubesim/object_store.h"
+
+namespace canhazgpu {
+namespace {
+
+const std::vector<cli::FlagSpec> kFlags = {
+    {.name = "listen",
+     .has_value = true,
+     .value_name = "HOST:PORT",
+     .help = "address to serve on; port 0 picks a free one",
+     .default_value = "127.0.0.1:0"},
+    {.name = "kubeconfig-out",
+     .has_value = true,
+     .value_name = "FILE",
+     .help = "write a kubeconfig for this server here once it serves (required)"},
+    {.name = "token",
+     .has_value = true,
+     .value_name = "TOKEN",
+     .help = "require this bearer token on every request (401 otherwise)"},
+    {.name = "deny",
+     .has_value = true,
+     .value_name = "VERB:RESOURCE,...",
+     .help = "answer these 403 Forbidden (VERB or RESOURCE may be *)",
+     .kind = cli::FlagKind::kList},
+    {.name = "event-window",
+     .has_value = true,
+     .value_name = "N",
+     .help = "watch events kept for resuming; older versions get 410 Gone",
+     .kind = cli::FlagKind::kPositiveInt,
+     .max = 10'000'000,
+     .default_value = "10000"},
+    {.name = "help", .short_name = 'h', .help = "show this help"},
+};
+
+constexpr char kUsage[] =
+    "usage: k8shazgpu-sim apiserver --kubeconfig-out FILE [flags]\n"
+    "Serves a simulated Kubernetes API server from memory.\n";
+
+// Writes `text` to `path` through a temporary file and rename, so a reader
+// sees no file or the whole file.
+bool WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return false;
+  }
+  return rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+std::string Kubeconfig(const std::string& server, const std::string& token) {
+  std::string user = token.empty() ? "{}" : StrCat("{token: \"", token, "\"}");
+  return StrCat("apiVersion: v1\nkind: Config\ncurrent-context: sim\n",
+                "clusters:\n- name: sim\n  cluster:\n    server: ", server, "\n",
+                "users:\n- name: sim\n  user: ", user, "\n",
+                "contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: sim\n",
+                "    namespace: default\n");
+}
+
+int ApiServerMain(const std::vector<std::string>& args) {
+  absl::StatusOr<cli::ParsedFlags> flags = cli::ParseFlags(args, kFlags, "apiserver");
+  if (!flags.ok()) {
+    std::cerr << "k8shazgpu-sim: " << flags.status().message() << "\n";
+    return cli::kExitUsage;
+  }
+  if (flags->Has("help")) {
+    std::cout << kUsage << cli::FlagHelp(kFlags);
+    return 0;
+  }
+  auto value = [&](const char* name) {
+    if (auto v = flags->Value(name)) return *v;
+    for (const cli::FlagSpec& spec : kFlags) {
+      if (spec.name == name) return spec.default_value;
+    }
+    return std::string();
+  };
+  for (const cli::FlagSpec& spec : kFlags) {
+    if (auto v = flags->Value(spec.name); v) {
+      if (absl::Status s = cli::CheckFlagValue(spec, *v); !s.ok()) {
+        std::cerr << "k8shazgpu-sim: --" << spec.name << ": " << s.message() << "\n";
+        return cli::kExitUsage;
+      }
+    }
+  }
+  const std::string out_path = value("kubeconfig-out");
+  if (out_path.empty()) {
+    std::cerr << "k8shazgpu-sim: apiserver: --kubeconfig-out FILE is required\n";
+    return cli::kExitUsage;
+  }
+  const std::string listen = value("listen");
+  const size_t colon = listen.rfind(':');
+  const std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
+  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (host.empty() || port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
+    std::cerr << "k8shazgpu-sim: --listen: expected HOST:PORT, got '" << listen << "'\n";
+    return cli::kExitUsage;
+  }
+
+  // Signals are taken by one thread with sigwait, before any other starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  kubesim::ObjectStore store(static_cast<size_t>(std::stol(value("event-window"))));
+  std::mutex log_mu;
+  kubesim::ApiServerOptions options{.token = value("token"), .log = [&](const std::string& line) {
+                                      std::lock_guard lock(log_mu);
+                                      std::cerr << line << "\n";
+                                    }};
+  for (std::string_view rule : Split(value("deny"), ',', /*skip_empty=*/true)) {
+    options.deny.emplace_back(rule);
+  }
+  kubesim::ApiServer server(store, options);
+  absl::StatusOr<int> bound = server.Bind(host, static_cast<int>(port));
+  if (!bound.ok()) {
+    std::cerr << "k8shazgpu-sim: " << bound.status().message() << "\n";
+    return 1;
+  }
+  const bool ipv6 = host.find(':') != std::string::npos;
+  const std::string url = StrCat("http://", ipv6 ? "[" : "", host, ipv6 ? "]" : "", ":", *bound);
+  if (!WriteAtomically(out_path, Kubeconfig(url, options.token))) {
+    std::cerr << "k8shazgpu-sim: cannot write " << out_path << "\n";
+    return 1;
+  }
+  std::cerr << "k8shazgpu-sim: serving on " << url << "; kubeconfig in " << out_path << "\n";
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    server.Stop();
+  });
+  server.Serve();
+  // Serve returned on its own (it failed): release the waiter.
+  kill(getpid(), SIGTERM);
+  waiter.join();
+  std::cerr << "k8shazgpu-sim: stopped\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace canhazgpu
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << canhazgpu::kUsage;
+    return args.empty() ? canhazgpu::cli::kExitUsage : 0;
+  }
+  if (args[0] != "apiserver") {
+    std::cerr << "k8shazgpu-sim: unknown command '" << args[0] << "'; see 'k8shazgpu-sim --help'\n";
+    return canhazgpu::cli::kExitUsage;
+  }
+  args.erase(args.begin());
+  return canhazgpu::ApiServerMain(args);
+}

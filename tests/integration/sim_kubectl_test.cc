@@ -1,0 +1,208 @@
+// The real kubectl as an independent client of the simulated API server
+// (k8shazgpu-sim apiserver): if kubectl accepts it, it speaks the protocol.
+// Skipped, saying so, where no kubectl 1.30 or newer is on PATH.
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/cli_runner.h"
+
+namespace canhazgpu::testing {
+namespace {
+
+using ::nlohmann::json;
+using ::testing::HasSubstr;
+
+// kubectl's minor version, or -1 when there is none on PATH.
+int KubectlMinor() {
+  CliResult r = RunProgram({"kubectl", "version", "--client", "-o", "json"}, {});
+  if (r.exit_code != 0) return -1;
+  json v = json::parse(r.out, nullptr, false);
+  if (v.is_discarded()) return -1;
+  const std::string minor = v.value("/clientVersion/minor"_json_pointer, std::string());
+  return minor.empty() ? -1 : std::atoi(minor.c_str());
+}
+
+constexpr char kObjects[] = R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.canhazgpu.dev
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.canhazgpu.dev"
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node1-gpu
+spec:
+  driver: gpu.canhazgpu.dev
+  nodeName: node1
+  pool: {name: node1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      productName: {string: "NVIDIA H100 80GB HBM3"}
+    capacity:
+      memory: {value: 80Gi}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: claim1
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.canhazgpu.dev}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pod1
+  labels: {app: demo}
+spec:
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      claims: [{name: gpu}]
+  resourceClaims:
+  - name: gpu
+    resourceClaimName: claim1
+)";
+
+class SimKubectlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int minor = KubectlMinor();
+    if (minor < 30) {
+      GTEST_SKIP() << "kubectl 1.30 or newer is not on PATH (found "
+                   << (minor < 0 ? std::string("none") : "1." + std::to_string(minor))
+                   << "): the kubectl tests of the simulated API server do not run";
+    }
+    char tmpl[] = "/tmp/sim_kubectl_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    kubeconfig_ = dir_ + "/kubeconfig";
+    server_ = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", kubeconfig_}, {},
+                           {.stderr_path = dir_ + "/server.log"});
+    ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(kubeconfig_); }))
+        << ReadFile(dir_ + "/server.log");
+    WriteFile(dir_ + "/objects.yaml", kObjects);
+  }
+  void TearDown() override {
+    if (server_ > 0) {
+      kill(server_, SIGTERM);
+      EXPECT_EQ(ExitCodeOf(server_), 0) << "the server stops cleanly on SIGTERM";
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  CliResult Kubectl(std::vector<std::string> args) {
+    args.insert(args.begin(), "kubectl");
+    return RunProgram(args, {{"KUBECONFIG", kubeconfig_}, {"HOME", dir_}});
+  }
+  json GetJson(std::vector<std::string> args) {
+    args.insert(args.begin(), "get");
+    args.insert(args.end(), {"-o", "json"});
+    CliResult r = Kubectl(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out, nullptr, false);
+  }
+
+  std::string dir_;
+  std::string kubeconfig_;
+  int server_ = -1;
+};
+
+TEST_F(SimKubectlTest, ApplyGetPatchDeleteTheDraObjects) {
+  CliResult apply = Kubectl({"apply", "--validate=false", "-f", dir_ + "/objects.yaml"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  EXPECT_THAT(apply.out, HasSubstr("deviceclass.resource.k8s.io/gpu.canhazgpu.dev created"));
+  EXPECT_THAT(apply.out, HasSubstr("resourceslice.resource.k8s.io/node1-gpu created"));
+  EXPECT_THAT(apply.out, HasSubstr("resourceclaim.resource.k8s.io/claim1 created"));
+  EXPECT_THAT(apply.out, HasSubstr("pod/pod1 created"));
+
+  json slice = GetJson({"resourceslice", "node1-gpu"});
+  EXPECT_EQ(slice["spec"]["devices"][0]["capacity"]["memory"]["value"], "80Gi");
+  EXPECT_EQ(slice["metadata"]["generation"], 1);
+  EXPECT_EQ(slice["metadata"]["uid"].get<std::string>().size(), 36u);
+  json pod = GetJson({"pod", "pod1"});
+  EXPECT_EQ(pod["spec"]["resourceClaims"][0]["resourceClaimName"], "claim1");
+  EXPECT_EQ(pod["metadata"]["namespace"], "default");
+
+  CliResult again = Kubectl({"apply", "--validate=false", "-f", dir_ + "/objects.yaml"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("resourceclaim.resource.k8s.io/claim1 unchanged"));
+
+  CliResult patch = Kubectl({"patch", "resourceslice", "node1-gpu", "--type=merge", "-p",
+                             R"({"spec":{"pool":{"generation":2}}})"});
+  ASSERT_EQ(patch.exit_code, 0) << patch.err;
+  slice = GetJson({"resourceslice", "node1-gpu"});
+  EXPECT_EQ(slice["spec"]["pool"]["generation"], 2);
+  EXPECT_EQ(slice["metadata"]["generation"], 2) << "a spec change bumps the generation";
+
+  ASSERT_EQ(Kubectl({"label", "pod", "pod1", "tier=gpu"}).exit_code, 0);
+  CliResult selected = Kubectl({"get", "pods", "-l", "tier=gpu", "-o", "name"});
+  EXPECT_EQ(selected.out, "pod/pod1\n");
+  CliResult by_field =
+      Kubectl({"get", "resourceslices", "--field-selector", "spec.nodeName=node1", "-o", "name"});
+  EXPECT_EQ(by_field.out, "resourceslice.resource.k8s.io/node1-gpu\n") << by_field.err;
+  CliResult bad_field = Kubectl({"get", "pods", "--field-selector", "spec.image=x"});
+  EXPECT_NE(bad_field.exit_code, 0);
+  EXPECT_THAT(bad_field.err, HasSubstr("field label not supported: spec.image"));
+
+  CliResult ssa =
+      Kubectl({"apply", "--server-side", "--validate=false", "-f", dir_ + "/objects.yaml"});
+  ASSERT_EQ(ssa.exit_code, 0) << ssa.err;
+  EXPECT_THAT(ssa.out, HasSubstr("serverside-applied"));
+
+  CliResult del = Kubectl({"delete", "-f", dir_ + "/objects.yaml"});
+  ASSERT_EQ(del.exit_code, 0) << del.err;
+  CliResult gone = Kubectl({"get", "resourceclaim", "claim1"});
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_THAT(gone.err, HasSubstr("resourceclaims.resource.k8s.io \"claim1\" not found"));
+}
+
+TEST_F(SimKubectlTest, WatchSeesChangesAsTheyHappen) {
+  const std::string out = dir_ + "/watch.out";
+  int watcher = SpawnProgram({"sh", "-c",
+                              "exec kubectl get resourceclaims -w --output-watch-events -o "
+                              "jsonpath='{.type} {.object.metadata.name}{\"\\n\"}' > " +
+                                  out},
+                             {{"KUBECONFIG", kubeconfig_}, {"HOME", dir_}});
+  // The watch is open once the server has logged it.
+  ASSERT_TRUE(Eventually([&] {
+    return ReadFile(dir_ + "/server.log").find("resourceclaims?resourceVersion=") !=
+           std::string::npos;
+  })) << ReadFile(dir_ + "/server.log");
+  ASSERT_EQ(Kubectl({"apply", "--validate=false", "-f", dir_ + "/objects.yaml"}).exit_code, 0);
+  ASSERT_EQ(Kubectl({"delete", "resourceclaim", "claim1"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return ReadFile(out).find("DELETED claim1") != std::string::npos; }))
+      << ReadFile(out);
+  EXPECT_THAT(ReadFile(out), HasSubstr("ADDED claim1"));
+  kill(watcher, SIGTERM);
+  ExitCodeOf(watcher);
+}
+
+TEST_F(SimKubectlTest, DiscoveryListsTheDraKinds) {
+  CliResult resources = Kubectl({"api-resources", "--api-group=resource.k8s.io", "-o", "name"});
+  ASSERT_EQ(resources.exit_code, 0) << resources.err;
+  for (const char* name :
+       {"deviceclasses.resource.k8s.io", "resourceclaims.resource.k8s.io",
+        "resourceclaimtemplates.resource.k8s.io", "resourceslices.resource.k8s.io"}) {
+    EXPECT_THAT(resources.out, HasSubstr(name));
+  }
+  CliResult version = Kubectl({"version", "-o", "json"});
+  EXPECT_THAT(version.out, HasSubstr("\"minor\": \"34\""));
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
