@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "core/strings.h"
 #include "httplib.h"
+#include "kubesim/openapi_documents.h"
 #include "kubesim/patch.h"
 
 namespace canhazgpu::kubesim {
@@ -190,6 +191,28 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
              {"platform", "linux/amd64"}});
       return;
     }
+    if (parts.size() >= 2 && parts[0] == "openapi" && parts[1] == "v3") {
+      // The index, then one document per group-version, as kubectl reads them.
+      if (parts.size() == 2) {
+        json paths = json::object();
+        for (const OpenApiDocument& doc : OpenApiDocuments()) {
+          const std::string path(doc.group_version_path);
+          paths[path] = {
+              {"serverRelativeURL", StrCat("/openapi/v3/", path, "?hash=", doc.json.size())}};
+        }
+        Reply(res, 200, {{"paths", paths}});
+        return;
+      }
+      std::string path;
+      for (size_t k = 2; k < parts.size(); ++k) path += StrCat(path.empty() ? "" : "/", parts[k]);
+      for (const OpenApiDocument& doc : OpenApiDocuments()) {
+        if (doc.group_version_path == path) {
+          res.status = 200;
+          res.set_content(std::string(doc.json), kJson);
+          return;
+        }
+      }
+    }
     if (parts.size() == 1 && parts[0] == "api") {
       Reply(res, 200,
             {{"kind", "APIVersions"},
@@ -342,6 +365,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     return;
   }
   const bool status_sub = route.sub == "status";
+  const bool strict = Param(req, "fieldValidation") == "Strict";
 
   if (verb == "list" || verb == "watch") {
     ListOptions options;
@@ -498,12 +522,12 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
                         .reason = "MethodNotAllowed",
                         .message = "POST to a named object is not allowed"});
     }
-    Outcome out = store_.Create(*type, route.ns, std::move(body));
+    Outcome out = store_.Create(*type, route.ns, std::move(body), strict);
     if (!out.ok()) return Fail(res, *out.error);
     return Reply(res, 201, out.object);
   }
   if (verb == "update") {
-    Outcome out = store_.Update(*type, route.ns, route.name, std::move(body), status_sub);
+    Outcome out = store_.Update(*type, route.ns, route.name, std::move(body), status_sub, strict);
     if (!out.ok()) return Fail(res, *out.error);
     return Reply(res, 200, out.object);
   }
@@ -542,7 +566,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
                                                 {"time", Now()},
                                                 {"fieldsType", "FieldsV1"},
                                                 {"fieldsV1", json::object()}}};
-        Outcome created = store_.Create(*type, route.ns, std::move(object));
+        Outcome created = store_.Create(*type, route.ns, std::move(object), strict);
         if (!created.ok()) return Fail(res, *created.error);
         return Reply(res, 201, created.object);
       }
@@ -554,7 +578,8 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
       }
       json& meta = (*patched)["metadata"];
       meta["resourceVersion"] = current.object["metadata"]["resourceVersion"];
-      Outcome out = store_.Update(*type, route.ns, route.name, *std::move(patched), status_sub);
+      Outcome out =
+          store_.Update(*type, route.ns, route.name, *std::move(patched), status_sub, strict);
       if (!out.ok() && out.error->reason == "Conflict") continue;
       if (!out.ok()) return Fail(res, *out.error);
       return Reply(res, 200, out.object);

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "core/strings.h"
+#include "kubesim/validation.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -154,12 +155,36 @@ void ObjectStore::RecordLocked(const std::string& event_type, const ResourceType
   changed_.notify_all();
 }
 
-Outcome ObjectStore::Create(const ResourceType& type, const std::string& ns, json object) {
+Outcome ObjectStore::Create(const ResourceType& type, const std::string& ns, json object,
+                            bool strict) {
   std::lock_guard lock(mu_);
-  return CreateLocked(type, ns, std::move(object));
+  return CreateLocked(type, ns, std::move(object), strict);
 }
 
-Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& ns, json object) {
+std::optional<kube::ApiStatus> ObjectStore::Check(const ResourceType& type, json& object,
+                                                  const json* old, bool strict) {
+  Validation v = Validate(type, object, old);
+  if (v.decode_error) {
+    return kube::BadRequestStatus(StrCat(type.kind, " in version \"", type.version,
+                                         "\" cannot be handled as a ", type.kind, ": ",
+                                         *v.decode_error));
+  }
+  if (strict && !v.unknown_fields.empty()) {
+    std::string fields;
+    for (const std::string& f : v.unknown_fields) {
+      fields += StrCat(fields.empty() ? "" : ", ", "unknown field \"", f, "\"");
+    }
+    return kube::BadRequestStatus(StrCat("strict decoding error: ", fields));
+  }
+  if (!v.causes.empty()) {
+    return kube::InvalidStatus(type.group, type.kind, Text(MetaOf(object), "name"),
+                               std::move(v.causes));
+  }
+  return std::nullopt;
+}
+
+Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& ns, json object,
+                                  bool strict) {
   if (!object.is_object()) return {kube::BadRequestStatus("the body must be a JSON object"), {}};
   json& meta = Meta(object);
   const std::string body_ns = Text(meta, "namespace");
@@ -203,9 +228,11 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
                   "metadata.name"}}),
             {}};
   }
+  if (auto invalid = Check(type, object, nullptr, strict)) return {std::move(invalid), {}};
   const Key key = MakeKey(type.key(), ns, name);
-  if (objects_.contains(key))
+  if (objects_.contains(key)) {
     return {kube::AlreadyExistsStatus(type.group, type.resource, name), {}};
+  }
   if (Text(object, "apiVersion").empty()) object["apiVersion"] = type.api_version();
   if (Text(object, "kind").empty()) object["kind"] = type.kind;
   meta["uid"] = RandomUid();
@@ -283,13 +310,13 @@ Outcome ObjectStore::List(const ResourceType& type, const std::string& ns,
 }
 
 Outcome ObjectStore::Update(const ResourceType& type, const std::string& ns,
-                            const std::string& name, json object, bool status) {
+                            const std::string& name, json object, bool status, bool strict) {
   std::lock_guard lock(mu_);
-  return UpdateLocked(type, ns, name, std::move(object), status);
+  return UpdateLocked(type, ns, name, std::move(object), status, strict);
 }
 
 Outcome ObjectStore::UpdateLocked(const ResourceType& type, const std::string& ns,
-                                  const std::string& name, json object, bool status) {
+                                  const std::string& name, json object, bool status, bool strict) {
   if (!object.is_object()) return {kube::BadRequestStatus("the body must be a JSON object"), {}};
   const std::string real_ns = type.namespaced ? ns : "";
   const Key key = MakeKey(type.key(), real_ns, name);
@@ -350,6 +377,7 @@ Outcome ObjectStore::UpdateLocked(const ResourceType& type, const std::string& n
     }
   }
   Meta(updated)["resourceVersion"] = Text(old_meta, "resourceVersion");
+  if (auto invalid = Check(type, updated, &old, strict)) return {std::move(invalid), {}};
   if (updated == old) return {std::nullopt, old};  // no change, no new version
   // Finalizers may only be removed from an object being deleted; once the
   // last one goes, the object goes.

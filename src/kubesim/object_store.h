@@ -63,7 +63,10 @@ class ObjectStore {
                                        const std::string& resource) const;
   std::vector<ResourceType> Types() const;
 
-  Outcome Create(const ResourceType& type, const std::string& ns, nlohmann::json object);
+  // Writes are validated (validation.h); `strict` is fieldValidation=Strict:
+  // unknown fields are an error instead of being dropped.
+  Outcome Create(const ResourceType& type, const std::string& ns, nlohmann::json object,
+                 bool strict = false);
   Outcome Get(const ResourceType& type, const std::string& ns, const std::string& name) const;
   // A List object (kind FooList) with metadata.resourceVersion and, when
   // `limit` cut it short, metadata.continue.
@@ -71,7 +74,7 @@ class ObjectStore {
   // `status`: a write to the status subresource (only .status changes);
   // otherwise .status is kept for kinds that have the subresource.
   Outcome Update(const ResourceType& type, const std::string& ns, const std::string& name,
-                 nlohmann::json object, bool status);
+                 nlohmann::json object, bool status, bool strict = false);
   Outcome Delete(const ResourceType& type, const std::string& ns, const std::string& name,
                  const DeleteOptions& options);
 
@@ -90,11 +93,15 @@ class ObjectStore {
   using Key = std::string;  // type key, namespace and name, '\x1f'-separated
   static Key MakeKey(const std::string& type_key, const std::string& ns, const std::string& name);
 
-  Outcome CreateLocked(const ResourceType& type, const std::string& ns, nlohmann::json object);
+  Outcome CreateLocked(const ResourceType& type, const std::string& ns, nlohmann::json object,
+                       bool strict = false);
   Outcome UpdateLocked(const ResourceType& type, const std::string& ns, const std::string& name,
-                       nlohmann::json object, bool status);
+                       nlohmann::json object, bool status, bool strict = false);
   Outcome DeleteLocked(const ResourceType& type, const std::string& ns, const std::string& name,
                        const DeleteOptions& options);
+  // The error a write of `object` gets, if any; prunes unknown fields.
+  static std::optional<kube::ApiStatus> Check(const ResourceType& type, nlohmann::json& object,
+                                              const nlohmann::json* old, bool strict);
   // Removes the object now: a DELETED event, then its dependents per policy.
   void RemoveLocked(const ResourceType& type, const Key& key, const std::string& policy);
   void CollectDependentsLocked(const std::string& owner_uid, const std::string& policy);

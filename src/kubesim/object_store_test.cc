@@ -58,53 +58,77 @@ TEST_F(ObjectStoreTest, CreateFillsMetadataAndRefusesDuplicates) {
   EXPECT_EQ(bad.error->causes.at(0).field, "metadata.name");
 }
 
-TEST_F(ObjectStoreTest, UpdateChecksResourceVersionAndBumpsGenerationOnSpecChanges) {
-  const ResourceType claims = Type("resource.k8s.io", "resourceclaims");
-  json claim = {{"metadata", {{"name", "c"}}},
-                {"spec", {{"devices", {{"requests", json::array()}}}}},
-                {"status", {{"ignored", true}}}};
-  Outcome created = store_.Create(claims, "default", claim);
-  ASSERT_TRUE(created.ok());
-  EXPECT_FALSE(created.object.contains("status")) << "status is not set by a create";
+json Slice(const std::string& name, const std::string& node, json labels = json::object()) {
+  return {{"metadata", {{"name", name}, {"labels", std::move(labels)}}},
+          {"spec",
+           {{"driver", "gpu.canhazgpu.dev"},
+            {"nodeName", node},
+            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}}}}};
+}
 
+TEST_F(ObjectStoreTest, UpdateChecksResourceVersionAndBumpsGenerationOnSpecChanges) {
+  const ResourceType slices = Type("resource.k8s.io", "resourceslices");
+  Outcome created = store_.Create(slices, "", Slice("s", "n1"));
+  ASSERT_TRUE(created.ok()) << created.error->message;
   json stale = created.object;
   json changed = created.object;
-  changed["spec"]["devices"]["requests"] = json::array({{{"name", "gpu"}}});
-  changed["status"] = {{"allocation", "ignored on the main resource"}};
-  Outcome updated = store_.Update(claims, "default", "c", changed, /*status=*/false);
+  changed["spec"]["pool"]["generation"] = 2;
+  Outcome updated = store_.Update(slices, "", "s", changed, /*status=*/false);
   ASSERT_TRUE(updated.ok()) << updated.error->message;
   EXPECT_EQ(updated.object["metadata"]["generation"], 2);
-  EXPECT_FALSE(updated.object.contains("status"));
 
-  Outcome conflict = store_.Update(claims, "default", "c", stale, false);
+  Outcome conflict = store_.Update(slices, "", "s", stale, false);
   ASSERT_FALSE(conflict.ok());
   EXPECT_EQ(conflict.error->code, 409);
   EXPECT_EQ(conflict.error->reason, "Conflict");
   EXPECT_THAT(conflict.error->message, HasSubstr("the object has been modified"));
 
-  json status = updated.object;
-  status["status"] = {{"reservedFor", json::array()}};
-  status["spec"] = json::object();  // ignored by a status write
-  Outcome written = store_.Update(claims, "default", "c", status, /*status=*/true);
-  ASSERT_TRUE(written.ok());
-  EXPECT_EQ(written.object["status"], status["status"]);
-  EXPECT_EQ(written.object["spec"], updated.object["spec"]);
-  EXPECT_EQ(written.object["metadata"]["generation"], 2) << "status writes keep the generation";
-
   // Writing back what is stored changes nothing, not even the version.
   const int64_t rv = store_.resource_version();
-  ASSERT_TRUE(store_.Update(claims, "default", "c", written.object, false).ok());
+  ASSERT_TRUE(store_.Update(slices, "", "s", updated.object, false).ok());
   EXPECT_EQ(store_.resource_version(), rv);
+}
+
+TEST_F(ObjectStoreTest, TheStatusSubresourceSplitsSpecFromStatus) {
+  const ResourceType claims = Type("resource.k8s.io", "resourceclaims");
+  json claim = {
+      {"metadata", {{"name", "c"}}},
+      {"spec",
+       {{"devices",
+         {{"requests", {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.example"}}}}}}}}}},
+      {"status", {{"reservedFor", json::array()}}}};
+  Outcome created = store_.Create(claims, "default", claim);
+  ASSERT_TRUE(created.ok()) << created.error->message;
+  EXPECT_FALSE(created.object.contains("status")) << "status is not set by a create";
+
+  json with_status = created.object;
+  with_status["status"] = {{"reservedFor", {{{"resource", "pods"}, {"name", "p"}, {"uid", "u"}}}}};
+  Outcome main = store_.Update(claims, "default", "c", with_status, /*status=*/false);
+  ASSERT_TRUE(main.ok()) << main.error->message;
+  EXPECT_FALSE(main.object.contains("status")) << "the main resource ignores status";
+
+  with_status["metadata"]["labels"] = {{"ignored", "by a status write"}};
+  Outcome written = store_.Update(claims, "default", "c", with_status, /*status=*/true);
+  ASSERT_TRUE(written.ok()) << written.error->message;
+  EXPECT_EQ(written.object["status"], with_status["status"]);
+  EXPECT_FALSE(written.object["metadata"].contains("labels"));
+  EXPECT_EQ(written.object["metadata"]["generation"], 1) << "status writes keep the generation";
+
+  json respec = written.object;
+  respec["spec"]["devices"]["requests"][0]["name"] = "other";
+  Outcome immutable = store_.Update(claims, "default", "c", respec, false);
+  ASSERT_FALSE(immutable.ok());
+  EXPECT_EQ(immutable.error->code, 422);
+  EXPECT_THAT(immutable.error->message, HasSubstr("field is immutable"));
 }
 
 TEST_F(ObjectStoreTest, ListFiltersAndPaginates) {
   const ResourceType slices = Type("resource.k8s.io", "resourceslices");
   for (int i = 0; i < 5; ++i) {
-    json slice = {
-        {"metadata",
-         {{"name", "s" + std::to_string(i)}, {"labels", {{"parity", i % 2 ? "odd" : "even"}}}}},
-        {"spec", {{"nodeName", "n" + std::to_string(i % 2)}, {"driver", "d"}}}};
-    ASSERT_TRUE(store_.Create(slices, "", slice).ok());
+    json slice = Slice("s" + std::to_string(i), "n" + std::to_string(i % 2),
+                       {{"parity", i % 2 ? "odd" : "even"}});
+    Outcome created = store_.Create(slices, "", slice);
+    ASSERT_TRUE(created.ok()) << created.error->message;
   }
   ListOptions options;
   options.labels = *LabelSelector::Parse("parity=even");
@@ -174,8 +198,10 @@ TEST_F(ObjectStoreTest, OrphanAndForegroundPropagation) {
   auto make_owner_with_dependent = [&](const std::string& name) {
     Outcome owner = store_.Create(pods, "default", {{"metadata", {{"name", name}}}});
     json dependent = ConfigMap(name + "-dep");
-    dependent["metadata"]["ownerReferences"] = {
-        {{"kind", "Pod"}, {"name", name}, {"uid", owner.object["metadata"]["uid"]}}};
+    dependent["metadata"]["ownerReferences"] = {{{"apiVersion", "v1"},
+                                                 {"kind", "Pod"},
+                                                 {"name", name},
+                                                 {"uid", owner.object["metadata"]["uid"]}}};
     dependent["metadata"]["finalizers"] = {"example.com/slow"};
     EXPECT_TRUE(store_.Create(cm, "default", dependent).ok());
   };
@@ -231,8 +257,12 @@ TEST_F(ObjectStoreTest, CreatingACrdServesItsKind) {
                 {"scope", "Namespaced"},
                 {"names", {{"plural", "cacheplans"}, {"kind", "CachePlan"}}},
                 {"versions",
-                 {{{"name", "v1alpha1"}, {"served", true}, {"subresources", {{"status", {}}}}}}}}}};
-  ASSERT_TRUE(store_.Create(crds, "", crd).ok());
+                 {{{"name", "v1alpha1"},
+                   {"served", true},
+                   {"storage", true},
+                   {"subresources", {{"status", json::object()}}}}}}}}};
+  Outcome created = store_.Create(crds, "", crd);
+  ASSERT_TRUE(created.ok()) << created.error->message;
   auto plan = store_.FindType("canhazgpu.dev", "v1alpha1", "cacheplans");
   ASSERT_TRUE(plan.has_value());
   EXPECT_TRUE(plan->namespaced);

@@ -123,7 +123,8 @@ class SimKubectlTest : public ::testing::Test {
 };
 
 TEST_F(SimKubectlTest, ApplyGetPatchDeleteTheDraObjects) {
-  CliResult apply = Kubectl({"apply", "--validate=false", "-f", dir_ + "/objects.yaml"});
+  // kubectl validates against the OpenAPI documents the server serves.
+  CliResult apply = Kubectl({"apply", "-f", dir_ + "/objects.yaml"});
   ASSERT_EQ(apply.exit_code, 0) << apply.err;
   EXPECT_THAT(apply.out, HasSubstr("deviceclass.resource.k8s.io/gpu.canhazgpu.dev created"));
   EXPECT_THAT(apply.out, HasSubstr("resourceslice.resource.k8s.io/node1-gpu created"));
@@ -169,6 +170,31 @@ TEST_F(SimKubectlTest, ApplyGetPatchDeleteTheDraObjects) {
   CliResult gone = Kubectl({"get", "resourceclaim", "claim1"});
   EXPECT_NE(gone.exit_code, 0);
   EXPECT_THAT(gone.err, HasSubstr("resourceclaims.resource.k8s.io \"claim1\" not found"));
+}
+
+TEST_F(SimKubectlTest, TheServerRejectsAnInvalidSliceLikeARealOne) {
+  WriteFile(dir_ + "/bad.yaml", R"(apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: bad-slice
+spec:
+  driver: gpu.canhazgpu.dev
+  pool: {name: node1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: GPU_0
+)");
+  CliResult bad = Kubectl({"apply", "--validate=false", "-f", dir_ + "/bad.yaml"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("The ResourceSlice \"bad-slice\" is invalid"));
+  EXPECT_THAT(bad.err, HasSubstr("spec.devices[0].name: Invalid value: \"GPU_0\""));
+  EXPECT_THAT(bad.err, HasSubstr("exactly one of `nodeName`, `nodeSelector`"));
+  EXPECT_NE(Kubectl({"get", "resourceslice", "bad-slice"}).exit_code, 0) << "nothing was stored";
+
+  WriteFile(dir_ + "/unknown.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nnope: 1\n");
+  CliResult unknown = Kubectl({"create", "-f", dir_ + "/unknown.yaml"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown field \"nope\""));
 }
 
 TEST_F(SimKubectlTest, WatchSeesChangesAsTheyHappen) {

@@ -1,0 +1,134 @@
+#include "kubesim/validation.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::kubesim {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+const ResourceType& Type(const std::string& resource) {
+  static const ResourceTypes types = ResourceTypes::BuiltIn();
+  const std::string group = resource == "pods" ? "" : "resource.k8s.io";
+  return *types.Find(group, "v1", resource);
+}
+
+json Slice(int devices) {
+  json list = json::array();
+  for (int i = 0; i < devices; ++i) {
+    list.push_back({{"name", "gpu-" + std::to_string(i)},
+                    {"attributes", {{"productName", {{"string", "H100"}}}}},
+                    {"capacity", {{"memory", {{"value", "80Gi"}}}}}});
+  }
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", "s"}}},
+          {"spec",
+           {{"driver", "gpu.canhazgpu.dev"},
+            {"nodeName", "node1"},
+            {"pool", {{"name", "node1"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", list}}}};
+}
+
+std::vector<std::string> Fields(const Validation& v) {
+  std::vector<std::string> out;
+  for (const kube::StatusCause& c : v.causes) out.push_back(c.field + " " + c.reason);
+  return out;
+}
+
+TEST(ValidationTest, AValidSliceAndPodPass) {
+  json slice = Slice(128);
+  Validation v = Validate(Type("resourceslices"), slice);
+  EXPECT_FALSE(v.decode_error.has_value()) << *v.decode_error;
+  EXPECT_TRUE(v.causes.empty()) << ::testing::PrintToString(Fields(v));
+  json pod = {{"metadata", {{"name", "p"}}},
+              {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  v = Validate(Type("pods"), pod);
+  EXPECT_TRUE(v.causes.empty()) << ::testing::PrintToString(Fields(v));
+}
+
+TEST(ValidationTest, SliceLimitsAndRulesAreCausesNamingTheField) {
+  json slice = Slice(129);
+  slice["spec"]["devices"][1]["name"] = "gpu-0";
+  slice["spec"]["devices"][2]["name"] = "Not_A_Label";
+  slice["spec"]["devices"][3]["attributes"]["bad"] = {{"int", 1}, {"string", "x"}};
+  slice["spec"]["allNodes"] = true;
+  slice["spec"]["pool"]["resourceSliceCount"] = 0;
+  Validation v = Validate(Type("resourceslices"), slice);
+  EXPECT_THAT(Fields(v), ::testing::IsSupersetOf({
+                             "spec.devices FieldValueTooMany",
+                             "spec.devices[1].name FieldValueDuplicate",
+                             "spec.devices[2].name FieldValueInvalid",
+                             "spec.devices[3].attributes[bad] FieldValueInvalid",
+                             "spec FieldValueRequired",
+                             "spec.pool.resourceSliceCount FieldValueInvalid",
+                         }));
+  const kube::ApiStatus status =
+      kube::InvalidStatus("resource.k8s.io", "ResourceSlice", "s", v.causes);
+  EXPECT_EQ(status.code, 422);
+  EXPECT_THAT(status.message, HasSubstr("ResourceSlice.resource.k8s.io \"s\" is invalid: ["));
+}
+
+TEST(ValidationTest, RequiredFieldsComeFromTheSchema) {
+  json slice = Slice(1);
+  slice["spec"].erase("driver");
+  Validation v = Validate(Type("resourceslices"), slice);
+  EXPECT_THAT(Fields(v), ::testing::Contains("spec.driver FieldValueRequired"));
+}
+
+TEST(ValidationTest, WrongTypesAreDecodeErrors) {
+  json slice = Slice(1);
+  slice["spec"]["pool"] = "node1";
+  Validation v = Validate(Type("resourceslices"), slice);
+  ASSERT_TRUE(v.decode_error.has_value());
+  EXPECT_THAT(*v.decode_error, HasSubstr("cannot unmarshal string into field spec.pool"));
+}
+
+TEST(ValidationTest, UnknownFieldsAreDroppedAndListed) {
+  json slice = Slice(1);
+  slice["spec"]["futureField"] = 1;
+  slice["spec"]["devices"][0]["alsoNew"] = true;
+  Validation v = Validate(Type("resourceslices"), slice);
+  EXPECT_TRUE(v.causes.empty());
+  EXPECT_THAT(v.unknown_fields,
+              ::testing::UnorderedElementsAre("spec.futureField", "spec.devices[0].alsoNew"));
+  EXPECT_FALSE(slice["spec"].contains("futureField"));
+}
+
+TEST(ValidationTest, ClaimRulesAndImmutableSpec) {
+  json claim = {{"metadata", {{"name", "c"}}},
+                {"spec",
+                 {{"devices",
+                   {{"requests",
+                     {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}},
+                      {{"name", "both"},
+                       {"exactly", {{"deviceClassName", "x"}}},
+                       {"firstAvailable", {{{"name", "a"}, {"deviceClassName", "x"}}}}},
+                      {{"name", "mode"},
+                       {"exactly", {{"deviceClassName", "x"}, {"allocationMode", "Some"}}}}}}}}}}};
+  Validation v = Validate(Type("resourceclaims"), claim);
+  EXPECT_THAT(Fields(v),
+              ::testing::UnorderedElementsAre(
+                  "spec.devices.requests[1] FieldValueInvalid",
+                  "spec.devices.requests[2].exactly.allocationMode FieldValueNotSupported"));
+  json valid = claim;
+  valid["spec"]["devices"]["requests"].erase(1);
+  valid["spec"]["devices"]["requests"].erase(1);
+  json changed = valid;
+  changed["spec"]["devices"]["requests"][0]["name"] = "other";
+  v = Validate(Type("resourceclaims"), changed, &valid);
+  EXPECT_THAT(Fields(v), ::testing::ElementsAre("spec FieldValueInvalid"));
+  EXPECT_THAT(v.causes[0].message, HasSubstr("field is immutable"));
+}
+
+TEST(ValidationTest, ServesTheDocumentsItValidatesAgainst) {
+  const json* doc = OpenApiDocumentFor("apis/resource.k8s.io/v1");
+  ASSERT_NE(doc, nullptr);
+  EXPECT_TRUE((*doc)["components"]["schemas"].contains("io.k8s.api.resource.v1.ResourceSlice"));
+  EXPECT_EQ(OpenApiDocumentFor("apis/nope/v1"), nullptr);
+}
+
+}  // namespace
+}  // namespace canhazgpu::kubesim
