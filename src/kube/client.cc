@@ -1,0 +1,494 @@
+#include "kube/client.h"
+
+#include <sys/stat.h>
+
+#include <random>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "core/file_read.h"
+#include "core/strings.h"
+
+namespace canhazgpu::kube {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kReasonPayload[] = "type.googleapis.com/canhazgpu.kube.Reason";
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      snprintf(hex, sizeof(hex), "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+std::string Query(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string out;
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    out += StrCat(out.empty() ? "?" : "&", k, "=", Escape(v));
+  }
+  return out;
+}
+
+absl::StatusCode CodeFor(int http) {
+  switch (http) {
+    case 400:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 409:
+      return absl::StatusCode::kAborted;
+    case 410:
+      return absl::StatusCode::kOutOfRange;
+    case 422:
+      return absl::StatusCode::kInvalidArgument;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
+    case 504:
+      return absl::StatusCode::kDeadlineExceeded;
+    case 503:
+      return absl::StatusCode::kUnavailable;
+    default:
+      return http >= 500 ? absl::StatusCode::kInternal : absl::StatusCode::kUnknown;
+  }
+}
+
+std::string DefaultReason(int http) {
+  switch (http) {
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 504:
+      return "Timeout";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return http >= 500 ? "InternalError" : "Unknown";
+  }
+}
+
+// "AlreadyExists" -> "already exists".
+std::string Words(const std::string& reason) {
+  std::string out;
+  for (char c : reason) {
+    if (absl::ascii_isupper(static_cast<unsigned char>(c)) && !out.empty()) out += ' ';
+    out += absl::ascii_tolower(static_cast<unsigned char>(c));
+  }
+  return out;
+}
+
+bool Idempotent(const std::string& method) {
+  return method == "GET" || method == "PUT" || method == "DELETE" || method == "HEAD";
+}
+
+const char* ContentType(PatchType type) {
+  switch (type) {
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kStrategic:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
+  }
+  return "";
+}
+
+std::string NameOf(const json& object) {
+  return object.is_object() ? object.value("/metadata/name"_json_pointer, std::string()) : "";
+}
+
+}  // namespace
+
+std::string ResourceRef::Path(const std::string& ns, const std::string& name,
+                              const std::string& subresource) const {
+  std::string path =
+      group.empty() ? StrCat("/api/", version) : StrCat("/apis/", group, "/", version);
+  if (namespaced && !ns.empty()) path += StrCat("/namespaces/", Escape(ns));
+  path += "/" + resource;
+  if (!name.empty()) path += "/" + Escape(name);
+  if (!subresource.empty()) path += "/" + subresource;
+  return path;
+}
+
+std::string ResourceRef::Qualified() const {
+  return group.empty() ? resource : StrCat(resource, ".", group);
+}
+
+std::string ReasonOf(const absl::Status& status) {
+  auto reason = status.GetPayload(kReasonPayload);
+  return reason ? std::string(*reason) : std::string();
+}
+
+absl::Status ApiError(const std::string& verb, const ResourceRef& ref, const std::string& ns,
+                      const std::string& name, const ApiStatus& api) {
+  const std::string reason = api.reason.empty() ? DefaultReason(api.code) : api.reason;
+  std::string message = StrCat("cannot ", verb, " ", ref.Qualified());
+  if (!name.empty()) message += StrCat(" \"", name, "\"");
+  if (ref.namespaced && !ns.empty()) message += StrCat(" in namespace ", ns);
+  message += StrCat(": ", Words(reason));
+  if (!api.message.empty()) message += ": " + api.message;
+  for (char& c : message) {
+    if (c == '\n' || c == '\r') c = ' ';  // one line
+  }
+  absl::Status status(CodeFor(api.code), message);
+  status.SetPayload(kReasonPayload, absl::Cord(reason));
+  return status;
+}
+
+Client::Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      transport_(std::move(transport)),
+      tokens_(options_.burst),
+      refilled_(std::chrono::steady_clock::now()) {}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(RestConfig config, ClientOptions options) {
+  if (config.exec) {
+    return absl::UnimplementedError(
+        StrCat("user of context \"", config.context, "\" authenticates with the exec plugin \"",
+               config.exec->command, "\", which this build does not run yet"));
+  }
+  absl::StatusOr<std::unique_ptr<HttpTransport>> transport = HttpTransport::Create(config);
+  if (!transport.ok()) return transport.status();
+  if (options.qps <= 0) options.qps = 5;
+  if (options.burst <= 0) options.burst = 1;
+  return std::unique_ptr<Client>(
+      new Client(std::move(config), std::move(options), *std::move(transport)));
+}
+
+// A token bucket: `burst` requests at once, then `qps` a second.
+void Client::WaitForToken() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - refilled_).count();
+    tokens_ = std::min<double>(options_.burst, tokens_ + elapsed * options_.qps);
+    refilled_ = now;
+    if (tokens_ >= 1) {
+      tokens_ -= 1;
+      return;
+    }
+    const auto wait = std::chrono::duration<double>((1 - tokens_) / options_.qps);
+    lock.unlock();
+    std::this_thread::sleep_for(wait);
+    lock.lock();
+  }
+}
+
+std::chrono::milliseconds Client::Backoff(int attempt) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  const int64_t base = options_.backoff_base.count() << std::min(attempt, 20);
+  const int64_t capped = std::min<int64_t>(base, options_.backoff_cap.count());
+  std::uniform_real_distribution<double> jitter(0.5, 1.5);
+  return std::chrono::milliseconds(static_cast<int64_t>(static_cast<double>(capped) * jitter(rng)));
+}
+
+absl::Status Client::AddCredentials(HttpRequest& request) {
+  std::string token = config_.token;
+  if (!config_.token_file.empty()) {
+    // Projected service-account tokens rotate: read the file again when it
+    // changes.
+    std::lock_guard lock(mu_);
+    struct stat st;
+    if (stat(config_.token_file.c_str(), &st) == 0) {
+      const int64_t mtime =
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+      if (mtime != file_token_mtime_ns_) {
+        absl::StatusOr<std::string> text =
+            ReadRegularFile(config_.token_file, kMaxCredentialFileBytes, "token file");
+        if (!text.ok()) return text.status();
+        file_token_ = std::string(absl::StripAsciiWhitespace(*text));
+        file_token_mtime_ns_ = mtime;
+      }
+    }
+    if (!file_token_.empty()) token = file_token_;
+  }
+  if (!token.empty()) {
+    request.headers.emplace_back("Authorization", "Bearer " + token);
+  } else if (!config_.username.empty()) {
+    request.headers.emplace_back(
+        "Authorization",
+        "Basic " + absl::Base64Escape(StrCat(config_.username, ":", config_.password)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& ref,
+                                  const std::string& ns, const std::string& name,
+                                  HttpRequest request) {
+  request.timeout = options_.timeout;
+  request.headers.emplace_back("Accept", "application/json");
+  request.headers.emplace_back("User-Agent", options_.user_agent);
+  if (absl::Status s = AddCredentials(request); !s.ok()) return s;
+  for (int attempt = 0;; ++attempt) {
+    WaitForToken();
+    absl::StatusOr<HttpResponse> response = transport_->Do(request);
+    const bool last = attempt >= options_.max_retries;
+    if (!response.ok()) {
+      if (last || !Idempotent(request.method)) {
+        return absl::Status(response.status().code(),
+                            StrCat("cannot ", verb, " ", ref.Qualified(),
+                                   name.empty() ? "" : StrCat(" \"", name, "\""), ": ",
+                                   response.status().message()));
+      }
+      std::this_thread::sleep_for(Backoff(attempt));
+      continue;
+    }
+    const int code = response->status;
+    if (code >= 200 && code < 300) {
+      if (response->body.empty()) return json::object();
+      json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+      if (body.is_discarded()) {
+        return absl::InternalError(
+            StrCat("cannot ", verb, " ", ref.Qualified(), ": the server's reply is not JSON"));
+      }
+      return body;
+    }
+    const bool retry = code == 429 || (code >= 500 && code != 501 && Idempotent(request.method));
+    if (retry && !last) {
+      std::chrono::milliseconds wait = Backoff(attempt);
+      if (auto it = response->headers.find("retry-after"); it != response->headers.end()) {
+        const int seconds = std::atoi(it->second.c_str());
+        if (seconds > 0) wait = std::chrono::seconds(std::min(seconds, 60));
+      }
+      std::this_thread::sleep_for(wait);
+      continue;
+    }
+    json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+    std::optional<ApiStatus> api = ApiStatus::FromJson(body);
+    if (!api) {
+      api = ApiStatus{.code = code, .message = std::string(Utf8Prefix(response->body, 200))};
+    }
+    api->code = code;
+    return ApiError(verb, ref, ns, name, *api);
+  }
+}
+
+absl::StatusOr<json> Client::Get(const ResourceRef& ref, const std::string& ns,
+                                 const std::string& name) {
+  return Call("get", ref, ns, name, {.method = "GET", .path = ref.Path(ns, name)});
+}
+
+absl::StatusOr<json> Client::List(const ResourceRef& ref, const std::string& ns,
+                                  const ListOptions& options) {
+  const std::string query =
+      Query({{"labelSelector", options.label_selector},
+             {"fieldSelector", options.field_selector},
+             {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
+             {"continue", options.continue_token},
+             {"resourceVersion", options.resource_version}});
+  return Call("list", ref, ns, "", {.method = "GET", .path = ref.Path(ns) + query});
+}
+
+absl::StatusOr<json> Client::ListAll(const ResourceRef& ref, const std::string& ns,
+                                     ListOptions options) {
+  if (options.limit == 0) options.limit = 500;  // kubectl's page size
+  json all;
+  while (true) {
+    absl::StatusOr<json> page = List(ref, ns, options);
+    if (!page.ok()) return page.status();
+    if (all.is_null()) {
+      all = std::move(*page);
+    } else {
+      for (json& item : (*page)["items"]) all["items"].push_back(std::move(item));
+      all["metadata"] = (*page)["metadata"];
+    }
+    const std::string next = all.value("/metadata/continue"_json_pointer, std::string());
+    if (next.empty()) break;
+    options.continue_token = next;
+  }
+  all["metadata"].erase("continue");
+  return all;
+}
+
+absl::StatusOr<json> Client::CreateObject(const ResourceRef& ref, const std::string& ns,
+                                          const json& object) {
+  std::string name = NameOf(object);
+  if (name.empty()) name = object.value("/metadata/generateName"_json_pointer, std::string()) + "*";
+  return Call("create", ref, ns, name == "*" ? "" : name,
+              {.method = "POST",
+               .path = ref.Path(ns),
+               .headers = {{"Content-Type", "application/json"}},
+               .body = object.dump()});
+}
+
+absl::StatusOr<json> Client::Update(const ResourceRef& ref, const std::string& ns,
+                                    const json& object) {
+  const std::string name = NameOf(object);
+  return Call("update", ref, ns, name,
+              {.method = "PUT",
+               .path = ref.Path(ns, name),
+               .headers = {{"Content-Type", "application/json"}},
+               .body = object.dump()});
+}
+
+absl::StatusOr<json> Client::UpdateStatus(const ResourceRef& ref, const std::string& ns,
+                                          const json& object) {
+  const std::string name = NameOf(object);
+  return Call("update status of", ref, ns, name,
+              {.method = "PUT",
+               .path = ref.Path(ns, name, "status"),
+               .headers = {{"Content-Type", "application/json"}},
+               .body = object.dump()});
+}
+
+absl::StatusOr<json> Client::Patch(const ResourceRef& ref, const std::string& ns,
+                                   const std::string& name, PatchType type, const json& patch,
+                                   const PatchOptions& options) {
+  if (type == PatchType::kApply && options.field_manager.empty()) {
+    return absl::InvalidArgumentError("server-side apply needs a field manager");
+  }
+  const std::string query =
+      Query({{"fieldManager", options.field_manager}, {"force", options.force ? "true" : ""}});
+  return Call("patch", ref, ns, name,
+              {.method = "PATCH",
+               .path = ref.Path(ns, name, options.subresource) + query,
+               .headers = {{"Content-Type", ContentType(type)}},
+               .body = patch.dump()});
+}
+
+absl::Status Client::Delete(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                            const DeleteOptions& options) {
+  json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+  if (!options.propagation.empty()) body["propagationPolicy"] = options.propagation;
+  if (!options.precondition_uid.empty()) body["preconditions"]["uid"] = options.precondition_uid;
+  if (!options.precondition_resource_version.empty()) {
+    body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
+  }
+  return Call("delete", ref, ns, name,
+              {.method = "DELETE",
+               .path = ref.Path(ns, name),
+               .headers = {{"Content-Type", "application/json"}},
+               .body = body.dump()})
+      .status();
+}
+
+absl::StatusOr<json> Client::ReadModifyWrite(const ResourceRef& ref, const std::string& ns,
+                                             const std::string& name,
+                                             const std::function<absl::Status(json&)>& mutate,
+                                             int attempts) {
+  absl::Status last;
+  for (int i = 0; i < std::max(attempts, 1); ++i) {
+    absl::StatusOr<json> current = Get(ref, ns, name);
+    if (!current.ok()) return current.status();
+    if (absl::Status s = mutate(*current); !s.ok()) return s;
+    absl::StatusOr<json> written = Update(ref, ns, *current);
+    if (written.ok() || !IsApiConflict(written.status())) return written;
+    last = written.status();
+  }
+  return last;
+}
+
+absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
+                           const WatchOptions& options,
+                           const std::function<bool(const WatchEvent&)>& handler) {
+  std::string version = options.resource_version;
+  for (int failures = 0;;) {
+    HttpRequest request{
+        .method = "GET",
+        .path =
+            ref.Path(ns) +
+            Query({{"watch", "true"},
+                   {"labelSelector", options.label_selector},
+                   {"fieldSelector", options.field_selector},
+                   {"resourceVersion", version},
+                   {"allowWatchBookmarks", options.allow_bookmarks ? "true" : ""},
+                   {"timeoutSeconds",
+                    options.timeout_seconds > 0 ? std::to_string(options.timeout_seconds) : ""}}),
+        .timeout = options_.timeout};
+    request.headers.emplace_back("Accept", "application/json");
+    request.headers.emplace_back("User-Agent", options_.user_agent);
+    if (absl::Status s = AddCredentials(request); !s.ok()) return s;
+    WaitForToken();
+    std::string buffer;
+    bool stop = false;
+    absl::Status failed;
+    auto on_data = [&](std::string_view data) {
+      buffer.append(data);
+      size_t newline;
+      while ((newline = buffer.find('\n')) != std::string::npos) {
+        const std::string line = buffer.substr(0, newline);
+        buffer.erase(0, newline + 1);
+        if (line.empty()) continue;
+        json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (event.is_discarded() || !event.is_object()) {
+          failed = absl::InternalError(StrCat("cannot watch ", ref.Qualified(),
+                                              ": the server sent an event that is not JSON"));
+          return false;
+        }
+        const std::string type = event.value("type", "");
+        if (type == "ERROR") {
+          ApiStatus api = ApiStatus::FromJson(event.value("object", json::object()))
+                              .value_or(ApiStatus{.code = 500, .message = "watch error"});
+          failed = ApiError("watch", ref, ns, "", api);
+          return false;
+        }
+        WatchEvent e{type, std::move(event["object"])};
+        const std::string rv =
+            e.object.value("/metadata/resourceVersion"_json_pointer, std::string());
+        if (!rv.empty()) version = rv;
+        if (!handler(e)) {
+          stop = true;
+          return false;
+        }
+      }
+      return true;
+    };
+    absl::StatusOr<HttpResponse> response = transport_->Stream(request, on_data);
+    if (stop) return absl::OkStatus();
+    if (!failed.ok()) return failed;
+    if (!response.ok() || (response->status >= 500 || response->status == 429)) {
+      if (++failures > options_.max_retries) {
+        return response.ok()
+                   ? ApiError("watch", ref, ns, "",
+                              ApiStatus::FromJson(json::parse(response->body, nullptr, false))
+                                  .value_or(ApiStatus{.code = response->status}))
+                   : response.status();
+      }
+      std::this_thread::sleep_for(Backoff(failures));
+      continue;
+    }
+    if (response->status >= 300) {
+      ApiStatus api = ApiStatus::FromJson(json::parse(response->body, nullptr, false))
+                          .value_or(ApiStatus{.code = response->status});
+      api.code = response->status;
+      return ApiError("watch", ref, ns, "", api);
+    }
+    failures = 0;  // the server ended the stream: resume from `version`
+  }
+}
+
+}  // namespace canhazgpu::kube

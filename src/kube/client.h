@@ -1,0 +1,178 @@
+// A typed Kubernetes client: the REST verbs on any resource, with client-go's
+// behaviour — rate limits (5 QPS, burst 10 by default), retries with
+// exponential backoff and jitter (idempotent requests on connection errors
+// and 5xx, every request on 429 after its Retry-After), one-line errors
+// from the API's Status, conflict retries for read-modify-write, paginated
+// lists and resumable watches. Objects are JSON documents: what is read is
+// what is written back, fields we do not model included. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kube/api_status.h"
+#include "kube/http_transport.h"
+#include "kube/kubeconfig.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::kube {
+
+// A resource by its REST coordinates.
+struct ResourceRef {
+  std::string group;  // "" for core/v1
+  std::string version;
+  std::string resource;  // plural
+  bool namespaced = true;
+
+  // "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims[/name[/sub]]"
+  std::string Path(const std::string& ns, const std::string& name = "",
+                   const std::string& subresource = "") const;
+  // "resourceclaims.resource.k8s.io" (or "pods"), as messages name it.
+  std::string Qualified() const;
+};
+
+// The resources our programs use.
+inline const ResourceRef kPods{"", "v1", "pods", true};
+inline const ResourceRef kNodes{"", "v1", "nodes", false};
+inline const ResourceRef kNamespaces{"", "v1", "namespaces", false};
+inline const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+inline const ResourceRef kEvents{"", "v1", "events", true};
+inline const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
+inline const ResourceRef kResourceSlices{"resource.k8s.io", "v1", "resourceslices", false};
+inline const ResourceRef kResourceClaims{"resource.k8s.io", "v1", "resourceclaims", true};
+inline const ResourceRef kResourceClaimTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates",
+                                                 true};
+inline const ResourceRef kDeviceClasses{"resource.k8s.io", "v1", "deviceclasses", false};
+
+struct ClientOptions {
+  std::string user_agent = "k8shazgpu";  // "k8shazgpu/<version>"
+  double qps = 5;
+  int burst = 10;
+  std::chrono::milliseconds timeout{30'000};
+  int max_retries = 5;
+  std::chrono::milliseconds backoff_base{100};  // doubled per retry, jittered
+  std::chrono::milliseconds backoff_cap{5'000};
+};
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 0;
+  std::string continue_token;
+  std::string resource_version;
+};
+
+enum class PatchType { kMerge, kJson, kStrategic, kApply };
+
+struct PatchOptions {
+  std::string field_manager;  // required for kApply
+  bool force = false;
+  std::string subresource;  // "status"
+};
+
+struct DeleteOptions {
+  std::string propagation;  // Background, Foreground, Orphan; empty: the server's
+  std::string precondition_uid;
+  std::string precondition_resource_version;
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;  // empty: the current state first, as ADDED
+  bool allow_bookmarks = true;
+  int timeout_seconds = 0;  // per connection; 0: the server's
+};
+
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK
+  nlohmann::json object;
+};
+
+// The Kubernetes reason of an error this client returned ("NotFound",
+// "Conflict", ...), or "" for other errors.
+std::string ReasonOf(const absl::Status& status);
+inline bool IsApiNotFound(const absl::Status& s) { return ReasonOf(s) == "NotFound"; }
+inline bool IsApiAlreadyExists(const absl::Status& s) { return ReasonOf(s) == "AlreadyExists"; }
+inline bool IsApiConflict(const absl::Status& s) { return ReasonOf(s) == "Conflict"; }
+inline bool IsApiGone(const absl::Status& s) {
+  return ReasonOf(s) == "Gone" || ReasonOf(s) == "Expired";
+}
+
+class Client {
+ public:
+  static absl::StatusOr<std::unique_ptr<Client>> Create(RestConfig config,
+                                                        ClientOptions options = {});
+
+  const RestConfig& config() const { return config_; }
+
+  absl::StatusOr<nlohmann::json> Get(const ResourceRef& ref, const std::string& ns,
+                                     const std::string& name);
+  // One page.
+  absl::StatusOr<nlohmann::json> List(const ResourceRef& ref, const std::string& ns,
+                                      const ListOptions& options = {});
+  // Every page (options.limit per page), as one list.
+  absl::StatusOr<nlohmann::json> ListAll(const ResourceRef& ref, const std::string& ns,
+                                         ListOptions options = {});
+  // With metadata.generateName and no name, the server picks the name.
+  absl::StatusOr<nlohmann::json> CreateObject(const ResourceRef& ref, const std::string& ns,
+                                              const nlohmann::json& object);
+  // PUT of `object` (its metadata.name and resourceVersion).
+  absl::StatusOr<nlohmann::json> Update(const ResourceRef& ref, const std::string& ns,
+                                        const nlohmann::json& object);
+  absl::StatusOr<nlohmann::json> UpdateStatus(const ResourceRef& ref, const std::string& ns,
+                                              const nlohmann::json& object);
+  absl::StatusOr<nlohmann::json> Patch(const ResourceRef& ref, const std::string& ns,
+                                       const std::string& name, PatchType type,
+                                       const nlohmann::json& patch,
+                                       const PatchOptions& options = {});
+  absl::Status Delete(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                      const DeleteOptions& options = {});
+  // Reads the object, lets `mutate` change it, writes it with the read
+  // version; on 409 Conflict reads again and repeats (up to `attempts`).
+  absl::StatusOr<nlohmann::json> ReadModifyWrite(
+      const ResourceRef& ref, const std::string& ns, const std::string& name,
+      const std::function<absl::Status(nlohmann::json&)>& mutate, int attempts = 5);
+
+  // Streams events to `handler` until it returns false (then OK). When the
+  // server ends a connection, the watch resumes from the last version seen
+  // (bookmarks included). A version the server no longer has ends it with
+  // an error for which IsApiGone() holds: the caller lists again (Informer
+  // does).
+  absl::Status Watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& options,
+                     const std::function<bool(const WatchEvent&)>& handler);
+
+ private:
+  Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport);
+
+  // One request with rate limiting, credentials and retries; a non-2xx
+  // response becomes the API's error naming `verb` and the object.
+  absl::StatusOr<nlohmann::json> Call(const std::string& verb, const ResourceRef& ref,
+                                      const std::string& ns, const std::string& name,
+                                      HttpRequest request);
+  absl::Status AddCredentials(HttpRequest& request);
+  void WaitForToken();
+  std::chrono::milliseconds Backoff(int attempt);
+
+  RestConfig config_;
+  ClientOptions options_;
+  std::unique_ptr<HttpTransport> transport_;
+  std::mutex mu_;  // the rate limiter and the token file cache
+  double tokens_;
+  std::chrono::steady_clock::time_point refilled_;
+  std::string file_token_;
+  int64_t file_token_mtime_ns_ = -1;
+};
+
+// The error for a failed request: "cannot VERB RESOURCE "NAME" in namespace
+// NS: REASON: MESSAGE", with the absl code matching the HTTP status and the
+// reason attached (ReasonOf).
+absl::Status ApiError(const std::string& verb, const ResourceRef& ref, const std::string& ns,
+                      const std::string& name, const ApiStatus& status);
+
+}  // namespace canhazgpu::kube

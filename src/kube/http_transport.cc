@@ -1,0 +1,186 @@
+#include "kube/http_transport.h"
+
+#include <curl/curl.h>
+
+#include <array>
+#include <mutex>
+
+#include "absl/strings/ascii.h"
+#include "core/strings.h"
+
+namespace canhazgpu::kube {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// What one exchange collects.
+struct Exchange {
+  CURL* curl = nullptr;
+  HttpResponse response;
+  const std::function<bool(std::string_view)>* on_data = nullptr;
+  bool stopped_by_reader = false;
+};
+
+size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  std::string_view line(data, size * count);
+  const size_t colon = line.find(':');
+  if (line.starts_with("HTTP/")) {
+    ex->response.headers.clear();  // a new response (after 100 Continue, say)
+  } else if (colon != std::string_view::npos) {
+    std::string name(line.substr(0, colon));
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.remove_suffix(1);
+    ex->response.headers[absl::AsciiStrToLower(name)] = std::string(value);
+  }
+  return size * count;
+}
+
+size_t OnBody(char* data, size_t size, size_t count, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  const size_t n = size * count;
+  if (ex->on_data != nullptr) {
+    long status = 0;
+    curl_easy_getinfo(ex->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+      if (!(*ex->on_data)(std::string_view(data, n))) {
+        ex->stopped_by_reader = true;
+        return 0;  // aborts the transfer
+      }
+      return n;
+    }
+  }
+  // Bound what is collected: no API response is near 64 MiB.
+  if (ex->response.body.size() + n > (64u << 20)) return 0;
+  ex->response.body.append(data, n);
+  return n;
+}
+
+}  // namespace
+
+struct HttpTransport::Impl {
+  std::string server;
+  RestConfig tls;  // only the TLS fields are used
+  CURLSH* share = nullptr;
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
+
+  static void Lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<Impl*>(user)->locks[static_cast<size_t>(data)].lock();
+  }
+  static void Unlock(CURL*, curl_lock_data data, void* user) {
+    static_cast<Impl*>(user)->locks[static_cast<size_t>(data)].unlock();
+  }
+
+  absl::StatusOr<HttpResponse> Run(const HttpRequest& request,
+                                   const std::function<bool(std::string_view)>* on_data) {
+    CURL* curl = curl_easy_init();
+    if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
+    Exchange ex{.curl = curl, .on_data = on_data};
+    char error[CURL_ERROR_SIZE] = "";
+    const std::string url = server + request.path;
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_SHARE, share);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &ex);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &ex);
+    const long timeout = static_cast<long>(request.timeout.count());
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout);
+    if (on_data == nullptr) curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout);
+    if (request.method == "GET") {
+      curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    } else {
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(request.body.size()));
+    }
+    curl_slist* headers = nullptr;
+    for (const auto& [name, value] : request.headers) {
+      headers = curl_slist_append(headers, StrCat(name, ": ", value).c_str());
+    }
+    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    if (!tls.ca_pem.empty()) {
+      curl_blob ca{const_cast<char*>(tls.ca_pem.data()), tls.ca_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
+    }
+    if (!tls.client_cert_pem.empty()) {
+      curl_blob cert{const_cast<char*>(tls.client_cert_pem.data()), tls.client_cert_pem.size(),
+                     CURL_BLOB_COPY};
+      curl_blob key{const_cast<char*>(tls.client_key_pem.data()), tls.client_key_pem.size(),
+                    CURL_BLOB_COPY};
+      curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
+      curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key);
+      curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (tls.insecure_skip_tls_verify) {
+      curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    const CURLcode code = curl_easy_perform(curl);
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    ex.response.status = static_cast<int>(status);
+    if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && ex.stopped_by_reader)) {
+      return std::move(ex.response);
+    }
+    const std::string why = error[0] != '\0' ? error : curl_easy_strerror(code);
+    const std::string what = StrCat(request.method, " ", url, ": ", why);
+    if (code == CURLE_OPERATION_TIMEDOUT) return absl::DeadlineExceededError(what);
+    // A stream the server cut short after a response began still returns
+    // what it got; the caller resumes.
+    if (status >= 200 && on_data != nullptr) return std::move(ex.response);
+    return absl::UnavailableError(what);
+  }
+};
+
+HttpTransport::HttpTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpTransport::~HttpTransport() {
+  if (impl_ && impl_->share) curl_share_cleanup(impl_->share);
+}
+
+absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config) {
+  GlobalInit();
+  if (!config.server.starts_with("https://") && !config.server.starts_with("http://")) {
+    return absl::InvalidArgumentError(
+        StrCat("server \"", config.server, "\" is not an http:// or https:// URL"));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->server = config.server;
+  impl->tls.ca_pem = config.ca_pem;
+  impl->tls.client_cert_pem = config.client_cert_pem;
+  impl->tls.client_key_pem = config.client_key_pem;
+  impl->tls.insecure_skip_tls_verify = config.insecure_skip_tls_verify;
+  impl->share = curl_share_init();
+  curl_share_setopt(impl->share, CURLSHOPT_LOCKFUNC, &Impl::Lock);
+  curl_share_setopt(impl->share, CURLSHOPT_UNLOCKFUNC, &Impl::Unlock);
+  curl_share_setopt(impl->share, CURLSHOPT_USERDATA, impl.get());
+  curl_share_setopt(impl->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_share_setopt(impl->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(impl->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  return std::unique_ptr<HttpTransport>(new HttpTransport(std::move(impl)));
+}
+
+absl::StatusOr<HttpResponse> HttpTransport::Do(const HttpRequest& request) {
+  return impl_->Run(request, nullptr);
+}
+
+absl::StatusOr<HttpResponse> HttpTransport::Stream(
+    const HttpRequest& request, const std::function<bool(std::string_view)>& on_data) {
+  return impl_->Run(request, &on_data);
+}
+
+}  // namespace canhazgpu::kube

@@ -1,0 +1,334 @@
+// The kube client against the simulated API server, over real HTTP on
+// loopback, and against small scripted servers for the failure paths.
+#include "kube/client.h"
+
+#include <atomic>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "kubesim/api_server.h"
+
+namespace canhazgpu::kube {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// A simulated API server on a free loopback port, for one test.
+class Sim {
+ public:
+  explicit Sim(kubesim::ApiServerOptions options = {}) : server_(store_, std::move(options)) {
+    port_ = server_.Bind("127.0.0.1", 0).value();
+    thread_ = std::thread([this] { server_.Serve(); });
+  }
+  ~Sim() {
+    server_.Stop();
+    thread_.join();
+  }
+  RestConfig Config(const std::string& token = "") const {
+    RestConfig c;
+    c.server = "http://127.0.0.1:" + std::to_string(port_);
+    c.token = token;
+    return c;
+  }
+  kubesim::ObjectStore& store() { return store_; }
+
+ private:
+  kubesim::ObjectStore store_{1000};
+  kubesim::ApiServer server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// A server whose handler the test writes, for answers the simulator does
+// not give (429 then 200, a stall).
+class Scripted {
+ public:
+  explicit Scripted(httplib::Server::Handler handler) {
+    server_.Get(".*", handler);
+    server_.Post(".*", handler);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~Scripted() {
+    server_.stop();
+    thread_.join();
+  }
+  RestConfig Config() const {
+    RestConfig c;
+    c.server = "http://127.0.0.1:" + std::to_string(port_);
+    return c;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+std::unique_ptr<Client> Connect(const RestConfig& config, ClientOptions options = {}) {
+  options.backoff_base = std::chrono::milliseconds(1);
+  options.qps = 1000;
+  options.burst = 1000;
+  auto client = Client::Create(config, options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *std::move(client);
+}
+
+json ConfigMap(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"labels", {{"app", "test"}}}}},
+          {"data", {{"k", "v"}}}};
+}
+
+TEST(KubeClientTest, CreateGetUpdateAndConflicts) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMap("a"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_FALSE((*created)["metadata"]["uid"].get<std::string>().empty());
+
+  absl::StatusOr<json> again = client->CreateObject(kConfigMaps, "default", ConfigMap("a"));
+  EXPECT_TRUE(IsApiAlreadyExists(again.status())) << again.status();
+  EXPECT_EQ(again.status().message(),
+            "cannot create configmaps \"a\" in namespace default: already exists: configmaps "
+            "\"a\" already exists");
+
+  json stale = *created;
+  json changed = *created;
+  changed["data"]["k"] = "v2";
+  ASSERT_TRUE(client->Update(kConfigMaps, "default", changed).ok());
+  absl::StatusOr<json> conflict = client->Update(kConfigMaps, "default", stale);
+  EXPECT_TRUE(IsApiConflict(conflict.status())) << conflict.status();
+  EXPECT_EQ(conflict.status().code(), absl::StatusCode::kAborted);
+
+  absl::StatusOr<json> missing = client->Get(kConfigMaps, "default", "nope");
+  EXPECT_TRUE(IsApiNotFound(missing.status()));
+  EXPECT_EQ(missing.status().message(),
+            "cannot get configmaps \"nope\" in namespace default: not found: configmaps \"nope\" "
+            "not found");
+
+  absl::StatusOr<json> generated =
+      client->CreateObject(kConfigMaps, "default", {{"metadata", {{"generateName", "gen-"}}}});
+  ASSERT_TRUE(generated.ok()) << generated.status();
+  EXPECT_THAT((*generated)["metadata"]["name"].get<std::string>(), ::testing::StartsWith("gen-"));
+}
+
+TEST(KubeClientTest, ReadModifyWriteRetriesAConflict) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("rmw")).ok());
+  int calls = 0;
+  absl::StatusOr<json> out =
+      client->ReadModifyWrite(kConfigMaps, "default", "rmw", [&](json& object) {
+        if (++calls == 1) {
+          // Someone else writes between our read and our write.
+          json other = client->Get(kConfigMaps, "default", "rmw").value();
+          other["data"]["other"] = "x";
+          EXPECT_TRUE(client->Update(kConfigMaps, "default", other).ok());
+        }
+        object["data"]["mine"] = "y";
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ((*out)["data"]["other"], "x") << "the second attempt read the other write";
+  EXPECT_EQ((*out)["data"]["mine"], "y");
+}
+
+TEST(KubeClientTest, FieldsWeDoNotModelSurviveAnUpdate) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}}},
+              {"spec",
+               {{"containers", {{{"name", "c"}, {"image", "i"}, {"stdin", true}}}},
+                {"hostIPC", true},
+                {"resourceClaims", {{{"name", "gpu"}, {"resourceClaimName", "claim"}}}}}}};
+  ASSERT_TRUE(client->CreateObject(kPods, "default", pod).ok());
+  absl::StatusOr<json> out = client->ReadModifyWrite(kPods, "default", "p", [](json& object) {
+    object["metadata"]["labels"]["seen"] = "yes";
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)["spec"]["hostIPC"], true);
+  EXPECT_EQ((*out)["spec"]["containers"][0]["stdin"], true);
+  EXPECT_EQ((*out)["spec"]["resourceClaims"], pod["spec"]["resourceClaims"]);
+}
+
+TEST(KubeClientTest, ListAllFollowsContinueTokensAndSelectors) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  for (int i = 0; i < 5; ++i) {
+    json cm = ConfigMap("cm" + std::to_string(i));
+    cm["metadata"]["labels"]["parity"] = i % 2 ? "odd" : "even";
+    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", cm).ok());
+  }
+  absl::StatusOr<json> all = client->ListAll(kConfigMaps, "default", {.limit = 2});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ((*all)["items"].size(), 5u);
+  EXPECT_FALSE((*all)["metadata"].contains("continue"));
+  absl::StatusOr<json> even =
+      client->ListAll(kConfigMaps, "default", {.label_selector = "parity=even"});
+  EXPECT_EQ((*even)["items"].size(), 3u);
+  absl::StatusOr<json> named =
+      client->List(kConfigMaps, "default", {.field_selector = "metadata.name=cm4"});
+  ASSERT_EQ((*named)["items"].size(), 1u);
+}
+
+TEST(KubeClientTest, PatchesAndDeletePreconditions) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMap("p"));
+  ASSERT_TRUE(created.ok());
+  absl::StatusOr<json> merged = client->Patch(kConfigMaps, "default", "p", PatchType::kMerge,
+                                              {{"data", {{"k", nullptr}, {"n", "1"}}}});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ((*merged)["data"], json({{"n", "1"}}));
+  absl::StatusOr<json> patched =
+      client->Patch(kConfigMaps, "default", "p", PatchType::kJson,
+                    json::parse(R"([{"op":"add","path":"/data/m","value":"2"}])"));
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  EXPECT_EQ((*patched)["data"]["m"], "2");
+  absl::StatusOr<json> applied =
+      client->Patch(kConfigMaps, "default", "applied", PatchType::kApply, ConfigMap("applied"),
+                    {.field_manager = "k8shazgpu"});
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ((*applied)["metadata"]["managedFields"][0]["manager"], "k8shazgpu");
+  EXPECT_FALSE(
+      client->Patch(kConfigMaps, "default", "x", PatchType::kApply, ConfigMap("x"), {}).ok());
+
+  absl::Status wrong =
+      client->Delete(kConfigMaps, "default", "p", {.precondition_uid = "not-the-uid"});
+  EXPECT_TRUE(IsApiConflict(wrong)) << wrong;
+  EXPECT_TRUE(
+      client
+          ->Delete(kConfigMaps, "default", "p", {.precondition_uid = (*created)["metadata"]["uid"]})
+          .ok());
+  EXPECT_TRUE(IsApiNotFound(client->Get(kConfigMaps, "default", "p").status()));
+}
+
+TEST(KubeClientTest, AuthenticationAndAuthorizationErrorsSayWhat) {
+  Sim sim({.token = "secret", .deny = {"create:resourceclaims"}});
+  auto anonymous = Connect(sim.Config());
+  absl::StatusOr<json> denied = anonymous->Get(kConfigMaps, "default", "x");
+  EXPECT_EQ(denied.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(denied.status().message(), HasSubstr("unauthorized"));
+
+  auto client = Connect(sim.Config("secret"));
+  json claim = {
+      {"metadata", {{"name", "c"}}},
+      {"spec",
+       {{"devices",
+         {{"requests", {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.example"}}}}}}}}}}};
+  absl::StatusOr<json> forbidden = client->CreateObject(kResourceClaims, "default", claim);
+  EXPECT_EQ(forbidden.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(forbidden.status().message(),
+              HasSubstr("cannot create resourceclaims.resource.k8s.io \"c\" in namespace "
+                        "default: forbidden: resourceclaims.resource.k8s.io is forbidden"));
+  EXPECT_EQ(client->Get(kResourceClaims, "default", "c").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(KubeClientTest, InvalidObjectsCarryTheServersCauses) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  json slice = {{"metadata", {{"name", "s"}}},
+                {"spec",
+                 {{"driver", "gpu.example"},
+                  {"nodeName", "n"},
+                  {"pool", {{"name", "n"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                  {"devices", {{{"name", "BAD"}}}}}}};
+  absl::StatusOr<json> out = client->CreateObject(kResourceSlices, "", slice);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReasonOf(out.status()), "Invalid");
+  EXPECT_THAT(out.status().message(), HasSubstr("spec.devices[0].name: Invalid value: \"BAD\""));
+}
+
+TEST(KubeClientTest, WatchDeliversEventsAndEndsWithGoneWhenTooOld) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  absl::StatusOr<json> list = client->List(kConfigMaps, "default");
+  const std::string rv = (*list)["metadata"]["resourceVersion"];
+  std::vector<std::string> seen;
+  std::thread writer([&] {
+    // The watch may not be open yet; the events wait in the window for it.
+    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("w")).ok());
+    ASSERT_TRUE(client->Delete(kConfigMaps, "default", "w").ok());
+  });
+  absl::Status watched =
+      client->Watch(kConfigMaps, "default", {.resource_version = rv}, [&](const WatchEvent& e) {
+        if (e.type == "BOOKMARK") return true;
+        seen.push_back(e.type + " " + e.object["metadata"]["name"].get<std::string>());
+        return e.type != "DELETED";
+      });
+  writer.join();
+  EXPECT_TRUE(watched.ok()) << watched;
+  EXPECT_THAT(seen, ::testing::ElementsAre("ADDED w", "DELETED w"));
+
+  sim.store().set_event_window(1);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        client->CreateObject(kConfigMaps, "default", ConfigMap("g" + std::to_string(i))).ok());
+  }
+  absl::Status gone = client->Watch(kConfigMaps, "default", {.resource_version = rv},
+                                    [](const WatchEvent&) { return true; });
+  EXPECT_TRUE(IsApiGone(gone)) << gone;
+}
+
+TEST(KubeClientTest, RetriesTooManyRequestsAndServerErrors) {
+  std::atomic<int> requests{0};
+  Scripted server([&](const httplib::Request&, httplib::Response& res) {
+    const int n = ++requests;
+    if (n == 1) {
+      res.status = 429;
+      res.set_header("Retry-After", "1");
+      res.set_content(R"({"kind":"Status","code":429,"reason":"TooManyRequests"})",
+                      "application/json");
+    } else if (n == 2) {
+      res.status = 503;
+      res.set_content("{}", "application/json");
+    } else {
+      res.set_content(R"({"kind":"ConfigMap","metadata":{"name":"x"}})", "application/json");
+    }
+  });
+  auto client = Connect(server.Config());
+  absl::StatusOr<json> got = client->Get(kConfigMaps, "default", "x");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(requests, 3);
+
+  // A create is not repeated after a 503: it may have happened.
+  requests = 1;
+  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMap("x"));
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(requests, 2);
+}
+
+TEST(KubeClientTest, StalledServerAndRefusedConnectionAreBoundedErrors) {
+  std::atomic<bool> release{false};
+  Scripted stalled([&](const httplib::Request&, httplib::Response& res) {
+    for (int i = 0; i < 500 && !release; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    res.set_content("{}", "application/json");
+  });
+  auto client =
+      Connect(stalled.Config(), {.timeout = std::chrono::milliseconds(200), .max_retries = 0});
+  absl::StatusOr<json> got = client->Get(kConfigMaps, "default", "x");
+  release = true;
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("cannot get configmaps \"x\""));
+
+  RestConfig nowhere;
+  nowhere.server = "http://127.0.0.1:1";
+  auto refused = Connect(nowhere, {.max_retries = 1});
+  absl::StatusOr<json> none = refused->Get(kConfigMaps, "default", "x");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(none.status().message(), HasSubstr("cannot get configmaps \"x\""));
+}
+
+}  // namespace
+}  // namespace canhazgpu::kube
