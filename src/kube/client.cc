@@ -428,10 +428,12 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
                    {"allowWatchBookmarks", options.allow_bookmarks ? "true" : ""},
                    {"timeoutSeconds",
                     options.timeout_seconds > 0 ? std::to_string(options.timeout_seconds) : ""}}),
-        .timeout = options_.timeout};
+        .timeout = options_.timeout,
+        .cancel = options.cancel};
     request.headers.emplace_back("Accept", "application/json");
     request.headers.emplace_back("User-Agent", options_.user_agent);
     if (absl::Status s = AddCredentials(request); !s.ok()) return s;
+    if (options.cancel != nullptr && options.cancel->load()) return absl::OkStatus();
     WaitForToken();
     std::string buffer;
     bool stop = false;
@@ -468,7 +470,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
       return true;
     };
     absl::StatusOr<HttpResponse> response = transport_->Stream(request, on_data);
-    if (stop) return absl::OkStatus();
+    if (stop || (options.cancel != nullptr && options.cancel->load())) return absl::OkStatus();
     if (!failed.ok()) return failed;
     if (!response.ok() || (response->status >= 500 || response->status == 429)) {
       if (++failures > options_.max_retries) {

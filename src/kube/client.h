@@ -7,6 +7,7 @@
 // what is written back, fields we do not model included. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -87,6 +88,8 @@ struct WatchOptions {
   std::string resource_version;  // empty: the current state first, as ADDED
   bool allow_bookmarks = true;
   int timeout_seconds = 0;  // per connection; 0: the server's
+  // Ends the watch (OK) within about a second of turning true.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct WatchEvent {

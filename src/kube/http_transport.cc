@@ -61,6 +61,11 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
   return n;
 }
 
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto* cancel = static_cast<const std::atomic<bool>*>(user);
+  return cancel->load() ? 1 : 0;  // non-zero aborts the transfer
+}
+
 }  // namespace
 
 struct HttpTransport::Impl {
@@ -95,6 +100,11 @@ struct HttpTransport::Impl {
     const long timeout = static_cast<long>(request.timeout.count());
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout);
     if (on_data == nullptr) curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout);
+    if (request.cancel != nullptr) {
+      curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
+      curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
+    }
     if (request.method == "GET") {
       curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     } else {
@@ -139,6 +149,7 @@ struct HttpTransport::Impl {
     const std::string why = error[0] != '\0' ? error : curl_easy_strerror(code);
     const std::string what = StrCat(request.method, " ", url, ": ", why);
     if (code == CURLE_OPERATION_TIMEDOUT) return absl::DeadlineExceededError(what);
+    if (code == CURLE_ABORTED_BY_CALLBACK) return absl::CancelledError(what);
     // A stream the server cut short after a response began still returns
     // what it got; the caller resumes.
     if (status >= 200 && on_data != nullptr) return std::move(ex.response);

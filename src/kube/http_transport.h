@@ -4,6 +4,7 @@
 // every request, and streamed bodies for watches and logs. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -25,6 +26,9 @@ struct HttpRequest {
   // The whole exchange for Do(); for Stream(), only connecting and the
   // response headers (a watch may then run as long as the server keeps it).
   std::chrono::milliseconds timeout{30'000};
+  // When set and it turns true, the exchange ends within about a second
+  // (Cancelled); lets a quiet watch stop promptly.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct HttpResponse {

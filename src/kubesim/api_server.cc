@@ -141,6 +141,11 @@ void ApiServer::Serve() {
   if (server_ && !stopping_) server_->listen_after_bind();
 }
 
+void ApiServer::DropWatches() {
+  ++watch_epoch_;
+  store_.WakeWatchers();
+}
+
 void ApiServer::Stop() {
   stopping_ = true;
   store_.WakeWatchers();
@@ -424,6 +429,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     auto state =
         std::make_shared<std::pair<int64_t, std::vector<WatchEvent>>>(after, std::move(initial));
     auto last_bookmark = std::make_shared<Clock::time_point>(Clock::now());
+    const int epoch = watch_epoch_;
     // cpp-httplib gzips a response when the client accepts it (Go's client
     // always does) and its compressor holds data until the end: a watch would
     // deliver nothing until it closed. The request object is the server's own
@@ -431,7 +437,8 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
     res.status = 200;
     res.set_chunked_content_provider(kJson, [this, state, watched, ns, options, bookmarks, deadline,
-                                             last_bookmark](size_t, httplib::DataSink& sink) {
+                                             last_bookmark,
+                                             epoch](size_t, httplib::DataSink& sink) {
       auto send = [&](const json& event) {
         const std::string line = event.dump() + "\n";
         return sink.write(line.data(), line.size());
@@ -440,7 +447,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
         if (!send({{"type", e.type}, {"object", e.object}})) return false;
       }
       state->second.clear();
-      if (stopping_ || Clock::now() >= deadline) {
+      if (stopping_ || watch_epoch_ != epoch || Clock::now() >= deadline) {
         sink.done();
         return true;
       }

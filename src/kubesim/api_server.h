@@ -47,6 +47,9 @@ class ApiServer {
   void Serve();
   void Stop();
 
+  // Fault injection: ends every open watch stream now (clients resume).
+  void DropWatches();
+
  private:
   void Handle(const httplib::Request& req, httplib::Response& res);
 
@@ -54,6 +57,7 @@ class ApiServer {
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
   std::atomic<bool> stopping_{false};
+  std::atomic<int> watch_epoch_{0};
 };
 
 }  // namespace canhazgpu::kubesim

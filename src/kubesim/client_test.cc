@@ -2,12 +2,15 @@
 // loopback, and against small scripted servers for the failure paths.
 #include "kube/client.h"
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "kube/informer.h"
 #include "kubesim/api_server.h"
 
 namespace canhazgpu::kube {
@@ -34,6 +37,7 @@ class Sim {
     return c;
   }
   kubesim::ObjectStore& store() { return store_; }
+  void DropWatches() { server_.DropWatches(); }
 
  private:
   kubesim::ObjectStore store_{1000};
@@ -328,6 +332,102 @@ TEST(KubeClientTest, StalledServerAndRefusedConnectionAreBoundedErrors) {
   absl::StatusOr<json> none = refused->Get(kConfigMaps, "default", "x");
   EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(none.status().message(), HasSubstr("cannot get configmaps \"x\""));
+}
+
+// What an informer's handlers heard, in order.
+struct Heard {
+  std::mutex mu;
+  std::vector<std::string> events;
+  void Add(const std::string& e) {
+    std::lock_guard lock(mu);
+    events.push_back(e);
+  }
+  bool Has(const std::string& e) {
+    std::lock_guard lock(mu);
+    return std::find(events.begin(), events.end(), e) != events.end();
+  }
+};
+
+InformerHandlers Record(Heard& heard, std::function<void(const json&)> on_add_hook = nullptr) {
+  return {.on_add =
+              [&heard, on_add_hook](const json& o) {
+                if (on_add_hook) on_add_hook(o);
+                heard.Add("add " + o["metadata"]["name"].get<std::string>());
+              },
+          .on_update =
+              [&heard](const json&, const json& o) {
+                heard.Add("update " + o["metadata"]["name"].get<std::string>());
+              },
+          .on_delete =
+              [&heard](const json& o) {
+                heard.Add("delete " + o["metadata"]["name"].get<std::string>());
+              }};
+}
+
+bool Eventually(const std::function<bool()>& condition) {
+  for (int i = 0; i < 2000; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(KubeInformerTest, ListsThenFollowsEveryChange) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  for (const char* name : {"a", "b"}) {
+    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap(name)).ok());
+  }
+  Heard heard;
+  Informer informer(*client, kConfigMaps, "default", {}, Record(heard));
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
+  EXPECT_EQ(informer.size(), 2u);
+  EXPECT_TRUE(heard.Has("add a"));
+
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("c")).ok());
+  ASSERT_TRUE(
+      client->Patch(kConfigMaps, "default", "a", PatchType::kMerge, {{"data", {{"x", "1"}}}}).ok());
+  ASSERT_TRUE(client->Delete(kConfigMaps, "default", "b").ok());
+  EXPECT_TRUE(Eventually([&] { return heard.Has("delete b"); }));
+  EXPECT_TRUE(heard.Has("add c"));
+  EXPECT_TRUE(heard.Has("update a"));
+  EXPECT_EQ(informer.Get("default", "a").value()["data"]["x"], "1");
+  EXPECT_FALSE(informer.Get("default", "b").has_value());
+  EXPECT_EQ(informer.lists(), 1);
+  informer.Stop();
+}
+
+// The watch is cut while the informer is busy and the server's window moves
+// past it: it lists again, and the difference reaches the handlers.
+TEST(KubeInformerTest, RelistsAfterGoneAndMissesNothing) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("old")).ok());
+  std::atomic<bool> release{false};
+  Heard heard;
+  Informer informer(*client, kConfigMaps, "default", {}, Record(heard, [&](const json& o) {
+    if (o["metadata"]["name"] == "block") {
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }));
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("block")).ok());
+  // The informer now sits in the handler of `block` (the cache has it).
+  ASSERT_TRUE(Eventually([&] { return informer.Get("default", "block").has_value(); }));
+  sim.DropWatches();
+  sim.store().set_event_window(1);
+  for (const char* name : {"n1", "n2", "n3"}) {
+    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap(name)).ok());
+  }
+  ASSERT_TRUE(client->Delete(kConfigMaps, "default", "old").ok());
+  release = true;
+  EXPECT_TRUE(Eventually([&] { return heard.Has("delete old") && heard.Has("add n3"); }));
+  EXPECT_TRUE(heard.Has("add n1"));
+  EXPECT_GE(informer.lists(), 2);
+  EXPECT_EQ(informer.size(), 4u);  // block, n1, n2, n3
+  informer.Stop();
 }
 
 }  // namespace
