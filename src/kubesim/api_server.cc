@@ -124,6 +124,9 @@ absl::StatusOr<int> ApiServer::Bind(const std::string& host, int port) {
   }
   // Watches hold a connection each; a pool of 8 would starve.
   server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  // Headers and body go out in two writes; with Nagle's algorithm the second
+  // waits for the client's delayed ACK, 40 ms a request.
+  server_->set_tcp_nodelay(true);
   server_->set_payload_max_length(3 << 20);  // etcd's request limit, as the real server
   auto handler = [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); };
   server_->Get(".*", handler);
