@@ -62,7 +62,9 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(const std::string& text) {
       if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')') {
         return Bad("expected a (value, ...) list", term);
       }
-      for (std::string_view v : Split(rest.substr(1, rest.size() - 2), ',')) {
+      // Split returns views into its argument: keep the list alive.
+      const std::string inside = rest.substr(1, rest.size() - 2);
+      for (std::string_view v : Split(inside, ',')) {
         r.values.push_back(Trim(v));
       }
       return absl::OkStatus();

@@ -133,7 +133,8 @@ int ApiServerMain(const std::vector<std::string>& args) {
                                       std::lock_guard lock(log_mu);
                                       std::cerr << line << "\n";
                                     }};
-  for (std::string_view rule : Split(value("deny"), ',', /*skip_empty=*/true)) {
+  const std::string deny = value("deny");  // Split returns views into it
+  for (std::string_view rule : Split(deny, ',', /*skip_empty=*/true)) {
     options.deny.emplace_back(rule);
   }
   kubesim::ApiServer server(store, options);
