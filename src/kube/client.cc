@@ -412,6 +412,30 @@ absl::StatusOr<json> Client::ReadModifyWrite(const ResourceRef& ref, const std::
   return last;
 }
 
+absl::Status Client::CheckDraApi() {
+  const ResourceRef group{"resource.k8s.io", "", "", false};
+  absl::StatusOr<json> found =
+      Call("discover", group, "", "", {.method = "GET", .path = "/apis/resource.k8s.io"});
+  std::vector<std::string> versions;
+  if (found.ok()) {
+    for (const json& v : found->value("versions", json::array())) {
+      if (v.is_object() && v.contains("version") && v["version"].is_string()) {
+        versions.push_back(v["version"]);
+      }
+    }
+  } else if (!IsApiNotFound(found.status())) {
+    return found.status();
+  }
+  if (std::find(versions.begin(), versions.end(), "v1") != versions.end()) return absl::OkStatus();
+  std::string served;
+  for (const std::string& v : versions) served += StrCat(served.empty() ? "" : ", ", v);
+  return absl::FailedPreconditionError(
+      StrCat("the cluster at ", config_.server,
+             " does not serve resource.k8s.io/v1, which Dynamic Resource Allocation needs "
+             "(Kubernetes 1.34 or newer); it serves ",
+             served.empty() ? "no version of resource.k8s.io" : "resource.k8s.io " + served));
+}
+
 absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
                            const WatchOptions& options,
                            const std::function<bool(const WatchEvent&)>& handler) {

@@ -142,6 +142,11 @@ class Client {
       const ResourceRef& ref, const std::string& ns, const std::string& name,
       const std::function<absl::Status(nlohmann::json&)>& mutate, int attempts = 5);
 
+  // OK when the server serves resource.k8s.io/v1 (Kubernetes 1.34 or newer);
+  // otherwise FailedPrecondition in one line naming the server and the
+  // versions it does serve.
+  absl::Status CheckDraApi();
+
   // Streams events to `handler` until it returns false (then OK). When the
   // server ends a connection, the watch resumes from the last version seen
   // (bookmarks included). A version the server no longer has ends it with

@@ -284,6 +284,30 @@ TEST(KubeClientTest, WatchDeliversEventsAndEndsWithGoneWhenTooOld) {
   EXPECT_TRUE(IsApiGone(gone)) << gone;
 }
 
+TEST(KubeClientTest, ClustersWithoutResourceV1AreToldInOneLine) {
+  Sim sim;
+  EXPECT_TRUE(Connect(sim.Config())->CheckDraApi().ok());
+
+  Scripted old([](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/apis/resource.k8s.io") {
+      res.set_content(
+          R"({"kind":"APIGroup","name":"resource.k8s.io","versions":[{"groupVersion":"resource.k8s.io/v1beta1","version":"v1beta1"}]})",
+          "application/json");
+    }
+  });
+  absl::Status status = Connect(old.Config())->CheckDraApi();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("does not serve resource.k8s.io/v1"));
+  EXPECT_THAT(status.message(), HasSubstr("it serves resource.k8s.io v1beta1"));
+
+  Scripted none([](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    res.set_content(R"({"kind":"Status","code":404,"reason":"NotFound"})", "application/json");
+  });
+  status = Connect(none.Config())->CheckDraApi();
+  EXPECT_THAT(status.message(), HasSubstr("it serves no version of resource.k8s.io"));
+}
+
 TEST(KubeClientTest, RetriesTooManyRequestsAndServerErrors) {
   std::atomic<int> requests{0};
   Scripted server([&](const httplib::Request&, httplib::Response& res) {
