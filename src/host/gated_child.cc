@@ -248,9 +248,9 @@ void GatedChild::Abort() {
 
 void GatedChild::SignalJob(int sig) const {
   // cgroup.kill reaches every process of the job at once, also one forked
-  // while a scan reads the cgroup. The group and the descendants are still
-  // signalled: a process of the job that could move itself to another cgroup
-  // has not escaped the subreaper.
+  // while a scan would read the cgroup. The group and the descendants are
+  // still signalled: a process of the job that moved itself to another
+  // cgroup (it needs write access there) is still our descendant.
   const bool cgroup_killed = sig == SIGKILL && cgroup_ && cgroup_->Kill();
   kill(-static_cast<pid_t>(pid_), sig);
   // Processes that left the group are still our descendants (we are their
