@@ -60,6 +60,7 @@ Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& 
                 .start = now,
                 .process = request.process,
                 .wrapper = request.wrapper,
+                .job_cgroup = request.job_cgroup,
                 .note = request.note,
                 .command = request.command};
   r.forced_over = std::move(forced_over);

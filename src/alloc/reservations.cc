@@ -21,7 +21,10 @@ bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason
     // The job's processes tell, not the wrapper: a stopped (SIGSTOP) wrapper
     // whose job has exited must not hold the GPUs, and a SIGKILLed one must
     // not release a job whose processes still run (docs/jobs.md).
-    host::JobIdentity job{.leader = *r.process, .wrapper = r.wrapper, .processes = r.job_processes};
+    host::JobIdentity job{.leader = *r.process,
+                          .wrapper = r.wrapper,
+                          .processes = r.job_processes,
+                          .cgroup = r.job_cgroup};
     if (!machine.processes.JobAlive(job)) {
       *reason = ReleaseReason::kJobExited;
       return true;

@@ -52,9 +52,10 @@ struct ReserveRequest {
   std::vector<int> ids;
   bool force = false;
   ReservationKind kind = ReservationKind::kManual;
-  std::optional<Duration> duration;   // manual
-  std::optional<ProcessRef> process;  // run: the job's leader
-  std::optional<ProcessRef> wrapper;  // run: the `canhazgpu run` watching it
+  std::optional<Duration> duration;       // manual
+  std::optional<ProcessRef> process;      // run: the job's leader
+  std::optional<ProcessRef> wrapper;      // run: the `canhazgpu run` watching it
+  std::optional<std::string> job_cgroup;  // run: the job's own cgroup, if any
   std::string note;
   std::string command;
   // GPUs that are what the request asks for (dra::SelectHostGpus), ascending;

@@ -130,6 +130,43 @@ TEST_F(ReservationsTest, RecordedProcessOutsideTheGroupKeepsTheJobAlive) {
   EXPECT_EQ(Status()[0].state, GpuState::kAvailable) << "pid 600 now names another process";
 }
 
+// Issue 14: the job runs in a cgroup of its own. Its daemon escaped before
+// the wrapper could record it, and the wrapper was SIGKILLed: the cgroup
+// still holds the daemon, so the GPU stays reserved until it is empty.
+TEST_F(ReservationsTest, PopulatedCgroupKeepsTheJobAlive) {
+  ProcessRef job{500, 77}, wrapper{499, 76};
+  const std::string cgroup = "/sys/fs/cgroup/canhazgpu-job-500-77";
+  ASSERT_TRUE(Reserve(alice_, {.count = 1,
+                               .kind = ReservationKind::kRun,
+                               .process = job,
+                               .wrapper = wrapper,
+                               .job_cgroup = cgroup})
+                  .ok());
+  table_.Remove(500);
+  table_.SetCgroup(cgroup, true);
+  EXPECT_EQ(Status()[0].state, GpuState::kInUse) << "neither the job nor its wrapper runs";
+  table_.SetCgroup(cgroup, false);
+  EXPECT_EQ(Status()[0].state, GpuState::kAvailable);
+}
+
+// A cgroup not named after the job (a damaged or doctored state file) is not
+// read: it cannot keep the GPU; nor can a cgroup that cannot be read.
+TEST_F(ReservationsTest, CgroupOfAnotherJobOrUnreadableDoesNotKeepTheJobAlive) {
+  ProcessRef job{500, 77};
+  table_.Remove(500);
+  for (const char* cgroup : {"/sys/fs/cgroup", "/sys/fs/cgroup/canhazgpu-job-500-78",
+                             "/sys/fs/cgroup/canhazgpu-job-500-77"}) {
+    ASSERT_TRUE(
+        Reserve(alice_,
+                {.count = 1, .kind = ReservationKind::kRun, .process = job, .job_cgroup = cgroup})
+            .ok());
+    if (std::string_view(cgroup) != "/sys/fs/cgroup/canhazgpu-job-500-77") {
+      table_.SetCgroup(cgroup, true);
+    }
+    EXPECT_EQ(Status()[0].state, GpuState::kAvailable) << cgroup;
+  }
+}
+
 // While the wrapper runs, an orphan of the job (re-parented to the wrapper,
 // its subreaper) keeps the job alive even before it was recorded.
 TEST_F(ReservationsTest, WrappersChildKeepsTheJobAliveBeforeItIsRecorded) {

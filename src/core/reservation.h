@@ -62,6 +62,9 @@ struct Reservation {
   // (setsid daemons, setpgid workers), as the wrapper last found them among
   // its descendants. The job also lives while any of these does.
   std::vector<ProcessRef> job_processes;
+  // run reservations: the job's own cgroup v2 directory, where the host
+  // offered one (docs/jobs.md). The job also lives while it has a process.
+  std::optional<std::string> job_cgroup;
   // A forced reservation over unreserved use by other users' processes (root
   // only): those users, comma-separated; empty otherwise.
   std::string forced_over;

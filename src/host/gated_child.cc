@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "host/signals.h"
 
@@ -116,7 +118,9 @@ GatedChild::GatedChild(GatedChild&& other) noexcept
       old_mask_(other.old_mask_),
       mask_changed_(other.mask_changed_),
       reaped_(other.reaped_),
-      tty_fd_(other.tty_fd_) {
+      tty_fd_(other.tty_fd_),
+      cgroup_(std::move(other.cgroup_)) {
+  other.cgroup_.reset();
   other.tty_fd_ = -1;
   other.pid_ = -1;
   other.gate_fd_ = other.error_fd_ = -1;
@@ -126,6 +130,7 @@ GatedChild::GatedChild(GatedChild&& other) noexcept
 
 GatedChild::~GatedChild() {
   if (pid_ > 0 && !reaped_) Abort();
+  RemoveCgroup();
   GiveTerminalBack();
   CloseFds();
   RestoreSignals();
@@ -188,6 +193,20 @@ absl::StatusOr<GatedChild> GatedChild::Fork(std::vector<std::string> argv) {
   return child;
 }
 
+absl::StatusOr<std::string> GatedChild::EnterCgroup(uint64_t start_ticks) {
+  ASSIGN_OR_RETURN(std::string parent, OwnCgroupDirectory());
+  ASSIGN_OR_RETURN(JobCgroup cgroup, JobCgroup::Create(parent, {pid_, start_ticks}, processes_));
+  cgroup_ = std::move(cgroup);
+  return cgroup_->dir();
+}
+
+void GatedChild::RemoveCgroup() {
+  // A cgroup that still has a process cannot be removed: it stays, and the
+  // next JobCgroup::Create() in the same parent removes it once empty.
+  if (cgroup_) cgroup_->Remove();
+  cgroup_.reset();
+}
+
 absl::Status GatedChild::Start(const std::vector<EnvEdit>& env) {
   // Hand the terminal to the job before it runs, as a shell does.
   tty_fd_ = ForegroundTerminal();
@@ -209,6 +228,7 @@ absl::Status GatedChild::Start(const std::vector<EnvEdit>& env) {
   int status = 0;
   waitpid(static_cast<pid_t>(pid_), &status, 0);
   reaped_ = true;
+  RemoveCgroup();
   GiveTerminalBack();
   if (err == ENOENT) return absl::NotFoundError(strerror(err));
   return absl::PermissionDeniedError(strerror(err));
@@ -223,16 +243,35 @@ void GatedChild::Abort() {
   while (waitpid(static_cast<pid_t>(pid_), &status, 0) < 0 && errno == EINTR) {
   }
   reaped_ = true;
+  RemoveCgroup();
 }
 
 void GatedChild::SignalJob(int sig) const {
+  // cgroup.kill reaches every process of the job at once, also one forked
+  // while a scan would read the cgroup. The group and the descendants are
+  // still signalled: a process of the job that moved itself to another
+  // cgroup (it needs write access there) is still our descendant.
+  const bool cgroup_killed = sig == SIGKILL && cgroup_ && cgroup_->Kill();
   kill(-static_cast<pid_t>(pid_), sig);
   // Processes that left the group are still our descendants (we are their
   // subreaper). A descendant cannot be reaped - and its pid reused - by
   // anyone but its parent, itself part of the job, so the window between
   // this scan and the kill is the job's own.
+  std::set<int64_t> signalled;
   for (const ProcessInfo& p : processes_.Descendants(getpid())) {
-    if (p.pgid != pid_) kill(static_cast<pid_t>(p.pid), sig);
+    if (p.pgid != pid_) {
+      kill(static_cast<pid_t>(p.pid), sig);
+      signalled.insert(p.pid);
+    }
+  }
+  if (!cgroup_ || cgroup_killed) return;
+  // Each process gets the signal once: a second SIGINT makes many programs
+  // (Python among them) stop cleaning up and die at once.
+  for (int64_t pid : cgroup_->Processes()) {
+    if (signalled.contains(pid)) continue;
+    std::optional<ProcessInfo> p = processes_.FindBasic(pid);
+    if (p && p->pgid == pid_) continue;  // reached through the group
+    kill(static_cast<pid_t>(pid), sig);
   }
 }
 
@@ -336,6 +375,7 @@ absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callback
   }
   reaped_ = true;
   close(sigfd);
+  RemoveCgroup();
   GiveTerminalBack();
   CloseFds();
   RestoreSignals();

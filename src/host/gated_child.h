@@ -19,6 +19,12 @@
 // the reservation and outlive a SIGKILLed wrapper (docs/jobs.md); signals
 // it passes on, and the timeout's, reach them too.
 //
+// Where the host offers a cgroup v2 (JobCgroup), EnterCgroup() puts the
+// child in a cgroup of its own before it is released: everything the job
+// starts is then in that cgroup, which any later command can read, and the
+// signals reach every process in it (the last one through cgroup.kill). The
+// cgroup is removed once the job is over.
+//
 // When the wrapper is in the foreground of a terminal, the job's group is
 // made the foreground group for the job's lifetime, as a shell does: the
 // command reads the terminal, and Ctrl-C / Ctrl-\ reach it and not the
@@ -40,6 +46,7 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/reservation.h"
+#include "host/job_cgroup.h"
 #include "host/linux_process_table.h"
 
 namespace canhazgpu::host {
@@ -68,6 +75,12 @@ class GatedChild {
   static absl::StatusOr<GatedChild> Fork(std::vector<std::string> argv);
 
   int64_t pid() const { return pid_; }
+
+  // Moves the waiting child into a new cgroup named after it
+  // (JobCgroupName of its pid and `start_ticks`) below this process's own
+  // cgroup v2; returns the cgroup's directory. Call before Start(). An error
+  // (no cgroup v2, no permission) leaves the job followed as before.
+  absl::StatusOr<std::string> EnterCgroup(uint64_t start_ticks);
 
   // Opens the gate. On exec failure returns NotFound (the command does not
   // exist: exit 127) or PermissionDenied (not executable: exit 126), with the
@@ -99,8 +112,11 @@ class GatedChild {
   void CloseFds();
   void RestoreSignals();
   void GiveTerminalBack();
-  // Sends `sig` to the job's group and to every descendant of the wrapper.
+  // Sends `sig` to the job's group, to every descendant of the wrapper and
+  // to every process in the job's cgroup, once each (SIGKILL: cgroup.kill).
   void SignalJob(int sig) const;
+  // Deletes the job's cgroup, if any, once nothing of the job is left.
+  void RemoveCgroup();
   // The job's live processes outside its group, ascending by pid.
   std::vector<ProcessRef> ProcessesOutsideGroup() const;
 
@@ -112,6 +128,7 @@ class GatedChild {
   bool reaped_ = false;
   int tty_fd_ = -1;  // the terminal whose foreground group is the job's
   LinuxProcessTable processes_;
+  std::optional<JobCgroup> cgroup_;
 };
 
 }  // namespace canhazgpu::host

@@ -204,5 +204,41 @@ TEST_F(GatedChildTest, TimeoutStopsADaemonThatLeftTheGroup) {
   EXPECT_NE(kill(static_cast<pid_t>(daemon), 0), 0) << "the daemon was reaped by the wrapper";
 }
 
+// Issue 14: where the host offers a cgroup v2, the job runs in a cgroup of
+// its own, which also holds a daemon that left the group, and which is
+// removed once the job is over.
+TEST_F(GatedChildTest, JobRunsInItsOwnCgroupWhichIsRemovedAfterIt) {
+  auto child = GatedChild::Fork(
+      {"sh", "-c", "setsid sh -c 'cat /proc/self/cgroup > " + dir_ + "/daemon' & wait"});
+  ASSERT_TRUE(child.ok());
+  std::optional<ProcessInfo> info = LinuxProcessTable().FindBasic(child->pid());
+  ASSERT_TRUE(info.has_value());
+  absl::StatusOr<std::string> cgroup = child->EnterCgroup(info->start_ticks);
+  if (!cgroup.ok()) {
+    child->Abort();
+    GTEST_SKIP() << "no writable cgroup v2 here (" << cgroup.status() << ")";
+  }
+  ProcessRef leader{child->pid(), info->start_ticks};
+  EXPECT_TRUE(cgroup->ends_with("/" + JobCgroupName(leader))) << *cgroup;
+  EXPECT_TRUE(std::filesystem::is_directory(*cgroup));
+  ASSERT_TRUE(child->Start({}).ok());
+  EXPECT_EQ(child->Wait({}).value_or(-1), 0);
+  EXPECT_NE(Read("daemon").find("0::/"), std::string::npos);
+  EXPECT_NE(Read("daemon").find(JobCgroupName(leader) + "\n"), std::string::npos) << Read("daemon");
+  EXPECT_FALSE(std::filesystem::exists(*cgroup)) << "removed once the job is over";
+}
+
+// A job that never starts (the reservation failed) leaves no cgroup behind.
+TEST_F(GatedChildTest, AbortRemovesTheCgroup) {
+  auto child = GatedChild::Fork({"true"});
+  ASSERT_TRUE(child.ok());
+  std::optional<ProcessInfo> info = LinuxProcessTable().FindBasic(child->pid());
+  ASSERT_TRUE(info.has_value());
+  absl::StatusOr<std::string> cgroup = child->EnterCgroup(info->start_ticks);
+  child->Abort();
+  if (!cgroup.ok()) GTEST_SKIP() << "no writable cgroup v2 here (" << cgroup.status() << ")";
+  EXPECT_FALSE(std::filesystem::exists(*cgroup));
+}
+
 }  // namespace
 }  // namespace canhazgpu::host

@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "core/strings.h"
+#include "host/job_cgroup.h"
 
 namespace canhazgpu::host {
 namespace {
@@ -115,6 +116,10 @@ std::vector<ProcessInfo> LinuxProcessTable::GroupMembers(int64_t pgid) const {
     if (p.pgid == pgid) members.push_back(std::move(p));
   }
   return members;
+}
+
+std::optional<bool> LinuxProcessTable::CgroupPopulated(const std::string& dir) const {
+  return ReadCgroupPopulated(dir);
 }
 
 std::string LinuxProcessTable::UserName(uint32_t uid) const {

@@ -1,5 +1,6 @@
-// ProcessTable over a procfs mount (normally /proc). Each call reads the
-// files afresh, so answers are current; nothing is cached. Thread-safe.
+// ProcessTable over a procfs mount (normally /proc) and cgroupfs. Each call
+// reads the files afresh, so answers are current; nothing is cached.
+// Thread-safe.
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@ class LinuxProcessTable : public ProcessTable {
   std::optional<ProcessInfo> FindBasic(int64_t pid) const override;  // reads only /stat
   std::vector<ProcessInfo> GroupMembers(int64_t pgid) const override;
   std::vector<ProcessInfo> ListBasic() const override;
+  std::optional<bool> CgroupPopulated(const std::string& dir) const override;
   std::string UserName(uint32_t uid) const override;
 
  private:

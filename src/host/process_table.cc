@@ -2,10 +2,20 @@
 
 #include <map>
 
+#include "host/job_cgroup.h"
+
 namespace canhazgpu::host {
 namespace {
 
 bool IsRunning(const ProcessInfo& p) { return p.state != 'Z' && p.state != 'X'; }
+
+// The state file is shared: a directory that is not this job's cgroup (a
+// damaged or doctored entry) is not read at all.
+bool IsCgroupOf(const std::string& dir, const ProcessRef& leader) {
+  size_t slash = dir.rfind('/');
+  std::string_view name = std::string_view(dir).substr(slash == std::string::npos ? 0 : slash + 1);
+  return ParseJobCgroupName(name) == leader;
+}
 
 }  // namespace
 
@@ -39,6 +49,13 @@ std::vector<ProcessInfo> ProcessTable::Descendants(int64_t root) const {
 
 bool ProcessTable::JobAlive(const JobIdentity& job) const {
   if (IsAlive(job.leader)) return true;
+  // Exited processes leave the cgroup at once (zombies too), so an empty one
+  // means the job is over; the checks below still run, as a cgroup that
+  // cannot be read from here (another mount namespace) tells nothing.
+  if (job.cgroup && IsCgroupOf(*job.cgroup, job.leader) &&
+      CgroupPopulated(*job.cgroup).value_or(false)) {
+    return true;
+  }
   for (const ProcessRef& p : job.processes) {
     if (IsAlive(p)) return true;
   }

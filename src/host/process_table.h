@@ -1,6 +1,7 @@
 // The process-table seam: what the tool needs to know about other processes
-// (owner, command line, parent, start time) without reading /proc itself.
-// LinuxProcessTable reads /proc; testing/FakeProcessTable is a map of pids.
+// (owner, command line, parent, start time, whether a job's cgroup still
+// holds any) without reading /proc or /sys itself. LinuxProcessTable reads
+// /proc and cgroupfs; testing/FakeProcessTable is a map of pids.
 // Implementations are read-only and safe to share between threads.
 #pragma once
 
@@ -15,11 +16,13 @@ namespace canhazgpu::host {
 
 // What names one `run` job: its first process (which leads the job's own
 // process group), the `canhazgpu run` wrapper watching it (a child
-// subreaper), and the processes of the job last seen outside the group.
+// subreaper), the processes of the job last seen outside the group, and the
+// job's own cgroup v2 directory where the host offered one (JobCgroup).
 struct JobIdentity {
   ProcessRef leader;
   std::optional<ProcessRef> wrapper;
   std::vector<ProcessRef> processes;
+  std::optional<std::string> cgroup;
 };
 
 struct ProcessInfo {
@@ -55,6 +58,10 @@ class ProcessTable {
   // following parent pids through one ListBasic().
   std::vector<ProcessInfo> Descendants(int64_t root) const;
 
+  // Whether the cgroup v2 at directory `dir`, or one below it, has a
+  // process; nullopt when that cannot be told from here (no such cgroup).
+  virtual std::optional<bool> CgroupPopulated(const std::string& dir) const = 0;
+
   // The login name of `uid`, or its number as text when it has none.
   virtual std::string UserName(uint32_t uid) const = 0;
 
@@ -62,7 +69,10 @@ class ProcessTable {
   // and not a zombie. Pid reuse and unreaped zombies both read as dead.
   bool IsAlive(const ProcessRef& ref) const;
 
-  // True while any process of `job` runs: the leader; a recorded process
+  // True while any process of `job` runs: the leader; any process in the
+  // job's cgroup, whose directory must be named after the leader
+  // (JobCgroupName) - the kernel keeps every process the job starts there,
+  // whatever it does; a recorded process
   // (same pid and start time); a live member of the leader's process group
   // started no earlier than it (workers that outlived the command; a pgid is
   // not reused while its group has members); or, while the wrapper runs, a

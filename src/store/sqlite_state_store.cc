@@ -104,6 +104,10 @@ ALTER TABLE queue ADD COLUMN selector TEXT NOT NULL DEFAULT '';
 ALTER TABLE reservations ADD COLUMN job_processes TEXT NOT NULL DEFAULT '';
 ALTER TABLE reservations ADD COLUMN forced_over TEXT NOT NULL DEFAULT '';
 )sql",
+    // 6: a run job's own cgroup v2 directory, where the host offered one.
+    R"sql(
+ALTER TABLE reservations ADD COLUMN job_cgroup TEXT;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -165,8 +169,8 @@ class SqliteTransaction : public StateTransaction {
     Statement s(
         statements_, path_,
         "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
-        "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over "
-        "FROM reservations ORDER BY gpu");
+        "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over, "
+        "job_cgroup FROM reservations ORDER BY gpu");
     std::vector<Reservation> out;
     while (s.Step()) {
       Reservation r;
@@ -201,6 +205,7 @@ class SqliteTransaction : public StateTransaction {
       }
       r.job_processes = *std::move(job_processes);
       r.forced_over = s.Text(15);
+      r.job_cgroup = s.OptionalText(16);
       out.push_back(std::move(r));
     }
     RETURN_IF_ERROR(s.status());
@@ -223,8 +228,8 @@ class SqliteTransaction : public StateTransaction {
         Statement(statements_, path_,
                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
                   "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
-                  "queue_id, job_processes, forced_over) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                  "queue_id, job_processes, forced_over, job_cgroup) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .Bind(r.gpu)
             .Bind(static_cast<int64_t>(r.uid))
             .Bind(r.user)
@@ -241,6 +246,7 @@ class SqliteTransaction : public StateTransaction {
             .Bind(r.queue_id)
             .Bind(FormatProcessRefs(r.job_processes))
             .Bind(r.forced_over)
+            .BindOptional(r.job_cgroup)
             .Exec();
     if (absl::IsAlreadyExists(status)) {
       return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));

@@ -89,6 +89,13 @@ Statement& Statement::Bind(const std::optional<int64_t>& value) {
   return *this;
 }
 
+Statement& Statement::BindOptional(const std::optional<std::string>& value) {
+  if (value) return Bind(std::string_view(*value));
+  if (stmt_ != nullptr) sqlite3_bind_null(stmt_, next_bind_);
+  ++next_bind_;
+  return *this;
+}
+
 bool Statement::Step() {
   if (!status_.ok()) return false;
   int rc = sqlite3_step(stmt_);
@@ -108,6 +115,11 @@ int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, co
 std::optional<int64_t> Statement::OptionalInt(int column) const {
   if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nullopt;
   return Int(column);
+}
+
+std::optional<std::string> Statement::OptionalText(int column) const {
+  if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nullopt;
+  return Text(column);
 }
 
 std::string Statement::Text(int column) const {

@@ -51,6 +51,9 @@ class Statement {
   Statement& Bind(int64_t value);
   Statement& Bind(std::string_view value);
   Statement& Bind(const std::optional<int64_t>& value);
+  // Text or NULL. (Not a Bind() overload: a std::string would convert to
+  // both this and std::string_view.)
+  Statement& BindOptional(const std::optional<std::string>& value);
 
   // Steps once: true with a row, false when done; errors in status().
   bool Step();
@@ -61,6 +64,7 @@ class Statement {
   int64_t Int(int column) const;
   std::optional<int64_t> OptionalInt(int column) const;
   std::string Text(int column) const;
+  std::optional<std::string> OptionalText(int column) const;
 
  private:
   sqlite3* db_;

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -248,6 +249,118 @@ TEST_F(StateFileTest, NegativeSchemaVersionIsRefusedNotMigrated) {
     EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
     EXPECT_THAT(Message(store.status()), HasSubstr("is not a canhazgpu database"));
   }
+}
+
+// Runs `sql` on the file at `path` with plain SQLite; returns the first
+// column of the first row ("" without one).
+std::string Sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string result;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+      result = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return result;
+}
+
+// A schema 5 file as the previous release wrote it: the current schema
+// without job_cgroup, holding a run reservation with a recorded process.
+void WriteVersionFive(const std::string& path) {
+  {
+    auto store = SqliteStateStore::Open(path, {.create = true});
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)
+                    ->Update([](StateTransaction& t) -> absl::Status {
+                      RETURN_IF_ERROR(t.SetPool({4, "fake", ""}));
+                      return t.InsertReservation({.gpu = 2,
+                                                  .uid = 1000,
+                                                  .user = "alice",
+                                                  .kind = ReservationKind::kRun,
+                                                  .process = ProcessRef{42, 43},
+                                                  .job_processes = {{50, 51}}});
+                    })
+                    .ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "ALTER TABLE reservations DROP COLUMN job_cgroup; PRAGMA user_version=5",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(db);
+}
+
+// Checks a file that a schema 6 canhazgpu opened: the reservation of the
+// schema 5 file is kept, with no cgroup, and a new one can name a cgroup.
+void ExpectMigratedKeepingTheRunJob(const std::string& path, const std::string& context) {
+  auto store = SqliteStateStore::Open(path);
+  ASSERT_TRUE(store.ok()) << context << ": " << store.status();
+  EXPECT_EQ(Sql(path, "PRAGMA user_version"), "6") << context;
+  EXPECT_EQ(Sql(path, "PRAGMA integrity_check"), "ok") << context;
+  absl::Status checked = (*store)->Update([&](StateTransaction& t) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Reservation> list, t.ListReservations());
+    EXPECT_EQ(list.size(), 1u) << context;
+    if (list.size() != 1) return absl::OkStatus();
+    EXPECT_EQ(list[0].process, (ProcessRef{42, 43})) << context;
+    EXPECT_EQ(list[0].job_processes, (std::vector<ProcessRef>{{50, 51}})) << context;
+    EXPECT_FALSE(list[0].job_cgroup.has_value()) << context;
+    Reservation with_cgroup = list[0];
+    with_cgroup.gpu = 3;
+    with_cgroup.job_cgroup = "/sys/fs/cgroup/canhazgpu-job-42-43";
+    return t.InsertReservation(with_cgroup);
+  });
+  EXPECT_TRUE(checked.ok()) << context << ": " << checked;
+}
+
+// Schema 6 (the job's cgroup) is added in place to a schema 5 file.
+TEST_F(StateFileTest, VersionFiveFileIsMigratedKeepingRunJobs) {
+  WriteVersionFive(path_);
+  ASSERT_EQ(Sql(path_, "PRAGMA user_version"), "5");
+  ExpectMigratedKeepingTheRunJob(path_, "migrated");
+}
+
+// The migration runs in one transaction: killed at any of its writes, syncs
+// or locks, it leaves the schema 5 file as it was (and the next command
+// migrates it) or the finished schema 6 file - never a file between the two.
+TEST_F(StateFileTest, MigrationKilledAtAnyPointLeavesVersionFiveOrSix) {
+  WriteVersionFive(path_);
+  const std::string trial = dir_ + "/trial/state.db";
+  bool completed = false;
+  int at = 0;
+  while (!completed && ++at <= 200) {
+    std::filesystem::remove_all(dir_ + "/trial");
+    std::filesystem::create_directories(dir_ + "/trial");
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      if (std::filesystem::exists(path_ + suffix)) {
+        std::filesystem::copy_file(path_ + suffix, trial + suffix);
+      }
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+      FaultVfs::Register();
+      FaultVfs::Arm(FaultAction::kExit, at);
+      _exit(SqliteStateStore::Open(trial, {.vfs = FaultVfs::kName}).ok() ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_TRUE(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == FaultVfs::kExitCode)
+        << "kill point " << at << ": exit " << WEXITSTATUS(status);
+    completed = WEXITSTATUS(status) == 0;
+    std::string version = Sql(trial, "PRAGMA user_version");
+    EXPECT_TRUE(version == "5" || version == "6") << "kill point " << at << ": " << version;
+    if (completed) {
+      EXPECT_EQ(version, "6");
+    }
+    ExpectMigratedKeepingTheRunJob(trial, "kill point " + std::to_string(at));
+  }
+  EXPECT_TRUE(completed) << "the migration never completed in 200 kill points";
+  EXPECT_GT(at, 5) << "opening and migrating passes several kill points";
 }
 
 }  // namespace

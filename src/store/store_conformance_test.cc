@@ -93,6 +93,7 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
                   .wrapper = ProcessRef{4241, 99'998},
                   .command_exited = FromEpochMillis(200'000),
                   .job_processes = {{5001, 100'001}, {5002, 100'002}},
+                  .job_cgroup = "/sys/fs/cgroup/canhazgpu-job-4242-99999",
                   .forced_over = "carol",
                   .queue_id = 7,
                   .note = "a note with 'quotes'",
@@ -113,6 +114,7 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_FALSE(list[0].command_exited.has_value());
   EXPECT_FALSE(list[0].queue_id.has_value());
   EXPECT_TRUE(list[0].job_processes.empty());
+  EXPECT_FALSE(list[0].job_cgroup.has_value());
   EXPECT_EQ(list[0].forced_over, "");
   const Reservation& r = list[1];
   EXPECT_EQ(r.uid, 1001u);
@@ -128,6 +130,7 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_EQ(r.command_exited, FromEpochMillis(200'000));
   EXPECT_EQ(r.queue_id, 7);
   EXPECT_EQ(r.job_processes, (std::vector<ProcessRef>{{5001, 100'001}, {5002, 100'002}}));
+  EXPECT_EQ(r.job_cgroup, "/sys/fs/cgroup/canhazgpu-job-4242-99999");
   EXPECT_EQ(r.forced_over, "carol");
 }
 

@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace canhazgpu::testing {
 namespace {
@@ -141,6 +143,52 @@ std::string ReadFile(const std::string& path) {
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+namespace {
+
+// The field of a mountinfo line, "\040" escapes and all: test paths have none.
+std::string Cgroup2MountPoint() {
+  std::istringstream lines(ReadFile("/proc/self/mountinfo"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string field; fields >> field;) f.push_back(field);
+    for (size_t i = 5; i + 1 < f.size(); ++i) {
+      // Only a mount of the whole hierarchy (root "/") maps paths simply.
+      if (f[i] == "-" && f[i + 1] == "cgroup2" && f[3] == "/") return f[4];
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<std::string> WritableCgroup2(std::string* why) {
+  std::string mount = Cgroup2MountPoint();
+  std::string own;
+  std::istringstream lines(ReadFile("/proc/self/cgroup"));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("0::/", 0) == 0) own = line.substr(3);
+  }
+  if (mount.empty() || own.empty()) {
+    *why = "no cgroup v2 mounted for this process (cgroup v1 only?)";
+    return std::nullopt;
+  }
+  std::string dir = mount + (own == "/" ? "" : own);
+  std::string probe = dir + "/canhazgpu-test-probe-" + std::to_string(getpid());
+  if (mkdir(probe.c_str(), 0755) != 0) {
+    *why = "cannot create a cgroup in " + dir + ": " + strerror(errno);
+    return std::nullopt;
+  }
+  bool writable = access((probe + "/cgroup.procs").c_str(), W_OK) == 0;
+  rmdir(probe.c_str());
+  if (!writable) {
+    *why = "cgroup.procs in " + dir + " is not writable";
+    return std::nullopt;
+  }
+  return dir;
 }
 
 }  // namespace canhazgpu::testing

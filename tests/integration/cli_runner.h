@@ -71,6 +71,11 @@ int ExitCodeOf(int pid);
 // True once `pid` has exited (gone, or a zombie not yet reaped).
 bool ProcessGone(int pid);
 
+// The directory of this process's own cgroup v2 when this user may create
+// cgroups in it (root, or a delegated subtree) - where `canhazgpu run` puts
+// its jobs' cgroups; otherwise nullopt, and `why` says why not.
+std::optional<std::string> WritableCgroup2(std::string* why);
+
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
 

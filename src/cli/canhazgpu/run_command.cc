@@ -4,7 +4,9 @@
 // The reservation names the command's own process (pid + start time), not
 // this wrapper: the child is forked first and held at a gate until the
 // reservation is committed. So any later canhazgpu call can tell whether the
-// job still runs, even if this wrapper was killed with SIGKILL.
+// job still runs, even if this wrapper was killed with SIGKILL. Where the
+// host offers a cgroup v2, the child is moved into a cgroup of its own before
+// the gate opens, and the reservation names that too (docs/jobs.md).
 #include <unistd.h>
 
 #include <cstdio>
@@ -36,6 +38,8 @@ std::vector<FlagSpec> Flags() {
                    .help = "after --timeout: SIGINT, SIGTERM at half, SIGKILL at the end",
                    .kind = FlagKind::kDuration,
                    .default_value = "30s"});
+  flags.push_back({.name = "no-cgroup",
+                   .help = "follow the job without a cgroup even where the host offers one"});
   return flags;
 }
 
@@ -92,6 +96,12 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   request.process = job;
   request.wrapper = ProcessRef{self->pid, self->start_ticks};
   request.command = Join(flags.rest, " ");
+  if (!flags.Has("no-cgroup")) {
+    // A host that offers no writable cgroup v2 (cgroup v1, no delegation, not
+    // root) is no error: the job is then followed as its descendants only.
+    absl::StatusOr<std::string> cgroup = child.EnterCgroup(job.start_ticks);
+    if (cgroup.ok()) request.job_cgroup = *cgroup;
+  }
   request.threshold_bytes = ctx.threshold_bytes;
   absl::StatusOr<std::vector<int>> ids =
       AcquireWithQueue(ctx, *store, pool, request, flags, std::move(gpus));

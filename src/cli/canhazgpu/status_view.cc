@@ -322,6 +322,7 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
         for (const ProcessRef& p : r.job_processes) pids.push_back(p.pid);
         g["job_pids"] = pids;
       }
+      if (r.job_cgroup) g["cgroup"] = *r.job_cgroup;
       if (!r.forced_over.empty()) g["forced_over"] = r.forced_over;
     }
     out.push_back(g);
