@@ -116,9 +116,27 @@ absl::StatusOr<int> ApiServer::Bind(const std::string& host, int port) {
       EVP_PKEY_free(key);
       return absl::InvalidArgumentError("the TLS certificate or key is not PEM");
     }
-    server_ = std::make_unique<httplib::SSLServer>(cert, key);
+    X509_STORE* client_cas = nullptr;
+    if (!options_.tls_client_ca_pem.empty()) {
+      BIO* ca_bio = BIO_new_mem_buf(options_.tls_client_ca_pem.data(),
+                                    static_cast<int>(options_.tls_client_ca_pem.size()));
+      X509* ca = PEM_read_bio_X509(ca_bio, nullptr, nullptr, nullptr);
+      BIO_free(ca_bio);
+      if (ca == nullptr) {
+        X509_free(cert);
+        EVP_PKEY_free(key);
+        return absl::InvalidArgumentError("the client CA certificate is not PEM");
+      }
+      client_cas = X509_STORE_new();  // owned by the server from here on
+      X509_STORE_add_cert(client_cas, ca);
+      X509_free(ca);
+    }
+    server_ = std::make_unique<httplib::SSLServer>(cert, key, client_cas);
     X509_free(cert);
     EVP_PKEY_free(key);
+    if (!static_cast<httplib::SSLServer*>(server_.get())->is_valid()) {
+      return absl::InvalidArgumentError("the TLS certificate and key do not make a server");
+    }
   } else {
     server_ = std::make_unique<httplib::Server>();
   }

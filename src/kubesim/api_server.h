@@ -30,6 +30,8 @@ struct ApiServerOptions {
   // PEM server certificate and key: TLS when both are set.
   std::string tls_cert_pem;
   std::string tls_key_pem;
+  // With TLS: clients must present a certificate signed by this CA.
+  std::string tls_client_ca_pem;
   // Receives one line per request ("GET /api/v1/pods 200 1.2ms").
   std::function<void(const std::string&)> log;
   // How often a watch that asked for bookmarks gets one.

@@ -12,6 +12,7 @@
 #include "httplib.h"
 #include "kube/informer.h"
 #include "kubesim/api_server.h"
+#include "kubesim/certificates.h"
 
 namespace canhazgpu::kube {
 namespace {
@@ -306,6 +307,46 @@ TEST(KubeClientTest, ClustersWithoutResourceV1AreToldInOneLine) {
   });
   status = Connect(none.Config())->CheckDraApi();
   EXPECT_THAT(status.message(), HasSubstr("it serves no version of resource.k8s.io"));
+}
+
+TEST(KubeClientTest, RealTlsWithAClientCertificateOrAToken) {
+  const kubesim::Certificates certs = kubesim::GenerateCertificates().value();
+  Sim sim({.token = "tok",
+           .tls_cert_pem = certs.server_cert_pem,
+           .tls_key_pem = certs.server_key_pem,
+           .tls_client_ca_pem = certs.ca_pem});
+  RestConfig config = sim.Config();
+  config.server.replace(0, 4, "https");
+  config.ca_pem = certs.ca_pem;
+  config.client_cert_pem = certs.client_cert_pem;
+  config.client_key_pem = certs.client_key_pem;
+  config.token = "tok";
+  absl::StatusOr<json> ok = Connect(config)->Get(kNamespaces, "", "default");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+
+  RestConfig no_token = config;
+  no_token.token.clear();
+  EXPECT_EQ(Connect(no_token)->Get(kNamespaces, "", "default").status().code(),
+            absl::StatusCode::kUnauthenticated);
+
+  RestConfig no_cert = config;
+  no_cert.client_cert_pem.clear();
+  no_cert.client_key_pem.clear();
+  absl::StatusOr<json> refused =
+      Connect(no_cert, {.max_retries = 0})->Get(kNamespaces, "", "default");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+
+  RestConfig other_ca = config;
+  other_ca.ca_pem = kubesim::GenerateCertificates().value().ca_pem;
+  absl::StatusOr<json> untrusted =
+      Connect(other_ca, {.max_retries = 0})->Get(kNamespaces, "", "default");
+  EXPECT_EQ(untrusted.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(untrusted.status().message()), HasSubstr("SSL"));
+
+  RestConfig insecure = config;
+  insecure.ca_pem.clear();
+  insecure.insecure_skip_tls_verify = true;
+  EXPECT_TRUE(Connect(insecure)->Get(kNamespaces, "", "default").ok());
 }
 
 TEST(KubeClientTest, RetriesTooManyRequestsAndServerErrors) {

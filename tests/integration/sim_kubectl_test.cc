@@ -93,8 +93,8 @@ class SimKubectlTest : public ::testing::Test {
     kubeconfig_ = dir_ + "/kubeconfig";
     server_ = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", kubeconfig_}, {},
                            {.stderr_path = dir_ + "/server.log"});
-    ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(kubeconfig_); }))
-        << ReadFile(dir_ + "/server.log");
+    Eventually([&] { return std::filesystem::exists(kubeconfig_) || ProcessGone(server_); });
+    ASSERT_TRUE(std::filesystem::exists(kubeconfig_)) << ReadFile(dir_ + "/server.log");
     WriteFile(dir_ + "/objects.yaml", kObjects);
   }
   void TearDown() override {
@@ -216,6 +216,27 @@ TEST_F(SimKubectlTest, WatchSeesChangesAsTheyHappen) {
   EXPECT_THAT(ReadFile(out), HasSubstr("ADDED claim1"));
   kill(watcher, SIGTERM);
   ExitCodeOf(watcher);
+}
+
+// kubectl over real TLS: the generated CA, its client certificate and a
+// token, all from the kubeconfig the server wrote (mode 0600).
+TEST_F(SimKubectlTest, KubectlTalksToTheTlsServer) {
+  const std::string tls_config = dir_ + "/tls.kubeconfig";
+  int tls = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--tls", "--token", "t0k",
+                          "--kubeconfig-out", tls_config},
+                         {}, {.stderr_path = dir_ + "/tls.log"});
+  // Ready, or exited early (then the log says why).
+  Eventually([&] { return std::filesystem::exists(tls_config) || ProcessGone(tls); });
+  ASSERT_TRUE(std::filesystem::exists(tls_config)) << ReadFile(dir_ + "/tls.log");
+  EXPECT_EQ(std::filesystem::status(tls_config).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_THAT(ReadFile(tls_config), HasSubstr("server: https://127.0.0.1:"));
+  CliResult ns = RunProgram({"kubectl", "get", "namespace", "default", "-o", "name"},
+                            {{"KUBECONFIG", tls_config}, {"HOME", dir_}});
+  EXPECT_EQ(ns.exit_code, 0) << ns.err;
+  EXPECT_EQ(ns.out, "namespace/default\n");
+  kill(tls, SIGTERM);
+  EXPECT_EQ(ExitCodeOf(tls), 0);
 }
 
 TEST_F(SimKubectlTest, DiscoveryListsTheDraKinds) {

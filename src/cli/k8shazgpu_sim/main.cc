@@ -1,23 +1,27 @@
 // k8shazgpu-sim: the simulated Kubernetes cluster that tests, benchmarks and
 // the demo run against.
-//   k8shazgpu-sim apiserver [--listen 127.0.0.1:0] [--token TOKEN]
+//   k8shazgpu-sim apiserver [--listen 127.0.0.1:0] [--tls] [--token TOKEN]
 //       [--deny VERB:RESOURCE,...] [--event-window N] --kubeconfig-out FILE
 // runs the API server in the foreground, writes a kubeconfig for itself to
 // FILE (atomically, once it serves), logs one line per request to stderr and
 // stops cleanly on SIGTERM or SIGINT.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
 #include "core/strings.h"
 #include "kubesim/api_server.h"
+#include "kubesim/certificates.h"
 #include "kubesim/object_store.h"
 
 namespace canhazgpu {
@@ -33,6 +37,8 @@ const std::vector<cli::FlagSpec> kFlags = {
      .has_value = true,
      .value_name = "FILE",
      .help = "write a kubeconfig for this server here once it serves (required)"},
+    {.name = "tls",
+     .help = "serve HTTPS with a generated CA; clients need the kubeconfig's certificate"},
     {.name = "token",
      .has_value = true,
      .value_name = "TOKEN",
@@ -60,20 +66,38 @@ constexpr char kUsage[] =
 // sees no file or the whole file.
 bool WriteAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return false;
+  // 0600: the file may hold a token and a private key.
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = done == text.size() && fsync(fd) == 0;
+  close(fd);
+  if (!ok) {
+    unlink(tmp.c_str());
+    return false;
   }
   return rename(tmp.c_str(), path.c_str()) == 0;
 }
 
-std::string Kubeconfig(const std::string& server, const std::string& token) {
-  std::string user = token.empty() ? "{}" : StrCat("{token: \"", token, "\"}");
+std::string Kubeconfig(const std::string& server, const std::string& token,
+                       const kubesim::Certificates* certs) {
+  std::string cluster = StrCat("    server: ", server, "\n");
+  std::string user;
+  if (certs != nullptr) {
+    cluster += StrCat("    certificate-authority-data: ", absl::Base64Escape(certs->ca_pem), "\n");
+    user += StrCat("    client-certificate-data: ", absl::Base64Escape(certs->client_cert_pem),
+                   "\n    client-key-data: ", absl::Base64Escape(certs->client_key_pem), "\n");
+  }
+  if (!token.empty()) user += StrCat("    token: \"", token, "\"\n");
   return StrCat("apiVersion: v1\nkind: Config\ncurrent-context: sim\n",
-                "clusters:\n- name: sim\n  cluster:\n    server: ", server, "\n",
-                "users:\n- name: sim\n  user: ", user, "\n",
+                "clusters:\n- name: sim\n  cluster:\n", cluster,
+                "users:\n- name: sim\n  user:", user.empty() ? " {}\n" : "\n" + user,
                 "contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: sim\n",
                 "    namespace: default\n");
 }
@@ -137,6 +161,18 @@ int ApiServerMain(const std::vector<std::string>& args) {
   for (std::string_view rule : Split(deny, ',', /*skip_empty=*/true)) {
     options.deny.emplace_back(rule);
   }
+  std::optional<kubesim::Certificates> certs;
+  if (flags->Has("tls")) {
+    absl::StatusOr<kubesim::Certificates> made = kubesim::GenerateCertificates();
+    if (!made.ok()) {
+      std::cerr << "k8shazgpu-sim: " << made.status().message() << "\n";
+      return 1;
+    }
+    certs = *std::move(made);
+    options.tls_cert_pem = certs->server_cert_pem;
+    options.tls_key_pem = certs->server_key_pem;
+    options.tls_client_ca_pem = certs->ca_pem;
+  }
   kubesim::ApiServer server(store, options);
   absl::StatusOr<int> bound = server.Bind(host, static_cast<int>(port));
   if (!bound.ok()) {
@@ -144,8 +180,9 @@ int ApiServerMain(const std::vector<std::string>& args) {
     return 1;
   }
   const bool ipv6 = host.find(':') != std::string::npos;
-  const std::string url = StrCat("http://", ipv6 ? "[" : "", host, ipv6 ? "]" : "", ":", *bound);
-  if (!WriteAtomically(out_path, Kubeconfig(url, options.token))) {
+  const std::string url =
+      StrCat(certs ? "https://" : "http://", ipv6 ? "[" : "", host, ipv6 ? "]" : "", ":", *bound);
+  if (!WriteAtomically(out_path, Kubeconfig(url, options.token, certs ? &*certs : nullptr))) {
     std::cerr << "k8shazgpu-sim: cannot write " << out_path << "\n";
     return 1;
   }
