@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <array>
 #include <random>
 #include <thread>
 
@@ -224,14 +225,16 @@ absl::Status Client::AddCredentials(HttpRequest& request) {
     std::lock_guard lock(mu_);
     struct stat st;
     if (stat(config_.token_file.c_str(), &st) == 0) {
-      const int64_t mtime =
-          static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-      if (mtime != file_token_mtime_ns_) {
+      // A change of time, size or inode (kubelet swaps a symlink) is a new token.
+      const std::array<int64_t, 3> stamp = {
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+          static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_ino)};
+      if (stamp != file_token_stamp_) {
         absl::StatusOr<std::string> text =
             ReadRegularFile(config_.token_file, kMaxCredentialFileBytes, "token file");
         if (!text.ok()) return text.status();
         file_token_ = std::string(absl::StripAsciiWhitespace(*text));
-        file_token_mtime_ns_ = mtime;
+        file_token_stamp_ = stamp;
       }
     }
     if (!file_token_.empty()) token = file_token_;

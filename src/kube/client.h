@@ -7,6 +7,7 @@
 // what is written back, fields we do not model included. Thread-safe.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -174,7 +175,7 @@ class Client {
   double tokens_;
   std::chrono::steady_clock::time_point refilled_;
   std::string file_token_;
-  int64_t file_token_mtime_ns_ = -1;
+  std::array<int64_t, 3> file_token_stamp_ = {-1, -1, -1};  // mtime, size, inode
 };
 
 // The error for a failed request: "cannot VERB RESOURCE "NAME" in namespace

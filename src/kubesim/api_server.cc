@@ -53,6 +53,13 @@ std::string Param(const httplib::Request& req, const char* key) {
   return req.has_param(key) ? req.get_param_value(key) : std::string();
 }
 
+// A path that names no resource, in the real server's words.
+kube::ApiStatus NoSuchPath() {
+  return {.code = 404,
+          .reason = "NotFound",
+          .message = "the server could not find the requested resource"};
+}
+
 bool Truthy(const std::string& v) { return v == "true" || v == "1"; }
 
 std::string Verb(const httplib::Request& req, const Route& route) {
@@ -83,15 +90,6 @@ json ApiResource(const ResourceType& t, const std::string& sub) {
     r["verbs"] = {"get", "patch", "update"};
   }
   return r;
-}
-
-std::string Now() {
-  const time_t t = time(nullptr);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char out[32];
-  strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return out;
 }
 
 }  // namespace
@@ -284,9 +282,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     if (parts.size() == 2 && parts[0] == "apis") {
       json g = group_json(parts[1]);
       if (g["versions"].empty()) {
-        Fail(res, {.code = 404,
-                   .reason = "NotFound",
-                   .message = "the server could not find the requested resource"});
+        Fail(res, NoSuchPath());
         return;
       }
       Reply(res, 200, g);
@@ -305,9 +301,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
         if (t.group.empty() && t.resource == "pods") resources.push_back(ApiResource(t, "log"));
       }
       if (resources.empty()) {
-        Fail(res, {.code = 404,
-                   .reason = "NotFound",
-                   .message = "the server could not find the requested resource"});
+        Fail(res, NoSuchPath());
         return;
       }
       Reply(res, 200,
@@ -330,9 +324,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     route.version = parts[2];
     i = 3;
   } else {
-    Fail(res, {.code = 404,
-               .reason = "NotFound",
-               .message = "the server could not find the requested resource"});
+    Fail(res, NoSuchPath());
     return;
   }
   std::vector<std::string> rest(parts.begin() + static_cast<long>(i), parts.end());
@@ -344,9 +336,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     }
   }
   if (rest.empty() || rest.size() > 3) {
-    Fail(res, {.code = 404,
-               .reason = "NotFound",
-               .message = "the server could not find the requested resource"});
+    Fail(res, NoSuchPath());
     return;
   }
   route.resource = rest[0];
@@ -354,9 +344,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
   if (rest.size() > 2) route.sub = rest[2];
   std::optional<ResourceType> type = store_.FindType(route.group, route.version, route.resource);
   if (!type) {
-    Fail(res, {.code = 404,
-               .reason = "NotFound",
-               .message = "the server could not find the requested resource"});
+    Fail(res, NoSuchPath());
     return;
   }
   const std::string verb = Verb(req, route);
@@ -385,9 +373,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     }
   }
   if (!route.sub.empty() && route.sub != "status") {
-    Fail(res, {.code = 404,
-               .reason = "NotFound",
-               .message = "the server could not find the requested resource"});
+    Fail(res, NoSuchPath());
     return;
   }
   const bool status_sub = route.sub == "status";
@@ -591,7 +577,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
         object["metadata"]["managedFields"] = {{{"manager", Param(req, "fieldManager")},
                                                 {"operation", "Apply"},
                                                 {"apiVersion", type->api_version()},
-                                                {"time", Now()},
+                                                {"time", store_.Timestamp()},
                                                 {"fieldsType", "FieldsV1"},
                                                 {"fieldsV1", json::object()}}};
         Outcome created = store_.Create(*type, route.ns, std::move(object), strict);

@@ -116,6 +116,19 @@ TEST(KubeClientTest, CreateGetUpdateAndConflicts) {
             "cannot get configmaps \"nope\" in namespace default: not found: configmaps \"nope\" "
             "not found");
 
+  json claim = {
+      {"metadata", {{"name", "c"}}},
+      {"spec",
+       {{"devices",
+         {{"requests", {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.example"}}}}}}}}}}};
+  absl::StatusOr<json> stored = client->CreateObject(kResourceClaims, "default", claim);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  (*stored)["status"] = {{"reservedFor", {{{"resource", "pods"}, {"name", "p"}, {"uid", "u"}}}}};
+  absl::StatusOr<json> status = client->UpdateStatus(kResourceClaims, "default", *stored);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ((*status)["status"]["reservedFor"][0]["name"], "p");
+  EXPECT_EQ(client->Get(kResourceClaims, "default", "c").value()["status"], (*stored)["status"]);
+
   absl::StatusOr<json> generated =
       client->CreateObject(kConfigMaps, "default", {{"metadata", {{"generateName", "gen-"}}}});
   ASSERT_TRUE(generated.ok()) << generated.status();
@@ -347,6 +360,38 @@ TEST(KubeClientTest, RealTlsWithAClientCertificateOrAToken) {
   insecure.ca_pem.clear();
   insecure.insecure_skip_tls_verify = true;
   EXPECT_TRUE(Connect(insecure)->Get(kNamespaces, "", "default").ok());
+}
+
+// Projected service-account tokens rotate: the client reads the token file
+// again once it changes, and sends what it holds now.
+TEST(KubeClientTest, ATokenFileIsReadAgainWhenItChanges) {
+  std::mutex mu;
+  std::vector<std::string> seen;
+  Scripted server([&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu);
+    seen.push_back(req.get_header_value("Authorization"));
+    res.set_content(R"({"kind":"ConfigMap","metadata":{"name":"x"}})", "application/json");
+  });
+  char tmpl[] = "/tmp/kube_token.XXXXXX";
+  const int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  const std::string path = tmpl;
+  auto write = [&](const std::string& text) {
+    FILE* f = fopen(path.c_str(), "w");
+    fputs(text.c_str(), f);
+    fclose(f);
+  };
+  write("first\n");
+  RestConfig config = server.Config();
+  config.token = "ignored-while-the-file-has-one";
+  config.token_file = path;
+  auto client = Connect(config);
+  ASSERT_TRUE(client->Get(kConfigMaps, "default", "x").ok());
+  write("second-and-longer\n");  // a new size: a new file, whatever the clock's grain
+  ASSERT_TRUE(client->Get(kConfigMaps, "default", "x").ok());
+  unlink(path.c_str());
+  EXPECT_THAT(seen, ::testing::ElementsAre("Bearer first", "Bearer second-and-longer"));
 }
 
 TEST(KubeClientTest, RetriesTooManyRequestsAndServerErrors) {

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "core/strings.h"
+#include "host/system_clock.h"
 #include "kubesim/validation.h"
 
 namespace canhazgpu::kubesim {
@@ -38,15 +39,6 @@ std::string RandomSuffix() {
   return out;
 }
 
-std::string Now() {
-  const time_t t = time(nullptr);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char out[32];
-  strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return out;
-}
-
 std::string Text(const json& object, const char* key) {
   auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -63,6 +55,17 @@ const json& MetaOf(const json& object) {
   static const json kEmpty = json::object();
   auto it = object.find("metadata");
   return it != object.end() && it->is_object() ? *it : kEmpty;
+}
+
+// Whether `object` names `owner_uid` among its ownerReferences.
+bool OwnedBy(const json& object, const std::string& owner_uid) {
+  const json& meta = MetaOf(object);
+  auto refs = meta.find("ownerReferences");
+  if (refs == meta.end() || !refs->is_array()) return false;
+  for (const json& ref : *refs) {
+    if (ref.is_object() && Text(ref, "uid") == owner_uid) return true;
+  }
+  return false;
 }
 
 bool HasFinalizers(const json& object) {
@@ -100,8 +103,24 @@ kube::ApiStatus MethodNotAllowed(const std::string& message) {
 
 }  // namespace
 
-ObjectStore::ObjectStore(size_t event_window)
-    : types_(ResourceTypes::BuiltIn()), event_window_(std::max<size_t>(event_window, 1)) {
+const Clock& ObjectStore::DefaultClock() {
+  static const host::SystemClock clock;
+  return clock;
+}
+
+std::string ObjectStore::Timestamp() const {
+  const time_t t = std::chrono::system_clock::to_time_t(clock_.Now());
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char out[32];
+  strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return out;
+}
+
+ObjectStore::ObjectStore(size_t event_window, const Clock& clock)
+    : clock_(clock),
+      types_(ResourceTypes::BuiltIn()),
+      event_window_(std::max<size_t>(event_window, 1)) {
   const ResourceType* ns = types_.Find("", "v1", "namespaces");
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     CreateLocked(*ns, "",
@@ -236,7 +255,7 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
   if (Text(object, "apiVersion").empty()) object["apiVersion"] = type.api_version();
   if (Text(object, "kind").empty()) object["kind"] = type.kind;
   meta["uid"] = RandomUid();
-  meta["creationTimestamp"] = Now();
+  meta["creationTimestamp"] = Timestamp();
   meta["generation"] = 1;
   meta.erase("deletionTimestamp");
   meta.erase("deletionGracePeriodSeconds");
@@ -454,7 +473,7 @@ Outcome ObjectStore::DeleteLocked(const ResourceType& type, const std::string& n
     json& m = Meta(object);
     bool changed = false;
     if (!m.contains("deletionTimestamp")) {
-      m["deletionTimestamp"] = Now();
+      m["deletionTimestamp"] = Timestamp();
       m["deletionGracePeriodSeconds"] = 0;
       changed = true;
     }
@@ -464,6 +483,7 @@ Outcome ObjectStore::DeleteLocked(const ResourceType& type, const std::string& n
       if (std::find(finalizers.begin(), finalizers.end(), "foregroundDeletion") ==
           finalizers.end()) {
         finalizers.push_back("foregroundDeletion");
+        foreground_.insert(key);
         changed = true;
       }
       CollectDependentsLocked(Text(m, "uid"), "Background");
@@ -495,14 +515,7 @@ void ObjectStore::CollectDependentsLocked(const std::string& owner_uid, const st
   if (owner_uid.empty()) return;
   std::vector<Key> dependents;
   for (const auto& [key, object] : objects_) {
-    const json& refs = MetaOf(object).value("ownerReferences", json::array());
-    if (!refs.is_array()) continue;
-    for (const json& ref : refs) {
-      if (ref.is_object() && Text(ref, "uid") == owner_uid) {
-        dependents.push_back(key);
-        break;
-      }
-    }
+    if (OwnedBy(object, owner_uid)) dependents.push_back(key);
   }
   for (const Key& key : dependents) {
     auto it = objects_.find(key);
@@ -524,33 +537,37 @@ void ObjectStore::CollectDependentsLocked(const std::string& owner_uid, const st
   }
 }
 
-// An owner deleted in the foreground goes once no dependent is left.
+// An owner deleted in the foreground goes once no dependent is left. Only
+// the owners this store put in that state (foreground_) are looked at.
 void ObjectStore::FinishForegroundDeletionsLocked() {
   for (bool again = true; again;) {
     again = false;
-    for (auto& [key, object] : objects_) {
-      const json& meta = MetaOf(object);
-      const json finalizers = meta.value("finalizers", json::array());
-      if (!finalizers.is_array() || std::find(finalizers.begin(), finalizers.end(),
-                                              "foregroundDeletion") == finalizers.end()) {
-        continue;
+    for (const Key& key : foreground_) {
+      auto it = objects_.find(key);
+      const ResourceType* type = TypeOfKeyLocked(key);
+      if (it == objects_.end() || type == nullptr) {
+        foreground_.erase(key);
+        again = true;
+        break;
       }
-      const std::string uid = Text(meta, "uid");
+      const std::string uid = Text(MetaOf(it->second), "uid");
       bool has_dependents = false;
       for (const auto& [k, other] : objects_) {
-        const json refs = MetaOf(other).value("ownerReferences", json::array());
-        if (!refs.is_array()) continue;
-        for (const json& ref : refs) has_dependents |= ref.is_object() && Text(ref, "uid") == uid;
+        if (OwnedBy(other, uid)) {
+          has_dependents = true;
+          break;
+        }
       }
       if (has_dependents) continue;
-      json updated = object;
+      json updated = it->second;
       json& list = Meta(updated)["finalizers"];
       list.erase(std::remove(list.begin(), list.end(), "foregroundDeletion"), list.end());
-      const ResourceType* type = TypeOfKeyLocked(key);
-      if (type == nullptr) continue;
-      UpdateLocked(*type, Text(meta, "namespace"), Text(meta, "name"), std::move(updated), false);
+      const json& meta = MetaOf(it->second);
+      const std::string ns = Text(meta, "namespace"), name = Text(meta, "name");
+      foreground_.erase(key);  // `key` dangles from here on
+      UpdateLocked(*type, ns, name, std::move(updated), false);
       again = true;
-      break;  // the map changed
+      break;
     }
   }
 }

@@ -13,9 +13,11 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "kube/api_status.h"
 #include "kubesim/resource_types.h"
 #include "kubesim/selectors.h"
@@ -56,7 +58,13 @@ class ObjectStore {
  public:
   // `event_window`: how many events a watch may resume across; older
   // resourceVersions are Gone (410), as after an etcd compaction.
-  explicit ObjectStore(size_t event_window = 1000);
+  // `clock` stamps creationTimestamp and deletionTimestamp; it must outlive
+  // the store.
+  explicit ObjectStore(size_t event_window = 1000, const Clock& clock = DefaultClock());
+
+  // "2026-11-23T22:10:00Z", now by the store's clock: Kubernetes' metav1.Time
+  // (whole seconds, UTC).
+  std::string Timestamp() const;
 
   // The kinds served now (CRDs come and go); copies, safe to keep.
   std::optional<ResourceType> FindType(const std::string& group, const std::string& version,
@@ -112,10 +120,14 @@ class ObjectStore {
   void RegisterCrdLocked(const nlohmann::json& crd);
   void UnregisterCrdLocked(const nlohmann::json& crd);
 
+  static const Clock& DefaultClock();
+
+  const Clock& clock_;
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   ResourceTypes types_;
   std::map<Key, nlohmann::json> objects_;
+  std::set<Key> foreground_;  // owners waiting, in foreground deletion, for dependents
   int64_t resource_version_ = 1;
   std::deque<WatchEvent> events_;
   size_t event_window_;

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/testing/fake_clock.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -64,6 +65,19 @@ json Slice(const std::string& name, const std::string& node, json labels = json:
            {{"driver", "gpu.canhazgpu.dev"},
             {"nodeName", node},
             {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}}}}};
+}
+
+TEST(ObjectStoreClockTest, TimestampsComeFromTheStoresClockInWholeSeconds) {
+  host::FakeClock clock(FromEpochMillis(1'767'323'045'678));  // 2026-01-02T03:04:05.678Z
+  ObjectStore store(1000, clock);
+  const ResourceType cm = *store.FindType("", "v1", "configmaps");
+  json object = {{"metadata", {{"name", "t"}, {"finalizers", {"example.com/hold"}}}}};
+  Outcome created = store.Create(cm, "default", object);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created.object["metadata"]["creationTimestamp"], "2026-01-02T03:04:05Z");
+  clock.Advance(std::chrono::hours(1));
+  Outcome deleting = store.Delete(cm, "default", "t", {});
+  EXPECT_EQ(deleting.object["metadata"]["deletionTimestamp"], "2026-01-02T04:04:05Z");
 }
 
 TEST_F(ObjectStoreTest, UpdateChecksResourceVersionAndBumpsGenerationOnSpecChanges) {

@@ -64,7 +64,7 @@ class SchemaWalker {
 
   void Walk(const json& schema_in, json& value, const std::string& path) {
     if (value.is_null()) return;  // unset
-    const json schema = Resolve(schema_in);
+    const json& schema = Resolve(schema_in);
     if (schema.value("x-kubernetes-int-or-string", false)) {
       if (!value.is_string() && !value.is_number_integer()) TypeError(path, "int or string", value);
       return;
@@ -127,28 +127,26 @@ class SchemaWalker {
   }
 
  private:
-  json Resolve(const json& schema) const {
-    json s = schema;
+  // The schema a `$ref` or a one-element `allOf` (how the documents wrap a
+  // reference to add a description or default) stands for; other keys of
+  // the wrapper do not constrain the value. No copies: every write walks
+  // these documents.
+  const json& Resolve(const json& schema) const {
+    static const json kAnything = json::object();
+    const json* s = &schema;
     for (int depth = 0; depth < 32; ++depth) {
-      if (s.contains("$ref")) {
-        const std::string ref = s["$ref"];
-        const std::string name = ref.substr(ref.rfind('/') + 1);
-        json target = schemas_.contains(name) ? schemas_[name] : json::object();
-        for (auto& [k, v] : s.items()) {
-          if (k != "$ref") target[k] = v;
-        }
-        s = std::move(target);
-      } else if (s.contains("allOf") && s["allOf"].is_array() && s["allOf"].size() == 1) {
-        json inner = s["allOf"][0];
-        s.erase("allOf");
-        for (auto& [k, v] : inner.items()) {
-          if (!s.contains(k)) s[k] = v;
-        }
+      if (auto ref = s->find("$ref"); ref != s->end() && ref->is_string()) {
+        const std::string text = *ref;
+        auto target = schemas_.find(text.substr(text.rfind('/') + 1));
+        s = target != schemas_.end() ? &*target : &kAnything;
+      } else if (auto all = s->find("allOf");
+                 all != s->end() && all->is_array() && all->size() == 1) {
+        s = &(*all)[0];
       } else {
         break;
       }
     }
-    return s;
+    return *s;
   }
 
   void TypeError(const std::string& path, const std::string& want, const json& value) {

@@ -1,7 +1,12 @@
 #include "kubesim/validation.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubesim/openapi_documents.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -128,6 +133,22 @@ TEST(ValidationTest, ServesTheDocumentsItValidatesAgainst) {
   ASSERT_NE(doc, nullptr);
   EXPECT_TRUE((*doc)["components"]["schemas"].contains("io.k8s.api.resource.v1.ResourceSlice"));
   EXPECT_EQ(OpenApiDocumentFor("apis/nope/v1"), nullptr);
+}
+
+TEST(ValidationTest, CompiledInDocumentsAreTheSharedSchemasByteForByte) {
+  const std::filesystem::path dir = SHARED_SCHEMAS_DIR;
+  if (!std::filesystem::exists(dir)) {
+    GTEST_SKIP() << dir << " is not on this machine: the drift check does not run";
+  }
+  for (const OpenApiDocument& doc : OpenApiDocuments()) {
+    std::string name(doc.group_version_path);  // "apis/resource.k8s.io/v1"
+    for (size_t at; (at = name.find('/')) != std::string::npos;) name.replace(at, 1, "__");
+    std::ifstream in(dir / (name + "_openapi.json"), std::ios::binary);
+    ASSERT_TRUE(in) << name;
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_TRUE(text.str() == doc.json) << name << " differs from " << dir;
+  }
 }
 
 }  // namespace

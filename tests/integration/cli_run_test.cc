@@ -31,6 +31,17 @@ class CliRunTest : public ::testing::Test {
   }
   json Status() { return json::parse(host_.Run({"status", "--json"}).out); }
   std::string File(const std::string& name) { return host_.dir() + "/" + name; }
+  // The pid of the job on GPU 0 once it is IN_USE; 0 if it never is.
+  int JobOnceInUse() {
+    int job = 0;
+    Eventually([&] {
+      json s = Status()[0];
+      if (s["status"] != "IN_USE") return false;
+      job = s["pid"].get<int>();
+      return true;
+    });
+    return job;
+  }
   // A shell loop that runs until the test creates `name`.
   std::string UntilFile(const std::string& name) {
     return "while [ ! -f " + File(name) + " ]; do sleep 0.02; done";
@@ -250,13 +261,8 @@ TEST_F(CliRunWithoutCgroupTest, TimeoutStopsASetsidDaemonOfTheJob) {
 // all the same, so its GPU is free before the wrapper is continued.
 TEST_F(CliRunTest, StoppedWrapperDoesNotHoldTheGpusOfAnExitedJob) {
   int wrapper = host_.Spawn({"run", "-G", "0", "--", "sh", "-c", UntilFile("stop")});
-  int job = 0;
-  ASSERT_TRUE(Eventually([&] {
-    json s = Status()[0];
-    if (s["status"] != "IN_USE") return false;
-    job = s["pid"].get<int>();
-    return true;
-  }));
+  const int job = JobOnceInUse();
+  ASSERT_GT(job, 0);
   kill(wrapper, SIGSTOP);
   WriteFile(File("stop"), "");
   ASSERT_TRUE(Eventually([&] { return ProcessGone(job); }));
@@ -339,13 +345,8 @@ TEST_F(CliRunCgroupTest, DaemonStartedAfterTheWrapperWasKilledKeepsTheGpu) {
 TEST_F(CliRunWithoutCgroupTest, DaemonStartedAfterTheWrapperWasKilledIsNotSeen) {
   int wrapper = host_.Spawn(
       {"run", "-G", "0", "--", "sh", "-c", SetsidDaemonOnceToldTo(File("go"), File("daemon"))});
-  int job = 0;
-  ASSERT_TRUE(Eventually([&] {
-    json s = Status()[0];
-    if (s["status"] != "IN_USE") return false;
-    job = s["pid"].get<int>();
-    return true;
-  }));
+  const int job = JobOnceInUse();
+  ASSERT_GT(job, 0);
   EXPECT_FALSE(Status()[0].contains("cgroup"));
   kill(wrapper, SIGKILL);
   ExitCodeOf(wrapper);
