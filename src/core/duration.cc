@@ -100,4 +100,9 @@ std::string FormatTimestamp(TimePoint t) {
   return absl::StrFormat("%s.%03dZ", buf, millis);
 }
 
+std::string FormatTimestampSeconds(TimePoint t) {
+  const std::string millis = FormatTimestamp(t);  // "....:SS.mmmZ"
+  return millis.substr(0, millis.size() - 5) + "Z";
+}
+
 }  // namespace canhazgpu

@@ -29,4 +29,8 @@ std::string FormatDurationShort(Duration d);
 // negative); times outside years 0000 to 9999 are clamped to those ends.
 std::string FormatTimestamp(TimePoint t);
 
+// RFC 3339 in UTC to the whole second, "2026-11-21T14:02:03Z": Kubernetes'
+// metav1.Time. Same clamping as FormatTimestamp.
+std::string FormatTimestampSeconds(TimePoint t);
+
 }  // namespace canhazgpu

@@ -59,6 +59,11 @@ TEST(DurationTest, FormatsTimestampInUtc) {
   EXPECT_EQ(FormatTimestamp(FromEpochMillis(1795291402120)), "2026-11-21T20:03:22.120Z");
 }
 
+TEST(DurationTest, FormatsKubernetesTimeToTheSecond) {
+  EXPECT_EQ(FormatTimestampSeconds(FromEpochMillis(1795291402920)), "2026-11-21T20:03:22Z");
+  EXPECT_EQ(FormatTimestampSeconds(FromEpochMillis(-1)), "1969-12-31T23:59:59Z");
+}
+
 TEST(DurationTest, Issue14TimestampBefore1970HasNoNegativeMilliseconds) {
   // report --days 30000 printed "1944-10-04T18:24:02.-740Z".
   EXPECT_EQ(FormatTimestamp(FromEpochMillis(-1)), "1969-12-31T23:59:59.999Z");

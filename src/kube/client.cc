@@ -383,20 +383,39 @@ absl::StatusOr<json> Client::Patch(const ResourceRef& ref, const std::string& ns
                .body = patch.dump()});
 }
 
-absl::Status Client::Delete(const ResourceRef& ref, const std::string& ns, const std::string& name,
-                            const DeleteOptions& options) {
+namespace {
+
+json DeleteBody(const DeleteOptions& options) {
   json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
   if (!options.propagation.empty()) body["propagationPolicy"] = options.propagation;
   if (!options.precondition_uid.empty()) body["preconditions"]["uid"] = options.precondition_uid;
   if (!options.precondition_resource_version.empty()) {
     body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
   }
+  return body;
+}
+
+}  // namespace
+
+absl::Status Client::Delete(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                            const DeleteOptions& options) {
   return Call("delete", ref, ns, name,
               {.method = "DELETE",
                .path = ref.Path(ns, name),
                .headers = {{"Content-Type", "application/json"}},
-               .body = body.dump()})
+               .body = DeleteBody(options).dump()})
       .status();
+}
+
+absl::StatusOr<json> Client::DeleteCollection(const ResourceRef& ref, const std::string& ns,
+                                              const ListOptions& selectors,
+                                              const DeleteOptions& options) {
+  return Call("deletecollection", ref, ns, "",
+              {.method = "DELETE",
+               .path = ref.Path(ns) + Query({{"labelSelector", selectors.label_selector},
+                                             {"fieldSelector", selectors.field_selector}}),
+               .headers = {{"Content-Type", "application/json"}},
+               .body = DeleteBody(options).dump()});
 }
 
 absl::StatusOr<json> Client::ReadModifyWrite(const ResourceRef& ref, const std::string& ns,
@@ -517,6 +536,74 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
       return ApiError("watch", ref, ns, "", api);
     }
     failures = 0;  // the server ended the stream: resume from `version`
+  }
+}
+
+absl::StatusOr<std::string> Client::Logs(const std::string& ns, const std::string& pod,
+                                         const LogOptions& options) {
+  LogOptions once = options;
+  once.follow = false;
+  std::string text;
+  absl::Status s = StreamLogs(ns, pod, once, [&](std::string_view data) {
+    text.append(data);
+    return true;
+  });
+  if (!s.ok()) return s;
+  return text;
+}
+
+absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
+                                const LogOptions& options,
+                                const std::function<bool(std::string_view)>& on_data) {
+  HttpRequest request{
+      .method = "GET",
+      .path =
+          kPods.Path(ns, pod, "log") +
+          Query({{"container", options.container},
+                 {"follow", options.follow ? "true" : ""},
+                 {"sinceSeconds",
+                  options.since_seconds > 0 ? std::to_string(options.since_seconds) : ""},
+                 {"tailLines", options.tail_lines >= 0 ? std::to_string(options.tail_lines) : ""},
+                 {"timestamps", options.timestamps ? "true" : ""}}),
+      .timeout = options_.timeout,
+      .cancel = options.cancel};
+  request.headers.emplace_back("Accept", "text/plain, application/json");
+  request.headers.emplace_back("User-Agent", options_.user_agent);
+  if (absl::Status s = AddCredentials(request); !s.ok()) return s;
+  const ResourceRef logs{"", "v1", "pods/log", true};
+  for (int attempt = 0;; ++attempt) {
+    WaitForToken();
+    bool stopped = false;
+    bool delivered = false;
+    absl::StatusOr<HttpResponse> response = transport_->Stream(request, [&](std::string_view data) {
+      delivered = true;
+      if (on_data(data)) return true;
+      stopped = true;
+      return false;
+    });
+    if (stopped || (options.cancel != nullptr && options.cancel->load())) return absl::OkStatus();
+    // Retried like a GET only while nothing was handed out: a repeat would
+    // show the caller the same output twice.
+    const bool last = attempt >= options_.max_retries || delivered;
+    if (!response.ok()) {
+      if (last) {
+        return absl::Status(response.status().code(), StrCat("cannot get pods/log \"", pod,
+                                                             "\": ", response.status().message()));
+      }
+      std::this_thread::sleep_for(Backoff(attempt));
+      continue;
+    }
+    const int code = response->status;
+    if (code >= 200 && code < 300) return absl::OkStatus();
+    if (!last && (code == 429 || (code >= 500 && code != 501))) {
+      std::this_thread::sleep_for(Backoff(attempt));
+      continue;
+    }
+    ApiStatus api =
+        ApiStatus::FromJson(json::parse(response->body, nullptr, false))
+            .value_or(ApiStatus{.message = std::string(Utf8Prefix(response->body, 200))});
+    api.code = code;
+    return ApiError("get", logs, ns, pod, api);
   }
 }
 

@@ -93,6 +93,16 @@ struct WatchOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+struct LogOptions {
+  std::string container;  // empty: the pod's only container
+  bool follow = false;    // keep streaming until the container ends
+  int64_t since_seconds = 0;
+  int64_t tail_lines = -1;  // -1: all
+  bool timestamps = false;
+  // Ends a followed stream (OK) within about a second of turning true.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
 struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK
   nlohmann::json object;
@@ -137,6 +147,11 @@ class Client {
                                        const PatchOptions& options = {});
   absl::Status Delete(const ResourceRef& ref, const std::string& ns, const std::string& name,
                       const DeleteOptions& options = {});
+  // Deletes every object the selectors match (deletecollection) and
+  // returns the list of what was deleted.
+  absl::StatusOr<nlohmann::json> DeleteCollection(const ResourceRef& ref, const std::string& ns,
+                                                  const ListOptions& selectors,
+                                                  const DeleteOptions& options = {});
   // Reads the object, lets `mutate` change it, writes it with the read
   // version; on 409 Conflict reads again and repeats (up to `attempts`).
   absl::StatusOr<nlohmann::json> ReadModifyWrite(
@@ -155,6 +170,15 @@ class Client {
   // does).
   absl::Status Watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& options,
                      const std::function<bool(const WatchEvent&)>& handler);
+
+  // pods/log: the container's output so far (options.follow is ignored).
+  absl::StatusOr<std::string> Logs(const std::string& ns, const std::string& pod,
+                                   const LogOptions& options = {});
+  // pods/log streamed: `on_data` gets the output as it arrives, until the
+  // server ends it (with follow: when the container ends), `on_data`
+  // returns false, or options.cancel turns true — all OK.
+  absl::Status StreamLogs(const std::string& ns, const std::string& pod, const LogOptions& options,
+                          const std::function<bool(std::string_view)>& on_data);
 
  private:
   Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport);

@@ -71,6 +71,10 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 struct HttpTransport::Impl {
   std::string server;
   RestConfig tls;  // only the TLS fields are used
+  // With tls-server-name: the URL names that host (curl's SNI and the name
+  // the certificate must carry) and this "name:port:host:port" sends the
+  // connection to the real address.
+  curl_slist* connect_to = nullptr;
   CURLSH* share = nullptr;
   std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
 
@@ -90,6 +94,7 @@ struct HttpTransport::Impl {
     const std::string url = server + request.path;
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl, CURLOPT_SHARE, share);
+    if (connect_to != nullptr) curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_to);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -161,6 +166,7 @@ HttpTransport::HttpTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 
 HttpTransport::~HttpTransport() {
   if (impl_ && impl_->share) curl_share_cleanup(impl_->share);
+  if (impl_) curl_slist_free_all(impl_->connect_to);
 }
 
 absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestConfig& config) {
@@ -171,6 +177,21 @@ absl::StatusOr<std::unique_ptr<HttpTransport>> HttpTransport::Create(const RestC
   }
   auto impl = std::make_unique<Impl>();
   impl->server = config.server;
+  if (!config.tls_server_name.empty() && config.server.starts_with("https://")) {
+    // "https://host:port/prefix" -> host (brackets kept for IPv6) and port.
+    const std::string_view rest = std::string_view(config.server).substr(8);
+    const std::string_view authority = rest.substr(0, rest.find('/'));
+    const size_t bracket = authority.rfind(']');
+    const size_t colon = authority.rfind(':');
+    const bool has_port =
+        colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket);
+    const std::string_view host = has_port ? authority.substr(0, colon) : authority;
+    const std::string port(has_port ? authority.substr(colon + 1) : "443");
+    impl->server =
+        StrCat("https://", config.tls_server_name, ":", port, rest.substr(authority.size()));
+    impl->connect_to = curl_slist_append(
+        nullptr, StrCat(config.tls_server_name, ":", port, ":", host, ":", port).c_str());
+  }
   impl->tls.ca_pem = config.ca_pem;
   impl->tls.client_cert_pem = config.client_cert_pem;
   impl->tls.client_key_pem = config.client_key_pem;

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kubesim/faults.h"
 #include "kubesim/object_store.h"
+#include "kubesim/pod_logs.h"
 
 namespace httplib {
 class Server;
@@ -21,6 +23,9 @@ struct Response;
 }  // namespace httplib
 
 namespace canhazgpu::kubesim {
+
+struct Route;
+struct ResourceType;
 
 struct ApiServerOptions {
   // Bearer token every request must carry; empty: anyone may.
@@ -51,12 +56,38 @@ class ApiServer {
 
   // Fault injection: ends every open watch stream now (clients resume).
   void DropWatches();
+  // Fault injection: failures and stalls for the next requests.
+  FaultInjector& faults() { return faults_; }
+  // What containers printed, served as pods/log.
+  PodLogs& logs() { return logs_; }
 
  private:
   void Handle(const httplib::Request& req, httplib::Response& res);
+  // /debug/k8shazgpu-sim/...: faults, dropped watches and container output
+  // set over HTTP, for tests in other processes.
+  void HandleDebug(const std::vector<std::string>& parts, const httplib::Request& req,
+                   httplib::Response& res);
+  // An injected fault for this request: stalls, then true when it answered.
+  bool InjectFault(const std::string& verb, const std::string& resource, httplib::Response& res);
+  bool Denied(const std::string& verb, const Route& route, httplib::Response& res) const;
+
+  void HandleList(const ResourceType& type, const Route& route, const httplib::Request& req,
+                  httplib::Response& res);
+  void HandleWatch(const ResourceType& type, const Route& route, const httplib::Request& req,
+                   httplib::Response& res);
+  void HandleWrite(const std::string& verb, const ResourceType& type, const Route& route,
+                   const httplib::Request& req, httplib::Response& res);
+  void HandlePatch(const ResourceType& type, const Route& route, const httplib::Request& req,
+                   httplib::Response& res);
+  void HandleDelete(const std::string& verb, const ResourceType& type, const Route& route,
+                    const nlohmann::json& body, const httplib::Request& req,
+                    httplib::Response& res);
+  void HandleLog(const Route& route, const httplib::Request& req, httplib::Response& res);
 
   ObjectStore& store_;
   ApiServerOptions options_;
+  FaultInjector faults_;
+  PodLogs logs_;
   std::unique_ptr<httplib::Server> server_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> watch_epoch_{0};

@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "core/duration.h"
 #include "core/strings.h"
 #include "host/system_clock.h"
 #include "kubesim/validation.h"
@@ -108,14 +109,7 @@ const Clock& ObjectStore::DefaultClock() {
   return clock;
 }
 
-std::string ObjectStore::Timestamp() const {
-  const time_t t = std::chrono::system_clock::to_time_t(clock_.Now());
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char out[32];
-  strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return out;
-}
+std::string ObjectStore::Timestamp() const { return FormatTimestampSeconds(clock_.Now()); }
 
 ObjectStore::ObjectStore(size_t event_window, const Clock& clock)
     : clock_(clock),

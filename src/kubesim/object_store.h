@@ -61,10 +61,13 @@ class ObjectStore {
   // `clock` stamps creationTimestamp and deletionTimestamp; it must outlive
   // the store.
   explicit ObjectStore(size_t event_window = 1000, const Clock& clock = DefaultClock());
+  // The system's clock.
+  static const Clock& DefaultClock();
 
   // "2026-11-23T22:10:00Z", now by the store's clock: Kubernetes' metav1.Time
   // (whole seconds, UTC).
   std::string Timestamp() const;
+  const Clock& clock() const { return clock_; }
 
   // The kinds served now (CRDs come and go); copies, safe to keep.
   std::optional<ResourceType> FindType(const std::string& group, const std::string& version,
@@ -119,8 +122,6 @@ class ObjectStore {
   const ResourceType* TypeOfKeyLocked(const Key& key) const;
   void RegisterCrdLocked(const nlohmann::json& crd);
   void UnregisterCrdLocked(const nlohmann::json& crd);
-
-  static const Clock& DefaultClock();
 
   const Clock& clock_;
   mutable std::mutex mu_;

@@ -239,6 +239,59 @@ TEST_F(SimKubectlTest, KubectlTalksToTheTlsServer) {
   EXPECT_EQ(ExitCodeOf(tls), 0);
 }
 
+// Container output written through the server's debug endpoint (with
+// kubectl's own --raw), read back with kubectl logs, followed to the end.
+TEST_F(SimKubectlTest, KubectlReadsAndFollowsPodLogs) {
+  ASSERT_EQ(Kubectl({"apply", "--validate=false", "-f", dir_ + "/objects.yaml"}).exit_code, 0);
+  CliResult waiting = Kubectl({"logs", "pod1"});
+  EXPECT_NE(waiting.exit_code, 0);
+  EXPECT_THAT(waiting.err, HasSubstr("is waiting to start"));
+
+  const std::string endpoint = "/debug/k8shazgpu-sim/logs/default/pod1/main";
+  WriteFile(dir_ + "/out1", "hello\nworld\n");
+  ASSERT_EQ(Kubectl({"create", "--raw", endpoint, "-f", dir_ + "/out1"}).exit_code, 0);
+  EXPECT_EQ(Kubectl({"logs", "pod1"}).out, "hello\nworld\n");
+  EXPECT_EQ(Kubectl({"logs", "pod1", "--tail=1"}).out, "world\n");
+  EXPECT_EQ(Kubectl({"logs", "pod1", "-c", "main", "--since=1h"}).out, "hello\nworld\n");
+
+  const std::string followed = dir_ + "/followed";
+  int follower = SpawnProgram({"sh", "-c", "exec kubectl logs -f pod1 > " + followed},
+                              {{"KUBECONFIG", kubeconfig_}, {"HOME", dir_}});
+  ASSERT_TRUE(Eventually([&] { return ReadFile(followed) == "hello\nworld\n"; }))
+      << ReadFile(followed);
+  WriteFile(dir_ + "/out2", "bye\n");
+  ASSERT_EQ(Kubectl({"create", "--raw", endpoint + "?finish=true", "-f", dir_ + "/out2"}).exit_code,
+            0);
+  EXPECT_EQ(ExitCodeOf(follower), 0) << "kubectl logs -f ends with the container";
+  EXPECT_EQ(ReadFile(followed), "hello\nworld\nbye\n");
+}
+
+// Injected faults as client-go meets them: a 429 with Retry-After is
+// retried by kubectl itself; a 500 is its error.
+TEST_F(SimKubectlTest, KubectlMeetsInjectedFaults) {
+  ASSERT_EQ(Kubectl({"apply", "--validate=false", "-f", dir_ + "/objects.yaml"}).exit_code, 0);
+  WriteFile(dir_ + "/throttle.json",
+            R"({"verb":"get","resource":"pods","code":429,"retryAfterSeconds":1})");
+  ASSERT_EQ(
+      Kubectl({"create", "--raw", "/debug/k8shazgpu-sim/faults", "-f", dir_ + "/throttle.json"})
+          .exit_code,
+      0);
+  CliResult throttled = Kubectl({"get", "pod", "pod1", "-o", "name"});
+  EXPECT_EQ(throttled.exit_code, 0) << throttled.err;
+  EXPECT_EQ(throttled.out, "pod/pod1\n");
+  EXPECT_THAT(ReadFile(dir_ + "/server.log"),
+              HasSubstr("GET /api/v1/namespaces/default/pods/pod1 429"));
+
+  WriteFile(dir_ + "/fail.json", R"({"verb":"get","resource":"pods","code":500})");
+  ASSERT_EQ(Kubectl({"create", "--raw", "/debug/k8shazgpu-sim/faults", "-f", dir_ + "/fail.json"})
+                .exit_code,
+            0);
+  CliResult failed = Kubectl({"get", "pod", "pod1"});
+  EXPECT_NE(failed.exit_code, 0);
+  EXPECT_THAT(failed.err, HasSubstr("InternalError"));
+  EXPECT_EQ(Kubectl({"get", "pod", "pod1", "-o", "name"}).out, "pod/pod1\n");  // used up
+}
+
 TEST_F(SimKubectlTest, DiscoveryListsTheDraKinds) {
   CliResult resources = Kubectl({"api-resources", "--api-group=resource.k8s.io", "-o", "name"});
   ASSERT_EQ(resources.exit_code, 0) << resources.err;

@@ -1,0 +1,148 @@
+#include "kubesim/discovery.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+#include "kubesim/http_common.h"
+#include "kubesim/openapi_documents.h"
+
+namespace canhazgpu::kubesim {
+namespace {
+
+using nlohmann::json;
+
+json ApiResource(const ResourceType& t, const std::string& sub) {
+  json r = {{"name", sub.empty() ? t.resource : t.resource + "/" + sub},
+            {"singularName", sub.empty() ? t.singular : ""},
+            {"namespaced", t.namespaced},
+            {"kind", t.kind}};
+  if (sub.empty()) {
+    r["verbs"] = {"create", "delete", "deletecollection", "get",
+                  "list",   "patch",  "update",           "watch"};
+    if (!t.short_names.empty()) r["shortNames"] = t.short_names;
+    r["storageVersionHash"] = "";
+  } else if (sub == "log") {
+    r["verbs"] = {"get"};
+  } else {
+    r["verbs"] = {"get", "patch", "update"};
+  }
+  return r;
+}
+
+}  // namespace
+
+bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& parts,
+                    const httplib::Request& req, httplib::Response& res) {
+  if (req.method != "GET") return false;
+  if (parts.size() == 1 && parts[0] == "version") {
+    Reply(res, 200,
+          {{"major", "1"},
+           {"minor", "34"},
+           {"gitVersion", "v1.34.0-k8shazgpu-sim"},
+           {"gitCommit", "0000000000000000000000000000000000000000"},
+           {"gitTreeState", "clean"},
+           {"buildDate", "2026-01-01T00:00:00Z"},
+           {"goVersion", "go1.24"},
+           {"compiler", "gc"},
+           {"platform", "linux/amd64"}});
+    return true;
+  }
+  if (parts.size() >= 2 && parts[0] == "openapi" && parts[1] == "v3") {
+    // The index, then one document per group-version, as kubectl reads them.
+    if (parts.size() == 2) {
+      json paths = json::object();
+      for (const OpenApiDocument& doc : OpenApiDocuments()) {
+        const std::string path(doc.group_version_path);
+        paths[path] = {
+            {"serverRelativeURL", StrCat("/openapi/v3/", path, "?hash=", doc.json.size())}};
+      }
+      Reply(res, 200, {{"paths", paths}});
+      return true;
+    }
+    std::string path;
+    for (size_t k = 2; k < parts.size(); ++k) path += StrCat(path.empty() ? "" : "/", parts[k]);
+    for (const OpenApiDocument& doc : OpenApiDocuments()) {
+      if (doc.group_version_path == path) {
+        res.status = 200;
+        res.set_content(std::string(doc.json), kJsonMedia);
+        return true;
+      }
+    }
+  }
+  if (parts.size() == 1 && parts[0] == "api") {
+    Reply(res, 200,
+          {{"kind", "APIVersions"},
+           {"versions", {"v1"}},
+           {"serverAddressByClientCIDRs",
+            {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", req.get_header_value("Host")}}}}});
+    return true;
+  }
+  if (parts.size() == 1 && (parts[0] == "healthz" || parts[0] == "readyz" || parts[0] == "livez")) {
+    res.status = 200;
+    res.set_content("ok", "text/plain");
+    return true;
+  }
+  const std::vector<ResourceType> types = store.Types();
+  auto group_json = [&](const std::string& group) {
+    json versions = json::array();
+    for (const ResourceType& t : types) {
+      if (t.group != group) continue;
+      json v = {{"groupVersion", t.api_version()}, {"version", t.version}};
+      if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+    }
+    return json{{"kind", "APIGroup"},
+                {"apiVersion", "v1"},
+                {"name", group},
+                {"versions", versions},
+                {"preferredVersion", versions.empty() ? json::object() : versions[0]}};
+  };
+  if (parts.size() == 1 && parts[0] == "apis") {
+    json groups = json::array();
+    std::vector<std::string> seen;
+    for (const ResourceType& t : types) {
+      if (t.group.empty() || std::find(seen.begin(), seen.end(), t.group) != seen.end()) continue;
+      seen.push_back(t.group);
+      json g = group_json(t.group);
+      g.erase("kind");
+      g.erase("apiVersion");
+      groups.push_back(std::move(g));
+    }
+    Reply(res, 200, {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}});
+    return true;
+  }
+  if (parts.size() == 2 && parts[0] == "apis") {
+    json g = group_json(parts[1]);
+    if (g["versions"].empty()) {
+      Fail(res, NoSuchPath());
+      return true;
+    }
+    Reply(res, 200, g);
+    return true;
+  }
+  const bool legacy_list = parts.size() == 2 && parts[0] == "api";
+  const bool group_list = parts.size() == 3 && parts[0] == "apis";
+  if (legacy_list || group_list) {
+    const std::string group = legacy_list ? "" : parts[1];
+    const std::string version = legacy_list ? parts[1] : parts[2];
+    json resources = json::array();
+    for (const ResourceType& t : types) {
+      if (t.group != group || t.version != version) continue;
+      resources.push_back(ApiResource(t, ""));
+      if (t.has_status) resources.push_back(ApiResource(t, "status"));
+      if (t.group.empty() && t.resource == "pods") resources.push_back(ApiResource(t, "log"));
+    }
+    if (resources.empty()) {
+      Fail(res, NoSuchPath());
+      return true;
+    }
+    Reply(res, 200,
+          {{"kind", "APIResourceList"},
+           {"apiVersion", "v1"},
+           {"groupVersion", group.empty() ? version : group + "/" + version},
+           {"resources", resources}});
+    return true;
+  }
+  return false;
+}
+
+}  // namespace canhazgpu::kubesim

@@ -1,0 +1,65 @@
+// What the simulated API server's request handlers share: the parsed route
+// and the few ways a request is answered. Internal to kubesim.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "httplib.h"
+#include "kube/api_status.h"
+#include "kubesim/object_store.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::kubesim {
+
+inline constexpr char kJsonMedia[] = "application/json";
+
+// A request path split into what it names.
+struct Route {
+  std::string group;  // "" for /api
+  std::string version;
+  std::string ns;
+  std::string resource;
+  std::string name;
+  std::string sub;  // status, log
+};
+
+inline void Reply(httplib::Response& res, int code, const nlohmann::json& body) {
+  res.status = code;
+  res.set_content(body.dump(), kJsonMedia);
+}
+
+inline void Fail(httplib::Response& res, const kube::ApiStatus& status) {
+  if (status.retry_after_seconds > 0) {
+    res.set_header("Retry-After", std::to_string(status.retry_after_seconds));
+  }
+  Reply(res, status.code, status.ToJson());
+}
+
+inline std::string Param(const httplib::Request& req, const char* key) {
+  return req.has_param(key) ? req.get_param_value(key) : std::string();
+}
+
+inline bool Truthy(const std::string& v) { return v == "true" || v == "1"; }
+
+// A path that names no resource, in the real server's words.
+inline kube::ApiStatus NoSuchPath() {
+  return {.code = 404,
+          .reason = "NotFound",
+          .message = "the server could not find the requested resource"};
+}
+
+// cpp-httplib gzips a response when the client accepts it (Go's client
+// always does) and its compressor holds data until the end: a stream (a
+// watch, a followed log) would deliver nothing until it closed. The request
+// object is the server's own and not const; dropping the header keeps the
+// stream uncompressed.
+inline void KeepUncompressed(const httplib::Request& req) {
+  const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+}
+
+// The label and field selectors of a list, watch or deletecollection;
+// InvalidArgument for one the real server would reject.
+absl::StatusOr<ListOptions> SelectorsOf(const ResourceType& type, const httplib::Request& req);
+
+}  // namespace canhazgpu::kubesim

@@ -1,0 +1,103 @@
+// Watch streams: the chunked JSON event stream, from a resourceVersion or
+// from the current state (as ADDED events), with bookmarks, the event window
+// (410 Gone as an ERROR event) and DropWatches().
+#include <algorithm>
+#include <chrono>
+
+#include "core/strings.h"
+#include "kubesim/api_server.h"
+#include "kubesim/http_common.h"
+
+namespace canhazgpu::kubesim {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
+                            const httplib::Request& req, httplib::Response& res) {
+  absl::StatusOr<ListOptions> options = SelectorsOf(type, req);
+  if (!options.ok())
+    return Fail(res, kube::BadRequestStatus(std::string(options.status().message())));
+  // Watch: from the given version, or everything now as ADDED first.
+  const std::string rv_text = Param(req, "resourceVersion");
+  int64_t after = 0;
+  std::vector<WatchEvent> initial;
+  if (rv_text.empty() || rv_text == "0") {
+    Outcome list = store_.List(type, route.ns, *options);
+    after = std::stoll(list.object["metadata"]["resourceVersion"].get<std::string>());
+    for (json& item : list.object["items"])
+      initial.push_back({"ADDED", after, type.key(), "", std::move(item)});
+  } else {
+    char* end = nullptr;
+    after = std::strtoll(rv_text.c_str(), &end, 10);
+    if (*end != '\0' || after < 0) {
+      return Fail(res, kube::BadRequestStatus(StrCat("invalid resourceVersion: ", rv_text)));
+    }
+  }
+  const bool bookmarks = Truthy(Param(req, "allowWatchBookmarks"));
+  const std::string timeout_text = Param(req, "timeoutSeconds");
+  const int timeout = timeout_text.empty() ? 1800 : std::max(1, std::atoi(timeout_text.c_str()));
+  const auto deadline = Clock::now() + std::chrono::seconds(timeout);
+  const ResourceType watched = type;
+  const std::string ns = route.ns;
+  auto state =
+      std::make_shared<std::pair<int64_t, std::vector<WatchEvent>>>(after, std::move(initial));
+  auto last_bookmark = std::make_shared<Clock::time_point>(Clock::now());
+  const int epoch = watch_epoch_;
+  KeepUncompressed(req);
+  res.status = 200;
+  res.set_chunked_content_provider(kJsonMedia, [this, state, watched, ns, options = *options,
+                                                bookmarks, deadline, last_bookmark,
+                                                epoch](size_t, httplib::DataSink& sink) {
+    auto send = [&](const json& event) {
+      const std::string line = event.dump() + "\n";
+      return sink.write(line.data(), line.size());
+    };
+    for (WatchEvent& e : state->second) {
+      if (!send({{"type", e.type}, {"object", e.object}})) return false;
+    }
+    state->second.clear();
+    if (stopping_ || watch_epoch_ != epoch || Clock::now() >= deadline) {
+      sink.done();
+      return true;
+    }
+    std::vector<WatchEvent> events;
+    const auto wait = std::min<Clock::duration>(std::chrono::seconds(1), deadline - Clock::now());
+    if (!store_.WaitForEvents(watched, ns, state->first,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(wait),
+                              &events)) {
+      kube::ApiStatus gone{.code = 410,
+                           .reason = "Expired",
+                           .message = StrCat("too old resource version: ", state->first, " (",
+                                             store_.resource_version(), ")")};
+      send({{"type", "ERROR"}, {"object", gone.ToJson()}});
+      sink.done();
+      return true;
+    }
+    for (const WatchEvent& e : events) {
+      state->first = std::max(state->first, e.resource_version);
+      const json& meta = e.object.value("metadata", json::object());
+      if (!options.labels.Matches(meta.value("labels", json())) ||
+          !options.fields.Matches(e.object)) {
+        continue;
+      }
+      if (!send({{"type", e.type}, {"object", e.object}})) return false;
+    }
+    if (bookmarks &&
+        Clock::now() - *last_bookmark >= std::chrono::seconds(options_.bookmark_seconds)) {
+      *last_bookmark = Clock::now();
+      const int64_t rv = std::max(state->first, store_.resource_version());
+      state->first = rv;
+      if (!send({{"type", "BOOKMARK"},
+                 {"object",
+                  {{"kind", watched.kind},
+                   {"apiVersion", watched.api_version()},
+                   {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}})) {
+        return false;
+      }
+    }
+    return sink.is_writable();
+  });
+}
+
+}  // namespace canhazgpu::kubesim
