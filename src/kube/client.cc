@@ -169,6 +169,17 @@ absl::Status ApiError(const std::string& verb, const ResourceRef& ref, const std
   return status;
 }
 
+std::string UserAgent(std::string_view program) {
+#if defined(__x86_64__)
+  constexpr char kArch[] = "amd64";
+#elif defined(__aarch64__)
+  constexpr char kArch[] = "arm64";
+#else
+  constexpr char kArch[] = "unknown";
+#endif
+  return StrCat(program, "/", CANHAZGPU_VERSION, " (linux/", kArch, ")");
+}
+
 Client::Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport)
     : config_(std::move(config)),
       options_(std::move(options)),

@@ -51,8 +51,12 @@ inline const ResourceRef kResourceClaimTemplates{"resource.k8s.io", "v1", "resou
                                                  true};
 inline const ResourceRef kDeviceClasses{"resource.k8s.io", "v1", "deviceclasses", false};
 
+// "PROGRAM/<version> (linux/<arch>)", as client-go's programs introduce
+// themselves; the node daemon says k8shazgpu-node.
+std::string UserAgent(std::string_view program);
+
 struct ClientOptions {
-  std::string user_agent = "k8shazgpu";  // "k8shazgpu/<version>"
+  std::string user_agent = UserAgent("k8shazgpu");
   double qps = 5;
   int burst = 10;
   std::chrono::milliseconds timeout{30'000};

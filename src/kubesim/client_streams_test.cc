@@ -335,5 +335,30 @@ TEST(KubeClientMoreTest, TlsServerNameIsTheNameTheCertificateMustCarry) {
   EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr("resolve")));
 }
 
+TEST(KubeClientMoreTest, RequestsIntroduceTheProgramAndItsVersion) {
+  std::mutex mu;
+  std::vector<std::string> agents;
+  httplib::Server server;
+  server.Get(".*", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu);
+    agents.push_back(req.get_header_value("User-Agent"));
+    res.set_content(R"({"kind":"Namespace","metadata":{"name":"default"}})", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  RestConfig config;
+  config.server = "http://127.0.0.1:" + std::to_string(port);
+  EXPECT_TRUE(Connect(config)->Get(kNamespaces, "", "default").ok());
+  EXPECT_TRUE(Connect(config, {.user_agent = UserAgent("k8shazgpu-node")})
+                  ->Get(kNamespaces, "", "default")
+                  .ok());
+  server.stop();
+  serving.join();
+  ASSERT_EQ(agents.size(), 2u);
+  EXPECT_THAT(agents[0],
+              ::testing::MatchesRegex("k8shazgpu/[0-9]+\\.[0-9]+\\.[0-9]+ \\(linux/[a-z0-9]+\\)"));
+  EXPECT_THAT(agents[1], ::testing::StartsWith("k8shazgpu-node/"));
+}
+
 }  // namespace
 }  // namespace canhazgpu::kube
