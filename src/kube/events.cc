@@ -23,33 +23,21 @@ std::string Text(const json& object, const json::json_pointer& at) {
 
 }  // namespace
 
-ObjectReference ObjectReference::Of(const json& object) {
-  return {.api_version = Text(object, "/apiVersion"_json_pointer),
-          .kind = Text(object, "/kind"_json_pointer),
-          .namespace_name = Text(object, "/metadata/namespace"_json_pointer),
-          .name = Text(object, "/metadata/name"_json_pointer),
-          .uid = Text(object, "/metadata/uid"_json_pointer),
-          .resource_version = Text(object, "/metadata/resourceVersion"_json_pointer)};
+EventObjectReference ReferenceTo(const json& object) {
+  EventObjectReference ref;
+  ref.api_version = Text(object, "/apiVersion"_json_pointer);
+  ref.kind = Text(object, "/kind"_json_pointer);
+  ref.namespace_name = Text(object, "/metadata/namespace"_json_pointer);
+  ref.name = Text(object, "/metadata/name"_json_pointer);
+  ref.uid = Text(object, "/metadata/uid"_json_pointer);
+  ref.resource_version = Text(object, "/metadata/resourceVersion"_json_pointer);
+  return ref;
 }
 
-json ObjectReference::ToJson() const {
-  json j = json::object();
-  auto put = [&](const char* key, const std::string& value) {
-    if (!value.empty()) j[key] = value;
-  };
-  put("apiVersion", api_version);
-  put("kind", kind);
-  put("namespace", namespace_name);
-  put("name", name);
-  put("uid", uid);
-  put("resourceVersion", resource_version);
-  return j;
-}
-
-EventRecorder::EventRecorder(Client& client, EventSource source, const Clock& clock)
+EventRecorder::EventRecorder(Client& client, EventReportingSource source, const Clock& clock)
     : client_(client), source_(std::move(source)), clock_(clock) {}
 
-absl::Status EventRecorder::Record(const ObjectReference& about, std::string_view type,
+absl::Status EventRecorder::Record(const EventObjectReference& about, std::string_view type,
                                    const std::string& reason, const std::string& message) {
   if (type != kEventNormal && type != kEventWarning) {
     return absl::InvalidArgumentError(
@@ -85,7 +73,7 @@ absl::Status EventRecorder::Record(const ObjectReference& about, std::string_vie
   return absl::OkStatus();
 }
 
-absl::StatusOr<json> EventRecorder::Create(const ObjectReference& about, std::string_view type,
+absl::StatusOr<json> EventRecorder::Create(const EventObjectReference& about, std::string_view type,
                                            const std::string& reason, const std::string& message,
                                            TimePoint now) {
   const std::string ns = about.namespace_name.empty() ? "default" : about.namespace_name;
@@ -98,21 +86,20 @@ absl::StatusOr<json> EventRecorder::Create(const ObjectReference& about, std::st
   const std::string name =
       StrCat(Utf8Prefix(about.name, kMaxNameBytes - std::string_view(suffix).size()), suffix);
   const std::string time = FormatTimestampSeconds(now);
-  json event = {{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", name}, {"namespace", ns}}},
-                {"involvedObject", about.ToJson()},
-                {"reason", reason},
-                {"message", message},
-                {"type", std::string(type)},
-                {"source", {{"component", source_.component}}},
-                {"firstTimestamp", time},
-                {"lastTimestamp", time},
-                {"count", 1},
-                {"reportingComponent", source_.component},
-                {"reportingInstance", source_.host}};
-  if (!source_.host.empty()) event["source"]["host"] = source_.host;
-  return client_.CreateObject(kEvents, ns, event);
+  Event event;
+  event.metadata.name = name;
+  event.metadata.namespace_name = ns;
+  event.involved_object = about;
+  event.reason = reason;
+  event.message = message;
+  event.type = std::string(type);
+  event.source = source_;
+  event.first_timestamp = time;
+  event.last_timestamp = time;
+  event.count = 1;
+  event.reporting_component = source_.component;
+  event.reporting_instance = source_.host;
+  return client_.CreateObject(kEvents, ns, event.ToJson());
 }
 
 void EventRecorder::ForgetOld(TimePoint now) {

@@ -12,30 +12,14 @@
 #include "absl/status/status.h"
 #include "core/clock.h"
 #include "kube/client.h"
+#include "kube/objects_core.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::kube {
 
-// core/v1 ObjectReference: what an Event is about.
-struct ObjectReference {
-  std::string api_version;
-  std::string kind;
-  std::string namespace_name;  // empty for cluster-scoped objects
-  std::string name;
-  std::string uid;
-  std::string resource_version;
-
-  // From an object read from the API (apiVersion, kind, metadata).
-  static ObjectReference Of(const nlohmann::json& object);
-  nlohmann::json ToJson() const;
-};
-
-// Who reports: source.component and reportingComponent
-// ("k8shazgpu-node"), source.host and reportingInstance (the node).
-struct EventSource {
-  std::string component;
-  std::string host;
-};
+// What an Event is about, from an object read from the API (apiVersion,
+// kind, metadata).
+EventObjectReference ReferenceTo(const nlohmann::json& object);
 
 inline constexpr char kEventNormal[] = "Normal";
 inline constexpr char kEventWarning[] = "Warning";
@@ -45,13 +29,15 @@ inline constexpr size_t kMaxEventMessageBytes = 1024;
 
 class EventRecorder {
  public:
+  // `source`: who reports — source.component and reportingComponent
+  // ("k8shazgpu-node"), source.host and reportingInstance (the node).
   // `client` and `clock` must outlive the recorder.
-  EventRecorder(Client& client, EventSource source, const Clock& clock);
+  EventRecorder(Client& client, EventReportingSource source, const Clock& clock);
 
   // Creates (or, for a repeat, updates) the Event in the object's namespace
   // ("default" for cluster-scoped objects). `type` is kEventNormal or
   // kEventWarning; `reason` a CamelCase word.
-  absl::Status Record(const ObjectReference& about, std::string_view type,
+  absl::Status Record(const EventObjectReference& about, std::string_view type,
                       const std::string& reason, const std::string& message);
 
  private:
@@ -62,13 +48,13 @@ class EventRecorder {
     TimePoint last;
   };
 
-  absl::StatusOr<nlohmann::json> Create(const ObjectReference& about, std::string_view type,
+  absl::StatusOr<nlohmann::json> Create(const EventObjectReference& about, std::string_view type,
                                         const std::string& reason, const std::string& message,
                                         TimePoint now);
   void ForgetOld(TimePoint now);
 
   Client& client_;
-  const EventSource source_;
+  const EventReportingSource source_;
   const Clock& clock_;
   std::mutex mu_;
   std::map<std::string, Recorded> recorded_;  // by what the event says and is about

@@ -172,9 +172,12 @@ TEST(KubeEventsTest, RepeatsAggregateIntoOneEventForTenMinutes) {
   TestApiServer sim;
   auto client = Connect(sim.Config());
   host::FakeClock clock;
-  EventRecorder recorder(*client, {.component = "k8shazgpu-node", .host = "node-a"}, clock);
+  EventReportingSource source;
+  source.component = "k8shazgpu-node";
+  source.host = "node-a";
+  EventRecorder recorder(*client, source, clock);
   const json pod = client->CreateObject(kPods, "default", Pod("train", {"c"})).value();
-  const ObjectReference about = ObjectReference::Of(pod);
+  const EventObjectReference about = ReferenceTo(pod);
   EXPECT_EQ(about.kind, "Pod");
   EXPECT_FALSE(about.uid.empty());
 
@@ -203,8 +206,13 @@ TEST(KubeEventsTest, ClusterScopedObjectsLongMessagesAndBadTypes) {
   TestApiServer sim;
   auto client = Connect(sim.Config());
   host::FakeClock clock;
-  EventRecorder recorder(*client, {.component = "k8shazgpu-node"}, clock);
-  const ObjectReference node{.api_version = "v1", .kind = "Node", .name = "node-a"};
+  EventReportingSource source;
+  source.component = "k8shazgpu-node";
+  EventRecorder recorder(*client, source, clock);
+  EventObjectReference node;
+  node.api_version = "v1";
+  node.kind = "Node";
+  node.name = "node-a";
   ASSERT_TRUE(recorder.Record(node, kEventNormal, "Started", std::string(5000, 'x')).ok());
   json events = client->List(kEvents, "default").value()["items"];
   ASSERT_EQ(events.size(), 1u);
