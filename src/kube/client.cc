@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "core/file_read.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::kube {
@@ -180,25 +181,30 @@ std::string UserAgent(std::string_view program) {
   return StrCat(program, "/", CANHAZGPU_VERSION, " (linux/", kArch, ")");
 }
 
-Client::Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport)
+Client::Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport,
+               std::unique_ptr<ExecAuthenticator> exec)
     : config_(std::move(config)),
       options_(std::move(options)),
       transport_(std::move(transport)),
+      exec_(std::move(exec)),
       tokens_(options_.burst),
       refilled_(std::chrono::steady_clock::now()) {}
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(RestConfig config, ClientOptions options) {
-  if (config.exec) {
-    return absl::UnimplementedError(
-        StrCat("user of context \"", config.context, "\" authenticates with the exec plugin \"",
-               config.exec->command, "\", which this build does not run yet"));
-  }
   absl::StatusOr<std::unique_ptr<HttpTransport>> transport = HttpTransport::Create(config);
   if (!transport.ok()) return transport.status();
+  // client-go runs the plugin only for a user without credentials of its
+  // own ("kubectl --token" overrides it, for one).
+  std::unique_ptr<ExecAuthenticator> exec;
+  const bool own_credentials = !config.token.empty() || !config.token_file.empty() ||
+                               !config.username.empty() || !config.client_cert_pem.empty();
+  if (config.exec && !own_credentials) {
+    ASSIGN_OR_RETURN(exec, ExecAuthenticator::Create(config, options.exec, options.clock));
+  }
   if (options.qps <= 0) options.qps = 5;
   if (options.burst <= 0) options.burst = 1;
   return std::unique_ptr<Client>(
-      new Client(std::move(config), std::move(options), *std::move(transport)));
+      new Client(std::move(config), std::move(options), *std::move(transport), std::move(exec)));
 }
 
 // A token bucket: `burst` requests at once, then `qps` a second.
@@ -228,8 +234,17 @@ std::chrono::milliseconds Client::Backoff(int attempt) {
   return std::chrono::milliseconds(static_cast<int64_t>(static_cast<double>(capped) * jitter(rng)));
 }
 
-absl::Status Client::AddCredentials(HttpRequest& request) {
+absl::StatusOr<std::shared_ptr<const ExecCredential>> Client::AddCredentials(HttpRequest& request) {
+  // A request repeated after a 401 carries the old credential: replace it.
+  std::erase_if(request.headers, [](const auto& h) { return h.first == "Authorization"; });
+  std::shared_ptr<const ExecCredential> plugin;
   std::string token = config_.token;
+  if (exec_ != nullptr) {
+    ASSIGN_OR_RETURN(plugin, exec_->Get());
+    token = plugin->token;
+    request.client_cert_pem = plugin->client_cert_pem;
+    request.client_key_pem = plugin->client_key_pem;
+  }
   if (!config_.token_file.empty()) {
     // Projected service-account tokens rotate: read the file again when it
     // changes.
@@ -257,7 +272,15 @@ absl::Status Client::AddCredentials(HttpRequest& request) {
         "Authorization",
         "Basic " + absl::Base64Escape(StrCat(config_.username, ":", config_.password)));
   }
-  return absl::OkStatus();
+  return plugin;
+}
+
+bool Client::ForgetRefused(int code, const std::shared_ptr<const ExecCredential>& plugin,
+                           bool& reauthenticated) {
+  if (code != 401 || plugin == nullptr || reauthenticated) return false;
+  reauthenticated = true;
+  exec_->Forget(plugin.get());
+  return true;
 }
 
 absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& ref,
@@ -266,7 +289,8 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
   request.timeout = options_.timeout;
   request.headers.emplace_back("Accept", "application/json");
   request.headers.emplace_back("User-Agent", options_.user_agent);
-  if (absl::Status s = AddCredentials(request); !s.ok()) return s;
+  ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
+  bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     WaitForToken();
     absl::StatusOr<HttpResponse> response = transport_->Do(request);
@@ -282,6 +306,10 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
       continue;
     }
     const int code = response->status;
+    if (ForgetRefused(code, plugin, reauthenticated)) {
+      ASSIGN_OR_RETURN(plugin, AddCredentials(request));
+      continue;
+    }
     if (code >= 200 && code < 300) {
       if (response->body.empty()) return json::object();
       json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
@@ -473,6 +501,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
                            const WatchOptions& options,
                            const std::function<bool(const WatchEvent&)>& handler) {
   std::string version = options.resource_version;
+  bool reauthenticated = false;
   for (int failures = 0;;) {
     HttpRequest request{
         .method = "GET",
@@ -489,7 +518,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
         .cancel = options.cancel};
     request.headers.emplace_back("Accept", "application/json");
     request.headers.emplace_back("User-Agent", options_.user_agent);
-    if (absl::Status s = AddCredentials(request); !s.ok()) return s;
+    ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
     if (options.cancel != nullptr && options.cancel->load()) return absl::OkStatus();
     WaitForToken();
     std::string buffer;
@@ -540,6 +569,9 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
       std::this_thread::sleep_for(Backoff(failures));
       continue;
     }
+    if (ForgetRefused(response->status, plugin, reauthenticated)) {
+      continue;  // the next connection asks the plugin again
+    }
     if (response->status >= 300) {
       ApiStatus api = ApiStatus::FromJson(json::parse(response->body, nullptr, false))
                           .value_or(ApiStatus{.code = response->status});
@@ -547,6 +579,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
       return ApiError("watch", ref, ns, "", api);
     }
     failures = 0;  // the server ended the stream: resume from `version`
+    reauthenticated = false;
   }
 }
 
@@ -580,7 +613,8 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
       .cancel = options.cancel};
   request.headers.emplace_back("Accept", "text/plain, application/json");
   request.headers.emplace_back("User-Agent", options_.user_agent);
-  if (absl::Status s = AddCredentials(request); !s.ok()) return s;
+  ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
+  bool reauthenticated = false;
   const ResourceRef logs{"", "v1", "pods/log", true};
   for (int attempt = 0;; ++attempt) {
     WaitForToken();
@@ -606,6 +640,10 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
     }
     const int code = response->status;
     if (code >= 200 && code < 300) return absl::OkStatus();
+    if (ForgetRefused(code, plugin, reauthenticated)) {
+      ASSIGN_OR_RETURN(plugin, AddCredentials(request));
+      continue;
+    }
     if (!last && (code == 429 || (code >= 500 && code != 501))) {
       std::this_thread::sleep_for(Backoff(attempt));
       continue;

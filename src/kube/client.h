@@ -3,7 +3,12 @@
 // exponential backoff and jitter (idempotent requests on connection errors
 // and 5xx, every request on 429 after its Retry-After), one-line errors
 // from the API's Status, conflict retries for read-modify-write, paginated
-// lists and resumable watches. Objects are JSON documents: what is read is
+// lists and resumable watches. Credentials come from the RestConfig, or from
+// its exec plugin (exec_credentials.h) when it has no token, basic auth or
+// client certificate of its own. As in client-go, the plugin's credential is
+// kept until it expires and a 401 to a request that carried it runs the
+// plugin again; unlike client-go, which leaves that request failed, the
+// request is then repeated once. Objects are JSON documents: what is read is
 // what is written back, fields we do not model included. Thread-safe.
 #pragma once
 
@@ -17,7 +22,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/clock.h"
 #include "kube/api_status.h"
+#include "kube/exec_credentials.h"
 #include "kube/http_transport.h"
 #include "kube/kubeconfig.h"
 #include "nlohmann/json.hpp"
@@ -63,6 +70,8 @@ struct ClientOptions {
   int max_retries = 5;
   std::chrono::milliseconds backoff_base{100};  // doubled per retry, jittered
   std::chrono::milliseconds backoff_cap{5'000};
+  ExecOptions exec;              // bounds on an exec plugin's run
+  const Clock* clock = nullptr;  // when an exec credential expires; null: the system's
 };
 
 struct ListOptions {
@@ -185,21 +194,31 @@ class Client {
                           const std::function<bool(std::string_view)>& on_data);
 
  private:
-  Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport);
+  Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport,
+         std::unique_ptr<ExecAuthenticator> exec);
 
   // One request with rate limiting, credentials and retries; a non-2xx
   // response becomes the API's error naming `verb` and the object.
   absl::StatusOr<nlohmann::json> Call(const std::string& verb, const ResourceRef& ref,
                                       const std::string& ns, const std::string& name,
                                       HttpRequest request);
-  absl::Status AddCredentials(HttpRequest& request);
+  // Sets the request's Authorization header (and client certificate) and
+  // returns the exec plugin's credential it carries, or null.
+  absl::StatusOr<std::shared_ptr<const ExecCredential>> AddCredentials(HttpRequest& request);
+  // True after a 401 to a request that carried the exec plugin's
+  // credential, the first time for this request: the credential was revoked
+  // or replaced before its expiry, so it is dropped and the caller asks the
+  // plugin again and retries once.
+  bool ForgetRefused(int code, const std::shared_ptr<const ExecCredential>& plugin,
+                     bool& reauthenticated);
   void WaitForToken();
   std::chrono::milliseconds Backoff(int attempt);
 
   RestConfig config_;
   ClientOptions options_;
   std::unique_ptr<HttpTransport> transport_;
-  std::mutex mu_;  // the rate limiter and the token file cache
+  std::unique_ptr<ExecAuthenticator> exec_;  // null when the config's own credentials are used
+  std::mutex mu_;                            // the rate limiter and the token file cache
   double tokens_;
   std::chrono::steady_clock::time_point refilled_;
   std::string file_token_;

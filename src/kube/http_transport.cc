@@ -128,11 +128,14 @@ struct HttpTransport::Impl {
       curl_blob ca{const_cast<char*>(tls.ca_pem.data()), tls.ca_pem.size(), CURL_BLOB_COPY};
       curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
     }
-    if (!tls.client_cert_pem.empty()) {
-      curl_blob cert{const_cast<char*>(tls.client_cert_pem.data()), tls.client_cert_pem.size(),
-                     CURL_BLOB_COPY};
-      curl_blob key{const_cast<char*>(tls.client_key_pem.data()), tls.client_key_pem.size(),
-                    CURL_BLOB_COPY};
+    // curl reuses a connection only for the same client certificate, so a
+    // changed one gets a new connection.
+    const bool own_cert = !request.client_cert_pem.empty();
+    const std::string& cert_pem = own_cert ? request.client_cert_pem : tls.client_cert_pem;
+    const std::string& key_pem = own_cert ? request.client_key_pem : tls.client_key_pem;
+    if (!cert_pem.empty()) {
+      curl_blob cert{const_cast<char*>(cert_pem.data()), cert_pem.size(), CURL_BLOB_COPY};
+      curl_blob key{const_cast<char*>(key_pem.data()), key_pem.size(), CURL_BLOB_COPY};
       curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
       curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
       curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key);

@@ -1,5 +1,6 @@
 // HTTP to one API server over libcurl: TLS from a RestConfig (CA, client
-// certificate and key from memory, or no verification when asked), the
+// certificate and key from memory, or no verification when asked; a request
+// may bring its own client certificate), the
 // connections kept and reused across requests and threads, a timeout on
 // every request, and streamed bodies for watches and logs. Thread-safe.
 #pragma once
@@ -29,6 +30,10 @@ struct HttpRequest {
   // When set and it turns true, the exchange ends within about a second
   // (Cancelled); lets a quiet watch stop promptly.
   const std::atomic<bool>* cancel = nullptr;
+  // A client certificate and key (PEM) for this request in place of the
+  // config's: an exec plugin's, which may change while the transport lives.
+  std::string client_cert_pem;
+  std::string client_key_pem;
 };
 
 struct HttpResponse {

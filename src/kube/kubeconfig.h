@@ -23,7 +23,7 @@ namespace canhazgpu::kube {
 
 // A kubeconfig's `user.exec`: a program that prints an ExecCredential
 // (client.authentication.k8s.io/v1 or v1beta1) with a token or a client
-// certificate (credentials.h runs it).
+// certificate (exec_credentials.h runs it).
 struct ExecConfig {
   std::string api_version;
   std::string command;  // resolved against the kubeconfig's directory when it has a '/'

@@ -9,10 +9,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/testing/fake_clock.h"
 #include "httplib.h"
 #include "kube/informer.h"
+#include "kube/testing/plugin_scripts.h"
 #include "kubesim/api_server.h"
 #include "kubesim/certificates.h"
+#include "kubesim/testing/test_api_server.h"
 
 namespace canhazgpu::kube {
 namespace {
@@ -20,32 +23,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-// A simulated API server on a free loopback port, for one test.
-class Sim {
- public:
-  explicit Sim(kubesim::ApiServerOptions options = {}) : server_(store_, std::move(options)) {
-    port_ = server_.Bind("127.0.0.1", 0).value();
-    thread_ = std::thread([this] { server_.Serve(); });
-  }
-  ~Sim() {
-    server_.Stop();
-    thread_.join();
-  }
-  RestConfig Config(const std::string& token = "") const {
-    RestConfig c;
-    c.server = "http://127.0.0.1:" + std::to_string(port_);
-    c.token = token;
-    return c;
-  }
-  kubesim::ObjectStore& store() { return store_; }
-  void DropWatches() { server_.DropWatches(); }
-
- private:
-  kubesim::ObjectStore store_{1000};
-  kubesim::ApiServer server_;
-  int port_ = 0;
-  std::thread thread_;
-};
+using Sim = kubesim::TestApiServer;
 
 // A server whose handler the test writes, for answers the simulator does
 // not give (429 then 200, a stall).
@@ -442,6 +420,165 @@ TEST(KubeClientTest, StalledServerAndRefusedConnectionAreBoundedErrors) {
   absl::StatusOr<json> none = refused->Get(kConfigMaps, "default", "x");
   EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(none.status().message(), HasSubstr("cannot get configmaps \"x\""));
+}
+
+// Exec credential plugins (kube/exec_credentials.h) against the simulated
+// server: shell scripts standing in for aws, gke-gcloud-auth-plugin and the like.
+RestConfig WithPlugin(RestConfig config, const std::string& command,
+                      const std::string& api_version = kExecApiV1) {
+  config.exec = ExecConfig{.api_version = api_version, .command = command};
+  if (api_version == kExecApiV1) config.exec->interactive_mode = "Never";
+  return config;
+}
+
+std::string Token(const std::string& api_version, const std::string& token,
+                  const std::string& expiry = "") {
+  json status = {{"token", token}};
+  if (!expiry.empty()) status["expirationTimestamp"] = expiry;
+  return CredentialJson(api_version, status);
+}
+
+// A plugin whose first run prints a token the server no longer takes
+// ("revoked"), and every later run the one it takes ("right").
+std::string RevokedThenRight(const PluginScripts& scripts) {
+  return scripts.Write("rotating",
+                       "echo run >> \"$DIR/runs\"\nif [ $(wc -l < \"$DIR/runs\") -eq 1 ]; then\n"
+                       "cat <<'EOF'\n" +
+                           Token(kExecApiV1, "revoked") + "\nEOF\nelse\ncat <<'EOF'\n" +
+                           Token(kExecApiV1, "right") + "\nEOF\nfi");
+}
+
+TEST(KubeExecPluginTest, ATokenFromTheV1PluginAuthenticates) {
+  Sim sim({.token = "from-plugin"});
+  PluginScripts scripts;
+  const std::string plugin = scripts.Write("get-token",
+                                           "printf '%s\\n' \"$@\" > \"$DIR/args\"\n"
+                                           "printf '%s' \"$GREETING\" > \"$DIR/env\"\n"
+                                           "printf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$DIR/info\"\n"
+                                           "readlink /proc/$$/fd/0 > \"$DIR/stdin\"\n"
+                                           "cat <<'EOF'\n" +
+                                               Token(kExecApiV1, "from-plugin") + "\nEOF");
+  RestConfig config = WithPlugin(sim.Config(), plugin);
+  config.exec->args = {"--cluster", "two words"};
+  config.exec->env = {{"GREETING", "hello"}};
+  config.exec->provide_cluster_info = true;
+  absl::StatusOr<json> got = Connect(config)->Get(kNamespaces, "", "default");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(scripts.Read("args"), "--cluster\ntwo words\n");
+  EXPECT_EQ(scripts.Read("env"), "hello");
+  EXPECT_EQ(scripts.Read("stdin"), "/dev/null\n");
+  EXPECT_EQ(json::parse(scripts.Read("info")),
+            json::parse(R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1",
+                            "spec":{"interactive":false,"cluster":{"server":")" +
+                        sim.Config().server + R"("}}})"));
+}
+
+TEST(KubeExecPluginTest, AV1Beta1PluginAuthenticates) {
+  Sim sim({.token = "beta"});
+  PluginScripts scripts;
+  const std::string plugin = scripts.Printing("p", Token(kExecApiV1Beta1, "beta"));
+  EXPECT_TRUE(Connect(WithPlugin(sim.Config(), plugin, kExecApiV1Beta1))
+                  ->Get(kNamespaces, "", "default")
+                  .ok());
+  EXPECT_EQ(scripts.Runs(), 1);
+}
+
+// client-go: a token of the user's own ("kubectl --token") wins over the plugin.
+TEST(KubeExecPluginTest, TheConfigsOwnTokenWinsOverThePlugin) {
+  Sim sim({.token = "own"});
+  PluginScripts scripts;
+  RestConfig config = WithPlugin(sim.Config("own"), scripts.Printing("p", Token(kExecApiV1, "x")));
+  EXPECT_TRUE(Connect(config)->Get(kNamespaces, "", "default").ok());
+  EXPECT_EQ(scripts.Runs(), 0);
+}
+
+TEST(KubeExecPluginTest, TheCredentialIsKeptUntilItExpires) {
+  Sim sim({.token = "t"});
+  PluginScripts scripts;
+  host::FakeClock clock;  // 2026
+  auto client =
+      Connect(WithPlugin(sim.Config(),
+                         scripts.Printing("p", Token(kExecApiV1, "t", "2030-01-01T00:00:00Z"))),
+              {.clock = &clock});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->Get(kNamespaces, "", "default").ok());
+  EXPECT_EQ(scripts.Runs(), 1);
+  clock.Set(FromEpochMillis(1'893'456'001'000));  // a second past the expiry
+  ASSERT_TRUE(client->Get(kNamespaces, "", "default").ok());
+  EXPECT_EQ(scripts.Runs(), 2);
+
+  PluginScripts expired;
+  auto again =
+      Connect(WithPlugin(sim.Config(),
+                         expired.Printing("p", Token(kExecApiV1, "t", "2020-01-01T00:00:00Z"))),
+              {.clock = &clock});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(again->Get(kNamespaces, "", "default").ok());
+  EXPECT_EQ(expired.Runs(), 3);
+}
+
+TEST(KubeExecPluginTest, UnauthorizedRunsThePluginAgainOnce) {
+  Sim sim({.token = "right"});
+  PluginScripts scripts;
+  const std::string rotating = RevokedThenRight(scripts);
+  auto client = Connect(WithPlugin(sim.Config(), rotating));
+  absl::StatusOr<json> got = client->Get(kNamespaces, "", "default");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(scripts.Runs(), 2);
+  ASSERT_TRUE(client->Get(kNamespaces, "", "default").ok());
+  EXPECT_EQ(scripts.Runs(), 2);
+
+  PluginScripts wrong;
+  auto refused = Connect(WithPlugin(sim.Config(), wrong.Printing("p", Token(kExecApiV1, "nope"))));
+  absl::StatusOr<json> denied = refused->Get(kNamespaces, "", "default");
+  EXPECT_EQ(denied.status().code(), absl::StatusCode::kUnauthenticated) << denied.status();
+  EXPECT_EQ(wrong.Runs(), 2);
+}
+
+TEST(KubeExecPluginTest, AWatchRefusedWithThePluginsTokenAsksItAgain) {
+  Sim sim({.token = "right"});
+  ASSERT_TRUE(
+      Connect(sim.Config("right"))->CreateObject(kConfigMaps, "default", ConfigMap("w")).ok());
+  PluginScripts scripts;
+  const std::string rotating = RevokedThenRight(scripts);
+  std::string seen;
+  absl::Status watched = Connect(WithPlugin(sim.Config(), rotating))
+                             ->Watch(kConfigMaps, "default", {}, [&](const WatchEvent& e) {
+                               seen =
+                                   e.type + " " + e.object["metadata"]["name"].get<std::string>();
+                               return false;
+                             });
+  ASSERT_TRUE(watched.ok()) << watched;
+  EXPECT_EQ(seen, "ADDED w");
+  EXPECT_EQ(scripts.Runs(), 2);
+}
+
+TEST(KubeExecPluginTest, APluginFailureIsTheRequestsError) {
+  Sim sim({.token = "t"});
+  PluginScripts scripts;
+  const std::string plugin = scripts.Write("p", "exit 1");
+  absl::StatusOr<json> got = Connect(WithPlugin(sim.Config(), plugin))->Get(kNamespaces, "", "x");
+  EXPECT_EQ(got.status().message(), "exec plugin \"" + plugin + "\" failed with exit status 1");
+
+  RestConfig interactive = WithPlugin(sim.Config(), plugin);
+  interactive.exec->interactive_mode = "Always";
+  EXPECT_THAT(std::string(Client::Create(interactive).status().message()),
+              HasSubstr("cannot run an interactive plugin"));
+}
+
+TEST(KubeExecPluginTest, AClientCertificateFromThePluginIsUsedForTls) {
+  const kubesim::Certificates certs = kubesim::GenerateCertificates().value();
+  Sim sim({.tls_cert_pem = certs.server_cert_pem,
+           .tls_key_pem = certs.server_key_pem,
+           .tls_client_ca_pem = certs.ca_pem});
+  PluginScripts scripts;
+  const std::string plugin = scripts.Printing(
+      "p", CredentialJson(kExecApiV1, {{"clientCertificateData", certs.client_cert_pem},
+                                       {"clientKeyData", certs.client_key_pem}}));
+  RestConfig config = WithPlugin(sim.Config(), plugin);
+  config.server.replace(0, 4, "https");
+  config.ca_pem = certs.ca_pem;
+  absl::StatusOr<json> got = Connect(config, {.max_retries = 0})->Get(kNamespaces, "", "default");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(scripts.Runs(), 1);
 }
 
 // What an informer's handlers heard, in order.
