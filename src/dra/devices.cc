@@ -138,34 +138,37 @@ DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& 
   return pool;
 }
 
+nlohmann::ordered_json DeviceJson(const Device& d) {
+  nlohmann::ordered_json attributes = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : d.attributes) attributes[name] = AttributeJson(value);
+  nlohmann::ordered_json capacity = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : d.capacity) capacity[name] = {{"value", FormatQuantity(value)}};
+  nlohmann::ordered_json device = {
+      {"name", d.name}, {"attributes", attributes}, {"capacity", capacity}};
+  if (!d.consumes_counters.empty()) {
+    nlohmann::ordered_json consumes = nlohmann::ordered_json::array();
+    for (const CounterConsumption& c : d.consumes_counters) {
+      consumes.push_back({{"counterSet", c.counter_set}, {"counters", CountersJson(c.counters)}});
+    }
+    device["consumesCounters"] = consumes;
+  }
+  return device;
+}
+
+nlohmann::ordered_json CounterSetJson(const CounterSet& set) {
+  return {{"name", set.name}, {"counters", CountersJson(set.counters)}};
+}
+
 nlohmann::ordered_json ResourceSliceJson(const DevicePool& pool) {
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-  for (const Device& d : pool.devices) {
-    nlohmann::ordered_json attributes = nlohmann::ordered_json::object();
-    for (const auto& [name, value] : d.attributes) attributes[name] = AttributeJson(value);
-    nlohmann::ordered_json capacity = nlohmann::ordered_json::object();
-    for (const auto& [name, value] : d.capacity)
-      capacity[name] = {{"value", FormatQuantity(value)}};
-    nlohmann::ordered_json device = {
-        {"name", d.name}, {"attributes", attributes}, {"capacity", capacity}};
-    if (!d.consumes_counters.empty()) {
-      nlohmann::ordered_json consumes = nlohmann::ordered_json::array();
-      for (const CounterConsumption& c : d.consumes_counters) {
-        consumes.push_back({{"counterSet", c.counter_set}, {"counters", CountersJson(c.counters)}});
-      }
-      device["consumesCounters"] = consumes;
-    }
-    devices.push_back(device);
-  }
+  for (const Device& d : pool.devices) devices.push_back(DeviceJson(d));
   nlohmann::ordered_json spec = {
       {"driver", pool.driver},
       {"pool", {{"name", pool.pool}, {"generation", 1}, {"resourceSliceCount", 1}}},
       {"nodeName", pool.pool}};
   if (!pool.shared_counters.empty()) {
     nlohmann::ordered_json sets = nlohmann::ordered_json::array();
-    for (const CounterSet& s : pool.shared_counters) {
-      sets.push_back({{"name", s.name}, {"counters", CountersJson(s.counters)}});
-    }
+    for (const CounterSet& s : pool.shared_counters) sets.push_back(CounterSetJson(s));
     spec["sharedCounters"] = sets;
   }
   spec["devices"] = devices;

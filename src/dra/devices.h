@@ -71,6 +71,11 @@ struct DevicePool {
 // Every readable GPU, and each MIG instance of a GPU in MIG mode.
 DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node);
 
+// One device of a ResourceSlice's spec.devices, and one of its
+// spec.sharedCounters.
+nlohmann::ordered_json DeviceJson(const Device& device);
+nlohmann::ordered_json CounterSetJson(const CounterSet& set);
+
 // The pool as one resource.k8s.io/v1 ResourceSlice object.
 nlohmann::ordered_json ResourceSliceJson(const DevicePool& pool);
 

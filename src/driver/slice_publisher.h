@@ -1,0 +1,44 @@
+// Keeps the API server's ResourceSlices of one node and driver equal to what
+// BuildSlices() makes of the node's devices: nothing is written when they
+// already match; on any change the pool's generation goes up, stale slices
+// are deleted first (consumers only use a pool's highest generation, so the
+// pool is never seen half old and half new), and the rest are created or
+// updated. Nothing is sent that the API server would reject. Not
+// thread-safe: one publisher per node, called from one thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "driver/slices.h"
+#include "kube/client.h"
+
+namespace canhazgpu::driver {
+
+struct PublishResult {
+  bool changed = false;  // slices were written
+  int64_t generation = 0;
+  size_t slices = 0;
+  std::vector<std::string> dropped;  // attributes left out (BuiltSlices::dropped)
+};
+
+class SlicePublisher {
+ public:
+  // `client` must outlive the publisher.
+  explicit SlicePublisher(kube::Client& client) : client_(client) {}
+
+  // Reads the node's slices, then writes what differs. An error leaves the
+  // API partly updated at worst; the next call finishes the job.
+  absl::StatusOr<PublishResult> Publish(const NodeDevices& devices);
+
+  // Deletes every slice of the node and driver (the daemon's uninstall).
+  absl::Status Unpublish(const std::string& node, const std::string& driver);
+
+ private:
+  absl::StatusOr<nlohmann::json> ListSlices(const std::string& node, const std::string& driver);
+
+  kube::Client& client_;
+};
+
+}  // namespace canhazgpu::driver
