@@ -1,0 +1,320 @@
+// deploy/ is what a platform engineer applies with `kubectl apply -k`, so
+// every object in it must be one a 1.34 API server accepts with strict
+// field validation, and the pieces must fit each other: the DaemonSet runs
+// as the ServiceAccount the ClusterRoleBinding binds, the DeviceClass
+// selectors pick the devices our driver publishes, the CRD is structural
+// and its example fits it. DeployManifestsTest needs no kubectl;
+// DeployKubectlTest renders with the real kubectl and applies the result
+// to k8shazgpu-sim, and is skipped, saying so, without kubectl 1.30+.
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "cel/program.h"
+#include "dra/devices.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/cli_runner.h"
+#include "integration/deploy_manifests.h"
+#include "kubesim/patch.h"
+
+namespace canhazgpu::testing {
+namespace {
+
+using ::nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kNamespace[] = "canhazgpu-system";
+
+std::vector<json> Objects() {
+  auto objects = LoadKustomizationResources(DEPLOY_DIR);
+  EXPECT_TRUE(objects.ok()) << objects.status();
+  return objects.ok() ? *objects : std::vector<json>{};
+}
+
+// The one object of `kind` (and `name`, when given).
+json Find(const std::vector<json>& objects, const std::string& kind, const std::string& name = "") {
+  json found;
+  for (const json& o : objects) {
+    if (o.value("kind", "") != kind) continue;
+    if (!name.empty() && o["metadata"].value("name", "") != name) continue;
+    EXPECT_TRUE(found.is_null()) << "two objects of kind " << kind;
+    found = o;
+  }
+  EXPECT_FALSE(found.is_null()) << "no " << kind << " " << name;
+  return found;
+}
+
+// Checks every object of a rendering or of the source files the same way.
+void ExpectValidObjects(const std::vector<json>& objects) {
+  std::multiset<std::string> kinds;
+  for (const json& o : objects) {
+    kinds.insert(o.value("kind", ""));
+    EXPECT_THAT(StrictValidationErrors(o), IsEmpty());
+    const json ns = o["metadata"].value("namespace", json());
+    if (IsNamespaced(o)) {
+      EXPECT_EQ(ns, kNamespace) << Describe(o);
+    } else {
+      EXPECT_TRUE(ns.is_null()) << Describe(o) << " is cluster-scoped but has namespace " << ns;
+    }
+  }
+  EXPECT_EQ(kinds, (std::multiset<std::string>{
+                       "Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                       "ClusterRoleBinding", "DaemonSet", "DeviceClass", "DeviceClass"}));
+}
+
+TEST(DeployManifestsTest, EveryObjectValidatesStrictlyInItsNamespace) {
+  auto text = ReadFile(std::string(DEPLOY_DIR) + "/kustomization.yaml");
+  auto kustomization = kubesim::YamlToJson(text);
+  ASSERT_TRUE(kustomization.ok()) << kustomization.status();
+  EXPECT_EQ((*kustomization)["namespace"], kNamespace);
+  ExpectValidObjects(Objects());
+}
+
+TEST(DeployManifestsTest, TheDaemonSetRunsAsTheServiceAccountTheRoleIsBoundTo) {
+  const std::vector<json> objects = Objects();
+  const json sa = Find(objects, "ServiceAccount");
+  const json ds = Find(objects, "DaemonSet");
+  const json binding = Find(objects, "ClusterRoleBinding");
+  const json role = Find(objects, "ClusterRole");
+  EXPECT_EQ(ds["spec"]["template"]["spec"]["serviceAccountName"], sa["metadata"]["name"]);
+  EXPECT_EQ(binding["roleRef"], (json{{"apiGroup", "rbac.authorization.k8s.io"},
+                                      {"kind", "ClusterRole"},
+                                      {"name", role["metadata"]["name"]}}));
+  EXPECT_EQ(binding["subjects"], (json::array({{{"kind", "ServiceAccount"},
+                                                {"name", sa["metadata"]["name"]},
+                                                {"namespace", kNamespace}}})));
+}
+
+// One rule per resource keeps the role readable; these are the rules a
+// 1.36 cluster checks when the driver writes claim device status.
+TEST(DeployManifestsTest, TheRoleGrantsTheDriverSubresourceAndNoWildcards) {
+  const json role = Find(Objects(), "ClusterRole");
+  bool driver_rule = false;
+  std::set<std::string> resources;
+  for (const json& rule : role["rules"]) {
+    for (const json& r : rule["resources"]) resources.insert(r.get<std::string>());
+    for (const char* field : {"apiGroups", "resources", "verbs"}) {
+      EXPECT_THAT(rule[field].dump(), ::testing::Not(HasSubstr("\"*\""))) << rule.dump();
+    }
+    if (rule["resources"] == json::array({"resourceclaims/driver"})) {
+      driver_rule = true;
+      EXPECT_EQ(rule["resourceNames"], json::array({"gpu.canhazgpu.dev"}));
+      EXPECT_EQ(rule["verbs"], json::array({"associated-node:update", "associated-node:patch"}));
+    }
+  }
+  EXPECT_TRUE(driver_rule) << role.dump(2);
+  EXPECT_TRUE(resources.contains("resourceslices"));
+  EXPECT_TRUE(resources.contains("resourceclaims/status")) << "1.34 and 1.35 need it";
+  EXPECT_FALSE(resources.contains("secrets"));
+  EXPECT_FALSE(resources.contains("leases")) << "one daemon per node elects no leader";
+}
+
+TEST(DeployManifestsTest, TheDaemonSetMountsWhatItsSettingsName) {
+  const json pod = Find(Objects(), "DaemonSet")["spec"]["template"]["spec"];
+  ASSERT_EQ(pod["containers"].size(), 1u);
+  const json& c = pod["containers"][0];
+  std::map<std::string, json> env;
+  for (const json& e : c["env"]) env[e["name"]] = e;
+  EXPECT_EQ(env["K8SHAZGPU_NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName");
+
+  std::map<std::string, std::string> host_paths;  // volume -> host path
+  for (const json& v : pod["volumes"]) host_paths[v["name"]] = v["hostPath"]["path"];
+  std::map<std::string, std::string> mounted;  // container path -> host path
+  for (const json& m : c["volumeMounts"]) {
+    ASSERT_TRUE(host_paths.contains(m["name"])) << m.dump();
+    mounted[m["mountPath"]] = host_paths[m["name"]];
+  }
+  // The kubelet opens the sockets at the paths we register, on the host,
+  // so those directories are mounted where they are on the host.
+  for (const char* var : {"K8SHAZGPU_PLUGIN_DIR", "K8SHAZGPU_REGISTRAR_DIR", "K8SHAZGPU_CDI_DIR"}) {
+    const std::string dir = env[var]["value"];
+    EXPECT_EQ(mounted[dir], dir) << var;
+  }
+  EXPECT_EQ(env["K8SHAZGPU_STATE"]["value"], "/var/lib/canhazgpu/state.db");
+  EXPECT_EQ(mounted["/var/lib/canhazgpu"], "/var/lib/canhazgpu");
+  EXPECT_EQ(mounted["/dev"], "/dev");
+
+  // The probes reach the port the daemon listens on.
+  EXPECT_EQ(env["K8SHAZGPU_HTTP_LISTEN"]["value"], "0.0.0.0:8081");
+  EXPECT_EQ(c["ports"][0], (json{{"name", "http"}, {"containerPort", 8081}, {"protocol", "TCP"}}));
+  EXPECT_EQ(c["livenessProbe"]["httpGet"], (json{{"path", "/healthz"}, {"port", "http"}}));
+  EXPECT_EQ(c["readinessProbe"]["httpGet"], (json{{"path", "/readyz"}, {"port", "http"}}));
+
+  // docs/cluster.md documents every setting the DaemonSet makes.
+  const std::string docs = ReadFile(std::string(DEPLOY_DIR) + "/../docs/cluster.md");
+  for (const auto& [name, e] : env) EXPECT_THAT(docs, HasSubstr("`" + name + "`"));
+}
+
+// The classes select exactly the devices src/dra publishes with their type,
+// compiled and evaluated by our CEL as the scheduler would.
+TEST(DeployManifestsTest, TheDeviceClassesSelectGpusAndMigInstances) {
+  GpuInfo plain{.index = 0, .uuid = "GPU-0", .memory_total_bytes = 80ull << 30};
+  GpuInfo partitioned{.index = 1, .uuid = "GPU-1", .memory_total_bytes = 40ull << 30};
+  partitioned.mig_mode = MigMode::kEnabled;
+  partitioned.mig_memory_slices = 8;
+  partitioned.mig_instances = {{.uuid = "MIG-1", .profile = "1g.5gb", .profile_id = 19}};
+  dra::DevicePool pool = dra::BuildDevicePool({plain, partitioned}, "node-1");
+  ASSERT_EQ(pool.devices.size(), 3u);
+
+  const std::vector<json> objects = Objects();
+  const cel::Env env = cel::Env::DraSelector();
+  for (const char* name : {"gpu.canhazgpu.dev", "mig.canhazgpu.dev"}) {
+    const json selectors = Find(objects, "DeviceClass", name)["spec"]["selectors"];
+    ASSERT_EQ(selectors.size(), 1u);
+    auto program = env.Compile(selectors[0]["cel"]["expression"].get<std::string>());
+    ASSERT_TRUE(program.ok()) << name << ": " << program.status();
+    for (const dra::Device& d : pool.devices) {
+      const cel::Value device = dra::CelDevice(d, dra::kDriverName);
+      const bool want = d.is_mig == (std::string(name) == "mig.canhazgpu.dev");
+      EXPECT_TRUE(program->Evaluate(&device).is_bool(want)) << name << " on " << d.name;
+      const cel::Value foreign = dra::CelDevice(d, "gpu.nvidia.com");
+      EXPECT_TRUE(program->Evaluate(&foreign).is_bool(false)) << name << " takes another driver's";
+    }
+  }
+}
+
+TEST(DeployManifestsTest, TheCrdIsStructuralAndItsColumnsExist) {
+  const json crd = Find(Objects(), "CustomResourceDefinition");
+  EXPECT_EQ(crd["spec"]["scope"], "Cluster");
+  ASSERT_EQ(crd["spec"]["versions"].size(), 1u);
+  const json& version = crd["spec"]["versions"][0];
+  EXPECT_EQ(version["name"], "v1alpha1");
+  EXPECT_TRUE(version["served"] && version["storage"]);
+  EXPECT_EQ(version["subresources"], (json{{"status", json::object()}}));
+  const json& schema = version["schema"]["openAPIV3Schema"];
+  EXPECT_THAT(StructuralErrors(schema), IsEmpty());
+  std::vector<std::string> columns;
+  for (const json& column : version["additionalPrinterColumns"]) {
+    columns.push_back(column["name"]);
+    const std::string path = column["jsonPath"];
+    if (path.starts_with(".metadata.")) continue;  // ObjectMeta, not in the schema
+    EXPECT_EQ(SchemaAt(schema, path).value("type", ""), column["type"]) << path;
+  }
+  EXPECT_EQ(columns, (std::vector<std::string>{"Node", "Free", "Held", "Prepared", "Age"}));
+}
+
+TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
+  const json schema = Find(
+      Objects(), "CustomResourceDefinition")["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+  auto example =
+      ParseYamlDocuments(ReadFile(std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml"));
+  ASSERT_TRUE(example.ok()) << example.status();
+  ASSERT_EQ(example->size(), 1u);
+  const json& status = (*example)[0];
+  EXPECT_EQ(status["apiVersion"], "canhazgpu.dev/v1alpha1");
+  EXPECT_THAT(SchemaErrors(schema, status), IsEmpty());
+
+  // The check has teeth: a state, a field and a type the schema refuses.
+  json bad = status;
+  bad["status"]["devices"][0]["state"] = "Busy";
+  bad["status"]["devices"][1]["owner"] = "alice";
+  bad["status"]["summary"]["free"] = "1";
+  EXPECT_THAT(SchemaErrors(schema, bad),
+              ::testing::UnorderedElementsAre(HasSubstr("devices[0].state: \"Busy\" is not one"),
+                                              HasSubstr("devices[1].owner: unknown field"),
+                                              HasSubstr("summary.free: not a integer")));
+}
+
+// ---- with the real kubectl ----
+
+int KubectlMinor() {
+  CliResult r = RunProgram({"kubectl", "version", "--client", "-o", "json"}, {});
+  if (r.exit_code != 0) return -1;
+  json v = json::parse(r.out, nullptr, false);
+  if (v.is_discarded()) return -1;
+  const std::string minor = v.value("/clientVersion/minor"_json_pointer, std::string());
+  return minor.empty() ? -1 : std::atoi(minor.c_str());
+}
+
+class DeployKubectlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int minor = KubectlMinor();
+    if (minor < 30) {
+      GTEST_SKIP() << "kubectl 1.30 or newer is not on PATH (found "
+                   << (minor < 0 ? std::string("none") : "1." + std::to_string(minor))
+                   << "): deploy/ is not rendered with kustomize nor applied";
+    }
+    char tmpl[] = "/tmp/deploy_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    if (server_ > 0) {
+      kill(server_, SIGTERM);
+      EXPECT_EQ(ExitCodeOf(server_), 0);
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  void StartServer() {
+    server_ = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", kubeconfig()},
+                           {}, {.stderr_path = dir_ + "/server.log"});
+    Eventually([&] { return std::filesystem::exists(kubeconfig()) || ProcessGone(server_); });
+    ASSERT_TRUE(std::filesystem::exists(kubeconfig())) << ReadFile(dir_ + "/server.log");
+  }
+  std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  CliResult Kubectl(std::vector<std::string> args) {
+    args.insert(args.begin(), "kubectl");
+    return RunProgram(args, {{"KUBECONFIG", kubeconfig()}, {"HOME", dir_}});
+  }
+
+  std::string dir_;
+  int server_ = -1;
+};
+
+TEST_F(DeployKubectlTest, KustomizeRendersObjectsThatValidate) {
+  CliResult rendered = Kubectl({"kustomize", DEPLOY_DIR});
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  auto objects = ParseYamlDocuments(rendered.out);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  ExpectValidObjects(*objects);
+  for (const json& o : *objects) {
+    EXPECT_EQ(o["metadata"]["labels"]["app.kubernetes.io/part-of"], "canhazgpu") << Describe(o);
+  }
+  const json pod_labels = Find(*objects, "DaemonSet")["spec"]["template"]["metadata"]["labels"];
+  EXPECT_EQ(pod_labels["app.kubernetes.io/part-of"], "canhazgpu");
+}
+
+TEST_F(DeployKubectlTest, ApplyServesTheClassesAndTheNodeGpuStatusKind) {
+  StartServer();
+  // kubectl validates against the server's OpenAPI documents first.
+  CliResult apply = Kubectl({"apply", "-k", DEPLOY_DIR});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  EXPECT_THAT(apply.out, HasSubstr("daemonset.apps/k8shazgpu-node created"));
+  CliResult again = Kubectl({"apply", "-k", DEPLOY_DIR, "--server-side"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out,
+              HasSubstr("deviceclass.resource.k8s.io/mig.canhazgpu.dev serverside-applied"));
+
+  CliResult classes = Kubectl({"get", "deviceclasses", "-o", "name"});
+  EXPECT_EQ(classes.out,
+            "deviceclass.resource.k8s.io/gpu.canhazgpu.dev\n"
+            "deviceclass.resource.k8s.io/mig.canhazgpu.dev\n")
+      << classes.err;
+  CliResult sa =
+      Kubectl({"get", "serviceaccount", "-n", kNamespace, "k8shazgpu-node", "-o", "name"});
+  EXPECT_EQ(sa.exit_code, 0) << sa.err;
+
+  // The CRD is served: create the example, write its status through the
+  // status subresource as the daemon does, and read it back.
+  CliResult none = Kubectl({"get", "nodegpustatuses"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  const std::string example = std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml";
+  CliResult created = Kubectl({"create", "-f", example});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  CliResult status = Kubectl({"replace", "--subresource=status", "-f", example});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  CliResult got = Kubectl({"get", "ngs", "gpu-node-1", "-o", "json"});
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  const json object = json::parse(got.out);
+  EXPECT_EQ(object["spec"]["nodeName"], "gpu-node-1");
+  EXPECT_EQ(object["status"]["summary"]["held"], 1);
+  EXPECT_EQ(object["status"]["devices"][1]["claims"][0]["pods"][0], "train-0");
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
