@@ -1,0 +1,175 @@
+#include "driver/cdi_spec.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/str_join.h"
+#include "core/strings.h"
+#include "yaml-cpp/yaml.h"
+
+namespace canhazgpu::driver {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kControlNodes[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
+                                         "/dev/nvidia-uvm-tools"};
+constexpr const char* kLibraryDirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                                        "/usr/lib64", "/usr/lib"};
+constexpr const char* kLibraryPrefixes[] = {"libnvidia-", "libcuda.so", "libcudadebugger.so",
+                                            "libnvcuvid.so", "libnvoptix.so"};
+constexpr const char* kBinaryDirs[] = {"/usr/bin", "/usr/local/bin"};
+constexpr const char* kBinaries[] = {"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced",
+                                     "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"};
+// A spec file is small; anything bigger in a CDI directory is not one to read.
+constexpr uintmax_t kMaxSpecBytes = 4 << 20;
+
+json BindMount(const std::string& path) {
+  return {
+      {"hostPath", path}, {"containerPath", path}, {"options", {"ro", "nosuid", "nodev", "bind"}}};
+}
+
+absl::Status Errno(const std::string& what, const std::string& path) {
+  return absl::UnavailableError(StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+std::string CdiDeviceId(const std::string& claim_uid, const std::string& device) {
+  return StrCat(kCdiVendor, "/", kCdiClass, "=", claim_uid, "-", device);
+}
+
+std::string CdiSpecFileName(const std::string& claim_uid) {
+  std::string id = claim_uid;
+  std::replace(id.begin(), id.end(), '/', '_');
+  return StrCat(kCdiVendor, "-", kCdiClass, "_", id, ".json");
+}
+
+json ClaimCdiSpec(const ClaimCdiInput& input) {
+  json devices = json::array();
+  std::vector<std::string> cuda, uuids;
+  int next_index = 0;
+  for (const CdiDevice& d : input.devices) {
+    json nodes = {{{"path", StrCat("/dev/nvidia", d.gpu_minor)}}};
+    for (const std::string& extra : d.extra_device_nodes) nodes.push_back({{"path", extra}});
+    devices.push_back({{"name", StrCat(input.claim_uid, "-", d.name)},
+                       {"containerEdits", {{"deviceNodes", nodes}}}});
+    // CUDA numbers the GPUs it can open from 0; a MIG instance is named by uuid.
+    cuda.push_back(d.is_mig ? d.uuid : std::to_string(next_index++));
+    uuids.push_back(d.uuid);
+  }
+  json control = json::array();
+  for (const char* node : kControlNodes) control.push_back({{"path", node}});
+  json mounts = json::array();
+  for (const std::string& lib : input.driver_files.libraries) mounts.push_back(BindMount(lib));
+  for (const std::string& bin : input.driver_files.binaries) mounts.push_back(BindMount(bin));
+  json edits = {{"env",
+                 {StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(cuda, ",")),
+                  StrCat("NVIDIA_VISIBLE_DEVICES=", absl::StrJoin(uuids, ",")),
+                  StrCat("CANHAZGPU_CLAIM=", input.claim_namespace, "/", input.claim_name)}},
+                {"deviceNodes", control}};
+  if (!mounts.empty()) edits["mounts"] = mounts;
+  return {{"cdiVersion", kCdiVersion},
+          {"kind", StrCat(kCdiVendor, "/", kCdiClass)},
+          {"devices", devices},
+          {"containerEdits", edits}};
+}
+
+absl::Status WriteCdiSpec(const std::string& dir, const std::string& claim_uid, const json& spec) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return absl::UnavailableError(StrCat("cannot create ", dir, ": ", ec.message()));
+  const std::string path = StrCat(dir, "/", CdiSpecFileName(claim_uid));
+  const std::string tmp = StrCat(path, ".tmp.", getpid());
+  const std::string text = spec.dump(2) + "\n";
+  // Readable by the container runtime, which runs as root anyway.
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("cannot write", tmp);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = done == text.size() && fsync(fd) == 0;
+  close(fd);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    absl::Status error = Errno("cannot write", path);
+    unlink(tmp.c_str());
+    return error;
+  }
+  // The rename is durable once the directory is.
+  if (const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
+    fsync(dir_fd);
+    close(dir_fd);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RemoveCdiSpec(const std::string& dir, const std::string& claim_uid) {
+  const std::string path = StrCat(dir, "/", CdiSpecFileName(claim_uid));
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", path);
+  return absl::OkStatus();
+}
+
+DriverFiles FindDriverFiles(const std::string& root) {
+  DriverFiles files;
+  std::error_code ec;
+  for (const char* dir : kLibraryDirs) {
+    std::set<std::string> found;  // sorted, so the spec is the same on every run
+    for (const fs::directory_entry& e : fs::directory_iterator(root + dir, ec)) {
+      const std::string name = e.path().filename();
+      const bool wanted = std::any_of(std::begin(kLibraryPrefixes), std::end(kLibraryPrefixes),
+                                      [&](const char* p) { return name.starts_with(p); });
+      if (wanted && name.find(".so") != std::string::npos) found.insert(StrCat(dir, "/", name));
+    }
+    files.libraries.insert(files.libraries.end(), found.begin(), found.end());
+  }
+  for (const char* dir : kBinaryDirs) {
+    for (const char* bin : kBinaries) {
+      if (fs::exists(StrCat(root, dir, "/", bin), ec))
+        files.binaries.push_back(StrCat(dir, "/", bin));
+    }
+  }
+  return files;
+}
+
+std::vector<std::string> ToolkitDeviceIds(const std::vector<std::string>& spec_dirs,
+                                          const std::vector<std::string>& uuids) {
+  std::set<std::string> named;
+  std::error_code ec;
+  for (const std::string& dir : spec_dirs) {
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      const std::string ext = e.path().extension();
+      if ((ext != ".yaml" && ext != ".json") || !e.is_regular_file(ec) ||
+          e.file_size(ec) > kMaxSpecBytes) {
+        continue;
+      }
+      try {  // yaml-cpp throws on malformed files: another vendor's problem, skipped
+        const YAML::Node spec = YAML::LoadFile(e.path());
+        if (!spec["kind"] || spec["kind"].as<std::string>() != "nvidia.com/gpu") continue;
+        for (const YAML::Node& device : spec["devices"]) {
+          if (device["name"]) named.insert(device["name"].as<std::string>());
+        }
+      } catch (const YAML::Exception&) {
+        continue;
+      }
+    }
+  }
+  std::vector<std::string> ids;
+  for (const std::string& uuid : uuids) {
+    if (named.count(uuid) == 0) return {};
+    ids.push_back(StrCat("nvidia.com/gpu=", uuid));
+  }
+  return ids;
+}
+
+}  // namespace canhazgpu::driver

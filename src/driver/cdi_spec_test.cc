@@ -1,0 +1,151 @@
+#include "driver/cdi_spec.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::driver {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class CdiSpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cdi_spec_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Touch(const std::string& path, const std::string& text = "") {
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path) << text;
+  }
+  // The official CDI schema's verdict (tests/schema/validate_cdi_spec.py).
+  std::string SchemaErrors(const json& spec) {
+    const std::string file = dir_ + "/spec-to-check.json";
+    std::ofstream(file) << spec.dump();
+    const std::string command = std::string("python3 ") + TESTS_DIR +
+                                "/schema/validate_cdi_spec.py " + TESTS_DIR + "/fixtures/cdi " +
+                                file + " 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    std::string out;
+    char buf[512];
+    while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
+    const int rc = pclose(pipe);
+    return rc == 0 ? "" : out.empty() ? "validator failed" : out;
+  }
+
+  std::string dir_;
+};
+
+ClaimCdiInput TwoGpusAndAMig() {
+  return {.claim_uid = "0f4c2d8e-uid",
+          .claim_namespace = "ml",
+          .claim_name = "train-gpus",
+          .devices = {{.name = "gpu-3", .uuid = "GPU-3", .gpu_minor = 3},
+                      {.name = "gpu-5", .uuid = "GPU-5", .gpu_minor = 5},
+                      {.name = "gpu-0-mig-1g5gb-19-0",
+                       .uuid = "MIG-0-a",
+                       .gpu_minor = 0,
+                       .is_mig = true,
+                       .extra_device_nodes = {"/dev/nvidia-caps/nvidia-cap12"}}}};
+}
+
+TEST_F(CdiSpecTest, OneCdiDevicePerAllocatedDeviceAndTheClaimsEnvironment) {
+  const json spec = ClaimCdiSpec(TwoGpusAndAMig());
+  EXPECT_EQ(spec["kind"], "k8s.gpu.canhazgpu.dev/claim");
+  EXPECT_EQ(spec["cdiVersion"], "0.5.0");
+  ASSERT_EQ(spec["devices"].size(), 3u);
+  EXPECT_EQ(spec["devices"][0]["name"], "0f4c2d8e-uid-gpu-3");
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"],
+            (json{{{"path", "/dev/nvidia3"}}}));
+  EXPECT_EQ(spec["devices"][2]["containerEdits"]["deviceNodes"],
+            (json{{{"path", "/dev/nvidia0"}}, {{"path", "/dev/nvidia-caps/nvidia-cap12"}}}));
+  EXPECT_THAT(
+      spec["containerEdits"]["env"],
+      ElementsAre("CUDA_VISIBLE_DEVICES=0,1,MIG-0-a", "NVIDIA_VISIBLE_DEVICES=GPU-3,GPU-5,MIG-0-a",
+                  "CANHAZGPU_CLAIM=ml/train-gpus"));
+  EXPECT_EQ(spec["containerEdits"]["deviceNodes"], (json{{{"path", "/dev/nvidiactl"}},
+                                                         {{"path", "/dev/nvidia-uvm"}},
+                                                         {{"path", "/dev/nvidia-uvm-tools"}}}));
+  EXPECT_FALSE(spec["containerEdits"].contains("mounts"));
+  EXPECT_EQ(CdiDeviceId("0f4c2d8e-uid", "gpu-3"), "k8s.gpu.canhazgpu.dev/claim=0f4c2d8e-uid-gpu-3");
+  EXPECT_EQ(SchemaErrors(spec), "");
+  json broken = spec;  // the validator does reject what the schema forbids
+  broken["devices"][0].erase("containerEdits");
+  EXPECT_THAT(SchemaErrors(broken), HasSubstr("'containerEdits' is a required property"));
+}
+
+TEST_F(CdiSpecTest, DriverFilesAreMountedReadOnlyWhenTheToolkitHasNoSpec) {
+  const std::string root = dir_ + "/driver-root";
+  Touch(root + "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.104.05");
+  Touch(root + "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+  Touch(root + "/usr/lib/x86_64-linux-gnu/libc.so.6");  // not the driver's
+  Touch(root + "/usr/bin/nvidia-smi");
+  Touch(root + "/usr/bin/bash");
+  const DriverFiles files = FindDriverFiles(root);
+  EXPECT_THAT(files.libraries, ElementsAre("/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+                                           "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.104.05"));
+  EXPECT_THAT(files.binaries, ElementsAre("/usr/bin/nvidia-smi"));
+
+  ClaimCdiInput input = TwoGpusAndAMig();
+  input.driver_files = files;
+  const json spec = ClaimCdiSpec(input);
+  ASSERT_EQ(spec["containerEdits"]["mounts"].size(), 3u);
+  EXPECT_EQ(spec["containerEdits"]["mounts"][2],
+            (json{{"hostPath", "/usr/bin/nvidia-smi"},
+                  {"containerPath", "/usr/bin/nvidia-smi"},
+                  {"options", {"ro", "nosuid", "nodev", "bind"}}}));
+  EXPECT_EQ(SchemaErrors(spec), "");
+  EXPECT_TRUE(FindDriverFiles(dir_ + "/nothing-here").libraries.empty());
+}
+
+TEST_F(CdiSpecTest, SpecsAreWrittenAtomicallyAndRemovedIdempotently) {
+  const std::string cdi = dir_ + "/var/run/cdi";  // made on first use
+  const json spec = ClaimCdiSpec(TwoGpusAndAMig());
+  ASSERT_TRUE(WriteCdiSpec(cdi, "0f4c2d8e-uid", spec).ok());
+  const std::string path = cdi + "/k8s.gpu.canhazgpu.dev-claim_0f4c2d8e-uid.json";
+  std::ifstream in(path);
+  EXPECT_EQ(json::parse(in), spec);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  ASSERT_TRUE(WriteCdiSpec(cdi, "0f4c2d8e-uid", spec).ok());  // again: same file
+  EXPECT_EQ(std::distance(fs::directory_iterator(cdi), fs::directory_iterator()), 1);
+
+  ASSERT_TRUE(RemoveCdiSpec(cdi, "0f4c2d8e-uid").ok());
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_TRUE(RemoveCdiSpec(cdi, "0f4c2d8e-uid").ok());
+
+  Touch(dir_ + "/a-file");
+  absl::Status blocked = WriteCdiSpec(dir_ + "/a-file/cdi", "u", spec);
+  EXPECT_FALSE(blocked.ok());
+  EXPECT_THAT(blocked.message(), HasSubstr("a-file"));
+}
+
+TEST_F(CdiSpecTest, TheToolkitsDevicesAreUsedOnlyWhenItNamesEveryGpu) {
+  const std::string etc = dir_ + "/etc/cdi";
+  Touch(etc + "/nvidia.yaml",
+        "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n"
+        "- name: \"0\"\n  containerEdits: {}\n"
+        "- name: GPU-3\n  containerEdits: {}\n"
+        "- name: all\n  containerEdits: {}\n");
+  Touch(etc + "/other.yaml", "kind: example.com/fpga\ndevices:\n- name: GPU-5\n");
+  Touch(etc + "/broken.yaml", "kind: [unclosed\n");
+  const std::vector<std::string> dirs = {etc, dir_ + "/var/run/cdi"};
+  EXPECT_THAT(ToolkitDeviceIds(dirs, {"GPU-3"}), ElementsAre("nvidia.com/gpu=GPU-3"));
+  EXPECT_TRUE(ToolkitDeviceIds(dirs, {"GPU-3", "GPU-5"}).empty());
+  EXPECT_TRUE(ToolkitDeviceIds({dir_ + "/none"}, {"GPU-3"}).empty());
+}
+
+}  // namespace
+}  // namespace canhazgpu::driver
