@@ -1,6 +1,5 @@
 #include "driver/cdi_spec.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/str_join.h"
+#include "core/file_write.h"
 #include "core/strings.h"
 #include "yaml-cpp/yaml.h"
 
@@ -86,32 +86,9 @@ absl::Status WriteCdiSpec(const std::string& dir, const std::string& claim_uid, 
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::UnavailableError(StrCat("cannot create ", dir, ": ", ec.message()));
-  const std::string path = StrCat(dir, "/", CdiSpecFileName(claim_uid));
-  const std::string tmp = StrCat(path, ".tmp.", getpid());
-  const std::string text = spec.dump(2) + "\n";
   // Readable by the container runtime, which runs as root anyway.
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot write", tmp);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  const bool ok = done == text.size() && fsync(fd) == 0;
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    absl::Status error = Errno("cannot write", path);
-    unlink(tmp.c_str());
-    return error;
-  }
-  // The rename is durable once the directory is.
-  if (const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
-    fsync(dir_fd);
-    close(dir_fd);
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(StrCat(dir, "/", CdiSpecFileName(claim_uid)), spec.dump(2) + "\n",
+                             0644);
 }
 
 absl::Status RemoveCdiSpec(const std::string& dir, const std::string& claim_uid) {

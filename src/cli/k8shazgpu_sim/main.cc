@@ -5,11 +5,9 @@
 // runs the API server in the foreground, writes a kubeconfig for itself to
 // FILE (atomically, once it serves), logs one line per request to stderr and
 // stops cleanly on SIGTERM or SIGINT.
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <mutex>
@@ -19,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
+#include "core/file_write.h"
 #include "core/strings.h"
 #include "kubesim/api_server.h"
 #include "kubesim/certificates.h"
@@ -61,29 +60,6 @@ const std::vector<cli::FlagSpec> kFlags = {
 constexpr char kUsage[] =
     "usage: k8shazgpu-sim apiserver --kubeconfig-out FILE [flags]\n"
     "Serves a simulated Kubernetes API server from memory.\n";
-
-// Writes `text` to `path` through a temporary file and rename, so a reader
-// sees no file or the whole file.
-bool WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = StrCat(path, ".tmp.", getpid());
-  // 0600: the file may hold a token and a private key.
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  const bool ok = done == text.size() && fsync(fd) == 0;
-  close(fd);
-  if (!ok) {
-    unlink(tmp.c_str());
-    return false;
-  }
-  return rename(tmp.c_str(), path.c_str()) == 0;
-}
 
 std::string Kubeconfig(const std::string& server, const std::string& token,
                        const kubesim::Certificates* certs) {
@@ -182,8 +158,11 @@ int ApiServerMain(const std::vector<std::string>& args) {
   const bool ipv6 = host.find(':') != std::string::npos;
   const std::string url =
       StrCat(certs ? "https://" : "http://", ipv6 ? "[" : "", host, ipv6 ? "]" : "", ":", *bound);
-  if (!WriteAtomically(out_path, Kubeconfig(url, options.token, certs ? &*certs : nullptr))) {
-    std::cerr << "k8shazgpu-sim: cannot write " << out_path << "\n";
+  // 0600: the kubeconfig may hold a token and a private key.
+  if (absl::Status s = WriteFileAtomically(
+          out_path, Kubeconfig(url, options.token, certs ? &*certs : nullptr), 0600);
+      !s.ok()) {
+    std::cerr << "k8shazgpu-sim: " << s.message() << "\n";
     return 1;
   }
   std::cerr << "k8shazgpu-sim: serving on " << url << "; kubeconfig in " << out_path << "\n";
