@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/file_write.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
@@ -294,21 +295,9 @@ std::string DefaultFakeHostJson(int gpu_count) {
 }
 
 absl::Status WriteDefaultFakeHost(const std::string& path, int gpu_count) {
-  std::string tmp = StrCat(path, ".tmp.", getpid());
-  std::string text = DefaultFakeHostJson(gpu_count);
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::PermissionDeniedError(
-        StrCat("cannot write fake host ", path, ": ", strerror(errno)));
-  }
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ok = fchmod(fd, 0644) == 0 && ok;
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    unlink(tmp.c_str());
-    return absl::InternalError(StrCat("cannot write fake host ", path, ": ", strerror(errno)));
-  }
-  return absl::OkStatus();
+  absl::Status written = WriteFileAtomically(path, DefaultFakeHostJson(gpu_count), 0644);
+  if (written.ok()) return written;
+  return absl::Status(written.code(), StrCat("fake host: ", written.message()));
 }
 
 absl::StatusOr<std::vector<GpuInfo>> FakeGpuProvider::Query() {

@@ -218,7 +218,7 @@ TEST_F(CliBrokenFilesTest, RejectedAdminLeavesNothingBehind) {
   CliResult broken = host_.Run({"admin", "--provider", "fake", "--gpus", "2", "--fake-host",
                                 host_.dir() + "/missing/host.json"});
   EXPECT_EQ(broken.exit_code, 1);
-  EXPECT_THAT(broken.err, HasSubstr("cannot write fake host"));
+  EXPECT_THAT(broken.err, HasSubstr("fake host: cannot write"));
   EXPECT_FALSE(std::filesystem::exists(host_.dir() + "/other")) << "no state directory";
 }
 
