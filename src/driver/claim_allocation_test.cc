@@ -1,0 +1,64 @@
+#include "driver/claim_allocation.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::driver {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+json Result(const std::string& request, const std::string& device,
+            const std::string& driver = "gpu.canhazgpu.dev", const std::string& pool = "node-a") {
+  return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
+}
+
+kube::ResourceClaim Claim(json results) {
+  json claim = {{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata", {{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-1"}}},
+                {"spec", {{"devices", {{"requests", {{{"name", "gpu"}}}}}}}},
+                {"status",
+                 {{"allocation", {{"devices", {{"results", std::move(results)}}}}},
+                  {"reservedFor", {{{"resource", "pods"}, {"name", "train-0"}, {"uid", "p1"}}}}}}};
+  return kube::ResourceClaim::FromJson(claim).value();
+}
+
+TEST(ClaimAllocationTest, OurDevicesOnThisNodeWithTheirRequests) {
+  kube::ResourceClaim claim =
+      Claim({Result("gpu", "gpu-3"), Result("gpu", "gpu-5"), Result("nic", "eth1", "sriov.example"),
+             Result("small", "gpu-3")});
+  absl::StatusOr<ClaimAllocation> ours =
+      OurAllocation(claim, "uid-1", "gpu.canhazgpu.dev", "node-a");
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  EXPECT_EQ(ours->namespace_name, "ml");
+  EXPECT_EQ(ours->name, "train");
+  ASSERT_EQ(ours->devices.size(), 2u);
+  EXPECT_EQ(ours->devices[0].device, "gpu-3");
+  EXPECT_THAT(ours->devices[0].requests, ElementsAre("gpu", "small"));
+  EXPECT_EQ(ours->devices[1].device, "gpu-5");
+  EXPECT_THAT(ours->pods, ElementsAre("train-0"));
+}
+
+TEST(ClaimAllocationTest, EachRefusalSaysWhatToDo) {
+  auto refusal = [](const kube::ResourceClaim& claim, const std::string& uid) {
+    absl::StatusOr<ClaimAllocation> r = OurAllocation(claim, uid, "gpu.canhazgpu.dev", "node-a");
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+    return std::string(r.status().message());
+  };
+  EXPECT_THAT(
+      refusal(Claim({Result("gpu", "gpu-3")}), "uid-0"),
+      HasSubstr("claim ml/train is now uid uid-1, not uid-0: it was deleted and made again"));
+  kube::ResourceClaim unallocated = Claim(json::array());
+  unallocated.status.allocation = {};
+  EXPECT_THAT(refusal(unallocated, "uid-1"), HasSubstr("claim ml/train is not allocated yet"));
+  EXPECT_THAT(refusal(Claim({Result("nic", "eth1", "sriov.example")}), "uid-1"),
+              HasSubstr("has no device of driver gpu.canhazgpu.dev"));
+  EXPECT_THAT(refusal(Claim({Result("gpu", "gpu-3", "gpu.canhazgpu.dev", "node-b")}), "uid-1"),
+              HasSubstr("was allocated gpu-3 of pool node-b, but this node is node-a"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::driver
