@@ -6,6 +6,15 @@
 
 namespace canhazgpu::driver {
 
+bool Tolerates(const kube::DeviceToleration& toleration, const std::string& key,
+               const std::string& value, const std::string& effect) {
+  if (!toleration.effect.empty() && toleration.effect != effect) return false;
+  const bool exists = toleration.op == "Exists";
+  if (toleration.key.empty()) return exists;
+  if (toleration.key != key) return false;
+  return exists || toleration.value == value;
+}
+
 absl::StatusOr<ClaimAllocation> OurAllocation(const kube::ResourceClaim& claim,
                                               const std::string& uid, const std::string& driver,
                                               const std::string& pool) {
@@ -40,12 +49,14 @@ absl::StatusOr<ClaimAllocation> OurAllocation(const kube::ResourceClaim& claim,
     if (same != out.devices.end()) {
       same->requests.push_back(r.request);
       same->admin_access = same->admin_access && r.admin_access.value_or(false);
+      same->tolerations.insert(same->tolerations.end(), r.tolerations.begin(), r.tolerations.end());
       continue;
     }
     out.devices.push_back({.device = r.device,
                            .requests = {r.request},
                            .admin_access = r.admin_access.value_or(false),
-                           .share_id = r.share_id});
+                           .share_id = r.share_id,
+                           .tolerations = r.tolerations});
   }
   if (out.devices.empty()) {
     return absl::FailedPreconditionError(

@@ -18,6 +18,8 @@ struct AllocatedDevice {
   std::vector<std::string> requests;  // the results' request names ("gpu", "gpu/small")
   bool admin_access = false;          // monitoring access: shares the device
   std::string share_id;               // consumable capacity (1.35+)
+  // The taints the scheduler let this allocation tolerate.
+  std::vector<kube::DeviceToleration> tolerations;
 };
 
 struct ClaimAllocation {
@@ -27,6 +29,11 @@ struct ClaimAllocation {
   std::vector<AllocatedDevice> devices;  // in the order of the results
   std::vector<std::string> pods;         // status.reservedFor pods, for messages and status
 };
+
+// Whether `toleration` covers a taint (Kubernetes' rule: an empty key with
+// Exists matches every key; an empty effect every effect).
+bool Tolerates(const kube::DeviceToleration& toleration, const std::string& key,
+               const std::string& value, const std::string& effect);
 
 // Our part of `claim`, which the kubelet asked for by `uid`: the results of
 // `driver` in `pool`. FailedPrecondition when the claim was replaced (another

@@ -60,5 +60,26 @@ TEST(ClaimAllocationTest, EachRefusalSaysWhatToDo) {
               HasSubstr("was allocated gpu-3 of pool node-b, but this node is node-a"));
 }
 
+TEST(ClaimAllocationTest, TolerationsFollowKubernetesRules) {
+  auto tol = [](std::string key, std::string op, std::string value, std::string effect) {
+    kube::DeviceToleration t;
+    t.key = std::move(key);
+    t.op = std::move(op);
+    t.value = std::move(value);
+    t.effect = std::move(effect);
+    return t;
+  };
+  EXPECT_TRUE(Tolerates(tol("", "Exists", "", ""), "gpu.canhazgpu.dev/xid", "79", "NoSchedule"));
+  EXPECT_TRUE(Tolerates(tol("gpu.canhazgpu.dev/xid", "Exists", "", "NoSchedule"),
+                        "gpu.canhazgpu.dev/xid", "79", "NoSchedule"));
+  EXPECT_TRUE(Tolerates(tol("gpu.canhazgpu.dev/xid", "Equal", "79", ""), "gpu.canhazgpu.dev/xid",
+                        "79", "NoExecute"));
+  EXPECT_FALSE(Tolerates(tol("gpu.canhazgpu.dev/xid", "Equal", "48", ""), "gpu.canhazgpu.dev/xid",
+                         "79", "NoSchedule"));
+  EXPECT_FALSE(Tolerates(tol("gpu.canhazgpu.dev/xid", "Exists", "", "NoSchedule"),
+                         "gpu.canhazgpu.dev/xid", "79", "NoExecute"));
+  EXPECT_FALSE(Tolerates(tol("", "Equal", "", ""), "k", "v", "NoSchedule"));
+}
+
 }  // namespace
 }  // namespace canhazgpu::driver
