@@ -11,6 +11,7 @@ packages=(
   clang-format hyperfine
   clang libclang-rt-14-dev
   libyaml-cpp-dev libtomlplusplus-dev libcpp-httplib-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   chromium wrk
   python3 python3-jsonschema
 )

@@ -1,0 +1,39 @@
+// DraPluginService<Api>: the kubelet's DRAPlugin service of one protocol
+// version (DraV1 or DraV1beta1 from dra_versions.h) on top of a NodeService.
+// Each handler decodes, calls claim_requests.h (which calls the driver) and
+// encodes; it never fails the RPC, since the kubelet discards a whole
+// response on an RPC error and per-claim errors carry the failures.
+// Thread-safe as far as the NodeService is; it must outlive the service.
+#pragma once
+
+#include "daemon/claim_requests.h"
+#include "daemon/dra_codec.h"
+#include "driver/node_service.h"
+#include "grpcpp/server_context.h"
+
+namespace canhazgpu::daemon {
+
+template <typename Api>
+class DraPluginService final : public Api::DRAPlugin::Service {
+ public:
+  explicit DraPluginService(driver::NodeService& node) : node_(node) {}
+
+  grpc::Status NodePrepareResources(grpc::ServerContext* /*context*/,
+                                    const typename Api::PrepareRequest* request,
+                                    typename Api::PrepareResponse* response) override {
+    EncodePrepareResults(PrepareClaims(node_, DecodeClaims(*request)), response);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status NodeUnprepareResources(grpc::ServerContext* /*context*/,
+                                      const typename Api::UnprepareRequest* request,
+                                      typename Api::UnprepareResponse* response) override {
+    EncodeUnprepareResults(UnprepareClaims(node_, DecodeClaims(*request)), response);
+    return grpc::Status::OK;
+  }
+
+ private:
+  driver::NodeService& node_;
+};
+
+}  // namespace canhazgpu::daemon

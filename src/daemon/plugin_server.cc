@@ -1,0 +1,133 @@
+#include "daemon/plugin_server.h"
+
+#include <chrono>
+#include <filesystem>
+#include <utility>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "daemon/dra_plugin_service.h"
+#include "daemon/dra_versions.h"
+#include "daemon/grpc_deadline.h"
+#include "daemon/resource_health_service.h"
+#include "daemon/unix_socket.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace canhazgpu::daemon {
+namespace {
+
+// How long Shutdown lets calls in flight finish before cancelling them. The
+// kubelet retries a cancelled prepare, so this only needs to cover the
+// common case of a call about to end.
+constexpr std::chrono::seconds kShutdownGrace{5};
+
+std::vector<std::string> DefaultVersions(bool with_health) {
+  std::vector<std::string> versions = {std::string(DraV1::kService),
+                                       std::string(DraV1beta1::kService)};
+  if (with_health) {
+    versions.emplace_back(HealthV1::kService);
+    versions.emplace_back(HealthV1alpha1::kService);
+  }
+  return versions;
+}
+
+absl::StatusOr<std::unique_ptr<grpc::Server>> Listen(const std::string& socket,
+                                                     const std::vector<grpc::Service*>& services) {
+  RETURN_IF_ERROR(PrepareSocketPath(socket));
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+  for (grpc::Service* service : services) {
+    builder.RegisterService(service);
+  }
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) {
+    // gRPC logs the reason to stderr but returns none.
+    return absl::UnavailableError(StrCat("cannot listen on unix socket ", socket));
+  }
+  return server;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOptions options,
+                                                                  driver::NodeService& node,
+                                                                  driver::HealthSource* health) {
+  std::unique_ptr<PluginServer> server(new PluginServer());
+  server->registration_socket_ =
+      (std::filesystem::path(options.registrar_dir) / (options.driver_name + "-reg.sock")).string();
+  // The kubelet dials GetInfo's endpoint from its own working directory.
+  server->dra_socket_ =
+      std::filesystem::absolute(std::filesystem::path(options.plugin_dir) / "dra.sock").string();
+  server->supported_versions_ = options.supported_versions.empty()
+                                    ? DefaultVersions(health != nullptr)
+                                    : options.supported_versions;
+  // Both paths are checked before either socket appears.
+  RETURN_IF_ERROR(CheckSocketPath(server->dra_socket_));
+  RETURN_IF_ERROR(CheckSocketPath(server->registration_socket_));
+  // Read by every ServerBuilder made afterwards; it serves grpc.health.v1,
+  // reporting SERVING until Shutdown.
+  grpc::EnableDefaultHealthCheckService(true);
+  RETURN_IF_ERROR(server->StartDraServer(node, health));
+  RETURN_IF_ERROR(server->StartRegistrationServer(options));
+  return server;
+}
+
+absl::Status PluginServer::StartDraServer(driver::NodeService& node, driver::HealthSource* health) {
+  std::vector<grpc::Service*> services = {
+      Keep(std::make_unique<DraPluginService<DraV1>>(node)),
+      Keep(std::make_unique<DraPluginService<DraV1beta1>>(node))};
+  if (health != nullptr) {
+    services.push_back(Keep(std::make_unique<ResourceHealthService<HealthV1>>(*health, stopping_)));
+    services.push_back(
+        Keep(std::make_unique<ResourceHealthService<HealthV1alpha1>>(*health, stopping_)));
+  }
+  ASSIGN_OR_RETURN(dra_server_, Listen(dra_socket_, services));
+  return absl::OkStatus();
+}
+
+absl::Status PluginServer::StartRegistrationServer(const PluginServerOptions& options) {
+  pluginregistration::PluginInfo info;
+  info.set_type(std::string(kPluginType));
+  info.set_name(options.driver_name);
+  info.set_endpoint(dra_socket_);
+  for (const std::string& version : supported_versions_) {
+    info.add_supported_versions(version);
+  }
+  auto registration =
+      std::make_unique<RegistrationService>(std::move(info), options.on_registration_status);
+  registration_ = registration.get();
+  Keep(std::move(registration));
+  ASSIGN_OR_RETURN(registration_server_, Listen(registration_socket_, {registration_}));
+  return absl::OkStatus();
+}
+
+grpc::Service* PluginServer::Keep(std::unique_ptr<grpc::Service> service) {
+  services_.push_back(std::move(service));
+  return services_.back().get();
+}
+
+PluginServer::~PluginServer() { Shutdown(); }
+
+void PluginServer::Shutdown() {
+  if (stopping_.exchange(true)) {
+    return;
+  }
+  // Whatever Start got to: a failed Start leaves some members unset.
+  if (registration_server_ != nullptr) {
+    RemoveSocket(registration_socket_);
+    registration_server_->Shutdown(DeadlineAfter(kShutdownGrace));
+  }
+  if (dra_server_ != nullptr) {
+    // The health streams see stopping_ and end; prepares get the grace.
+    dra_server_->Shutdown(DeadlineAfter(kShutdownGrace));
+    RemoveSocket(dra_socket_);
+  }
+}
+
+std::optional<RegistrationStatus> PluginServer::registration_status() const {
+  return registration_ == nullptr ? std::nullopt : registration_->last_status();
+}
+
+}  // namespace canhazgpu::daemon

@@ -1,0 +1,76 @@
+#include "daemon/unix_socket.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace canhazgpu::daemon {
+namespace {
+
+absl::Status ErrnoError(std::string_view what, const std::string& path) {
+  return absl::ErrnoToStatus(errno, StrCat("cannot ", what, " ", path));
+}
+
+// mkdir -p with our mode; std::filesystem::create_directories would use
+// 0777 less the umask.
+absl::Status MakeDirectories(const std::filesystem::path& dir) {
+  if (dir.empty()) {
+    return absl::OkStatus();
+  }
+  struct stat info;
+  if (::stat(dir.c_str(), &info) == 0) {
+    return S_ISDIR(info.st_mode)
+               ? absl::OkStatus()
+               : absl::FailedPreconditionError(StrCat(dir.string(), ": not a directory"));
+  }
+  RETURN_IF_ERROR(MakeDirectories(dir.parent_path()));
+  // EEXIST: another process made it meanwhile.
+  if (::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    return ErrnoError("create directory", dir.string());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckSocketPath(std::string_view path) {
+  if (path.empty()) {
+    return absl::InvalidArgumentError("socket path is empty");
+  }
+  if (path.size() > kMaxSocketPathLength) {
+    return absl::InvalidArgumentError(StrCat("socket path ", path, " is ", path.size(),
+                                             " bytes long; unix sockets allow ",
+                                             kMaxSocketPathLength));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareSocketPath(const std::string& path) {
+  RETURN_IF_ERROR(CheckSocketPath(path));
+  RETURN_IF_ERROR(MakeDirectories(std::filesystem::path(path).parent_path()));
+  struct stat info;
+  if (::lstat(path.c_str(), &info) != 0) {
+    return errno == ENOENT ? absl::OkStatus() : ErrnoError("inspect", path);
+  }
+  if (!S_ISSOCK(info.st_mode)) {
+    return absl::FailedPreconditionError(StrCat(path, ": exists and is not a socket"));
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("remove stale socket", path);
+  }
+  return absl::OkStatus();
+}
+
+void RemoveSocket(const std::string& path) {
+  // Errors are ignored: at shutdown there is nobody left to tell, and a
+  // socket already gone is what we want.
+  ::unlink(path.c_str());
+}
+
+}  // namespace canhazgpu::daemon

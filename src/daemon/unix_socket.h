@@ -1,0 +1,30 @@
+// Unix socket paths for the plugin's gRPC servers: the length limit of
+// AF_UNIX, the directories the kubelet expects, and the stale files a
+// crashed predecessor leaves behind. Stateless.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace canhazgpu::daemon {
+
+// sockaddr_un.sun_path holds 108 bytes including the terminating NUL.
+inline constexpr std::size_t kMaxSocketPathLength = 107;
+
+// InvalidArgument when `path` is empty or longer than kMaxSocketPathLength.
+absl::Status CheckSocketPath(std::string_view path);
+
+// Makes `path` ready to listen on: checks its length, creates its missing
+// parent directories (mode 0750: the kubelet runs as root, nobody else
+// needs in) and removes a socket left there (a crashed run's, which would
+// make bind fail). Anything else at `path` is FailedPrecondition: we do not
+// delete a file we did not make.
+absl::Status PrepareSocketPath(const std::string& path);
+
+// Removes the socket at `path`, if any.
+void RemoveSocket(const std::string& path);
+
+}  // namespace canhazgpu::daemon
