@@ -15,6 +15,8 @@
 #include <sstream>
 #include <vector>
 
+#include "nlohmann/json.hpp"
+
 namespace canhazgpu::testing {
 namespace {
 
@@ -189,6 +191,15 @@ std::optional<std::string> WritableCgroup2(std::string* why) {
     return std::nullopt;
   }
   return dir;
+}
+
+int KubectlMinor() {
+  CliResult r = RunProgram({"kubectl", "version", "--client", "-o", "json"}, {});
+  if (r.exit_code != 0) return -1;
+  nlohmann::json v = nlohmann::json::parse(r.out, nullptr, false);
+  if (v.is_discarded()) return -1;
+  const std::string minor = v.value("/clientVersion/minor"_json_pointer, std::string());
+  return minor.empty() ? -1 : std::atoi(minor.c_str());
 }
 
 }  // namespace canhazgpu::testing

@@ -77,6 +77,10 @@ bool ProcessGone(int pid);
 std::optional<std::string> WritableCgroup2(std::string* why);
 
 std::string ReadFile(const std::string& path);
+
+// The minor version of the kubectl on PATH (32 for 1.32), or -1 when there is
+// none: the kubectl tests need 1.30 or newer.
+int KubectlMinor();
 void WriteFile(const std::string& path, const std::string& text);
 
 }  // namespace canhazgpu::testing

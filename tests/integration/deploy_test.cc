@@ -221,15 +221,6 @@ TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
 
 // ---- with the real kubectl ----
 
-int KubectlMinor() {
-  CliResult r = RunProgram({"kubectl", "version", "--client", "-o", "json"}, {});
-  if (r.exit_code != 0) return -1;
-  json v = json::parse(r.out, nullptr, false);
-  if (v.is_discarded()) return -1;
-  const std::string minor = v.value("/clientVersion/minor"_json_pointer, std::string());
-  return minor.empty() ? -1 : std::atoi(minor.c_str());
-}
-
 class DeployKubectlTest : public ::testing::Test {
  protected:
   void SetUp() override {

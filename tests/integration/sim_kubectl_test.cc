@@ -18,16 +18,6 @@ namespace {
 using ::nlohmann::json;
 using ::testing::HasSubstr;
 
-// kubectl's minor version, or -1 when there is none on PATH.
-int KubectlMinor() {
-  CliResult r = RunProgram({"kubectl", "version", "--client", "-o", "json"}, {});
-  if (r.exit_code != 0) return -1;
-  json v = json::parse(r.out, nullptr, false);
-  if (v.is_discarded()) return -1;
-  const std::string minor = v.value("/clientVersion/minor"_json_pointer, std::string());
-  return minor.empty() ? -1 : std::atoi(minor.c_str());
-}
-
 constexpr char kObjects[] = R"(apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata:
