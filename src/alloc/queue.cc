@@ -76,8 +76,10 @@ std::vector<std::string> Blockers(const std::vector<GpuStatus>& status, int64_t 
   for (const GpuStatus& s : status) {
     if (!ids.empty() && std::find(ids.begin(), ids.end(), s.gpu) == ids.end()) continue;
     if (s.state == GpuState::kInUse && s.reservation->queue_id != queue_id) {
-      by_holder[s.reservation->queue_id ? s.reservation->user + " (queued ahead)"
-                                        : s.reservation->user]
+      const Reservation& r = *s.reservation;
+      by_holder[r.queue_id ? r.user + " (queued ahead)"
+                : r.claim  ? StrCat("Kubernetes ", DescribeClaim(*r.claim))
+                           : r.user]
           .push_back(s.gpu);
     } else if (s.state == GpuState::kUnreserved) {
       by_holder["in use without reservation"].push_back(s.gpu);

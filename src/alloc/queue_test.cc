@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "host/testing/fake_clock.h"
 #include "host/testing/fake_process_table.h"
+#include "store/claim_reservations.h"
 #include "store/memory_state_store.h"
 
 namespace canhazgpu::alloc {
@@ -79,6 +80,23 @@ TEST_F(QueueTest, HeadCollectsFreedGpusAndIsServedBeforeANewcomer) {
   ASSERT_TRUE(ids.ok()) << ids.status();
   EXPECT_EQ(ids->size(), 2u);
   EXPECT_TRUE(Queue().empty());
+}
+
+// A GPU prepared for a Kubernetes claim is simply not free: the head of the
+// queue holds the others, says it waits for the claim, and completes once
+// the driver releases the claim. The claim's GPU is never a partial hold.
+TEST_F(QueueTest, HeadWaitsForAGpuOfAKubernetesClaim) {
+  const KubeClaimRef claim{.namespace_name = "ml", .name = "train", .uid = "u", .pod = "p"};
+  ASSERT_TRUE(store::ReserveForClaim(store_, {2}, claim, "alice", 1000, clock_.Now()).ok());
+  int poll = 0;
+  auto ids = BobWaits(4, 10, [&] {
+    if (++poll != 1) return;
+    EXPECT_EQ(last_.held, 3);
+    EXPECT_THAT(last_.blockers, ElementsAre("Kubernetes claim ml/train (pod p) (2)"));
+    ASSERT_TRUE(store::ReleaseClaim(store_, "u", clock_.Now()).ok());
+  });
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(0, 1, 2, 3));
 }
 
 TEST_F(QueueTest, InterruptedWaiterLeavesAndReturnsItsHolds) {

@@ -45,6 +45,18 @@ void Add(BusySplit& into, const BusySplit& b) {
   into.unknown_ms += b.unknown_ms;
 }
 
+int64_t& KindTime(UserUsage& u, ReservationKind kind) {
+  switch (kind) {
+    case ReservationKind::kRun:
+      return u.run_ms;
+    case ReservationKind::kManual:
+      return u.manual_ms;
+    case ReservationKind::kK8s:
+      return u.k8s_ms;
+  }
+  return u.manual_ms;
+}
+
 struct Interval {
   int gpu;
   uint32_t uid;
@@ -102,7 +114,7 @@ UsageReport BuildReport(const ReportInput& input) {
     if (end <= start && !instant) continue;
     UserUsage& u = users[i.user];
     u.user = i.user;
-    (i.kind == ReservationKind::kRun ? u.run_ms : u.manual_ms) += end - start;
+    KindTime(u, i.kind) += end - start;
     auto samples = by_gpu.find(i.gpu);
     Add(u.split, samples == by_gpu.end() ? BusySplit{.unknown_ms = end - start}
                                          : Split(samples->second, start, end));
@@ -113,6 +125,7 @@ UsageReport BuildReport(const ReportInput& input) {
   for (auto& [name, u] : users) {
     report.total.run_ms += u.run_ms;
     report.total.manual_ms += u.manual_ms;
+    report.total.k8s_ms += u.k8s_ms;
     Add(report.total.split, u.split);
     report.total.reservations += u.reservations;
     report.total.longest_ms = std::max(report.total.longest_ms, u.longest_ms);

@@ -41,10 +41,11 @@ struct UserUsage {
   std::string user;
   int64_t run_ms = 0;
   int64_t manual_ms = 0;
+  int64_t k8s_ms = 0;  // GPUs prepared for Kubernetes claims
   BusySplit split;
   int reservations = 0;  // a 4-GPU reservation counts once
   int64_t longest_ms = 0;
-  int64_t total_ms() const { return run_ms + manual_ms; }
+  int64_t total_ms() const { return run_ms + manual_ms + k8s_ms; }
 };
 
 struct UsageReport {

@@ -13,6 +13,9 @@ namespace canhazgpu::alloc {
 namespace internal {
 
 bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason) {
+  // A Kubernetes claim's GPUs live until the driver unprepares the claim:
+  // no time limit, and its pod's processes are not ours to watch.
+  if (r.kind == ReservationKind::kK8s) return false;
   if (r.expires && machine.clock.Now() >= *r.expires) {
     *reason = ReleaseReason::kExpired;
     return true;
@@ -40,6 +43,7 @@ absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReas
 }
 
 std::string Describe(const Reservation& r, TimePoint now) {
+  if (r.claim) return StrCat("reserved for Kubernetes ", DescribeClaim(*r.claim));
   std::string what = StrCat("reserved by ", r.user, " (", KindName(r.kind));
   if (r.expires)
     what += StrCat(", expires in ",
@@ -286,6 +290,14 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
       const Reservation* r = held(id);
       if (r == nullptr)
         return absl::FailedPreconditionError(StrCat("gpu ", id, " is not reserved"));
+      // Its pod is computing on it: not even root's --force ends it here
+      // (`admin --force` resets the whole pool, this included).
+      if (r->kind == ReservationKind::kK8s) {
+        return absl::FailedPreconditionError(
+            StrCat("gpu ", id, " belongs to Kubernetes ",
+                   r->claim ? DescribeClaim(*r->claim) : std::string("claim"),
+                   "; it is released by deleting the pod or the claim"));
+      }
       if (r->uid != caller.uid && !(caller.IsRoot() && force)) {
         return absl::PermissionDeniedError(
             StrCat("gpu ", id, " is reserved by ", r->user, "; only ", r->user,

@@ -5,17 +5,41 @@
 namespace canhazgpu {
 
 std::string_view KindName(ReservationKind kind) {
-  return kind == ReservationKind::kRun ? "run" : "manual";
+  switch (kind) {
+    case ReservationKind::kRun:
+      return "run";
+    case ReservationKind::kManual:
+      return "manual";
+    case ReservationKind::kK8s:
+      return "k8s";
+  }
+  return "manual";
 }
 
 std::string_view KindLabel(ReservationKind kind) {
-  return kind == ReservationKind::kRun ? "RUN" : "MANUAL";
+  switch (kind) {
+    case ReservationKind::kRun:
+      return "RUN";
+    case ReservationKind::kManual:
+      return "MANUAL";
+    case ReservationKind::kK8s:
+      return "K8S";
+  }
+  return "MANUAL";
 }
 
 std::optional<ReservationKind> ParseKind(std::string_view name) {
-  if (name == "run") return ReservationKind::kRun;
-  if (name == "manual") return ReservationKind::kManual;
+  for (ReservationKind k :
+       {ReservationKind::kRun, ReservationKind::kManual, ReservationKind::kK8s}) {
+    if (KindName(k) == name) return k;
+  }
   return std::nullopt;
+}
+
+std::string DescribeClaim(const KubeClaimRef& claim) {
+  std::string out = StrCat("claim ", claim.namespace_name, "/", claim.name);
+  if (!claim.pod.empty()) out += StrCat(" (pod ", claim.pod, ")");
+  return out;
 }
 
 std::string FormatProcessRefs(const std::vector<ProcessRef>& refs) {
@@ -67,6 +91,9 @@ std::optional<ReleaseReason> ParseReason(std::string_view name) {
 }
 
 HistoryRecord EndReservation(const Reservation& r, TimePoint end, ReleaseReason reason) {
+  std::string note = r.note;
+  if (r.claim)
+    note = note.empty() ? DescribeClaim(*r.claim) : StrCat(note, "; ", DescribeClaim(*r.claim));
   return HistoryRecord{.gpu = r.gpu,
                        .uid = r.uid,
                        .user = r.user,
@@ -74,7 +101,7 @@ HistoryRecord EndReservation(const Reservation& r, TimePoint end, ReleaseReason 
                        .start = r.start,
                        .end = end,
                        .reason = reason,
-                       .note = r.note};
+                       .note = std::move(note)};
 }
 
 }  // namespace canhazgpu

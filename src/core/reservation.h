@@ -12,11 +12,15 @@
 
 namespace canhazgpu {
 
-enum class ReservationKind { kRun, kManual };
+// kK8s: a GPU prepared for a Kubernetes ResourceClaim by k8shazgpu-node
+// (store/claim_reservations.h). It never expires and has no process to
+// watch: it lives until the driver unprepares the claim or `admin --force`
+// resets the pool. No local command (release, reserve --force) ends it.
+enum class ReservationKind { kRun, kManual, kK8s };
 
-// "run" / "manual", the spelling stored in the state file.
+// "run" / "manual" / "k8s", the spelling stored in the state file.
 std::string_view KindName(ReservationKind kind);
-// "RUN" / "MANUAL", canhazgpu's display spelling.
+// "RUN" / "MANUAL" / "K8S", canhazgpu's display spelling.
 std::string_view KindLabel(ReservationKind kind);
 std::optional<ReservationKind> ParseKind(std::string_view name);
 
@@ -39,6 +43,19 @@ struct PoolConfig {
   std::string provider;   // "nvidia", "amd" or "fake"
   std::string fake_host;  // simulated-host JSON file, for provider "fake"
 };
+
+// The Kubernetes ResourceClaim a K8S reservation serves. Plain strings: the
+// store knows nothing else of Kubernetes.
+struct KubeClaimRef {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;  // metadata.uid: the claim's identity
+  std::string pod;  // the pod using it; empty when unknown
+  bool operator==(const KubeClaimRef&) const = default;
+};
+
+// "claim ns/name (pod p)", or "claim ns/name" when the pod is unknown.
+std::string DescribeClaim(const KubeClaimRef& claim);
 
 // One GPU held by one user. Keyed by GPU, so two holders of one GPU cannot be
 // represented at all.
@@ -72,6 +89,11 @@ struct Reservation {
   std::optional<int64_t> queue_id;
   std::string note;
   std::string command;  // run reservations: the command line, for status
+  // k8s reservations (only): the claim. `user` is then the pod's
+  // canhazgpu.dev/user label, or "k8s:<namespace>" when it has none, and
+  // `uid` that user's uid where the driver could resolve it, else 0. The uid
+  // of a k8s reservation never grants anything: no local command may end it.
+  std::optional<KubeClaimRef> claim;
 };
 
 // A request waiting in the first-come-first-served queue. The GPUs it holds
@@ -120,6 +142,8 @@ struct UsageSample {
   bool busy = false;  // memory used above the threshold
 };
 
+// The history record of `r` ending. A k8s reservation's claim is kept in
+// the record's note ("claim ns/name (pod p)", after the note if any).
 HistoryRecord EndReservation(const Reservation& r, TimePoint end, ReleaseReason reason);
 
 }  // namespace canhazgpu

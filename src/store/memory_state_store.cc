@@ -25,6 +25,10 @@ class MemoryTransaction : public StateTransaction {
   }
   absl::Status InsertReservation(const Reservation& r) override {
     if (!writable_) return ReadOnly();
+    if ((r.kind == ReservationKind::kK8s) != r.claim.has_value()) {
+      return absl::InvalidArgumentError(
+          StrCat("gpu ", r.gpu, ": a k8s reservation, and only one, names a claim"));
+    }
     if (!state_.reservations.emplace(r.gpu, r).second) {
       return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
     }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <thread>
 
@@ -108,6 +109,47 @@ ALTER TABLE reservations ADD COLUMN forced_over TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE reservations ADD COLUMN job_cgroup TEXT;
 )sql",
+    // 7: GPUs prepared for Kubernetes claims (kind 'k8s') and the claim each
+    // serves. SQLite cannot change a CHECK in place, so the table is rebuilt
+    // with its columns in the same order (the data copied as it is) and the
+    // claim columns added; the claim is set exactly for 'k8s' rows.
+    R"sql(
+CREATE TABLE reservations_v7 (
+  gpu INTEGER PRIMARY KEY,
+  uid INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('run', 'manual', 'k8s')),
+  start_ms INTEGER NOT NULL,
+  expires_ms INTEGER,
+  pid INTEGER,
+  pid_start INTEGER,
+  note TEXT NOT NULL DEFAULT '',
+  command TEXT NOT NULL DEFAULT '',
+  wrapper_pid INTEGER,
+  wrapper_start INTEGER,
+  command_exited_ms INTEGER,
+  queue_id INTEGER,
+  job_processes TEXT NOT NULL DEFAULT '',
+  forced_over TEXT NOT NULL DEFAULT '',
+  job_cgroup TEXT,
+  claim_namespace TEXT,
+  claim_name TEXT,
+  claim_uid TEXT,
+  claim_pod TEXT,
+  CHECK ((kind = 'k8s') = (claim_uid IS NOT NULL AND claim_namespace IS NOT NULL AND
+                           claim_name IS NOT NULL AND claim_pod IS NOT NULL))
+) STRICT;
+INSERT INTO reservations_v7 (gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note,
+    command, wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over,
+    job_cgroup)
+  SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, wrapper_pid,
+    wrapper_start, command_exited_ms, queue_id, job_processes, forced_over, job_cgroup
+  FROM reservations;
+DROP TABLE reservations;
+ALTER TABLE reservations_v7 RENAME TO reservations;
+-- The driver finds a claim's GPUs by its uid.
+CREATE INDEX reservations_by_claim ON reservations (claim_uid) WHERE claim_uid IS NOT NULL;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -170,7 +212,8 @@ class SqliteTransaction : public StateTransaction {
         statements_, path_,
         "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
         "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over, "
-        "job_cgroup FROM reservations ORDER BY gpu");
+        "job_cgroup, claim_namespace, claim_name, claim_uid, claim_pod FROM reservations "
+        "ORDER BY gpu");
     std::vector<Reservation> out;
     while (s.Step()) {
       Reservation r;
@@ -206,6 +249,17 @@ class SqliteTransaction : public StateTransaction {
       r.job_processes = *std::move(job_processes);
       r.forced_over = s.Text(15);
       r.job_cgroup = s.OptionalText(16);
+      std::optional<std::string> claim_uid = s.OptionalText(19);
+      if ((r.kind == ReservationKind::kK8s) != claim_uid.has_value()) {
+        return absl::DataLossError(
+            StrCat("state file ", path_, ": bad claim in the reservation of gpu ", r.gpu));
+      }
+      if (claim_uid) {
+        r.claim = KubeClaimRef{.namespace_name = s.OptionalText(17).value_or(""),
+                               .name = s.OptionalText(18).value_or(""),
+                               .uid = *std::move(claim_uid),
+                               .pod = s.OptionalText(20).value_or("")};
+      }
       out.push_back(std::move(r));
     }
     RETURN_IF_ERROR(s.status());
@@ -224,12 +278,25 @@ class SqliteTransaction : public StateTransaction {
       wrapper_start = static_cast<int64_t>(r.wrapper->start_ticks);
     }
     if (r.command_exited) exited = ToEpochMillis(*r.command_exited);
+    // The claim is stored exactly for k8s reservations (the table checks it).
+    if ((r.kind == ReservationKind::kK8s) != r.claim.has_value()) {
+      return absl::InvalidArgumentError(
+          StrCat("gpu ", r.gpu, ": a k8s reservation, and only one, names a claim"));
+    }
+    std::optional<std::string> claim_namespace, claim_name, claim_uid, claim_pod;
+    if (r.claim) {
+      claim_namespace = r.claim->namespace_name;
+      claim_name = r.claim->name;
+      claim_uid = r.claim->uid;
+      claim_pod = r.claim->pod;
+    }
     absl::Status status =
         Statement(statements_, path_,
                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
                   "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
-                  "queue_id, job_processes, forced_over, job_cgroup) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                  "queue_id, job_processes, forced_over, job_cgroup, claim_namespace, claim_name, "
+                  "claim_uid, claim_pod) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .Bind(r.gpu)
             .Bind(static_cast<int64_t>(r.uid))
             .Bind(r.user)
@@ -247,6 +314,10 @@ class SqliteTransaction : public StateTransaction {
             .Bind(FormatProcessRefs(r.job_processes))
             .Bind(r.forced_over)
             .BindOptional(r.job_cgroup)
+            .BindOptional(claim_namespace)
+            .BindOptional(claim_name)
+            .BindOptional(claim_uid)
+            .BindOptional(claim_pod)
             .Exec();
     if (absl::IsAlreadyExists(status)) {
       return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
@@ -503,7 +574,10 @@ absl::StatusOr<std::unique_ptr<SqliteStateStore>> SqliteStateStore::Open(const s
   // commit that takes the WAL past kCheckpointFrames checkpoints it.
   sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   sqlite3_wal_hook(db, &SqliteStateStore::CheckpointWhenLarge, store.get());
-  RETURN_IF_ERROR(store->Migrate(options.create));
+  RETURN_IF_ERROR(
+      store->Migrate(options.create, options.migrate_to_for_testing > 0
+                                         ? std::min(options.migrate_to_for_testing, kSchemaVersion)
+                                         : kSchemaVersion));
   return store;
 }
 
@@ -549,7 +623,7 @@ int SqliteStateStore::CheckpointWhenLarge(void* self, sqlite3* db, const char* s
   return SQLITE_OK;  // the commit itself succeeded either way
 }
 
-absl::Status SqliteStateStore::Migrate(bool create) {
+absl::Status SqliteStateStore::Migrate(bool create, int target) {
   // Reading the header also tells a corrupted or foreign file apart.
   ASSIGN_OR_RETURN(int64_t app_id, PragmaInt(db_, path_, "PRAGMA application_id"));
   ASSIGN_OR_RETURN(int64_t version, PragmaInt(db_, path_, "PRAGMA user_version"));
@@ -585,7 +659,7 @@ absl::Status SqliteStateStore::Migrate(bool create) {
   RETURN_IF_ERROR(ExecSql(db_, path_,
                           "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
                           "PRAGMA journal_size_limit=1048576;"));
-  if (version == kSchemaVersion) return absl::OkStatus();
+  if (version >= target) return absl::OkStatus();
   RETURN_IF_ERROR(ExecSql(db_, path_, "BEGIN IMMEDIATE"));
   // Another process may have migrated while we waited for the lock.
   absl::StatusOr<int64_t> current = PragmaInt(db_, path_, "PRAGMA user_version");
@@ -593,13 +667,13 @@ absl::Status SqliteStateStore::Migrate(bool create) {
   if (status.ok() && *current < 0) {
     status = absl::DataLossError(StrCat("state file ", path_, " is not a canhazgpu database"));
   }
-  for (int64_t v = current.value_or(kSchemaVersion); status.ok() && v < kSchemaVersion; ++v) {
+  for (int64_t v = current.value_or(target); status.ok() && v < target; ++v) {
     status = ExecSql(db_, path_, kMigrations[v]);
   }
   if (status.ok()) {
     status = ExecSql(db_, path_,
-                     StrCat("PRAGMA application_id=", kApplicationId,
-                            "; PRAGMA user_version=", kSchemaVersion, "; COMMIT")
+                     StrCat("PRAGMA application_id=", kApplicationId, "; PRAGMA user_version=",
+                            std::max<int64_t>(target, current.value_or(0)), "; COMMIT")
                          .c_str());
   }
   if (!status.ok()) ExecSql(db_, path_, "ROLLBACK").IgnoreError();

@@ -20,7 +20,7 @@ struct sqlite3;
 
 namespace canhazgpu::store {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 class StatementCache;
 
@@ -34,6 +34,10 @@ struct SqliteOptions {
   bool read_only = false;
   // The SQLite VFS by name (tests inject faults with one); null: the default.
   const char* vfs = nullptr;
+  // Tests: migrate only up to this version, to write a file exactly as an
+  // older canhazgpu did (its reservations are then read with plain SQL: this
+  // store reads only the current schema). 0: kSchemaVersion.
+  int migrate_to_for_testing = 0;
 };
 
 class SqliteStateStore : public StateStore {
@@ -53,7 +57,7 @@ class SqliteStateStore : public StateStore {
   SqliteStateStore(sqlite3* db, std::string path, std::chrono::milliseconds busy_timeout);
   static int WaitForLock(void* self, int attempt);
   static int CheckpointWhenLarge(void* self, sqlite3* db, const char* schema, int frames);
-  absl::Status Migrate(bool create);
+  absl::Status Migrate(bool create, int target);
   absl::Status Run(const char* begin, const TransactionFn& fn);
 
   sqlite3* db_;

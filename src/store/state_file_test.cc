@@ -268,78 +268,142 @@ std::string Sql(const std::string& path, const std::string& sql) {
   return result;
 }
 
-// A schema 5 file as the previous release wrote it: the current schema
-// without job_cgroup, holding a run reservation with a recorded process.
-void WriteVersionFive(const std::string& path) {
-  {
-    auto store = SqliteStateStore::Open(path, {.create = true});
-    ASSERT_TRUE(store.ok()) << store.status();
-    ASSERT_TRUE((*store)
-                    ->Update([](StateTransaction& t) -> absl::Status {
-                      RETURN_IF_ERROR(t.SetPool({4, "fake", ""}));
-                      return t.InsertReservation({.gpu = 2,
-                                                  .uid = 1000,
-                                                  .user = "alice",
-                                                  .kind = ReservationKind::kRun,
-                                                  .process = ProcessRef{42, 43},
-                                                  .job_processes = {{50, 51}}});
-                    })
-                    .ok());
-  }
+// Runs `sql` on the file at `path` with plain SQLite; false on an error.
+bool Exec(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(db, "ALTER TABLE reservations DROP COLUMN job_cgroup; PRAGMA user_version=5",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK);
+  bool ok = sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+            sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
   sqlite3_close(db);
+  return ok;
 }
 
-// Checks a file that a schema 6 canhazgpu opened: the reservation of the
-// schema 5 file is kept, with no cgroup, and a new one can name a cgroup.
-void ExpectMigratedKeepingTheRunJob(const std::string& path, const std::string& context) {
+// A file as the canhazgpu of schema `version` wrote it (the shipped
+// migrations up to it, nothing more): a manual reservation of gpu 0, a run
+// reservation of gpu 2 with a recorded process outside its group, and one
+// ended reservation in the history.
+void WriteOldVersion(const std::string& path, int version) {
+  {
+    auto store = SqliteStateStore::Open(path, {.create = true, .migrate_to_for_testing = version});
+    ASSERT_TRUE(store.ok()) << store.status();
+  }
+  ASSERT_EQ(Sql(path, "PRAGMA user_version"), std::to_string(version));
+  ASSERT_TRUE(Exec(path, R"sql(
+    INSERT INTO pool (id, gpu_count, provider, fake_host) VALUES (1, 4, 'fake', '');
+    INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, note)
+      VALUES (0, 1001, 'bob', 'manual', 4000, 4102444000000, 'eval');
+    INSERT INTO reservations (gpu, uid, user, kind, start_ms, pid, pid_start, job_processes)
+      VALUES (2, 1000, 'alice', 'run', 5000, 42, 43, '50:51');
+    INSERT INTO history (gpu, uid, user, kind, start_ms, end_ms, reason)
+      VALUES (1, 1000, 'alice', 'run', 1000, 2000, 'job_exited');
+  )sql"));
+}
+
+// Checks a file that this canhazgpu opened: the reservations and the history
+// of the old file are kept, without cgroup or claim, and new reservations can
+// name a cgroup or a Kubernetes claim.
+void ExpectMigratedKeepingReservations(const std::string& path, const std::string& context) {
   auto store = SqliteStateStore::Open(path);
   ASSERT_TRUE(store.ok()) << context << ": " << store.status();
-  EXPECT_EQ(Sql(path, "PRAGMA user_version"), "6") << context;
+  EXPECT_EQ(Sql(path, "PRAGMA user_version"), std::to_string(kSchemaVersion)) << context;
   EXPECT_EQ(Sql(path, "PRAGMA integrity_check"), "ok") << context;
+  EXPECT_EQ(Sql(path, "SELECT count(*) FROM sqlite_master WHERE name = 'reservations_v7'"), "0")
+      << context << ": the rebuilt table took the old one's place";
   absl::Status checked = (*store)->Update([&](StateTransaction& t) -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<Reservation> list, t.ListReservations());
-    EXPECT_EQ(list.size(), 1u) << context;
-    if (list.size() != 1) return absl::OkStatus();
-    EXPECT_EQ(list[0].process, (ProcessRef{42, 43})) << context;
-    EXPECT_EQ(list[0].job_processes, (std::vector<ProcessRef>{{50, 51}})) << context;
-    EXPECT_FALSE(list[0].job_cgroup.has_value()) << context;
-    Reservation with_cgroup = list[0];
+    EXPECT_EQ(list.size(), 2u) << context;
+    if (list.size() != 2) return absl::OkStatus();
+    EXPECT_EQ(list[0].gpu, 0) << context;
+    EXPECT_EQ(list[0].kind, ReservationKind::kManual) << context;
+    EXPECT_EQ(list[0].user, "bob") << context;
+    EXPECT_EQ(list[0].note, "eval") << context;
+    EXPECT_EQ(list[0].expires, FromEpochMillis(4102444000000)) << context;
+    EXPECT_EQ(list[1].gpu, 2) << context;
+    EXPECT_EQ(list[1].kind, ReservationKind::kRun) << context;
+    EXPECT_EQ(list[1].start, FromEpochMillis(5000)) << context;
+    EXPECT_EQ(list[1].process, (ProcessRef{42, 43})) << context;
+    EXPECT_EQ(list[1].job_processes, (std::vector<ProcessRef>{{50, 51}})) << context;
+    EXPECT_FALSE(list[1].job_cgroup.has_value()) << context;
+    for (const Reservation& r : list) EXPECT_FALSE(r.claim.has_value()) << context;
+    ASSIGN_OR_RETURN(std::vector<HistoryRecord> history, t.HistorySince(FromEpochMillis(0)));
+    EXPECT_EQ(history.size(), 1u) << context;
+    Reservation with_cgroup = list[1];
     with_cgroup.gpu = 3;
     with_cgroup.job_cgroup = "/sys/fs/cgroup/canhazgpu-job-42-43";
-    return t.InsertReservation(with_cgroup);
+    RETURN_IF_ERROR(t.InsertReservation(with_cgroup));
+    return t.InsertReservation(
+        {.gpu = 1,
+         .user = "k8s:ml",
+         .kind = ReservationKind::kK8s,
+         .claim = KubeClaimRef{.namespace_name = "ml", .name = "c", .uid = "u"}});
   });
   EXPECT_TRUE(checked.ok()) << context << ": " << checked;
 }
 
-// Schema 6 (the job's cgroup) is added in place to a schema 5 file.
-TEST_F(StateFileTest, VersionFiveFileIsMigratedKeepingRunJobs) {
-  WriteVersionFive(path_);
-  ASSERT_EQ(Sql(path_, "PRAGMA user_version"), "5");
-  ExpectMigratedKeepingTheRunJob(path_, "migrated");
+// Schemas 6 (the job's cgroup) and 7 (Kubernetes claims) are added in place
+// to a schema 5 file, in one transaction.
+TEST_F(StateFileTest, VersionFiveFileIsMigratedKeepingReservations) {
+  WriteOldVersion(path_, 5);
+  ExpectMigratedKeepingReservations(path_, "migrated");
+}
+
+// Schema 7 rebuilds the reservations table (a wider CHECK on kind) keeping
+// every row and column of a schema 6 file.
+TEST_F(StateFileTest, VersionSixFileIsMigratedKeepingReservations) {
+  WriteOldVersion(path_, 6);
+  ASSERT_TRUE(Exec(path_, "UPDATE reservations SET job_cgroup = '/sys/fs/cgroup/x' WHERE gpu = 2"));
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), "7");
+  EXPECT_EQ(Sql(path_, "SELECT job_cgroup FROM reservations WHERE gpu = 2"), "/sys/fs/cgroup/x");
+  // A schema 6 file could not hold a k8s row (its CHECK); schema 7 holds one
+  // only with its claim.
+  EXPECT_FALSE(Exec(path_,
+                    "INSERT INTO reservations (gpu, uid, user, kind, start_ms) "
+                    "VALUES (1, 0, 'k8s:ml', 'k8s', 1)"));
+  EXPECT_TRUE(Exec(path_,
+                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, claim_namespace, "
+                   "claim_name, claim_uid, claim_pod) VALUES (1, 0, 'k8s:ml', 'k8s', 1, 'ml', "
+                   "'c', 'u', '')"));
+  EXPECT_FALSE(Exec(path_,
+                    "INSERT INTO reservations (gpu, uid, user, kind, start_ms, claim_namespace, "
+                    "claim_name, claim_uid, claim_pod) VALUES (3, 0, 'bob', 'manual', 1, 'ml', "
+                    "'c', 'u', '')"));
+}
+
+// A damaged file whose k8s row lost its claim (or whose other row has one)
+// is reported, not shown as a reservation of nobody's claim.
+TEST_F(StateFileTest, K8sReservationWithoutClaimIsDataLoss) {
+  CreatePool();
+  ASSERT_TRUE(Exec(path_,
+                   "PRAGMA ignore_check_constraints=1; UPDATE reservations SET kind = 'k8s' "
+                   "WHERE gpu = 1"));
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status read =
+      (*store)->Read([](StateTransaction& t) { return t.ListReservations().status(); });
+  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss) << read;
+  EXPECT_THAT(Message(read), HasSubstr("bad claim in the reservation of gpu 1"));
+}
+
+// Copies the file at `from` (with its WAL and WAL index) to `to`.
+void CopyStateFile(const std::string& from, const std::string& to) {
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    if (std::filesystem::exists(from + suffix))
+      std::filesystem::copy_file(from + suffix, to + suffix);
+  }
 }
 
 // The migration runs in one transaction: killed at any of its writes, syncs
-// or locks, it leaves the schema 5 file as it was (and the next command
-// migrates it) or the finished schema 6 file - never a file between the two.
-TEST_F(StateFileTest, MigrationKilledAtAnyPointLeavesVersionFiveOrSix) {
-  WriteVersionFive(path_);
-  const std::string trial = dir_ + "/trial/state.db";
+// or locks, it leaves the old file as it was (and the next command migrates
+// it) or the finished current file - never a file between the two.
+void KillMigrationAtEveryPoint(const std::string& dir, const std::string& path, int from) {
+  const std::string trial = dir + "/trial/state.db";
   bool completed = false;
   int at = 0;
   while (!completed && ++at <= 200) {
-    std::filesystem::remove_all(dir_ + "/trial");
-    std::filesystem::create_directories(dir_ + "/trial");
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      if (std::filesystem::exists(path_ + suffix)) {
-        std::filesystem::copy_file(path_ + suffix, trial + suffix);
-      }
-    }
+    std::filesystem::remove_all(dir + "/trial");
+    std::filesystem::create_directories(dir + "/trial");
+    CopyStateFile(path, trial);
     pid_t pid = fork();
     if (pid == 0) {
       FaultVfs::Register();
@@ -353,14 +417,35 @@ TEST_F(StateFileTest, MigrationKilledAtAnyPointLeavesVersionFiveOrSix) {
         << "kill point " << at << ": exit " << WEXITSTATUS(status);
     completed = WEXITSTATUS(status) == 0;
     std::string version = Sql(trial, "PRAGMA user_version");
-    EXPECT_TRUE(version == "5" || version == "6") << "kill point " << at << ": " << version;
+    EXPECT_TRUE(version == std::to_string(from) || version == std::to_string(kSchemaVersion))
+        << "kill point " << at << ": " << version;
     if (completed) {
-      EXPECT_EQ(version, "6");
+      EXPECT_EQ(version, std::to_string(kSchemaVersion));
+    } else if (version == std::to_string(from)) {
+      // Nothing of the new schema is there: no claim columns, no new table.
+      EXPECT_EQ(Sql(trial,
+                    "SELECT count(*) FROM pragma_table_info('reservations') "
+                    "WHERE name = 'claim_uid'"),
+                "0")
+          << "kill point " << at;
+      EXPECT_EQ(Sql(trial, "SELECT count(*) FROM sqlite_master WHERE name = 'reservations_v7'"),
+                "0")
+          << "kill point " << at;
     }
-    ExpectMigratedKeepingTheRunJob(trial, "kill point " + std::to_string(at));
+    ExpectMigratedKeepingReservations(trial, "kill point " + std::to_string(at));
   }
   EXPECT_TRUE(completed) << "the migration never completed in 200 kill points";
   EXPECT_GT(at, 5) << "opening and migrating passes several kill points";
+}
+
+TEST_F(StateFileTest, MigrationFromFiveKilledAtAnyPointLeavesVersionFiveOrCurrent) {
+  WriteOldVersion(path_, 5);
+  KillMigrationAtEveryPoint(dir_, path_, 5);
+}
+
+TEST_F(StateFileTest, MigrationFromSixKilledAtAnyPointLeavesVersionSixOrCurrent) {
+  WriteOldVersion(path_, 6);
+  KillMigrationAtEveryPoint(dir_, path_, 6);
 }
 
 }  // namespace

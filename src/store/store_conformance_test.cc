@@ -134,6 +134,80 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_EQ(r.forced_over, "carol");
 }
 
+// A k8s reservation keeps the claim it serves; the pod may be unknown.
+TEST_P(StoreConformanceTest, K8sReservationsRoundTripTheirClaim) {
+  const KubeClaimRef with_pod{
+      .namespace_name = "ml", .name = "train-gpus", .uid = "u-1", .pod = "train-0"};
+  const KubeClaimRef without_pod{.namespace_name = "ml", .name = "eval", .uid = "u-2"};
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) -> absl::Status {
+                    for (auto [gpu, claim] : {std::pair{1, with_pod}, std::pair{3, without_pod}}) {
+                      absl::Status s = t.InsertReservation({.gpu = gpu,
+                                                            .uid = 1000,
+                                                            .user = "alice",
+                                                            .kind = ReservationKind::kK8s,
+                                                            .start = FromEpochMillis(7'000),
+                                                            .claim = claim});
+                      if (!s.ok()) return s;
+                    }
+                    return t.InsertReservation(Manual(2, 1000, "alice"));
+                  })
+                  .ok());
+  std::vector<Reservation> list = List();
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].kind, ReservationKind::kK8s);
+  EXPECT_EQ(list[0].claim, with_pod);
+  EXPECT_EQ(list[0].user, "alice");
+  EXPECT_EQ(list[0].start, FromEpochMillis(7'000));
+  EXPECT_FALSE(list[0].expires.has_value());
+  EXPECT_FALSE(list[0].process.has_value());
+  EXPECT_FALSE(list[1].claim.has_value()) << "a manual reservation has no claim";
+  EXPECT_EQ(list[2].claim, without_pod);
+  EXPECT_EQ(list[2].claim->pod, "");
+}
+
+// The claim is there exactly for k8s reservations: neither half is written.
+TEST_P(StoreConformanceTest, ClaimIsRequiredForK8sAndRefusedForOthers) {
+  Reservation k8s_without_claim{.gpu = 0, .user = "k8s:ml", .kind = ReservationKind::kK8s};
+  Reservation manual_with_claim = Manual(1, 1000, "alice");
+  manual_with_claim.claim = KubeClaimRef{.namespace_name = "ml", .name = "c", .uid = "u"};
+  for (const Reservation& r : {k8s_without_claim, manual_with_claim}) {
+    absl::Status s = store_->Update([&](StateTransaction& t) { return t.InsertReservation(r); });
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  }
+  EXPECT_TRUE(List().empty());
+}
+
+// An ended k8s reservation is in the history as kind k8s, its claim in the
+// note (EndReservation).
+TEST_P(StoreConformanceTest, EndedK8sReservationIsHistoryOfKindK8s) {
+  Reservation r{.gpu = 2,
+                .uid = 0,
+                .user = "k8s:ml",
+                .kind = ReservationKind::kK8s,
+                .start = FromEpochMillis(60'000),
+                .claim = KubeClaimRef{.namespace_name = "ml", .name = "c", .uid = "u", .pod = "p"}};
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) {
+                    return t.AppendHistory(
+                        EndReservation(r, FromEpochMillis(120'000), ReleaseReason::kReleased));
+                  })
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Read([](StateTransaction& t) {
+                    auto history = t.HistorySince(FromEpochMillis(0)).value();
+                    EXPECT_EQ(history.size(), 1u);
+                    if (history.empty()) return absl::OkStatus();
+                    EXPECT_EQ(history[0].kind, ReservationKind::kK8s);
+                    EXPECT_EQ(history[0].user, "k8s:ml");
+                    EXPECT_EQ(history[0].note, "claim ml/c (pod p)");
+                    EXPECT_EQ(history[0].start, FromEpochMillis(60'000));
+                    EXPECT_EQ(t.LastReleased(2).value(), FromEpochMillis(120'000));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 // Issue 14: notes and commands are bytes as given, not necessarily UTF-8;
 // they are kept exactly and escaped only when shown.
 TEST_P(StoreConformanceTest, TextThatIsNotUtf8RoundTripsByteExact) {

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include "integration/cli_runner.h"
 #include "nlohmann/json.hpp"
@@ -100,6 +103,52 @@ TEST_F(CliCommandsTest, ReleaseTakesManualReservationsOnly) {
   EXPECT_EQ(not_reserved.exit_code, 1);
   EXPECT_EQ(not_reserved.err, "canhazgpu: gpu 2 is not reserved\n");
   EXPECT_EQ(Status()[0]["details"].get<std::string>().substr(0, 9), "free for ");
+}
+
+// A GPU k8shazgpu-node prepared for a claim (written here as the driver's
+// store call writes it, for this very user): status shows it as K8S with
+// its claim, and neither release nor reserve --force takes it.
+TEST_F(CliCommandsTest, KubernetesClaimGpuIsShownAndNotTakenLocally) {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const std::string me = getpwuid(geteuid())->pw_name;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(host_.state().c_str(), &db), SQLITE_OK);
+  const std::string insert =
+      "INSERT INTO reservations (gpu, uid, user, kind, start_ms, claim_namespace, claim_name, "
+      "claim_uid, claim_pod) VALUES (1, " +
+      std::to_string(geteuid()) + ", '" + me + "', 'k8s', " + std::to_string(now_ms - 3'600'000) +
+      ", 'ml', 'train', 'uid-1', 'train-0')";
+  ASSERT_EQ(sqlite3_exec(db, insert.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+
+  json status = Status();
+  EXPECT_EQ(status[1]["status"], "IN_USE");
+  EXPECT_EQ(status[1]["type"], "K8S");
+  EXPECT_EQ(status[1]["user"], me);
+  EXPECT_EQ(status[1]["details"], "Kubernetes claim ml/train (pod train-0)");
+  EXPECT_EQ(status[1]["claim"]["uid"], "uid-1");
+  EXPECT_THAT(host_.Run({"status"}).out, HasSubstr("K8S"));
+
+  CliResult release = host_.Run({"release", "-G", "1"});
+  EXPECT_EQ(release.exit_code, 1);
+  EXPECT_EQ(release.err,
+            "canhazgpu: gpu 1 belongs to Kubernetes claim ml/train (pod train-0); it is released "
+            "by deleting the pod or the claim\n");
+  EXPECT_EQ(host_.Run({"release"}).out, "No manual reservations of yours to release\n");
+  CliResult forced = host_.Run({"reserve", "-G", "1", "--force", "--nonblock"});
+  EXPECT_EQ(forced.exit_code, 3);
+  EXPECT_THAT(forced.err, HasSubstr("reserved for Kubernetes claim ml/train"));
+  EXPECT_EQ(Status()[1]["type"], "K8S");
+
+  CliResult report = host_.Run({"report", "--json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const json users = json::parse(report.out)["users"];
+  ASSERT_EQ(users.size(), 1u);
+  EXPECT_NEAR(users[0]["k8s_gpu_hours"].get<double>(), 1.0, 0.01);
+  EXPECT_EQ(users[0]["manual_gpu_hours"].get<double>(), 0.0);
+  EXPECT_THAT(host_.Run({"report"}).out, HasSubstr("K8S"));
 }
 
 TEST_F(CliCommandsTest, AnotherUsersReservationIsRefusedNamingTheOwner) {

@@ -1,5 +1,5 @@
 // canhazgpu report [--days N] [--json|--csv]: GPU-hours per user over a
-// period, RUN and MANUAL apart, and how much of it the GPUs were busy, idle
+// period, RUN, MANUAL and K8S apart, and how much of it the GPUs were busy, idle
 // or unknown (no samples), with totals against the GPU-hours available.
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -42,6 +42,7 @@ nlohmann::ordered_json UserJson(const alloc::UserUsage& u) {
           {"gpu_hours", Hours(u.total_ms())},
           {"run_gpu_hours", Hours(u.run_ms)},
           {"manual_gpu_hours", Hours(u.manual_ms)},
+          {"k8s_gpu_hours", Hours(u.k8s_ms)},
           {"busy_gpu_hours", Hours(u.split.busy_ms)},
           {"idle_gpu_hours", Hours(u.split.idle_ms)},
           {"unknown_gpu_hours", Hours(u.split.unknown_ms)},
@@ -68,8 +69,8 @@ namespace {
 
 std::string Csv(const alloc::UsageReport& r) {
   std::string out =
-      "user,gpu_hours,run_gpu_hours,manual_gpu_hours,busy_gpu_hours,idle_gpu_hours,"
-      "unknown_gpu_hours,reservations,longest_seconds\n";
+      "user,gpu_hours,run_gpu_hours,manual_gpu_hours,k8s_gpu_hours,busy_gpu_hours,"
+      "idle_gpu_hours,unknown_gpu_hours,reservations,longest_seconds\n";
   auto row = [&](const alloc::UserUsage& u) {
     // Names are user names; quote anyway, so a comma cannot shift columns,
     // and escape as everywhere, so a name cannot end the row.
@@ -79,9 +80,9 @@ std::string Csv(const alloc::UsageReport& r) {
       name.insert(at, "\"");
       at += 2;
     }
-    out += absl::StrFormat("\"%s\",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d\n", name,
+    out += absl::StrFormat("\"%s\",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d\n", name,
                            Hours(u.total_ms()), Hours(u.run_ms), Hours(u.manual_ms),
-                           Hours(u.split.busy_ms), Hours(u.split.idle_ms),
+                           Hours(u.k8s_ms), Hours(u.split.busy_ms), Hours(u.split.idle_ms),
                            Hours(u.split.unknown_ms), u.reservations, u.longest_ms / 1000);
   };
   for (const alloc::UserUsage& u : r.users) row(u);
@@ -97,9 +98,12 @@ std::string Text(const alloc::UsageReport& r, int days, bool color) {
   std::string out = StrCat("GPU usage ", Date(r.from), " to ", Date(r.to), " (", days,
                            days == 1 ? " day" : " days", "), ", r.gpu_count, " GPUs\n\n");
   if (r.users.empty()) return out + "No reservations in this period.\n";
-  Table table({"USER", "GPU-HOURS", "", "RUN", "MANUAL", "BUSY", "IDLE", "UNKNOWN", "RESERVATIONS",
-               "LONGEST"},
-              MakeStyle(color, "1;36"));
+  // K8S only on hosts whose GPUs served Kubernetes claims in the period.
+  const bool k8s = r.total.k8s_ms > 0;
+  std::vector<std::string> headers = {"USER", "GPU-HOURS", "", "RUN", "MANUAL"};
+  if (k8s) headers.push_back("K8S");
+  for (const char* h : {"BUSY", "IDLE", "UNKNOWN", "RESERVATIONS", "LONGEST"}) headers.push_back(h);
+  Table table(headers, MakeStyle(color, "1;36"));
   const int64_t top = r.users.front().total_ms();
   Style bar_style = MakeStyle(color, "34");
   auto row = [&](const alloc::UserUsage& u, bool with_bar) {
@@ -111,16 +115,18 @@ std::string Text(const alloc::UsageReport& r, int days, bool color) {
       for (int i = 0; i < kCells; ++i) bar += i < filled ? "█" : " ";
     }
     const int64_t t = u.total_ms();
-    table.AddRow({{u.user},
-                  {absl::StrFormat("%.1f", Hours(t))},
-                  {bar, bar_style},
-                  {absl::StrFormat("%.1f", Hours(u.run_ms))},
-                  {absl::StrFormat("%.1f", Hours(u.manual_ms))},
-                  {Percent(u.split.busy_ms, t)},
-                  {Percent(u.split.idle_ms, t)},
-                  {Percent(u.split.unknown_ms, t)},
-                  {std::to_string(u.reservations)},
-                  {FormatDurationShort(Duration(u.longest_ms))}});
+    std::vector<Cell> cells = {{u.user},
+                               {absl::StrFormat("%.1f", Hours(t))},
+                               {bar, bar_style},
+                               {absl::StrFormat("%.1f", Hours(u.run_ms))},
+                               {absl::StrFormat("%.1f", Hours(u.manual_ms))}};
+    if (k8s) cells.push_back({absl::StrFormat("%.1f", Hours(u.k8s_ms))});
+    for (std::string text :
+         {Percent(u.split.busy_ms, t), Percent(u.split.idle_ms, t), Percent(u.split.unknown_ms, t),
+          std::to_string(u.reservations), FormatDurationShort(Duration(u.longest_ms))}) {
+      cells.push_back({std::move(text)});
+    }
+    table.AddRow(std::move(cells));
   };
   for (const alloc::UserUsage& u : r.users) row(u, true);
   row(r.total, false);

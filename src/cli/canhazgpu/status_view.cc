@@ -31,6 +31,9 @@ std::string Details(const GpuStatus& s, TimePoint now) {
     case GpuState::kInUse: {
       const Reservation& r = *s.reservation;
       if (r.queue_id) return "held for a queued request (canhazgpu queue)";
+      if (r.kind == ReservationKind::kK8s) {
+        return StrCat("Kubernetes ", r.claim ? DescribeClaim(*r.claim) : std::string("claim"));
+      }
       if (r.kind == ReservationKind::kRun) {
         std::string cmd =
             r.command.size() > 40 ? StrCat(Utf8Prefix(r.command, 37), "...") : r.command;
@@ -323,6 +326,12 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
         g["job_pids"] = pids;
       }
       if (r.job_cgroup) g["cgroup"] = *r.job_cgroup;
+      if (r.claim) {
+        g["claim"] = {{"namespace", r.claim->namespace_name},
+                      {"name", r.claim->name},
+                      {"uid", r.claim->uid},
+                      {"pod", r.claim->pod}};
+      }
       if (!r.forced_over.empty()) g["forced_over"] = r.forced_over;
     }
     out.push_back(g);

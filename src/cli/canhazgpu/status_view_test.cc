@@ -154,6 +154,38 @@ TEST(StatusViewTest, TableShowsControlsAndInvalidBytesEscapedOnOneLinePerGpu) {
   }
 }
 
+// A GPU prepared for a Kubernetes claim: type K8S, the pod's user, and the
+// claim in DETAILS and in the JSON.
+TEST(StatusViewTest, K8sReservationShowsItsClaim) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  alloc::HostStatus status = Sample(now);
+  alloc::GpuStatus k8s{.gpu = 3, .state = alloc::GpuState::kInUse};
+  k8s.reservation =
+      Reservation{.gpu = 3,
+                  .uid = 1000,
+                  .user = "alice",
+                  .kind = ReservationKind::kK8s,
+                  .start = now - minutes(10),
+                  .claim = KubeClaimRef{
+                      .namespace_name = "ml", .name = "train", .uid = "u-1", .pod = "train-0"}};
+  status.gpus.push_back(k8s);
+  std::string table = RenderStatusTable(status, now, false);
+  EXPECT_THAT(table, HasSubstr("3   │ ● IN_USE     │ alice │ 10m 0s   │ K8S    │"));
+  EXPECT_THAT(table, HasSubstr("Kubernetes claim ml/train (pod train-0)"));
+  auto json = StatusJson(status, now);
+  EXPECT_EQ(json[3]["type"], "K8S");
+  EXPECT_EQ(json[3]["user"], "alice");
+  EXPECT_EQ(json[3]["details"], "Kubernetes claim ml/train (pod train-0)");
+  EXPECT_EQ(json[3]["claim"],
+            (nlohmann::ordered_json{
+                {"namespace", "ml"}, {"name", "train"}, {"uid", "u-1"}, {"pod", "train-0"}}));
+  EXPECT_FALSE(json[3].contains("expires_at"));
+  EXPECT_FALSE(json[1].contains("claim")) << "only k8s reservations name a claim";
+  // Unknown pod: the claim alone.
+  status.gpus[3].reservation->claim->pod = "";
+  EXPECT_EQ(StatusJson(status, now)[3]["details"], "Kubernetes claim ml/train");
+}
+
 TEST(StatusViewTest, LongCommandIsCutBetweenCharacters) {
   TimePoint now = FromEpochMillis(1'790'000'000'000);
   alloc::HostStatus status = Hostile(now);

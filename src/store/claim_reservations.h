@@ -1,0 +1,51 @@
+// GPUs prepared for Kubernetes ResourceClaims, as reservations of kind k8s in
+// the host store: the one node-local truth that `canhazgpu status` shows and
+// that local users cannot take. k8shazgpu-node calls these from its
+// prepare/unprepare; the store knows of Kubernetes only the plain
+// KubeClaimRef.
+//
+// Each function is one store transaction. A local reserve and a prepare
+// racing for one GPU are serialised by it, and the reservations table is keyed
+// by GPU: exactly one of them gets the GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/reservation.h"
+#include "store/state_store.h"
+
+namespace canhazgpu::store {
+
+// Reserves `gpus` for `claim`, all or nothing. `user` is the pod's
+// canhazgpu.dev/user label ("" when it has none: "k8s:<namespace>" is
+// recorded), `uid` that user's uid where the driver resolved it, else 0
+// (informational only: no local command may end a k8s reservation).
+//
+// GPUs already held for the same claim (by uid) are kept as they are, so a
+// repeated prepare succeeds. A manual reservation whose time is up is ended
+// first (history: expired), as any canhazgpu command would. Errors:
+//  - InvalidArgument: no GPUs, a GPU twice, a claim without uid, namespace
+//    or name;
+//  - FailedPrecondition: the pool is not initialized, or a GPU is held by
+//    someone else, every such GPU named with its holder:
+//    "gpu 3: reserved by alice (manual) since 2026-01-02T10:02:00Z";
+//  - NotFound: a GPU outside the pool.
+// A run reservation whose job has died still blocks until a canhazgpu
+// command (which can see processes) reaps it; the kubelet retries.
+absl::Status ReserveForClaim(StateStore& store, const std::vector<int>& gpus,
+                             const KubeClaimRef& claim, const std::string& user, uint32_t uid,
+                             TimePoint now);
+
+// Ends every reservation of the claim `claim_uid` (history: released). OK
+// when it holds none, so a repeated unprepare succeeds.
+absl::Status ReleaseClaim(StateStore& store, const std::string& claim_uid, TimePoint now);
+
+// Every k8s reservation, ordered by GPU: what the driver reconciles its
+// checkpoint against when it starts.
+absl::StatusOr<std::vector<Reservation>> ListClaimReservations(StateStore& store);
+
+}  // namespace canhazgpu::store
