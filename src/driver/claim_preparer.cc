@@ -1,0 +1,246 @@
+#include "driver/claim_preparer.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "driver/cdi_spec.h"
+#include "store/claim_reservations.h"
+
+namespace canhazgpu::driver {
+namespace {
+
+const dra::Device* FindDevice(const dra::DevicePool& pool, const std::string& name) {
+  for (const dra::Device& d : pool.devices) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+std::string StringAttribute(const dra::Device& d, const char* name) {
+  auto it = d.attributes.find(name);
+  return it == d.attributes.end() ? "" : it->second.string_value;
+}
+
+// The /dev/nvidia<minor> of the device's GPU (a MIG instance's parent).
+int MinorOf(const dra::DevicePool& pool, const dra::Device& device) {
+  for (const dra::Device& d : pool.devices) {
+    if (d.gpu_index != device.gpu_index || d.is_mig) continue;
+    auto it = d.attributes.find("minor");
+    if (it != d.attributes.end()) return static_cast<int>(it->second.int_value);
+  }
+  return device.gpu_index;
+}
+
+std::string DeviceList(const dra::DevicePool& pool) {
+  std::string names;
+  for (const dra::Device& d : pool.devices) names += StrCat(names.empty() ? "" : ", ", d.name);
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
+std::vector<PreparedDevice> PreparedDevicesOf(const CheckpointClaim& claim) {
+  std::vector<PreparedDevice> out;
+  for (const CheckpointDevice& d : claim.devices) {
+    out.push_back({.request_names = d.requests,
+                   .pool = d.pool,
+                   .device = d.device,
+                   .cdi_device_ids = d.cdi_device_ids});
+  }
+  return out;
+}
+
+ClaimPreparer::ClaimPreparer(PreparerOptions options, ClaimSource& claims,
+                             std::function<NodeDevices()> devices, store::StateStore& store,
+                             Checkpoint& checkpoint, const Clock& clock)
+    : options_(std::move(options)),
+      claims_(claims),
+      devices_(std::move(devices)),
+      store_(store),
+      checkpoint_(checkpoint),
+      clock_(clock) {}
+
+std::map<std::string, PrepareResult> ClaimPreparer::PrepareClaims(
+    const std::vector<ClaimRef>& claims) {
+  std::map<std::string, PrepareResult> out;
+  for (const ClaimRef& ref : claims) {
+    absl::StatusOr<std::vector<PreparedDevice>> devices = Prepare(ref);
+    PrepareResult& r = out[ref.uid];
+    if (devices.ok()) {
+      r.devices = *std::move(devices);
+    } else {
+      r.error = std::string(devices.status().message());
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ClaimPreparer::UnprepareClaims(
+    const std::vector<ClaimRef>& claims) {
+  std::map<std::string, std::string> out;
+  for (const ClaimRef& ref : claims) {
+    absl::Status s = Unprepare(ref.uid);
+    out[ref.uid] = s.ok() ? ""
+                          : StrCat("cannot unprepare claim ", ref.namespace_name, "/", ref.name,
+                                   ": ", s.message());
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRef& ref) {
+  {
+    std::lock_guard lock(mu_);
+    const CheckpointClaim* done = checkpoint_.Find(ref.uid);
+    if (done != nullptr && done->state == PrepareState::kCompleted) {
+      return PreparedDevicesOf(*done);  // the kubelet asks again: same answer
+    }
+  }
+  const std::string id = StrCat("claim ", ref.namespace_name, "/", ref.name);
+  absl::StatusOr<kube::ResourceClaim> claim = claims_.GetClaim(ref.namespace_name, ref.name);
+  if (!claim.ok()) {
+    return absl::Status(claim.status().code(),
+                        StrCat("cannot read ", id, ": ", claim.status().message()));
+  }
+  const NodeDevices node = devices_();
+  ASSIGN_OR_RETURN(ClaimAllocation allocation,
+                   OurAllocation(*claim, ref.uid, options_.driver, node.pool.pool));
+  std::lock_guard lock(mu_);
+  return PrepareLocked(ref, allocation);
+}
+
+absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
+    const ClaimRef& ref, const ClaimAllocation& allocation) {
+  const std::string id = StrCat("claim ", ref.namespace_name, "/", ref.name);
+  const NodeDevices node = devices_();
+  const std::string& pool = node.pool.pool;
+  // A PrepareStarted leftover (a crash, or a failure last time): undo it first.
+  if (const CheckpointClaim* half = checkpoint_.Find(ref.uid);
+      half != nullptr && half->state == PrepareState::kStarted) {
+    RETURN_IF_ERROR(RollBackLocked(ref.uid));
+  }
+  CheckpointClaim record{.uid = ref.uid, .namespace_name = ref.namespace_name, .name = ref.name};
+  std::set<int> gpus;
+  for (const AllocatedDevice& a : allocation.devices) {
+    const dra::Device* device = FindDevice(node.pool, a.device);
+    if (device == nullptr) {
+      return absl::FailedPreconditionError(StrCat(
+          id, ": ", a.device, " is not a device of node ", pool, " (it has ", DeviceList(node.pool),
+          "); the node changed after scheduling: delete the pod "
+          "so it is scheduled again"));
+    }
+    if (auto t = node.taints.find(a.device); t != node.taints.end()) {
+      for (const Taint& taint : t->second) {
+        if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+        const bool tolerated = std::any_of(
+            a.tolerations.begin(), a.tolerations.end(),
+            [&](const auto& tol) { return Tolerates(tol, taint.key, taint.value, taint.effect); });
+        if (tolerated) continue;
+        return absl::FailedPreconditionError(StrCat(
+            id, ": ", a.device, " on node ", pool, " is tainted ", taint.key,
+            taint.value.empty() ? "" : "=" + taint.value, ":", taint.effect,
+            taint.time_added.empty() ? "" : " since " + taint.time_added,
+            " (the GPU reported a fault); delete the pod so it is scheduled on a healthy GPU"));
+      }
+    }
+    for (const auto& [other_uid, other] : checkpoint_.claims()) {
+      if (other_uid == ref.uid || a.admin_access) continue;
+      for (const CheckpointDevice& d : other.devices) {
+        if (d.device != a.device) continue;
+        return absl::FailedPreconditionError(
+            StrCat(id, ": ", a.device, " on node ", pool, " is already prepared for claim ",
+                   other.namespace_name, "/", other.name,
+                   "; the scheduler allocated it twice: delete this pod so it is scheduled again"));
+      }
+    }
+    gpus.insert(device->gpu_index);
+    record.devices.push_back(
+        {.requests = a.requests, .pool = pool, .device = a.device, .gpu = device->gpu_index});
+  }
+
+  RETURN_IF_ERROR(checkpoint_.Put(record));  // PrepareStarted: what to undo after a crash
+  std::string user;
+  for (const std::string& pod : allocation.pods) {
+    user = claims_.UserOfPod(ref.namespace_name, pod);
+    if (!user.empty()) break;
+  }
+  const KubeClaimRef claim_ref{.namespace_name = ref.namespace_name,
+                               .name = ref.name,
+                               .uid = ref.uid,
+                               .pod = allocation.pods.empty() ? "" : allocation.pods.front()};
+  absl::Status reserved = store::ReserveForClaim(store_, std::vector<int>(gpus.begin(), gpus.end()),
+                                                 claim_ref, user, /*uid=*/0, clock_.Now());
+  if (!reserved.ok()) {
+    (void)checkpoint_.Remove(ref.uid);
+    return absl::FailedPreconditionError(StrCat(
+        id, ": a GPU it was allocated on node ", pool, " is held there: ", reserved.message(),
+        "; the pod starts once it is released, or delete the pod to be scheduled elsewhere"));
+  }
+  for (CheckpointDevice& d : record.devices) {
+    d.cdi_device_ids = {CdiDeviceId(ref.uid, d.device)};
+  }
+  record.state = PrepareState::kCompleted;
+  if (absl::Status s = WriteSpec(record, node); !s.ok()) {
+    (void)RollBackLocked(ref.uid);
+    return absl::Status(s.code(), StrCat(id, ": ", s.message()));
+  }
+  if (absl::Status s = checkpoint_.Put(record); !s.ok()) {
+    (void)RollBackLocked(ref.uid);
+    return absl::Status(s.code(), StrCat(id, ": ", s.message()));
+  }
+  return PreparedDevicesOf(record);
+}
+
+absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDevices& node) {
+  ClaimCdiInput input{
+      .claim_uid = claim.uid, .claim_namespace = claim.namespace_name, .claim_name = claim.name};
+  std::vector<std::string> uuids;
+  for (const CheckpointDevice& d : claim.devices) {
+    const dra::Device* device = FindDevice(node.pool, d.device);
+    if (device == nullptr) {
+      return absl::FailedPreconditionError(
+          StrCat(d.device, " is no longer a device of node ", node.pool.pool));
+    }
+    input.devices.push_back({.name = d.device,
+                             .uuid = StringAttribute(*device, "uuid"),
+                             .gpu_minor = MinorOf(node.pool, *device),
+                             .is_mig = device->is_mig});
+    uuids.push_back(StringAttribute(*device, "uuid"));
+  }
+  // With the NVIDIA Container Toolkit's spec, it brings the driver's files.
+  if (ToolkitDeviceIds(options_.toolkit_spec_dirs, uuids).empty()) {
+    input.driver_files = FindDriverFiles(options_.driver_root);
+  }
+  return WriteCdiSpec(options_.cdi_dir, claim.uid, ClaimCdiSpec(input));
+}
+
+absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
+  RETURN_IF_ERROR(RemoveCdiSpec(options_.cdi_dir, uid));
+  RETURN_IF_ERROR(store::ReleaseClaim(store_, uid, clock_.Now()));
+  return checkpoint_.Remove(uid);
+}
+
+absl::Status ClaimPreparer::Unprepare(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  // Whatever is left of the claim goes, recorded or not: idempotent.
+  return RollBackLocked(uid);
+}
+
+std::vector<std::string> ClaimPreparer::Restore() {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> problems;
+  const NodeDevices node = devices_();
+  const std::map<std::string, CheckpointClaim> claims = checkpoint_.claims();
+  for (const auto& [uid, claim] : claims) {
+    absl::Status s =
+        claim.state == PrepareState::kCompleted ? WriteSpec(claim, node) : RollBackLocked(uid);
+    if (!s.ok()) {
+      problems.push_back(
+          StrCat("claim ", claim.namespace_name, "/", claim.name, " (", uid, "): ", s.message()));
+    }
+  }
+  return problems;
+}
+
+}  // namespace canhazgpu::driver

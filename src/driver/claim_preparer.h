@@ -1,0 +1,87 @@
+// The node driver's NodeService: prepares claims for the kubelet. Per claim:
+// read the ResourceClaim, take the devices our driver was allocated on this
+// node, refuse — in words the pod's owner can act on — a device that is
+// gone, tainted (and not tolerated) or prepared for another claim, record
+// PrepareStarted, reserve its GPUs in the host store as a K8S reservation
+// (one transaction: a local `canhazgpu reserve` racing us for a GPU either
+// wins, and the prepare says who holds it, or loses), write its CDI spec,
+// record PrepareCompleted and return the CDI device ids. Unprepare undoes it.
+// Both are idempotent. Claims are read outside the lock; the store, the
+// checkpoint and the CDI directory change under one lock, so different
+// claims prepare concurrently except for those few milliseconds.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "driver/checkpoint.h"
+#include "driver/claim_allocation.h"
+#include "driver/node_service.h"
+#include "driver/slices.h"
+#include "kube/objects_resource.h"
+#include "store/state_store.h"
+
+namespace canhazgpu::driver {
+
+// Where claims (and who they are for) come from: an informer's cache with a
+// fallback read from the API server.
+class ClaimSource {
+ public:
+  virtual ~ClaimSource() = default;
+  virtual absl::StatusOr<kube::ResourceClaim> GetClaim(const std::string& ns,
+                                                       const std::string& name) = 0;
+  // The pod's canhazgpu.dev/user label; "" when unknown.
+  virtual std::string UserOfPod(const std::string& ns, const std::string& pod) = 0;
+};
+
+struct PreparerOptions {
+  std::string driver = "gpu.canhazgpu.dev";
+  std::string cdi_dir = "/var/run/cdi";
+  // Where the NVIDIA Container Toolkit's spec may be.
+  std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
+  // The host's root as this process sees it, for the driver's libraries.
+  std::string driver_root = "/";
+};
+
+class ClaimPreparer : public NodeService {
+ public:
+  // `devices` returns the node's devices and taints now (the same view the
+  // slices are built from). Everything passed must outlive the preparer.
+  ClaimPreparer(PreparerOptions options, ClaimSource& claims, std::function<NodeDevices()> devices,
+                store::StateStore& store, Checkpoint& checkpoint, const Clock& clock);
+
+  std::map<std::string, PrepareResult> PrepareClaims(const std::vector<ClaimRef>& claims) override;
+  std::map<std::string, std::string> UnprepareClaims(const std::vector<ClaimRef>& claims) override;
+
+  // At start: rewrites the CDI spec of every completed claim (the kubelet
+  // does not prepare running pods again) and rolls back those whose prepare
+  // never completed. Returns one line per claim it could not restore.
+  std::vector<std::string> Restore();
+
+ private:
+  absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref);
+  absl::Status Unprepare(const std::string& uid);
+  // Under mu_: the work after the claim was read.
+  absl::StatusOr<std::vector<PreparedDevice>> PrepareLocked(const ClaimRef& ref,
+                                                            const ClaimAllocation& allocation);
+  absl::Status WriteSpec(const CheckpointClaim& claim, const NodeDevices& node);
+  absl::Status RollBackLocked(const std::string& uid);
+
+  const PreparerOptions options_;
+  ClaimSource& claims_;
+  const std::function<NodeDevices()> devices_;
+  store::StateStore& store_;
+  Checkpoint& checkpoint_;
+  const Clock& clock_;
+  std::mutex mu_;
+};
+
+// The answer to the kubelet for a completed claim.
+std::vector<PreparedDevice> PreparedDevicesOf(const CheckpointClaim& claim);
+
+}  // namespace canhazgpu::driver

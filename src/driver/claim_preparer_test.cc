@@ -1,0 +1,238 @@
+// The preparer with its real parts: claims read from the simulated API
+// server over HTTP, the SQLite host store, the checkpoint and CDI files on
+// disk.
+#include "driver/claim_preparer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/status_macros.h"
+#include "dra/test_pools.h"
+#include "driver/api_claim_source.h"
+#include "driver/cdi_spec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "host/testing/fake_clock.h"
+#include "kubesim/testing/test_api_server.h"
+#include "store/sqlite_state_store.h"
+
+namespace canhazgpu::driver {
+namespace {
+
+using dra::testing::TestGpu;
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class ClaimPreparerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/claim_preparer_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    client_ = kube::Client::Create(sim_.Config(), {.qps = 1000, .burst = 1000}).value();
+    store_ = store::SqliteStateStore::Open(dir_ + "/state.db", {.create = true}).value();
+    ASSERT_TRUE(store_
+                    ->Update([](store::StateTransaction& tx) {
+                      return tx.SetPool({.gpu_count = 4, .provider = "fake"});
+                    })
+                    .ok());
+    std::string note;
+    checkpoint_ = std::make_unique<Checkpoint>(
+        Checkpoint::Load(dir_ + "/plugin", "boot-1", clock_, &note).value());
+    fs::create_directories(dir_ + "/plugin");
+    std::vector<GpuInfo> gpus;
+    for (int i = 0; i < 4; ++i) gpus.push_back(TestGpu(i));
+    node_.pool = dra::BuildDevicePool(gpus, "node-a");
+    source_ = std::make_unique<ApiClaimSource>(*client_);
+    MakePreparer();
+    ASSERT_TRUE(
+        client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void MakePreparer() {
+    preparer_ = std::make_unique<ClaimPreparer>(
+        PreparerOptions{.cdi_dir = dir_ + "/cdi",
+                        .toolkit_spec_dirs = {dir_ + "/etc-cdi"},
+                        .driver_root = dir_ + "/driver-root"},
+        *source_, [this] { return node_; }, *store_, *checkpoint_, clock_);
+  }
+
+  // An allocated claim of `devices` in namespace ml, reserved for pod `pod`.
+  ClaimRef Allocated(const std::string& name, std::vector<std::string> devices,
+                     const std::string& pool = "node-a") {
+    json results = json::array();
+    for (const std::string& d : devices) {
+      results.push_back(
+          {{"request", "gpu"}, {"driver", "gpu.canhazgpu.dev"}, {"pool", pool}, {"device", d}});
+    }
+    json claim = {
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceClaim"},
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"devices",
+           {{"requests",
+             {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}}};
+    json created = client_->CreateObject(kube::kResourceClaims, "ml", claim).value();
+    created["status"] = {
+        {"allocation", {{"devices", {{"results", results}}}}},
+        {"reservedFor", {{{"resource", "pods"}, {"name", name + "-pod"}, {"uid", "p-" + name}}}}};
+    created = client_->UpdateStatus(kube::kResourceClaims, "ml", created).value();
+    return {.namespace_name = "ml", .uid = created["metadata"]["uid"], .name = name};
+  }
+
+  std::vector<Reservation> Reservations() {
+    std::vector<Reservation> out;
+    EXPECT_TRUE(store_
+                    ->Read([&](store::StateTransaction& tx) -> absl::Status {
+                      ASSIGN_OR_RETURN(out, tx.ListReservations());
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return out;
+  }
+  std::string SpecFile(const std::string& uid) { return dir_ + "/cdi/" + CdiSpecFileName(uid); }
+
+  kubesim::TestApiServer sim_;
+  std::string dir_;
+  host::FakeClock clock_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<store::SqliteStateStore> store_;
+  std::unique_ptr<Checkpoint> checkpoint_;
+  std::unique_ptr<ApiClaimSource> source_;
+  NodeDevices node_;
+  std::unique_ptr<ClaimPreparer> preparer_;
+};
+
+TEST_F(ClaimPreparerTest, PrepareReservesWritesTheSpecAndAnswersWithItsIds) {
+  const ClaimRef claim = Allocated("train", {"gpu-1", "gpu-3"});
+  std::map<std::string, PrepareResult> out = preparer_->PrepareClaims({claim});
+  ASSERT_EQ(out.size(), 1u);
+  const PrepareResult& r = out[claim.uid];
+  ASSERT_EQ(r.error, "");
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0].device, "gpu-1");
+  EXPECT_EQ(r.devices[0].pool, "node-a");
+  EXPECT_THAT(r.devices[0].request_names, ElementsAre("gpu"));
+  EXPECT_THAT(r.devices[1].cdi_device_ids,
+              ElementsAre("k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-gpu-3"));
+
+  std::vector<Reservation> held = Reservations();
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(held[0].gpu, 1);
+  EXPECT_EQ(held[0].kind, ReservationKind::kK8s);
+  ASSERT_TRUE(held[0].claim.has_value());
+  EXPECT_EQ(held[0].claim->name, "train");
+  EXPECT_EQ(held[0].claim->pod, "train-pod");
+
+  std::ifstream spec(SpecFile(claim.uid));
+  const json cdi = json::parse(spec);
+  EXPECT_EQ(cdi["devices"].size(), 2u);
+  EXPECT_THAT(cdi["containerEdits"]["env"][0].get<std::string>(), "CUDA_VISIBLE_DEVICES=0,1");
+  EXPECT_EQ(checkpoint_->Find(claim.uid)->state, PrepareState::kCompleted);
+
+  // Again (the kubelet retries): the same answer, nothing new.
+  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].devices.size(), 2u);
+  EXPECT_EQ(Reservations().size(), 2u);
+
+  std::map<std::string, std::string> undone = preparer_->UnprepareClaims({claim});
+  EXPECT_EQ(undone[claim.uid], "");
+  EXPECT_TRUE(Reservations().empty());
+  EXPECT_FALSE(fs::exists(SpecFile(claim.uid)));
+  EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
+  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");  // idempotent
+}
+
+TEST_F(ClaimPreparerTest, AGpuHeldLocallyIsRefusedWithItsHolder) {
+  ASSERT_TRUE(store_
+                  ->Update([&](store::StateTransaction& tx) {
+                    Reservation r;
+                    r.gpu = 2;
+                    r.uid = 1000;
+                    r.user = "alice";
+                    r.kind = ReservationKind::kManual;
+                    r.start = clock_.Now();
+                    return tx.InsertReservation(r);
+                  })
+                  .ok());
+  const ClaimRef claim = Allocated("train", {"gpu-1", "gpu-2"});
+  const std::string error = preparer_->PrepareClaims({claim})[claim.uid].error;
+  EXPECT_THAT(error, HasSubstr("claim ml/train"));
+  EXPECT_THAT(error, HasSubstr("alice"));
+  EXPECT_THAT(error, HasSubstr("delete the pod to be scheduled elsewhere"));
+  // Nothing of it is left: gpu-1 is free, no spec, no checkpoint entry.
+  ASSERT_EQ(Reservations().size(), 1u);
+  EXPECT_EQ(Reservations()[0].user, "alice");
+  EXPECT_FALSE(fs::exists(SpecFile(claim.uid)));
+  EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
+}
+
+TEST_F(ClaimPreparerTest, TaintedGoneAndDoublyAllocatedDevicesAreRefused) {
+  node_.taints["gpu-0"] = {{.key = "gpu.canhazgpu.dev/xid",
+                            .value = "79",
+                            .effect = "NoSchedule",
+                            .time_added = "2026-11-24T01:00:00Z"}};
+  const ClaimRef tainted = Allocated("a", {"gpu-0"});
+  EXPECT_THAT(preparer_->PrepareClaims({tainted})[tainted.uid].error,
+              HasSubstr("gpu-0 on node node-a is tainted gpu.canhazgpu.dev/xid=79:NoSchedule"));
+  const ClaimRef gone = Allocated("b", {"gpu-9"});
+  EXPECT_THAT(preparer_->PrepareClaims({gone})[gone.uid].error,
+              HasSubstr("gpu-9 is not a device of node node-a"));
+  const ClaimRef elsewhere = Allocated("c", {"gpu-1"}, "node-b");
+  EXPECT_THAT(preparer_->PrepareClaims({elsewhere})[elsewhere.uid].error,
+              HasSubstr("of pool node-b, but this node is node-a"));
+  const ClaimRef first = Allocated("d", {"gpu-1"});
+  const ClaimRef second = Allocated("e", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({first})[first.uid].error, "");
+  EXPECT_THAT(preparer_->PrepareClaims({second})[second.uid].error,
+              HasSubstr("gpu-1 on node node-a is already prepared for claim ml/d"));
+  const ClaimRef missing{.namespace_name = "ml", .uid = "u-x", .name = "nope"};
+  EXPECT_THAT(preparer_->PrepareClaims({missing})["u-x"].error,
+              HasSubstr("cannot read claim ml/nope"));
+}
+
+TEST_F(ClaimPreparerTest, ARestartRestoresSpecsAndRollsBackHalfDoneClaims) {
+  const ClaimRef done = Allocated("done", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({done})[done.uid].error, "");
+  // A prepare that crashed after its first phase.
+  ASSERT_TRUE(checkpoint_
+                  ->Put({.uid = "half",
+                         .namespace_name = "ml",
+                         .name = "half",
+                         .devices = {{.pool = "node-a", .device = "gpu-2", .gpu = 2}}})
+                  .ok());
+  fs::remove_all(dir_ + "/cdi");  // /var/run is a tmpfs: gone after a restart
+
+  std::string note;
+  checkpoint_ = std::make_unique<Checkpoint>(
+      Checkpoint::Load(dir_ + "/plugin", "boot-1", clock_, &note).value());
+  MakePreparer();
+  EXPECT_THAT(preparer_->Restore(), ::testing::IsEmpty());
+  EXPECT_TRUE(fs::exists(SpecFile(done.uid)));
+  EXPECT_EQ(checkpoint_->Find("half"), nullptr);
+  EXPECT_EQ(checkpoint_->claims().size(), 1u);
+  EXPECT_EQ(Reservations().size(), 1u);
+}
+
+TEST_F(ClaimPreparerTest, ConcurrentPreparesOfDifferentClaimsAllSucceed) {
+  std::vector<ClaimRef> claims;
+  for (int i = 0; i < 4; ++i)
+    claims.push_back(Allocated("c" + std::to_string(i), {"gpu-" + std::to_string(i)}));
+  std::vector<std::string> errors(claims.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    threads.emplace_back(
+        [&, i] { errors[i] = preparer_->PrepareClaims({claims[i]})[claims[i].uid].error; });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_THAT(errors, ::testing::Each(""));
+  EXPECT_EQ(Reservations().size(), 4u);
+  EXPECT_EQ(checkpoint_->claims().size(), 4u);
+}
+
+}  // namespace
+}  // namespace canhazgpu::driver
