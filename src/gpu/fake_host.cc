@@ -32,6 +32,8 @@ constexpr int64_t kMaxMigSlices = 64;
 constexpr int64_t kMaxProfileId = 1023;
 constexpr size_t kMaxProcessesPerGpu = 1024;
 constexpr size_t kMaxProcessesPerHost = 4096;
+constexpr size_t kMaxXidEvents = 1024;
+constexpr int64_t kMaxXid = 65535;
 
 // Reads one JSON object with a fixed set of allowed keys, producing errors
 // that name the file, the object's path and the field.
@@ -56,6 +58,12 @@ class ObjectReader {
     }
     if (text.find('\0') != std::string::npos) return Error(key, "contains a NUL byte");
     return text;
+  }
+
+  absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const {
+    if (!object_.contains(key)) return fallback;
+    if (!object_[key].is_boolean()) return Error(key, "expected true or false");
+    return object_[key].get<bool>();
   }
 
   absl::StatusOr<int64_t> Integer(const std::string& key, std::optional<int64_t> fallback,
@@ -136,13 +144,34 @@ absl::StatusOr<MigInstance> ParseMigInstance(const json& object, std::string whe
   return m;
 }
 
+absl::StatusOr<FakeGpuHealth> ParseHealth(ObjectReader& r) {
+  FakeGpuHealth health;
+  ASSIGN_OR_RETURN(health.lost, r.Bool("lost", false));
+  ASSIGN_OR_RETURN(health.retired_pages_pending, r.Bool("retired_pages_pending", false));
+  ASSIGN_OR_RETURN(health.events_supported, r.Bool("events_supported", true));
+  ASSIGN_OR_RETURN(const json* xids, r.Array("xid_events", kMaxXidEvents));
+  if (xids == nullptr) return health;
+  for (size_t i = 0; i < xids->size(); ++i) {
+    const json& v = (*xids)[i];
+    const bool in_range = v.is_number_unsigned() && v.get<uint64_t>() >= 1 &&
+                          v.get<uint64_t>() <= static_cast<uint64_t>(kMaxXid);
+    if (!in_range) {
+      return r.Error("xid_events", StrCat("entry ", i, " must be an integer from 1 to ", kMaxXid));
+    }
+    health.xid_events.push_back(v.get<uint64_t>());
+  }
+  return health;
+}
+
 absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string where,
-                                 const FakeHost& host) {
+                                 const FakeHost& host, FakeGpuHealth& health) {
   ObjectReader r(object, where);
   RETURN_IF_ERROR(
       r.CheckKeys({"name", "uuid", "memory_total_mib", "processes", "pci_bus_id", "brand",
                    "architecture", "compute_capability", "mig_mode", "memory_reserved_mib", "error",
-                   "minor", "pcie_root", "mig_memory_slices", "mig_instances"}));
+                   "minor", "pcie_root", "mig_memory_slices", "mig_instances", "xid_events", "lost",
+                   "retired_pages_pending", "events_supported"}));
+  ASSIGN_OR_RETURN(health, ParseHealth(r));
   GpuInfo g;
   g.index = index;
   ASSIGN_OR_RETURN(g.product_name, r.String("name", std::nullopt));
@@ -218,8 +247,9 @@ absl::StatusOr<FakeHost> ParseFakeHost(std::string_view text, std::string_view s
   std::set<std::string> uuids;
   size_t processes = 0;
   for (size_t i = 0; i < gpus->size(); ++i) {
+    FakeGpuHealth health;
     ASSIGN_OR_RETURN(GpuInfo g, ParseGpu((*gpus)[i], static_cast<int>(i),
-                                         StrCat(prefix, ": gpus[", i, "]"), host));
+                                         StrCat(prefix, ": gpus[", i, "]"), host, health));
     // Every process is looked up in the process table on each query.
     if ((processes += g.processes.size()) > kMaxProcessesPerHost) {
       return r.Error("gpus", StrCat("more than ", kMaxProcessesPerHost, " processes in all"));
@@ -229,6 +259,7 @@ absl::StatusOr<FakeHost> ParseFakeHost(std::string_view text, std::string_view s
           StrCat(prefix, ": gpus[", i, "]: duplicate uuid '", g.uuid, "'"));
     }
     host.gpus.push_back(std::move(g));
+    host.health.push_back(std::move(health));
   }
   return host;
 }

@@ -14,10 +14,23 @@
 
 namespace canhazgpu::gpu {
 
+// Health that the test libnvidia-ml.so simulates for one GPU (the
+// FakeGpuProvider ignores it).
+struct FakeGpuHealth {
+  // XIDs an event set hands out once each, in order (nvmlEventSetWait_v2).
+  std::vector<uint64_t> xid_events;
+  bool lost = false;  // the GPU's queries answer NVML_ERROR_GPU_IS_LOST
+  bool retired_pages_pending = false;
+  bool events_supported = true;  // false: event registration is NOT_SUPPORTED
+
+  bool operator==(const FakeGpuHealth&) const = default;
+};
+
 struct FakeHost {
   std::string driver_version;
   std::string cuda_driver_version;
   std::vector<GpuInfo> gpus;
+  std::vector<FakeGpuHealth> health;  // one per GPU, in the same order
 };
 
 // Parses the JSON text; `source` names the file in error messages. Unknown

@@ -45,6 +45,29 @@ TEST(FakeHostTest, ParsesRequiredAndDefaultFields) {
   EXPECT_EQ(b.error, "fell off the bus");
 }
 
+// The health fields the test libnvidia-ml.so simulates (docs/fake-host.md).
+TEST(FakeHostTest, ParsesHealthFields) {
+  auto host = ParseFakeHost(R"({"gpus": [
+      {"name": "A", "uuid": "GPU-a", "memory_total_mib": 1},
+      {"name": "B", "uuid": "GPU-b", "memory_total_mib": 1, "xid_events": [79, 13],
+       "lost": true, "retired_pages_pending": true, "events_supported": false}]})",
+                            "h.json");
+  ASSERT_TRUE(host.ok()) << host.status();
+  ASSERT_EQ(host->health.size(), 2u);
+  EXPECT_EQ(host->health[0], FakeGpuHealth{});
+  EXPECT_TRUE(host->health[0].events_supported);
+  EXPECT_EQ(host->health[1], (FakeGpuHealth{{79, 13}, true, true, false}));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "A", "uuid": "a", "memory_total_mib": 1,
+                                    "xid_events": [0]}]})"),
+              HasSubstr("field 'xid_events': entry 0 must be an integer from 1 to 65535"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "A", "uuid": "a", "memory_total_mib": 1,
+                                    "xid_events": [79, "13"]}]})"),
+              HasSubstr("entry 1 must be an integer"));
+  EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "A", "uuid": "a", "memory_total_mib": 1,
+                                    "lost": 1}]})"),
+              HasSubstr("field 'lost': expected true or false"));
+}
+
 TEST(FakeHostTest, RejectsUnknownFieldsNamingThem) {
   EXPECT_THAT(ErrorOf(R"({"gpus": [{"name": "x", "uuid": "u", "memory_total_mib": 1,
                                      "memroy": 2}]})"),

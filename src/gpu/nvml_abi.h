@@ -17,6 +17,7 @@ enum : int {
   NVML_ERROR_NOT_FOUND = 6,
   NVML_ERROR_INSUFFICIENT_SIZE = 7,
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
   NVML_ERROR_GPU_IS_LOST = 15,
   NVML_ERROR_UNKNOWN = 999,
 };
@@ -91,5 +92,39 @@ typedef struct nvmlGpuInstanceInfo_st {
   unsigned int profileId;
   nvmlGpuInstancePlacement_t placement;
 } nvmlGpuInstanceInfo_t;
+
+// nvmlEnableState_t (an enum in nvml.h, an int in its ABI).
+typedef int nvmlEnableState_t;
+enum : int {
+  NVML_FEATURE_DISABLED = 0,
+  NVML_FEATURE_ENABLED = 1,
+};
+
+// Events: a set collects the events of the devices registered on it, and
+// nvmlEventSetWait_v2 hands them out one at a time (NVML_ERROR_TIMEOUT when
+// none came within the timeout, in milliseconds). The event type bits are
+// nvml.h's nvmlEventType* macros (unsigned long long).
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+
+constexpr unsigned long long nvmlEventTypeSingleBitEccError = 0x0000000000000001ULL;
+constexpr unsigned long long nvmlEventTypeDoubleBitEccError = 0x0000000000000002ULL;
+constexpr unsigned long long nvmlEventTypePState = 0x0000000000000004ULL;
+constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x0000000000000008ULL;
+constexpr unsigned long long nvmlEventTypeClock = 0x0000000000000010ULL;
+constexpr unsigned long long nvmlEventTypePowerSourceChange = 0x0000000000000080ULL;
+constexpr unsigned long long nvmlEventMigConfigChange = 0x0000000000000100ULL;
+constexpr unsigned long long nvmlEventTypeNone = 0x0000000000000000ULL;
+
+// gpuInstanceId and computeInstanceId of an event not attributable to a MIG
+// instance (nvml.h documents the value; the name is ours).
+constexpr unsigned int NVML_EVENT_NO_INSTANCE = 0xFFFFFFFF;
+
+typedef struct nvmlEventData_st {
+  nvmlDevice_t device;           // the device the event occurred on
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // the XID, for nvmlEventTypeXidCriticalError
+  unsigned int gpuInstanceId;    // MIG: the GPU instance an XID is attributable to
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
 
 }  // extern "C"

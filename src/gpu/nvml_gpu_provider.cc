@@ -1,7 +1,5 @@
 #include "gpu/nvml_gpu_provider.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -17,9 +15,8 @@ namespace canhazgpu::gpu {
 // when missing; optional ones (newer or not universally supported calls)
 // leave their attribute empty.
 struct NvmlGpuProvider::Api {
-  nvmlReturn_t (*Init)();
-  nvmlReturn_t (*Shutdown)();
-  const char* (*ErrorString)(nvmlReturn_t);
+  const NvmlLibrary* library = nullptr;
+  const char* ErrorString(nvmlReturn_t rc) const { return library->ErrorString(rc); }
   nvmlReturn_t (*GetCount)(unsigned int*);
   nvmlReturn_t (*GetHandleByIndex)(unsigned int, nvmlDevice_t*);
   nvmlReturn_t (*GetName)(nvmlDevice_t, char*, unsigned int);
@@ -55,22 +52,6 @@ struct NvmlGpuProvider::Api {
 };
 
 namespace {
-
-template <typename Fn>
-bool Resolve(void* handle, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  return *fn != nullptr;
-}
-
-// Tries each name in turn: the _v3 process queries exist since driver 510;
-// _v2 has the same struct layout.
-template <typename Fn>
-bool ResolveAny(void* handle, std::initializer_list<const char*> names, Fn* fn) {
-  for (const char* name : names) {
-    if (Resolve(handle, name, fn)) return true;
-  }
-  return false;
-}
 
 std::string ArchitectureName(nvmlDeviceArchitecture_t arch) {
   static const std::map<unsigned int, std::string> kNames = {
@@ -113,73 +94,61 @@ std::string PcieRoot(const std::string& sysfs_root, const std::string& nvml_bus_
 
 absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
     const std::string& library, const std::string& sysfs_root) {
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    return absl::FailedPreconditionError(
-        StrCat("NVIDIA driver library not available (", dlerror(),
-               "); install the NVIDIA driver, or use --provider fake for a simulated host"));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<NvmlLibrary> nvml, NvmlLibrary::Open(library));
+  const NvmlLibrary& lib = *nvml;
   auto api = std::make_unique<Api>();
+  api->library = nvml.get();
+  // The _v3 process queries exist since driver 510; _v2 has the same layout.
   struct Required {
     const char* name;
     bool ok;
   } required[] = {
-      {"nvmlInit_v2", Resolve(handle, "nvmlInit_v2", &api->Init)},
-      {"nvmlShutdown", Resolve(handle, "nvmlShutdown", &api->Shutdown)},
-      {"nvmlErrorString", Resolve(handle, "nvmlErrorString", &api->ErrorString)},
-      {"nvmlDeviceGetCount_v2", Resolve(handle, "nvmlDeviceGetCount_v2", &api->GetCount)},
+      {"nvmlDeviceGetCount_v2", lib.Resolve("nvmlDeviceGetCount_v2", &api->GetCount)},
       {"nvmlDeviceGetHandleByIndex_v2",
-       Resolve(handle, "nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex)},
-      {"nvmlDeviceGetName", Resolve(handle, "nvmlDeviceGetName", &api->GetName)},
-      {"nvmlDeviceGetUUID", Resolve(handle, "nvmlDeviceGetUUID", &api->GetUuid)},
-      {"nvmlDeviceGetPciInfo_v3", Resolve(handle, "nvmlDeviceGetPciInfo_v3", &api->GetPciInfo)},
-      {"nvmlDeviceGetMemoryInfo", Resolve(handle, "nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo)},
+       lib.Resolve("nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex)},
+      {"nvmlDeviceGetName", lib.Resolve("nvmlDeviceGetName", &api->GetName)},
+      {"nvmlDeviceGetUUID", lib.Resolve("nvmlDeviceGetUUID", &api->GetUuid)},
+      {"nvmlDeviceGetPciInfo_v3", lib.Resolve("nvmlDeviceGetPciInfo_v3", &api->GetPciInfo)},
+      {"nvmlDeviceGetMemoryInfo", lib.Resolve("nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo)},
       {"nvmlDeviceGetComputeRunningProcesses_v3",
-       ResolveAny(
-           handle,
+       lib.ResolveAny(
            {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
            &api->GetComputeProcesses)},
       {"nvmlDeviceGetGraphicsRunningProcesses_v3",
-       ResolveAny(
-           handle,
+       lib.ResolveAny(
            {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
            &api->GetGraphicsProcesses)},
       {"nvmlSystemGetDriverVersion",
-       Resolve(handle, "nvmlSystemGetDriverVersion", &api->GetDriverVersion)},
+       lib.Resolve("nvmlSystemGetDriverVersion", &api->GetDriverVersion)},
   };
   for (const Required& r : required) {
     if (!r.ok) {
-      dlclose(handle);
       return absl::FailedPreconditionError(
           StrCat("NVIDIA library ", library, " lacks ", r.name, "; the driver is too old"));
     }
   }
-  ResolveAny(handle, {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
-             &api->GetCudaDriverVersion);
-  Resolve(handle, "nvmlDeviceGetCudaComputeCapability", &api->GetComputeCapability);
-  Resolve(handle, "nvmlDeviceGetArchitecture", &api->GetArchitecture);
-  Resolve(handle, "nvmlDeviceGetMigMode", &api->GetMigMode);
-  Resolve(handle, "nvmlDeviceGetMinorNumber", &api->GetMinorNumber);
-  Resolve(handle, "nvmlDeviceGetMaxMigDeviceCount", &api->GetMaxMigDeviceCount);
-  Resolve(handle, "nvmlDeviceGetMigDeviceHandleByIndex", &api->GetMigDeviceHandleByIndex);
-  Resolve(handle, "nvmlDeviceGetGpuInstanceId", &api->GetGpuInstanceId);
-  Resolve(handle, "nvmlDeviceGetGpuInstanceById", &api->GetGpuInstanceById);
-  Resolve(handle, "nvmlGpuInstanceGetInfo", &api->GpuInstanceGetInfo);
-  Resolve(handle, "nvmlDeviceGetGpuInstanceProfileInfo", &api->GetGpuInstanceProfileInfo);
-  Resolve(handle, "nvmlDeviceGetGpuInstancePossiblePlacements_v2",
-          &api->GetGpuInstancePossiblePlacements);
+  lib.ResolveAny({"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
+                 &api->GetCudaDriverVersion);
+  lib.Resolve("nvmlDeviceGetCudaComputeCapability", &api->GetComputeCapability);
+  lib.Resolve("nvmlDeviceGetArchitecture", &api->GetArchitecture);
+  lib.Resolve("nvmlDeviceGetMigMode", &api->GetMigMode);
+  lib.Resolve("nvmlDeviceGetMinorNumber", &api->GetMinorNumber);
+  lib.Resolve("nvmlDeviceGetMaxMigDeviceCount", &api->GetMaxMigDeviceCount);
+  lib.Resolve("nvmlDeviceGetMigDeviceHandleByIndex", &api->GetMigDeviceHandleByIndex);
+  lib.Resolve("nvmlDeviceGetGpuInstanceId", &api->GetGpuInstanceId);
+  lib.Resolve("nvmlDeviceGetGpuInstanceById", &api->GetGpuInstanceById);
+  lib.Resolve("nvmlGpuInstanceGetInfo", &api->GpuInstanceGetInfo);
+  lib.Resolve("nvmlDeviceGetGpuInstanceProfileInfo", &api->GetGpuInstanceProfileInfo);
+  lib.Resolve("nvmlDeviceGetGpuInstancePossiblePlacements_v2",
+              &api->GetGpuInstancePossiblePlacements);
 
-  nvmlReturn_t rc = api->Init();
-  if (rc != NVML_SUCCESS) {
-    std::string reason = api->ErrorString(rc);
-    dlclose(handle);
-    return absl::FailedPreconditionError(StrCat("NVML initialisation failed: ", reason));
-  }
-  return std::unique_ptr<NvmlGpuProvider>(new NvmlGpuProvider(handle, std::move(api), sysfs_root));
+  return std::unique_ptr<NvmlGpuProvider>(
+      new NvmlGpuProvider(std::move(nvml), std::move(api), sysfs_root));
 }
 
-NvmlGpuProvider::NvmlGpuProvider(void* handle, std::unique_ptr<Api> api, std::string sysfs_root)
-    : handle_(handle), api_(std::move(api)), sysfs_root_(std::move(sysfs_root)) {
+NvmlGpuProvider::NvmlGpuProvider(std::unique_ptr<NvmlLibrary> library, std::unique_ptr<Api> api,
+                                 std::string sysfs_root)
+    : library_(std::move(library)), api_(std::move(api)), sysfs_root_(std::move(sysfs_root)) {
   char version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
   if (api_->GetDriverVersion(version, sizeof(version)) == NVML_SUCCESS) driver_version_ = version;
   int cuda = 0;
@@ -189,10 +158,7 @@ NvmlGpuProvider::NvmlGpuProvider(void* handle, std::unique_ptr<Api> api, std::st
   }
 }
 
-NvmlGpuProvider::~NvmlGpuProvider() {
-  api_->Shutdown();
-  dlclose(handle_);
-}
+NvmlGpuProvider::~NvmlGpuProvider() = default;
 
 absl::StatusOr<std::vector<GpuInfo>> NvmlGpuProvider::Query() {
   unsigned int count = 0;

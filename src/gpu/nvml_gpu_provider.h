@@ -11,10 +11,9 @@
 #include "absl/status/statusor.h"
 #include "gpu/gpu_provider.h"
 #include "gpu/nvml_abi.h"
+#include "gpu/nvml_library.h"
 
 namespace canhazgpu::gpu {
-
-inline constexpr char kDefaultNvmlLibrary[] = "libnvidia-ml.so.1";
 
 class NvmlGpuProvider : public GpuProvider {
  public:
@@ -31,14 +30,15 @@ class NvmlGpuProvider : public GpuProvider {
   struct Api;
 
  private:
-  NvmlGpuProvider(void* handle, std::unique_ptr<Api> api, std::string sysfs_root);
+  NvmlGpuProvider(std::unique_ptr<NvmlLibrary> library, std::unique_ptr<Api> api,
+                  std::string sysfs_root);
   absl::StatusOr<GpuInfo> QueryDevice(unsigned int index);
   // The MIG instances of a GPU in MIG mode: profile, placement, memory.
   absl::Status QueryMig(nvmlDevice_t device, GpuInfo& g);
   // Unavailable "NVML <what>: <NVML's message>" unless `rc` is success.
   absl::Status Check(nvmlReturn_t rc, const char* what) const;
 
-  void* handle_;
+  std::unique_ptr<NvmlLibrary> library_;
   std::unique_ptr<Api> api_;
   std::string sysfs_root_;
   std::string driver_version_;

@@ -7,11 +7,20 @@
 // memory), a GPU instance per MIG device (ids 10, 11, ...: not the slot
 // index, as on real GPUs), and the profiles its instances use, each with the
 // possible placements of its size within "mig_memory_slices".
+// Health: a GPU's "xid_events" are handed out by nvmlEventSetWait_v2, once
+// per event set each, in order (the file is re-read on every wait, so a test
+// injects an XID by appending it); "lost" makes the GPU's queries answer
+// NVML_ERROR_GPU_IS_LOST; "retired_pages_pending" answers
+// nvmlDeviceGetRetiredPagesPendingStatus; "events_supported": false makes
+// event registration NOT_SUPPORTED.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "gpu/fake_host.h"
 #include "gpu/nvml_abi.h"
@@ -19,11 +28,15 @@
 namespace {
 
 using canhazgpu::GpuInfo;
+using canhazgpu::gpu::FakeGpuHealth;
 using canhazgpu::gpu::FakeHost;
 
 std::mutex mu;
 FakeHost host;
 bool initialized = false;
+// nvmlInit_v2 calls not yet matched by nvmlShutdown: NVML counts them, so a
+// provider and a health monitor in one process can each init and shut down.
+int init_count = 0;
 
 nvmlReturn_t Load() {
   const char* path = std::getenv("FAKE_NVML_HOST");
@@ -69,6 +82,29 @@ const GpuInfo* Gpu(nvmlDevice_t device) {
 
 // A whole GPU or a MIG device.
 Target Device(nvmlDevice_t device) { return Decode(reinterpret_cast<uintptr_t>(device), false); }
+
+const FakeGpuHealth& Health(const GpuInfo& gpu) {
+  static const FakeGpuHealth kHealthy;
+  const size_t i = static_cast<size_t>(gpu.index);
+  return i < host.health.size() ? host.health[i] : kHealthy;
+}
+
+// A GPU (or a MIG device of a GPU) marked "lost".
+bool IsLost(nvmlDevice_t device) {
+  Target t = Device(device);
+  return t.gpu != nullptr && Health(*t.gpu).lost;
+}
+
+// The GPUs registered on one event set (by UUID, which survives re-reading
+// the file) and how many of each GPU's XIDs it has handed out.
+struct EventSet {
+  std::map<std::string, unsigned long long> registered;
+  std::map<std::string, size_t> delivered;
+};
+
+constexpr unsigned long long kSupportedEvents = nvmlEventTypeSingleBitEccError |
+                                                nvmlEventTypeDoubleBitEccError |
+                                                nvmlEventTypePState | nvmlEventTypeXidCriticalError;
 
 // NVML_GPU_INSTANCE_PROFILE_* index of a profile name: by slice count, "+me"
 // for the media-extension variants.
@@ -126,13 +162,15 @@ NVML_EXPORT nvmlReturn_t nvmlInit_v2() {
   if (const char* code = std::getenv("FAKE_NVML_INIT_ERROR")) return std::atoi(code);
   std::lock_guard lock(mu);
   nvmlReturn_t rc = Load();
-  initialized = rc == NVML_SUCCESS;
+  if (rc == NVML_SUCCESS) ++init_count;
+  initialized = init_count > 0;
   return rc;
 }
 
 NVML_EXPORT nvmlReturn_t nvmlShutdown() {
   std::lock_guard lock(mu);
-  initialized = false;
+  if (init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  initialized = --init_count > 0;
   return NVML_SUCCESS;
 }
 
@@ -146,6 +184,10 @@ NVML_EXPORT const char* nvmlErrorString(nvmlReturn_t rc) {
       return "Insufficient Size";
     case NVML_ERROR_GPU_IS_LOST:
       return "GPU is lost";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
     default:
       return "Unknown Error";
   }
@@ -186,12 +228,14 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlD
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   std::lock_guard lock(mu);
+  if (IsLost(device)) return NVML_ERROR_GPU_IS_LOST;
   const GpuInfo* gpu = Gpu(device);
   return gpu ? CopyString(gpu->product_name, name, length) : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   std::lock_guard lock(mu);
+  if (IsLost(device)) return NVML_ERROR_GPU_IS_LOST;
   Target t = Device(device);
   if (t.gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   return CopyString(t.mig ? t.mig->uuid : t.gpu->uuid, uuid, length);
@@ -199,6 +243,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsi
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   std::lock_guard lock(mu);
+  if (IsLost(device)) return NVML_ERROR_GPU_IS_LOST;
   const GpuInfo* gpu = Gpu(device);
   if (gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   std::memset(pci, 0, sizeof(*pci));
@@ -209,6 +254,7 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInf
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   std::lock_guard lock(mu);
+  if (IsLost(device)) return NVML_ERROR_GPU_IS_LOST;
   Target t = Device(device);
   if (t.gpu == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (t.mig != nullptr) {
@@ -393,4 +439,97 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(
   for (unsigned int k = 0; k < n; ++k) placements[k] = {k * size, size};
   *count = n;
   return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
+                                                                nvmlEnableState_t* pending) {
+  std::lock_guard lock(mu);
+  if (IsLost(device)) return NVML_ERROR_GPU_IS_LOST;
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || pending == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *pending = Health(*gpu).retired_pages_pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  std::lock_guard lock(mu);
+  if (!initialized) return NVML_ERROR_UNINITIALIZED;
+  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *set = reinterpret_cast<nvmlEventSet_t>(new EventSet);
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  std::lock_guard lock(mu);
+  delete reinterpret_cast<EventSet*>(set);
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device,
+                                                          unsigned long long* types) {
+  std::lock_guard lock(mu);
+  if (IsLost(device)) return NVML_ERROR_GPU_IS_LOST;
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || types == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!Health(*gpu).events_supported) return NVML_ERROR_NOT_SUPPORTED;
+  *types = kSupportedEvents;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types,
+                                                  nvmlEventSet_t set) {
+  std::lock_guard lock(mu);
+  if (IsLost(device)) return NVML_ERROR_GPU_IS_LOST;
+  const GpuInfo* gpu = Gpu(device);
+  if (gpu == nullptr || set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!Health(*gpu).events_supported || (types & ~kSupportedEvents) != 0) {
+    return NVML_ERROR_NOT_SUPPORTED;
+  }
+  reinterpret_cast<EventSet*>(set)->registered[gpu->uuid] |= types;
+  return NVML_SUCCESS;
+}
+
+namespace {
+
+// The next undelivered XID of a GPU registered on `set`, in GPU order;
+// GPU_IS_LOST when there is none and a registered GPU is lost.
+nvmlReturn_t NextEvent(EventSet& set, nvmlEventData_t* data) {
+  bool lost = false;
+  for (const GpuInfo& gpu : host.gpus) {
+    auto registered = set.registered.find(gpu.uuid);
+    if (registered == set.registered.end()) continue;
+    const FakeGpuHealth& health = Health(gpu);
+    lost = lost || health.lost;
+    size_t& delivered = set.delivered[gpu.uuid];
+    if ((registered->second & nvmlEventTypeXidCriticalError) == 0 ||
+        delivered >= health.xid_events.size()) {
+      continue;
+    }
+    *data = {};
+    data->device = reinterpret_cast<nvmlDevice_t>(static_cast<uintptr_t>(gpu.index) + 1);
+    data->eventType = nvmlEventTypeXidCriticalError;
+    data->eventData = health.xid_events[delivered++];
+    data->gpuInstanceId = data->computeInstanceId = NVML_EVENT_NO_INSTANCE;
+    return NVML_SUCCESS;
+  }
+  return lost ? NVML_ERROR_GPU_IS_LOST : NVML_ERROR_TIMEOUT;
+}
+
+}  // namespace
+
+NVML_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                             unsigned int timeout_ms) {
+  if (set == nullptr || data == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    {
+      std::lock_guard lock(mu);
+      if (!initialized) return NVML_ERROR_UNINITIALIZED;
+      Load();  // a file caught mid-write keeps the previous host
+      nvmlReturn_t rc = NextEvent(*reinterpret_cast<EventSet*>(set), data);
+      if (rc != NVML_ERROR_TIMEOUT) return rc;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return NVML_ERROR_TIMEOUT;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
