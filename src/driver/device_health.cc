@@ -71,9 +71,9 @@ DeviceHealth GpuDeviceHealth(const gpu::GpuHealth& gpu) {
   const bool unmonitored =
       std::any_of(gpu.problems.begin(), gpu.problems.end(),
                   [](const HealthProblem& p) { return p.kind == HealthProblemKind::kUnmonitored; });
-  health.status = gpu.HasFatalProblem() ? DeviceHealthStatus::kUnhealthy
-                  : unmonitored         ? DeviceHealthStatus::kUnknown
-                                        : DeviceHealthStatus::kHealthy;
+  health.state = gpu.HasFatalProblem() ? DeviceHealth::State::kUnhealthy
+                 : unmonitored         ? DeviceHealth::State::kUnknown
+                                       : DeviceHealth::State::kHealthy;
   std::vector<std::string> parts;
   for (HealthSeverity severity : {HealthSeverity::kFatal, HealthSeverity::kInformational}) {
     for (const HealthProblem& p : gpu.problems) {
@@ -103,11 +103,12 @@ std::vector<DeviceHealth> DeviceHealths(const dra::DevicePool& pool,
     const gpu::GpuHealth* gpu = FindGpu(health, device.gpu_index);
     DeviceHealth h;
     if (gpu == nullptr) {
-      h.status = DeviceHealthStatus::kUnknown;
+      h.state = DeviceHealth::State::kUnknown;
       h.message = "health not monitored";
     } else {
       h = GpuDeviceHealth(*gpu);
     }
+    h.pool = pool.pool;
     h.device = device.name;
     out.push_back(std::move(h));
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dra/devices.h"
+#include "driver/health_source.h"
 #include "driver/slices.h"
 #include "gpu/gpu_health.h"
 
@@ -27,19 +28,8 @@ inline constexpr char kGpuLostTaintKey[] = "gpu.canhazgpu.dev/gpu-lost";
 inline constexpr char kEccRetirementPendingTaintKey[] = "gpu.canhazgpu.dev/ecc-retirement-pending";
 inline constexpr char kUnmonitoredTaintKey[] = "gpu.canhazgpu.dev/unmonitored";
 
-// The kubelet's HealthStatus, with the wire numbers of its proto enum.
-enum class DeviceHealthStatus { kUnknown = 0, kHealthy = 1, kUnhealthy = 2 };
-
 // The kubelet truncates longer messages; ours are cut before they get there.
 inline constexpr size_t kMaxHealthMessageBytes = 1024;
-
-struct DeviceHealth {
-  std::string device;  // "gpu-1", "gpu-1-mig-1g10gb-19-0"
-  DeviceHealthStatus status = DeviceHealthStatus::kUnknown;
-  std::string message;  // at most kMaxHealthMessageBytes; empty when healthy and quiet
-
-  bool operator==(const DeviceHealth&) const = default;
-};
 
 // The taints of one GPU's problems, sorted by key.
 std::vector<Taint> GpuTaints(const gpu::GpuHealth& gpu);

@@ -70,13 +70,13 @@ TEST(DeviceHealthTest, KubeletHealthFollowsTheWorstProblem) {
   const auto fatal = HealthSeverity::kFatal, info = HealthSeverity::kInformational;
   DeviceHealth h = GpuDeviceHealth(Gpu(0, {Problem(HealthProblemKind::kXid, info, 13),
                                            Problem(HealthProblemKind::kGpuLost, fatal)}));
-  EXPECT_EQ(h.status, DeviceHealthStatus::kUnhealthy);
+  EXPECT_EQ(h.state, DeviceHealth::State::kUnhealthy);
   EXPECT_EQ(h.message, "problem gpu-lost 0; problem xid 13");  // fatal first
-  EXPECT_EQ(GpuDeviceHealth(Gpu(0, {Problem(HealthProblemKind::kUnmonitored, info)})).status,
-            DeviceHealthStatus::kUnknown);
-  EXPECT_EQ(GpuDeviceHealth(Gpu(0, {Problem(HealthProblemKind::kXid, info, 13)})).status,
-            DeviceHealthStatus::kHealthy);
-  EXPECT_EQ(GpuDeviceHealth(Gpu(0, {})), (DeviceHealth{"", DeviceHealthStatus::kHealthy, ""}));
+  EXPECT_EQ(GpuDeviceHealth(Gpu(0, {Problem(HealthProblemKind::kUnmonitored, info)})).state,
+            DeviceHealth::State::kUnknown);
+  EXPECT_EQ(GpuDeviceHealth(Gpu(0, {Problem(HealthProblemKind::kXid, info, 13)})).state,
+            DeviceHealth::State::kHealthy);
+  EXPECT_EQ(GpuDeviceHealth(Gpu(0, {})), (DeviceHealth{.state = DeviceHealth::State::kHealthy}));
 }
 
 TEST(DeviceHealthTest, MessagesAreCutToTheKubeletsLimit) {
@@ -105,17 +105,19 @@ TEST(DeviceHealthTest, MigDevicesInheritTheirGpusHealth) {
   }
   EXPECT_EQ(tainted, 4u);  // gpu-1 and its three MIG devices
   for (const DeviceHealth& h : DeviceHealths(pool, health)) {
-    EXPECT_EQ(h.status, h.device.starts_with("gpu-1") ? DeviceHealthStatus::kUnhealthy
-                                                      : DeviceHealthStatus::kHealthy)
+    EXPECT_EQ(h.state, h.device.starts_with("gpu-1") ? DeviceHealth::State::kUnhealthy
+                                                     : DeviceHealth::State::kHealthy)
         << h.device;
   }
 }
 
 TEST(DeviceHealthTest, DeviceOfAnUnwatchedGpuIsUnknown) {
   dra::DevicePool pool = dra::BuildDevicePool({TestGpu(0)}, "node-a");
-  EXPECT_THAT(
-      DeviceHealths(pool, {}),
-      ElementsAre(DeviceHealth{"gpu-0", DeviceHealthStatus::kUnknown, "health not monitored"}));
+  EXPECT_THAT(DeviceHealths(pool, {}),
+              ElementsAre(DeviceHealth{.pool = "node-a",
+                                       .device = "gpu-0",
+                                       .state = DeviceHealth::State::kUnknown,
+                                       .message = "health not monitored"}));
   EXPECT_THAT(DeviceTaints(pool, {}), IsEmpty());
 }
 
@@ -186,10 +188,10 @@ TEST_F(DeviceHealthNvmlTest, FatalXidOnGpu1TaintsItAndItsMigDevicesNoSchedule) {
   EXPECT_THAT(taints_["gpu-1-mig-1g10gb-19-0"], ElementsAre(xid));
   EXPECT_THAT(taints_["gpu-1-mig-1g10gb-19-1"], ElementsAre(xid));
   EXPECT_FALSE(taints_.contains("gpu-0"));
-  EXPECT_EQ(health_["gpu-1"].status, DeviceHealthStatus::kUnhealthy);
+  EXPECT_EQ(health_["gpu-1"].state, DeviceHealth::State::kUnhealthy);
   EXPECT_THAT(health_["gpu-1"].message, HasSubstr("gpu 1 (GPU-1111): XID 79 (fatal)"));
-  EXPECT_EQ(health_["gpu-1-mig-1g10gb-19-0"].status, DeviceHealthStatus::kUnhealthy);
-  EXPECT_EQ(health_["gpu-0"].status, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(health_["gpu-1-mig-1g10gb-19-0"].state, DeviceHealth::State::kUnhealthy);
+  EXPECT_EQ(health_["gpu-0"].state, DeviceHealth::State::kHealthy);
 }
 
 TEST_F(DeviceHealthNvmlTest, InformationalXidIsATaintWithoutEffect) {
@@ -200,7 +202,7 @@ TEST_F(DeviceHealthNvmlTest, InformationalXidIsATaintWithoutEffect) {
   ASSERT_NO_FATAL_FAILURE(Observe(*monitor));
   EXPECT_THAT(taints_["gpu-1"],
               ElementsAre(Taint{kXidTaintKey, "13", "None", FormatTimestampSeconds(clock_.Now())}));
-  EXPECT_EQ(health_["gpu-1"].status, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(health_["gpu-1"].state, DeviceHealth::State::kHealthy);
 }
 
 TEST_F(DeviceHealthNvmlTest, LostGpuIsNoExecuteAndUnhealthyUntilItAnswersAgain) {
@@ -212,14 +214,14 @@ TEST_F(DeviceHealthNvmlTest, LostGpuIsNoExecuteAndUnhealthyUntilItAnswersAgain) 
   // The provider cannot read a lost GPU, so only gpu-0 is published then;
   // the health stream still has the lost GPU's state from the monitor.
   EXPECT_EQ(monitor->Snapshot().gpus[1].problems.size(), 1u);
-  EXPECT_EQ(GpuDeviceHealth(monitor->Snapshot().gpus[1]).status, DeviceHealthStatus::kUnhealthy);
+  EXPECT_EQ(GpuDeviceHealth(monitor->Snapshot().gpus[1]).state, DeviceHealth::State::kUnhealthy);
   EXPECT_THAT(
       GpuTaints(monitor->Snapshot().gpus[1]),
       ElementsAre(Taint{kGpuLostTaintKey, "", "NoExecute", FormatTimestampSeconds(clock_.Now())}));
   WriteHost("");
   ASSERT_NO_FATAL_FAILURE(Observe(*monitor));
   EXPECT_FALSE(taints_.contains("gpu-1"));
-  EXPECT_EQ(health_["gpu-1"].status, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(health_["gpu-1"].state, DeviceHealth::State::kHealthy);
 }
 
 TEST_F(DeviceHealthNvmlTest, RetiredPagesPendingIsNoScheduleUntilCleared) {
@@ -231,7 +233,7 @@ TEST_F(DeviceHealthNvmlTest, RetiredPagesPendingIsNoScheduleUntilCleared) {
   EXPECT_THAT(taints_["gpu-1-mig-1g10gb-19-0"],
               ElementsAre(Taint{kEccRetirementPendingTaintKey, "", "NoSchedule",
                                 FormatTimestampSeconds(clock_.Now())}));
-  EXPECT_EQ(health_["gpu-1"].status, DeviceHealthStatus::kUnhealthy);
+  EXPECT_EQ(health_["gpu-1"].state, DeviceHealth::State::kUnhealthy);
   WriteHost("");
   ASSERT_NO_FATAL_FAILURE(Observe(*monitor));
   EXPECT_THAT(taints_, IsEmpty());
@@ -244,9 +246,9 @@ TEST_F(DeviceHealthNvmlTest, UnsupportedEventsAreUnmonitoredNoneAndUnknown) {
   ASSERT_NO_FATAL_FAILURE(Observe(*monitor));
   EXPECT_THAT(taints_["gpu-1"], ElementsAre(Taint{kUnmonitoredTaintKey, "", "None",
                                                   FormatTimestampSeconds(clock_.Now())}));
-  EXPECT_EQ(health_["gpu-1"].status, DeviceHealthStatus::kUnknown);
+  EXPECT_EQ(health_["gpu-1"].state, DeviceHealth::State::kUnknown);
   EXPECT_THAT(health_["gpu-1"].message, HasSubstr("health not monitored"));
-  EXPECT_EQ(health_["gpu-0"].status, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(health_["gpu-0"].state, DeviceHealth::State::kHealthy);
 }
 
 // timeAdded is when the problem began, so the taints of a later round are
@@ -264,7 +266,7 @@ TEST_F(DeviceHealthNvmlTest, XidTaintIsStableThenClearsAfterTheQuietPeriod) {
   clock_.Advance(options_.xid_quiet_period);
   ASSERT_NO_FATAL_FAILURE(Observe(*monitor));
   EXPECT_THAT(taints_, IsEmpty());
-  EXPECT_EQ(health_["gpu-1"].status, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(health_["gpu-1"].state, DeviceHealth::State::kHealthy);
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ struct DeviceHealth {
   // zero means the kubelet's default (30 s).
   int64_t timeout_seconds = 0;
   std::string message;  // shown in Pod status; the kubelet keeps 1024 characters
+
+  bool operator==(const DeviceHealth&) const = default;
 };
 
 struct HealthSnapshot {

@@ -1,0 +1,226 @@
+#include "daemon/node_daemon.h"
+
+#include <poll.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/strings.h"
+#include "driver/device_health.h"
+#include "store/change_watcher.h"
+
+namespace canhazgpu::daemon {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Counts and times the kubelet's calls on their way to the preparer.
+class MeteredNodeService : public driver::NodeService {
+ public:
+  MeteredNodeService(driver::NodeService& inner, Metric& calls, Metric& seconds)
+      : inner_(inner), calls_(calls), seconds_(seconds) {}
+
+  std::map<std::string, driver::PrepareResult> PrepareClaims(
+      const std::vector<driver::ClaimRef>& claims) override {
+    const auto start = SteadyClock::now();
+    auto out = inner_.PrepareClaims(claims);
+    Record(
+        "prepare", start,
+        [&] {
+          int failed = 0;
+          for (const auto& [uid, r] : out) failed += r.error.empty() ? 0 : 1;
+          return failed;
+        }(),
+        out.size());
+    return out;
+  }
+  std::map<std::string, std::string> UnprepareClaims(
+      const std::vector<driver::ClaimRef>& claims) override {
+    const auto start = SteadyClock::now();
+    auto out = inner_.UnprepareClaims(claims);
+    int failed = 0;
+    for (const auto& [uid, error] : out) failed += error.empty() ? 0 : 1;
+    Record("unprepare", start, failed, out.size());
+    return out;
+  }
+
+ private:
+  void Record(const char* op, SteadyClock::time_point start, int failed, size_t total) {
+    seconds_.Observe(std::chrono::duration<double>(SteadyClock::now() - start).count(), {op});
+    calls_.Add(static_cast<double>(total) - failed, {op, "ok"});
+    calls_.Add(failed, {op, "error"});
+  }
+  driver::NodeService& inner_;
+  Metric& calls_;
+  Metric& seconds_;
+};
+
+}  // namespace
+
+NodeDaemon::NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube::Client& client,
+                       const Clock& clock)
+    : options_(std::move(options)),
+      parts_(parts),
+      client_(client),
+      clock_(clock),
+      prepares_(metrics_.Counter("k8shazgpu_node_claims_total",
+                                 "Claims prepared and unprepared, by outcome.",
+                                 {"operation", "result"})),
+      published_devices_(metrics_.Gauge("k8shazgpu_node_published_devices",
+                                        "Devices in this node's ResourceSlices.")),
+      publish_errors_(metrics_.Counter("k8shazgpu_node_slice_publish_errors_total",
+                                       "Failed attempts to publish the ResourceSlices.")),
+      publishes_(metrics_.Counter("k8shazgpu_node_slice_publishes_total",
+                                  "Publications that changed the ResourceSlices.")),
+      claim_seconds_(metrics_.Histogram("k8shazgpu_node_claim_seconds",
+                                        "Time to prepare or unprepare the claims of one call.",
+                                        LatencyBuckets(), {"operation"})),
+      claims_(client),
+      publisher_(client) {}
+
+absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions options,
+                                                              driver::NodeParts parts,
+                                                              kube::Client& client,
+                                                              const Clock& clock) {
+  std::unique_ptr<NodeDaemon> d(new NodeDaemon(std::move(options), parts, client, clock));
+  std::string note;
+  std::error_code ec;
+  std::filesystem::create_directories(d->options_.plugin_dir, ec);
+  absl::StatusOr<driver::Checkpoint> checkpoint =
+      driver::Checkpoint::Load(d->options_.plugin_dir, d->options_.boot_id, clock, &note);
+  if (!checkpoint.ok()) return checkpoint.status();
+  if (!note.empty()) d->options_.log(note);
+  d->checkpoint_.emplace(*std::move(checkpoint));
+
+  // The node's devices before anything asks for them.
+  absl::StatusOr<nlohmann::json> node = client.Get(kube::kNodes, "", parts.node_name);
+  if (node.ok()) {
+    d->node_uid_ = node->value("/metadata/uid"_json_pointer, std::string());
+  } else if (!kube::IsApiNotFound(node.status())) {
+    d->options_.log(StrCat("cannot read node ", parts.node_name, ": ", node.status().message(),
+                           "; its slices are published without an owner"));
+  }
+  absl::StatusOr<driver::NodeDevices> devices = driver::ReadNodeDevices(parts, d->node_uid_);
+  if (!devices.ok()) return devices.status();
+  d->devices_ = *std::move(devices);
+
+  d->preparer_ = std::make_unique<driver::ClaimPreparer>(
+      driver::PreparerOptions{.driver = kDriverName,
+                              .cdi_dir = d->options_.cdi_dir,
+                              .toolkit_spec_dirs = d->options_.toolkit_spec_dirs,
+                              .driver_root = d->options_.driver_root},
+      d->claims_, [raw = d.get()] { return raw->Devices(); }, parts.store, *d->checkpoint_, clock);
+  for (const std::string& problem : d->preparer_->Restore()) d->options_.log(problem);
+
+  d->metered_ =
+      std::make_unique<MeteredNodeService>(*d->preparer_, d->prepares_, d->claim_seconds_);
+  absl::StatusOr<std::unique_ptr<PluginServer>> plugin = PluginServer::Start(
+      {.registrar_dir = d->options_.registrar_dir,
+       .plugin_dir = d->options_.plugin_dir,
+       .on_registration_status =
+           [log = d->options_.log](const RegistrationStatus& s) {
+             log(s.registered ? "registered with the kubelet"
+                              : StrCat("the kubelet refused the registration: ", s.error));
+           }},
+      *d->metered_, &d->health_board_);
+  if (!plugin.ok()) return plugin.status();
+  d->plugin_ = *std::move(plugin);
+  d->slice_thread_ = std::thread([raw = d.get()] { raw->SliceLoop(); });
+  return d;
+}
+
+NodeDaemon::~NodeDaemon() { Stop(); }
+
+void NodeDaemon::Stop() {
+  if (stopping_.exchange(true)) return;
+  if (slice_thread_.joinable()) slice_thread_.join();
+  if (plugin_) plugin_->Shutdown();
+}
+
+driver::NodeDevices NodeDaemon::Devices() {
+  std::lock_guard lock(mu_);
+  return devices_;
+}
+
+void NodeDaemon::SyncSlices() {
+  std::string uid;
+  {
+    std::lock_guard lock(mu_);
+    uid = node_uid_;
+  }
+  absl::StatusOr<driver::NodeDevices> devices = driver::ReadNodeDevices(parts_, uid);
+  if (!devices.ok()) {
+    publish_errors_.Add();
+    options_.log(StrCat("cannot read the node's GPUs: ", devices.status().message()));
+    return;
+  }
+  if (parts_.health != nullptr) {
+    std::vector<driver::DeviceHealth> health =
+        driver::DeviceHealths(devices->pool, parts_.health->Snapshot());
+    const int64_t now = ToEpochMillis(clock_.Now()) / 1000;
+    // Sent again at every resync: without an update within its timeout the
+    // kubelet shows a device as Unknown.
+    const int64_t timeout =
+        3 * std::chrono::duration_cast<std::chrono::seconds>(options_.resync).count();
+    for (driver::DeviceHealth& h : health) {
+      h.last_updated_unix = now;
+      h.timeout_seconds = timeout;
+    }
+    health_board_.Set(std::move(health));
+  }
+  {
+    std::lock_guard lock(mu_);
+    devices_ = *devices;
+  }
+  absl::StatusOr<driver::PublishResult> published = publisher_.Publish(*devices);
+  if (!published.ok()) {
+    publish_errors_.Add();
+    options_.log(StrCat("cannot publish the ResourceSlices: ", published.status().message()));
+    return;
+  }
+  for (const std::string& dropped : published->dropped) options_.log("left out " + dropped);
+  published_devices_.Set(
+      static_cast<double>(devices->pool.devices.size() - devices->withheld.size()));
+  if (published->changed) {
+    publishes_.Add();
+    options_.log(StrCat("published ", devices->pool.devices.size() - devices->withheld.size(),
+                        " devices in ", published->slices, " slices (generation ",
+                        published->generation, ")"));
+  }
+  ready_ = true;
+}
+
+void NodeDaemon::SliceLoop() {
+  absl::StatusOr<store::ChangeWatcher> watcher = store::ChangeWatcher::Watch(options_.state_path);
+  if (!watcher.ok()) {
+    options_.log(StrCat("cannot watch ", options_.state_path, " (", watcher.status().message(),
+                        "); the slices follow it every ", options_.resync.count() / 1000, " s"));
+  }
+  uint64_t health_seen = parts_.health != nullptr ? parts_.health->Snapshot().version : 0;
+  auto next_resync = SteadyClock::now();
+  bool due = true;  // publish at once
+  while (!stopping_) {
+    if (due || SteadyClock::now() >= next_resync) {
+      SyncSlices();
+      next_resync = SteadyClock::now() + options_.resync;
+      due = false;
+    }
+    // Wake for a commit to the state file, a health change, the resync or
+    // Stop(), checking the last two at least once a second.
+    if (watcher.ok()) {
+      pollfd fd{.fd = watcher->fd(), .events = POLLIN, .revents = 0};
+      if (poll(&fd, 1, 200) > 0) due = watcher->Drain() || due;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    if (parts_.health != nullptr) {
+      const uint64_t version = parts_.health->Snapshot().version;
+      if (version != health_seen) {
+        health_seen = version;
+        due = true;
+      }
+    }
+  }
+}
+
+}  // namespace canhazgpu::daemon

@@ -1,0 +1,99 @@
+// k8shazgpu-node's moving parts, started in order and stopped in reverse:
+// the checkpoint (restoring prepared claims' CDI specs, rolling back
+// half-done ones), the ResourceSlices kept equal to the node's devices, the
+// kubelet plugin (registration, DRA and health services), metrics. The
+// slices follow the host store: a commit to the state file (inotify, no
+// slow poll), a health change or the periodic resync republishes them, and
+// only what changed is written. Only main.cc builds the real parts.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "daemon/metrics_registry.h"
+#include "daemon/plugin_server.h"
+#include "driver/api_claim_source.h"
+#include "driver/checkpoint.h"
+#include "driver/claim_preparer.h"
+#include "driver/health_board.h"
+#include "driver/node_view.h"
+#include "driver/slice_publisher.h"
+#include "kube/client.h"
+
+namespace canhazgpu::daemon {
+
+struct NodeDaemonOptions {
+  std::string state_path;  // the host store's file, watched for commits
+  std::string plugin_dir = std::string("/var/lib/kubelet/plugins/") + kDriverName;
+  std::string registrar_dir = "/var/lib/kubelet/plugins_registry";
+  std::string cdi_dir = "/var/run/cdi";
+  std::string driver_root = "/";
+  std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
+  std::string boot_id;
+  std::chrono::milliseconds resync = std::chrono::seconds(30);
+  // One line per event worth a person's attention.
+  std::function<void(const std::string&)> log = [](const std::string&) {};
+};
+
+class NodeDaemon {
+ public:
+  // Everything in `parts`, `client` and `clock` must outlive the daemon.
+  static absl::StatusOr<std::unique_ptr<NodeDaemon>> Start(NodeDaemonOptions options,
+                                                           driver::NodeParts parts,
+                                                           kube::Client& client,
+                                                           const Clock& clock);
+  ~NodeDaemon();
+  NodeDaemon(const NodeDaemon&) = delete;
+  NodeDaemon& operator=(const NodeDaemon&) = delete;
+
+  // Stops the slice loop and the plugin server (its sockets removed).
+  void Stop();
+  // Slices published at least once and the plugin serving.
+  bool Ready() const { return ready_; }
+  std::string Metrics() const { return metrics_.Render(); }
+
+ private:
+  NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube::Client& client,
+             const Clock& clock);
+  void SliceLoop();
+  // Reads the node and publishes; logs what changed or failed.
+  void SyncSlices();
+  driver::NodeDevices Devices();
+
+  const NodeDaemonOptions options_;
+  const driver::NodeParts parts_;
+  kube::Client& client_;
+  const Clock& clock_;
+  MetricsRegistry metrics_;
+  Metric& prepares_;
+  Metric& published_devices_;
+  Metric& publish_errors_;
+  Metric& publishes_;
+  Metric& claim_seconds_;
+
+  std::optional<driver::Checkpoint> checkpoint_;
+  driver::ApiClaimSource claims_;
+  driver::SlicePublisher publisher_;
+  driver::HealthBoard health_board_;
+  std::unique_ptr<driver::ClaimPreparer> preparer_;
+  std::unique_ptr<driver::NodeService> metered_;  // the preparer, counted and timed
+  std::unique_ptr<PluginServer> plugin_;
+
+  std::mutex mu_;  // devices_, node_uid_
+  driver::NodeDevices devices_;
+  std::string node_uid_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stopping_{false};
+  std::thread slice_thread_;
+};
+
+}  // namespace canhazgpu::daemon
