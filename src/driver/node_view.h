@@ -18,7 +18,7 @@ namespace canhazgpu::driver {
 struct NodeParts {
   std::string node_name;
   gpu::GpuProvider& provider;
-  store::StateStore& store;
+  store::StateStore& store;  // used from several threads: a LockedStateStore
   const host::ProcessTable& processes;
   gpu::HealthMonitor* health = nullptr;  // none: no taints
   uint64_t threshold_bytes = 0;          // busy above this much memory

@@ -1,0 +1,228 @@
+// k8shazgpu-node: the DRA driver for a node's GPUs (docs/cluster.md). Every
+// flag can also come from the environment as K8SHAZGPU_<FLAG> (the
+// DaemonSet's way); the command line wins. This file only builds the real
+// parts and hands them to daemon::NodeDaemon.
+#include <signal.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "cli/common/exit_code.h"
+#include "cli/common/flags.h"
+#include "core/duration.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "daemon/node_daemon.h"
+#include "gpu/amd_gpu_provider.h"
+#include "gpu/fake_host.h"
+#include "gpu/nvml_gpu_provider.h"
+#include "gpu/nvml_health_monitor.h"
+#include "host/boot_id.h"
+#include "host/linux_process_table.h"
+#include "host/system_clock.h"
+#include "httplib.h"
+#include "kube/kubeconfig.h"
+#include "store/locked_state_store.h"
+#include "store/sqlite_state_store.h"
+
+namespace canhazgpu {
+namespace {
+
+std::vector<cli::FlagSpec> Flags() {
+  auto text = [](std::string name, std::string value, std::string help, std::string fallback) {
+    return cli::FlagSpec{.name = std::move(name),
+                         .has_value = true,
+                         .value_name = std::move(value),
+                         .help = std::move(help),
+                         .default_value = std::move(fallback)};
+  };
+  return {
+      text("node-name", "NAME", "this node's name (required; the downward API's spec.nodeName)",
+           ""),
+      text("kubeconfig", "FILE", "kubeconfig to use; default: in-cluster, then kubectl's rules",
+           ""),
+      text("state", "FILE", "the host store canhazgpu uses", "/var/lib/canhazgpu/state.db"),
+      text("provider", "nvidia|amd|fake", "where the GPUs come from", "nvidia"),
+      text("fake-host", "FILE", "simulated host file, for --provider fake", ""),
+      text("nvml-library", "PATH", "libnvidia-ml.so to load", gpu::kDefaultNvmlLibrary),
+      text("plugin-dir", "DIR", "the kubelet plugin directory (dra.sock, checkpoint)",
+           "/var/lib/kubelet/plugins/gpu.canhazgpu.dev"),
+      text("registrar-dir", "DIR", "the kubelet's plugin registry",
+           "/var/lib/kubelet/plugins_registry"),
+      text("cdi-dir", "DIR", "where CDI specs are written", "/var/run/cdi"),
+      text("driver-root", "DIR", "the host's root as mounted here (driver libraries)", "/"),
+      text("http-listen", "HOST:PORT", "/healthz, /readyz and /metrics", "127.0.0.1:8081"),
+      text("log-format", "text|json", "how log lines look", "text"),
+      {.name = "help", .short_name = 'h', .help = "show this help"},
+  };
+}
+
+// The flag's value: command line, else K8SHAZGPU_<FLAG>, else its default.
+std::string Setting(const cli::ParsedFlags& flags, const cli::FlagSpec& spec) {
+  if (auto v = flags.Value(spec.name)) return *v;
+  std::string env = "K8SHAZGPU_" + absl::AsciiStrToUpper(spec.name);
+  std::replace(env.begin(), env.end(), '-', '_');
+  if (const char* v = std::getenv(env.c_str()); v != nullptr && *v != '\0') return v;
+  return spec.default_value;
+}
+
+class Logger {
+ public:
+  explicit Logger(bool json) : json_(json) {}
+  void operator()(const std::string& line) {
+    std::lock_guard lock(mu_);
+    if (json_) {
+      std::cerr << nlohmann::json{{"time", FormatTimestamp(clock_.Now())}, {"msg", line}}.dump()
+                << "\n";
+    } else {
+      std::cerr << "k8shazgpu-node: " << line << "\n";
+    }
+  }
+
+ private:
+  const bool json_;
+  host::SystemClock clock_;
+  std::mutex mu_;
+};
+
+absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> MakeProvider(const std::string& name,
+                                                               const std::string& fake_host,
+                                                               const std::string& nvml) {
+  if (name == "fake") return std::make_unique<gpu::FakeGpuProvider>(fake_host);
+  if (name == "amd") return std::make_unique<gpu::AmdGpuProvider>("/");
+  if (name == "nvidia") {
+    ASSIGN_OR_RETURN(std::unique_ptr<gpu::NvmlGpuProvider> p, gpu::NvmlGpuProvider::Create(nvml));
+    return std::unique_ptr<gpu::GpuProvider>(std::move(p));
+  }
+  return absl::InvalidArgumentError(
+      StrCat("--provider: expected nvidia, amd or fake, got '", name, "'"));
+}
+
+int Fail(const std::string& message, int code = 1) {
+  std::cerr << "k8shazgpu-node: " << message << "\n";
+  return code;
+}
+
+int Main(const std::vector<std::string>& args) {
+  const std::vector<cli::FlagSpec> specs = Flags();
+  absl::StatusOr<cli::ParsedFlags> flags = cli::ParseFlags(args, specs, "");
+  if (!flags.ok()) return Fail(std::string(flags.status().message()), cli::kExitUsage);
+  if (flags->Has("help")) {
+    std::cout << "usage: k8shazgpu-node --node-name NAME [flags]\n" << cli::FlagHelp(specs);
+    return 0;
+  }
+  std::map<std::string, std::string> s;
+  for (const cli::FlagSpec& spec : specs) s[spec.name] = Setting(*flags, spec);
+  if (s["node-name"].empty()) {
+    return Fail("--node-name (or K8SHAZGPU_NODE_NAME) is required", cli::kExitUsage);
+  }
+  if (s["log-format"] != "text" && s["log-format"] != "json") {
+    return Fail("--log-format: expected text or json, got '" + s["log-format"] + "'",
+                cli::kExitUsage);
+  }
+  const size_t colon = s["http-listen"].rfind(':');
+  const int http_port =
+      colon == std::string::npos ? -1 : std::atoi(s["http-listen"].c_str() + colon + 1);
+  if (colon == std::string::npos || http_port < 0 || http_port > 65535) {
+    return Fail("--http-listen: expected HOST:PORT, got '" + s["http-listen"] + "'",
+                cli::kExitUsage);
+  }
+
+  // Signals are taken by one thread with sigwait, before any other starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  Logger logger(s["log-format"] == "json");
+  auto log = [&logger](const std::string& line) { logger(line); };
+  absl::StatusOr<kube::RestConfig> config =
+      kube::LoadRestConfig(kube::LoadOptions::FromProcess(s["kubeconfig"], ""));
+  if (!config.ok()) return Fail(std::string(config.status().message()));
+  absl::StatusOr<std::unique_ptr<kube::Client>> client =
+      kube::Client::Create(*config, {.user_agent = kube::UserAgent("k8shazgpu-node")});
+  if (!client.ok()) return Fail(std::string(client.status().message()));
+  if (absl::Status s_api = (*client)->CheckDraApi(); !s_api.ok()) {
+    return Fail(std::string(s_api.message()));
+  }
+  absl::StatusOr<std::unique_ptr<store::SqliteStateStore>> opened =
+      store::SqliteStateStore::Open(s["state"]);
+  if (!opened.ok()) return Fail(std::string(opened.status().message()));
+  // The slice loop and the kubelet's calls use the store from different threads.
+  store::LockedStateStore store(*std::move(opened));
+  absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> provider =
+      MakeProvider(s["provider"], s["fake-host"], s["nvml-library"]);
+  if (!provider.ok()) return Fail(std::string(provider.status().message()));
+  host::SystemClock clock;
+  std::unique_ptr<gpu::NvmlHealthMonitor> health;
+  if (s["provider"] == "nvidia") {
+    absl::StatusOr<std::unique_ptr<gpu::NvmlHealthMonitor>> monitor =
+        gpu::NvmlHealthMonitor::Create(s["nvml-library"], clock);
+    if (monitor.ok()) {
+      health = *std::move(monitor);
+      health->Start();
+    } else {
+      log(StrCat("GPU health is not watched: ", monitor.status().message()));
+    }
+  }
+  absl::StatusOr<std::string> boot_id = host::ReadBootId();
+  if (!boot_id.ok()) return Fail(std::string(boot_id.status().message()));
+  host::LinuxProcessTable processes;
+
+  absl::StatusOr<std::unique_ptr<daemon::NodeDaemon>> node =
+      daemon::NodeDaemon::Start({.state_path = s["state"],
+                                 .plugin_dir = s["plugin-dir"],
+                                 .registrar_dir = s["registrar-dir"],
+                                 .cdi_dir = s["cdi-dir"],
+                                 .driver_root = s["driver-root"],
+                                 .boot_id = *boot_id,
+                                 .log = log},
+                                {.node_name = s["node-name"],
+                                 .provider = **provider,
+                                 .store = store,
+                                 .processes = processes,
+                                 .health = health.get(),
+                                 .threshold_bytes = 1024 * kMiB},
+                                **client, clock);
+  if (!node.ok()) return Fail(std::string(node.status().message()));
+
+  httplib::Server http;
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  http.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
+    const bool ready = (*node)->Ready();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ok\n" : "not ready: the slices are not published yet\n", "text/plain");
+  });
+  http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content((*node)->Metrics(), "text/plain; version=0.0.4");
+  });
+  const std::string http_host = s["http-listen"].substr(0, colon);
+  const int bound = http_port == 0 ? http.bind_to_any_port(http_host)
+                                   : (http.bind_to_port(http_host, http_port) ? http_port : -1);
+  if (bound < 0) return Fail("cannot listen on " + s["http-listen"]);
+  std::thread serving([&] { http.listen_after_bind(); });
+  log(StrCat("serving node ", s["node-name"], "; health and metrics on ", http_host, ":", bound));
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log("stopping");
+  (*node)->Stop();
+  if (health) health->Stop();
+  http.stop();
+  serving.join();
+  return 0;
+}
+
+}  // namespace
+}  // namespace canhazgpu
+
+int main(int argc, char** argv) {
+  return canhazgpu::Main(std::vector<std::string>(argv + 1, argv + argc));
+}

@@ -1,0 +1,196 @@
+// k8shazgpu-node end to end: the real binary against the simulated API
+// server (k8shazgpu-sim apiserver) on a simulated host, driven by our
+// kubelet client over its real unix sockets, beside the real canhazgpu.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/kubelet_client.h"
+#include "driver/cdi_spec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/cli_runner.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+
+namespace canhazgpu::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class NodeDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/node_daemon_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    env_ = {{"CANHAZGPU_STATE", dir_ + "/state.db"}, {"HOME", dir_}};
+    sim_ = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", Kubeconfig()}, {},
+                        {.stderr_path = dir_ + "/sim.log"});
+    ASSERT_TRUE(Eventually([&] { return fs::exists(Kubeconfig()) || ProcessGone(sim_); }));
+    ASSERT_TRUE(fs::exists(Kubeconfig())) << ReadFile(dir_ + "/sim.log");
+    CliResult admin = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--gpus", "4",
+                                  "--fake-host", dir_ + "/host.json"},
+                                 env_);
+    ASSERT_EQ(admin.exit_code, 0) << admin.err;
+    kube::LoadOptions load;
+    load.kubeconfig_flag = Kubeconfig();
+    client_ = kube::Client::Create(kube::LoadRestConfig(load).value(), {.qps = 1000, .burst = 1000})
+                  .value();
+    StartNode();
+  }
+  void TearDown() override {
+    if (node_ > 0) {
+      kill(node_, SIGTERM);
+      EXPECT_EQ(ExitCodeOf(node_), 0) << ReadFile(dir_ + "/node.log");
+    }
+    if (sim_ > 0) {
+      kill(sim_, SIGTERM);
+      ExitCodeOf(sim_);
+    }
+    fs::remove_all(dir_);
+  }
+
+  std::string Kubeconfig() const { return dir_ + "/kubeconfig"; }
+  std::string RegistrationSocket() const { return dir_ + "/registry/gpu.canhazgpu.dev-reg.sock"; }
+  void StartNode() {
+    node_ = SpawnProgram({K8SHAZGPU_NODE_BINARY, "--node-name", "node-a", "--kubeconfig",
+                          Kubeconfig(), "--plugin-dir", dir_ + "/plugin", "--cdi-dir",
+                          dir_ + "/cdi", "--http-listen", "127.0.0.1:0"},
+                         {// Every other setting from the environment, as the DaemonSet sets them.
+                          {"K8SHAZGPU_STATE", dir_ + "/state.db"},
+                          {"K8SHAZGPU_PROVIDER", "fake"},
+                          {"K8SHAZGPU_FAKE_HOST", dir_ + "/host.json"},
+                          {"K8SHAZGPU_REGISTRAR_DIR", dir_ + "/registry"},
+                          {"HOME", dir_}},
+                         {.stderr_path = dir_ + "/node.log"});
+    ASSERT_TRUE(Eventually([&] { return fs::exists(RegistrationSocket()) || ProcessGone(node_); }))
+        << ReadFile(dir_ + "/node.log");
+  }
+  std::vector<std::string> Published() {
+    std::vector<std::string> names;
+    absl::StatusOr<json> slices =
+        client_->ListAll(kube::kResourceSlices, "", {.field_selector = "spec.nodeName=node-a"});
+    if (!slices.ok()) return {"error: " + std::string(slices.status().message())};
+    for (const json& s : (*slices)["items"]) {
+      for (const json& d : s["spec"].value("devices", json::array())) names.push_back(d["name"]);
+    }
+    return names;
+  }
+  // A claim in `default` allocated `device` of node-a, as the scheduler leaves it.
+  driver::ClaimRef AllocatedClaim(const std::string& name, const std::string& device) {
+    json claim = {
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceClaim"},
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"devices",
+           {{"requests",
+             {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}}};
+    json created = client_->CreateObject(kube::kResourceClaims, "default", claim).value();
+    created["status"] = {{"allocation",
+                          {{"devices",
+                            {{"results",
+                              {{{"request", "gpu"},
+                                {"driver", "gpu.canhazgpu.dev"},
+                                {"pool", "node-a"},
+                                {"device", device}}}}}}}}};
+    client_->UpdateStatus(kube::kResourceClaims, "default", created).value();
+    return {.namespace_name = "default", .uid = created["metadata"]["uid"], .name = name};
+  }
+
+  std::string dir_;
+  std::map<std::string, std::string> env_;
+  int sim_ = 0;
+  int node_ = 0;
+  std::unique_ptr<kube::Client> client_;
+};
+
+TEST_F(NodeDaemonTest, RegistersPublishesAndFollowsLocalReservations) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  EXPECT_EQ((*kubelet)->plugin().name, "gpu.canhazgpu.dev");
+  EXPECT_EQ((*kubelet)->service(), "v1.DRAPlugin");
+  EXPECT_TRUE(Eventually([&] {
+    return ReadFile(dir_ + "/node.log").find("registered with the kubelet") != std::string::npos;
+  }));
+
+  ASSERT_TRUE(Eventually([&] { return Published().size() == 4; })) << ReadFile(dir_ + "/node.log");
+  // A local reservation takes the GPU out of the cluster; its release brings it back.
+  ASSERT_EQ(
+      RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "1", "--duration", "1h"}, env_).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return Published() == std::vector<std::string>{"gpu-0", "gpu-2", "gpu-3"};
+  })) << ReadFile(dir_ + "/node.log");
+  ASSERT_EQ(RunProgram({CANHAZGPU_BINARY, "release", "-G", "1"}, env_).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return Published().size() == 4; }));
+}
+
+TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
+  absl::StatusOr<std::map<std::string, driver::PrepareResult>> prepared =
+      (*kubelet)->NodePrepareResources({claim});
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_EQ((*prepared)[claim.uid].error, "");
+  EXPECT_THAT((*prepared)[claim.uid].devices[0].cdi_device_ids,
+              ElementsAre("k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-gpu-2"));
+  EXPECT_TRUE(fs::exists(dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
+
+  // canhazgpu on the node sees the claim and cannot take its GPU.
+  CliResult status = RunProgram({CANHAZGPU_BINARY, "status", "--json"}, env_);
+  EXPECT_THAT(status.out, HasSubstr("\"train\"")) << status.err;
+  CliResult taken = RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "2", "--nonblock"}, env_);
+  EXPECT_NE(taken.exit_code, 0);
+
+  // A local hold on another GPU makes a second claim's prepare fail, saying who.
+  ASSERT_EQ(
+      RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "3", "--duration", "1h"}, env_).exit_code, 0);
+  const driver::ClaimRef blocked = AllocatedClaim("blocked", "gpu-3");
+  EXPECT_THAT((*(*kubelet)->NodePrepareResources({blocked}))[blocked.uid].error,
+              HasSubstr("is held there"));
+
+  // Restarted (SIGKILL: no clean shutdown), the daemon still knows the claim.
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  fs::remove_all(dir_ + "/cdi");  // as after a node's /var/run is cleared
+  StartNode();
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> again =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(fs::exists(dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
+  EXPECT_EQ((*(*again)->NodePrepareResources({claim}))[claim.uid].devices.size(), 1u);
+  EXPECT_EQ((*(*again)->NodeUnprepareResources({claim}))[claim.uid], "");
+  EXPECT_FALSE(fs::exists(dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
+  CliResult freed = RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "2", "--nonblock"}, env_);
+  EXPECT_EQ(freed.exit_code, 0) << freed.err << ReadFile(dir_ + "/node.log");
+}
+
+TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
+  kill(node_, SIGTERM);
+  EXPECT_EQ(ExitCodeOf(node_), 0) << ReadFile(dir_ + "/node.log");
+  node_ = 0;
+  EXPECT_FALSE(fs::exists(RegistrationSocket()));
+  EXPECT_FALSE(fs::exists(dir_ + "/plugin/dra.sock"));
+}
+
+TEST(NodeDaemonFlagsTest, MissingNodeNameAndBadFlagsAreOneLineUsageErrors) {
+  CliResult none = RunProgram({K8SHAZGPU_NODE_BINARY}, {});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("--node-name (or K8SHAZGPU_NODE_NAME) is required"));
+  CliResult bad =
+      RunProgram({K8SHAZGPU_NODE_BINARY, "--node-name", "n", "--log-format", "xml"}, {});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--log-format: expected text or json"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
