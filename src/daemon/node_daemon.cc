@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "core/strings.h"
 #include "driver/device_health.h"
@@ -142,7 +143,7 @@ driver::NodeDevices NodeDaemon::Devices() {
   return devices_;
 }
 
-void NodeDaemon::SyncSlices() {
+void NodeDaemon::SyncSlices(bool verify) {
   std::string uid;
   {
     std::lock_guard lock(mu_);
@@ -172,7 +173,7 @@ void NodeDaemon::SyncSlices() {
     std::lock_guard lock(mu_);
     devices_ = *devices;
   }
-  absl::StatusOr<driver::PublishResult> published = publisher_.Publish(*devices);
+  absl::StatusOr<driver::PublishResult> published = publisher_.Publish(*devices, verify);
   if (!published.ok()) {
     publish_errors_.Add();
     options_.log(StrCat("cannot publish the ResourceSlices: ", published.status().message()));
@@ -198,20 +199,34 @@ void NodeDaemon::SliceLoop() {
   }
   uint64_t health_seen = parts_.health != nullptr ? parts_.health->Snapshot().version : 0;
   auto next_resync = SteadyClock::now();
+  // A commit is seen (inotify on the WAL) a moment before readers can see it
+  // (SQLite publishes it in the mmap'ed -shm index, which inotify does not
+  // report): every wake is followed by a second look shortly after.
+  constexpr SteadyClock::time_point kNever = SteadyClock::time_point::max();
+  SteadyClock::time_point settle = kNever;
   bool due = true;  // publish at once
   while (!stopping_) {
-    if (due || SteadyClock::now() >= next_resync) {
-      SyncSlices();
+    const auto now = SteadyClock::now();
+    if (now >= settle) {
+      due = true;
+      settle = kNever;
+    }
+    if (due || now >= next_resync) {
+      SyncSlices(/*verify=*/now >= next_resync);
       next_resync = SteadyClock::now() + options_.resync;
       due = false;
     }
     // Wake for a commit to the state file, a health change, the resync or
-    // Stop(), checking the last two at least once a second.
+    // Stop(), checking the last two at least five times a second.
+    const int wait_ms = settle != kNever ? 20 : 200;
     if (watcher.ok()) {
       pollfd fd{.fd = watcher->fd(), .events = POLLIN, .revents = 0};
-      if (poll(&fd, 1, 200) > 0) due = watcher->Drain() || due;
+      if (poll(&fd, 1, wait_ms) > 0 && watcher->Drain()) {
+        due = true;
+        settle = SteadyClock::now() + std::chrono::milliseconds(50);
+      }
     } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     }
     if (parts_.health != nullptr) {
       const uint64_t version = parts_.health->Snapshot().version;

@@ -65,8 +65,9 @@ class NodeDaemon {
   NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube::Client& client,
              const Clock& clock);
   void SliceLoop();
-  // Reads the node and publishes; logs what changed or failed.
-  void SyncSlices();
+  // Reads the node and publishes; logs what changed or failed. `verify`
+  // reads the API even when the devices did not change (the resync).
+  void SyncSlices(bool verify);
   driver::NodeDevices Devices();
 
   const NodeDaemonOptions options_;

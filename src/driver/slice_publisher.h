@@ -7,6 +7,7 @@
 // thread-safe: one publisher per node, called from one thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,11 @@ class SlicePublisher {
   explicit SlicePublisher(kube::Client& client) : client_(client) {}
 
   // Reads the node's slices, then writes what differs. An error leaves the
-  // API partly updated at worst; the next call finishes the job.
-  absl::StatusOr<PublishResult> Publish(const NodeDevices& devices);
+  // API partly updated at worst; the next call finishes the job. When the
+  // devices are what this publisher last published successfully, nothing
+  // is read or written unless `verify` (the periodic resync, which repairs
+  // slices someone else changed or deleted).
+  absl::StatusOr<PublishResult> Publish(const NodeDevices& devices, bool verify = true);
 
   // Deletes every slice of the node and driver (the daemon's uninstall).
   absl::Status Unpublish(const std::string& node, const std::string& driver);
@@ -39,6 +43,10 @@ class SlicePublisher {
   absl::StatusOr<nlohmann::json> ListSlices(const std::string& node, const std::string& driver);
 
   kube::Client& client_;
+  // What the last successful Publish left in the API (its slices at their
+  // generation): a repeat of the same devices costs no request.
+  std::optional<PublishResult> last_;
+  std::vector<nlohmann::json> last_slices_;
 };
 
 }  // namespace canhazgpu::driver

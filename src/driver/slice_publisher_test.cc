@@ -110,6 +110,30 @@ TEST_F(SlicePublisherTest, MigPoolsAndTaintsAreAcceptedByTheServer) {
   EXPECT_TRUE(publisher_.Publish(node)->changed);
 }
 
+TEST_F(SlicePublisherTest, ARepeatCostsNoRequestUnlessVerified) {
+  ASSERT_TRUE(publisher_.Publish(Node(4)).ok());
+  // Any request now fails: a repeat that makes none still succeeds.
+  sim_.server().faults().Add({.count = 100, .code = 500});
+  absl::StatusOr<PublishResult> repeat = publisher_.Publish(Node(4), /*verify=*/false);
+  ASSERT_TRUE(repeat.ok()) << repeat.status();
+  EXPECT_FALSE(repeat->changed);
+  EXPECT_EQ(repeat->generation, 1);
+  EXPECT_EQ(sim_.server().faults().Pending()[0].count, 100);
+  EXPECT_FALSE(publisher_.Publish(Node(4), /*verify=*/true).ok());  // it reads
+  NodeDevices changed = Node(4);
+  changed.withheld = {"gpu-0"};
+  EXPECT_FALSE(publisher_.Publish(changed, /*verify=*/false).ok());  // it must write
+  sim_.server().faults().Clear();
+  // After a failure nothing is assumed: the next call reads and repairs.
+  ASSERT_TRUE(publisher_.Publish(changed, /*verify=*/false).ok());
+  EXPECT_THAT(Published(), ElementsAre("gpu-1", "gpu-2", "gpu-3"));
+  // Someone deleted the slices: the periodic verify puts them back.
+  ASSERT_TRUE(client_->DeleteCollection(kube::kResourceSlices, "", {}).ok());
+  EXPECT_FALSE(publisher_.Publish(changed, /*verify=*/false)->changed);
+  EXPECT_TRUE(publisher_.Publish(changed, /*verify=*/true)->changed);
+  EXPECT_THAT(Published(), ElementsAre("gpu-1", "gpu-2", "gpu-3"));
+}
+
 TEST_F(SlicePublisherTest, AnApiErrorIsReturnedAndTheNextPublishFinishes) {
   sim_.server().faults().Add({.verb = "create", .resource = "resourceslices", .code = 500});
   absl::StatusOr<PublishResult> failed = publisher_.Publish(Node(2));
