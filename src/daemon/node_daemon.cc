@@ -77,7 +77,8 @@ NodeDaemon::NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube:
                                         "Time to prepare or unprepare the claims of one call.",
                                         LatencyBuckets(), {"operation"})),
       claims_(client),
-      publisher_(client) {}
+      publisher_(client),
+      status_writer_(client) {}
 
 absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions options,
                                                               driver::NodeParts parts,
@@ -101,9 +102,9 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
     d->options_.log(StrCat("cannot read node ", parts.node_name, ": ", node.status().message(),
                            "; its slices are published without an owner"));
   }
-  absl::StatusOr<driver::NodeDevices> devices = driver::ReadNodeDevices(parts, d->node_uid_);
-  if (!devices.ok()) return devices.status();
-  d->devices_ = *std::move(devices);
+  absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts, d->node_uid_);
+  if (!view.ok()) return view.status();
+  d->devices_ = std::move(view->devices);
 
   d->preparer_ = std::make_unique<driver::ClaimPreparer>(
       driver::PreparerOptions{.driver = kDriverName,
@@ -149,12 +150,13 @@ void NodeDaemon::SyncSlices(bool verify) {
     std::lock_guard lock(mu_);
     uid = node_uid_;
   }
-  absl::StatusOr<driver::NodeDevices> devices = driver::ReadNodeDevices(parts_, uid);
-  if (!devices.ok()) {
+  absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts_, uid);
+  if (!view.ok()) {
     publish_errors_.Add();
-    options_.log(StrCat("cannot read the node's GPUs: ", devices.status().message()));
+    options_.log(StrCat("cannot read the node's GPUs: ", view.status().message()));
     return;
   }
+  const driver::NodeDevices* devices = &view->devices;
   if (parts_.health != nullptr) {
     std::vector<driver::DeviceHealth> health =
         driver::DeviceHealths(devices->pool, parts_.health->Snapshot());
@@ -172,6 +174,12 @@ void NodeDaemon::SyncSlices(bool verify) {
   {
     std::lock_guard lock(mu_);
     devices_ = *devices;
+  }
+  // The node's status for people and the cluster CLI, beside the slices.
+  if (absl::Status s = status_writer_.Write(
+          driver::NodeGpuStatusObject(parts_.node_name, uid, *view, clock_.Now()), verify);
+      !s.ok()) {
+    options_.log(StrCat("cannot write the NodeGpuStatus: ", s.message()));
   }
   absl::StatusOr<driver::PublishResult> published = publisher_.Publish(*devices, verify);
   if (!published.ok()) {

@@ -25,6 +25,7 @@
 #include "driver/checkpoint.h"
 #include "driver/claim_preparer.h"
 #include "driver/health_board.h"
+#include "driver/node_status.h"
 #include "driver/node_view.h"
 #include "driver/slice_publisher.h"
 #include "kube/client.h"
@@ -84,6 +85,7 @@ class NodeDaemon {
   std::optional<driver::Checkpoint> checkpoint_;
   driver::ApiClaimSource claims_;
   driver::SlicePublisher publisher_;
+  driver::NodeStatusWriter status_writer_;
   driver::HealthBoard health_board_;
   std::unique_ptr<driver::ClaimPreparer> preparer_;
   std::unique_ptr<driver::NodeService> metered_;  // the preparer, counted and timed

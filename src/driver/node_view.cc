@@ -8,7 +8,7 @@
 
 namespace canhazgpu::driver {
 
-absl::StatusOr<NodeDevices> ReadNodeDevices(const NodeParts& parts, const std::string& node_uid) {
+absl::StatusOr<NodeView> ReadNode(const NodeParts& parts, const std::string& node_uid) {
   ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, parts.provider.Query());
   // Processes are described before the store is read, as every command does.
   std::vector<alloc::GpuUsage> usage = alloc::DescribeGpus(gpus, parts.processes);
@@ -25,11 +25,16 @@ absl::StatusOr<NodeDevices> ReadNodeDevices(const NodeParts& parts, const std::s
     ASSIGN_OR_RETURN(input.reservations, tx.ListReservations());
     return absl::OkStatus();
   }));
-  NodeDevices out;
-  out.pool = dra::BuildDevicePool(gpus, parts.node_name);
-  out.withheld = WithheldDevices(out.pool, alloc::BuildStatus(input));
-  if (parts.health != nullptr) out.taints = DeviceTaints(out.pool, parts.health->Snapshot());
-  out.node_uid = node_uid;
+  NodeView out;
+  NodeDevices& devices = out.devices;
+  devices.pool = dra::BuildDevicePool(gpus, parts.node_name);
+  out.statuses = alloc::BuildStatus(input);
+  devices.withheld = WithheldDevices(devices.pool, out.statuses);
+  if (parts.health != nullptr) {
+    devices.taints = DeviceTaints(devices.pool, parts.health->Snapshot());
+  }
+  devices.node_uid = node_uid;
+  if (!gpus.empty()) out.driver_version = gpus.front().driver_version;
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "alloc/gpu_status.h"
 #include "driver/slices.h"
 #include "gpu/gpu_health.h"
 #include "gpu/gpu_provider.h"
@@ -24,8 +25,15 @@ struct NodeParts {
   uint64_t threshold_bytes = 0;          // busy above this much memory
 };
 
-// The devices, withheld ones and taints now; `node_uid` becomes the slices'
-// owner. FailedPrecondition when the host store has no GPU pool yet.
-absl::StatusOr<NodeDevices> ReadNodeDevices(const NodeParts& parts, const std::string& node_uid);
+// One reading of the node.
+struct NodeView {
+  NodeDevices devices;                     // what the slices publish
+  std::vector<alloc::GpuStatus> statuses;  // each GPU: held, prepared, busy, free
+  std::string driver_version;              // of the GPU driver, when known
+};
+
+// The node now; `node_uid` becomes the slices' owner. FailedPrecondition
+// when the host store has no GPU pool yet.
+absl::StatusOr<NodeView> ReadNode(const NodeParts& parts, const std::string& node_uid);
 
 }  // namespace canhazgpu::driver

@@ -6,14 +6,17 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
+#include "driver/node_status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/cli_runner.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kubesim/patch.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -42,6 +45,15 @@ class NodeDaemonTest : public ::testing::Test {
     load.kubeconfig_flag = Kubeconfig();
     client_ = kube::Client::Create(kube::LoadRestConfig(load).value(), {.qps = 1000, .burst = 1000})
                   .value();
+    // The NodeGpuStatus CRD, as deploy/ installs it.
+    std::ifstream crd(std::string(DEPLOY_DIR) + "/crds/nodegpustatuses.yaml");
+    std::stringstream text;
+    text << crd.rdbuf();
+    ASSERT_TRUE(
+        client_
+            ->CreateObject({"apiextensions.k8s.io", "v1", "customresourcedefinitions", false}, "",
+                           kubesim::YamlToJson(text.str()).value())
+            .ok());
     StartNode();
   }
   void TearDown() override {
@@ -128,6 +140,12 @@ TEST_F(NodeDaemonTest, RegistersPublishesAndFollowsLocalReservations) {
   EXPECT_TRUE(Eventually([&] {
     return Published() == std::vector<std::string>{"gpu-0", "gpu-2", "gpu-3"};
   })) << ReadFile(dir_ + "/node.log");
+  // The node's status says who holds it.
+  EXPECT_TRUE(Eventually([&] {
+    absl::StatusOr<json> status = client_->Get(driver::kNodeGpuStatuses, "", "node-a");
+    return status.ok() && (*status)["status"]["devices"][1]["state"] == "Held" &&
+           (*status)["status"]["summary"]["free"] == 3;
+  })) << ReadFile(dir_ + "/sim.log");
   ASSERT_EQ(RunProgram({CANHAZGPU_BINARY, "release", "-G", "1"}, env_).exit_code, 0);
   EXPECT_TRUE(Eventually([&] { return Published().size() == 4; }));
 }

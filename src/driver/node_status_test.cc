@@ -1,0 +1,135 @@
+// The NodeGpuStatus against the simulated API server, with the CRD that
+// deploy/ ships.
+#include "driver/node_status.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "dra/test_pools.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kubesim/patch.h"
+#include "kubesim/testing/test_api_server.h"
+
+namespace canhazgpu::driver {
+namespace {
+
+using nlohmann::json;
+
+class NodeStatusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client_ = kube::Client::Create(sim_.Config(), {.qps = 1000, .burst = 1000}).value();
+    std::ifstream in(std::string(DEPLOY_DIR) + "/crds/nodegpustatuses.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    const json crd = kubesim::YamlToJson(text.str()).value();
+    const kube::ResourceRef crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+    ASSERT_TRUE(client_->CreateObject(crds, "", crd).ok());
+  }
+
+  NodeView View() {
+    NodeView view;
+    std::vector<GpuInfo> gpus;
+    for (int i = 0; i < 4; ++i) gpus.push_back(dra::testing::TestGpu(i));
+    view.devices.pool = dra::BuildDevicePool(gpus, "node-a");
+    view.driver_version = "535.104.05";
+    view.statuses = {{.gpu = 0, .state = alloc::GpuState::kAvailable},
+                     {.gpu = 1,
+                      .state = alloc::GpuState::kInUse,
+                      .reservation = Reservation{.gpu = 1,
+                                                 .user = "alice",
+                                                 .kind = ReservationKind::kManual,
+                                                 .start = FromEpochMillis(1'795'000'000'000),
+                                                 .expires = FromEpochMillis(1'795'003'600'000)}},
+                     {.gpu = 2,
+                      .state = alloc::GpuState::kInUse,
+                      .reservation = Reservation{.gpu = 2,
+                                                 .user = "bob",
+                                                 .kind = ReservationKind::kK8s,
+                                                 .claim = KubeClaimRef{.namespace_name = "ml",
+                                                                       .name = "train",
+                                                                       .uid = "u-1",
+                                                                       .pod = "train-0"}}},
+                     {.gpu = 3,
+                      .state = alloc::GpuState::kUnreserved,
+                      .processes = {{.pid = 4242,
+                                     .user = "carol",
+                                     .command = "python serve.py",
+                                     .used_memory_bytes = 2u << 30}}}};
+    view.devices.taints["gpu-3"] = {
+        {.key = "gpu.canhazgpu.dev/xid", .value = "79", .effect = "NoSchedule"}};
+    return view;
+  }
+  json Read() { return client_->Get(kNodeGpuStatuses, "", "node-a").value(); }
+
+  kubesim::TestApiServer sim_;
+  std::unique_ptr<kube::Client> client_;
+};
+
+TEST_F(NodeStatusTest, EveryDeviceSaysWhatItIsDoing) {
+  const json object =
+      NodeGpuStatusObject("node-a", "node-uid", View(), FromEpochMillis(1'795'000'100'000));
+  NodeStatusWriter writer(*client_);
+  ASSERT_TRUE(writer.Write(object, /*refresh=*/false).ok());
+  const json got = Read();
+  EXPECT_EQ(got["spec"]["nodeName"], "node-a");
+  EXPECT_EQ(got["metadata"]["ownerReferences"][0]["uid"], "node-uid");
+  const json& status = got["status"];
+  EXPECT_EQ(
+      status["summary"],
+      (json{
+          {"total", 4}, {"free", 1}, {"held", 1}, {"prepared", 1}, {"inUse", 1}, {"tainted", 1}}));
+  EXPECT_EQ(status["driverVersion"], "535.104.05");
+  const json& d = status["devices"];
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[0]["state"], "Free");
+  EXPECT_EQ(d[1]["held"], (json{{"user", "alice"},
+                                {"kind", "Manual"},
+                                {"since", "2026-11-18T11:06:40Z"},
+                                {"until", "2026-11-18T12:06:40Z"}}));
+  EXPECT_EQ(d[2]["state"], "Prepared");
+  EXPECT_EQ(d[2]["claims"][0],
+            (json{{"namespace", "ml"}, {"name", "train"}, {"uid", "u-1"}, {"pods", {"train-0"}}}));
+  EXPECT_EQ(d[3]["state"], "InUse");
+  EXPECT_EQ(d[3]["usage"]["users"], (json{"carol"}));
+  EXPECT_EQ(d[3]["usage"]["processes"][0]["pid"], 4242);
+  EXPECT_EQ(d[3]["taints"][0]["value"], "79");
+  EXPECT_EQ(d[3]["taints"][0]["source"], "Driver");
+}
+
+TEST_F(NodeStatusTest, OnlyChangesAndRefreshesAreWritten) {
+  NodeStatusWriter writer(*client_);
+  ASSERT_TRUE(
+      writer
+          .Write(NodeGpuStatusObject("node-a", "", View(), FromEpochMillis(1'795'000'000'000)),
+                 false)
+          .ok());
+  // Any request now fails: the same status later is not sent.
+  sim_.server().faults().Add({.count = 100, .code = 500});
+  EXPECT_TRUE(
+      writer
+          .Write(NodeGpuStatusObject("node-a", "", View(), FromEpochMillis(1'795'000'030'000)),
+                 false)
+          .ok());
+  EXPECT_EQ(sim_.server().faults().Pending()[0].count, 100);
+  // The refresh is sent (and fails here); a change is sent.
+  EXPECT_FALSE(
+      writer
+          .Write(NodeGpuStatusObject("node-a", "", View(), FromEpochMillis(1'795'000'060'000)),
+                 true)
+          .ok());
+  sim_.server().faults().Clear();
+  NodeView changed = View();
+  changed.statuses[0].state = alloc::GpuState::kUnreserved;
+  ASSERT_TRUE(
+      writer
+          .Write(NodeGpuStatusObject("node-a", "", changed, FromEpochMillis(1'795'000'090'000)),
+                 false)
+          .ok());
+  EXPECT_EQ(Read()["status"]["summary"]["free"], 0);
+  EXPECT_EQ(Read()["status"]["updateTime"], std::string("2026-11-18T11:08:10Z"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::driver
