@@ -12,14 +12,13 @@
 #include "dra/test_pools.h"
 #include "driver/api_claim_source.h"
 #include "driver/claim_preparer.h"
+#include "driver/testing/allocated_claim.h"
 #include "host/system_clock.h"
 #include "kubesim/testing/test_api_server.h"
 #include "store/sqlite_state_store.h"
 
 namespace canhazgpu::daemon {
 namespace {
-
-using nlohmann::json;
 
 void BM_PrepareOneGpuClaim(benchmark::State& state) {
   char tmpl[] = "/tmp/prep_bench.XXXXXX";
@@ -50,24 +49,11 @@ void BM_PrepareOneGpuClaim(benchmark::State& state) {
   int n = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    json claim = {
-        {"metadata", {{"name", "c" + std::to_string(n++)}}},
-        {"spec",
-         {{"devices",
-           {{"requests",
-             {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}}};
-    json created = client->CreateObject(kube::kResourceClaims, "default", claim).value();
-    created["status"] = {{"allocation",
-                          {{"devices",
-                            {{"results",
-                              {{{"request", "gpu"},
-                                {"driver", "gpu.canhazgpu.dev"},
-                                {"pool", "node-a"},
-                                {"device", "gpu-" + std::to_string(n % 8)}}}}}}}}};
-    created = client->UpdateStatus(kube::kResourceClaims, "default", created).value();
-    const driver::ClaimRef ref{.namespace_name = "default",
-                               .uid = created["metadata"]["uid"],
-                               .name = created["metadata"]["name"]};
+    const driver::ClaimRef ref =
+        driver::testing::CreateAllocatedClaim(*client, "default", "c" + std::to_string(n),
+                                              {"gpu-" + std::to_string(n % 8)})
+            .value();
+    ++n;
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
     auto out = kubelet->NodePrepareResources({ref});

@@ -11,6 +11,7 @@
 #include "dra/test_pools.h"
 #include "driver/api_claim_source.h"
 #include "driver/cdi_spec.h"
+#include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/testing/fake_clock.h"
@@ -61,28 +62,11 @@ class ClaimPreparerTest : public ::testing::Test {
         *source_, [this] { return node_; }, *store_, *checkpoint_, clock_);
   }
 
-  // An allocated claim of `devices` in namespace ml, reserved for pod `pod`.
+  // An allocated claim of `devices` in namespace ml, reserved for pod NAME-pod.
   ClaimRef Allocated(const std::string& name, std::vector<std::string> devices,
                      const std::string& pool = "node-a") {
-    json results = json::array();
-    for (const std::string& d : devices) {
-      results.push_back(
-          {{"request", "gpu"}, {"driver", "gpu.canhazgpu.dev"}, {"pool", pool}, {"device", d}});
-    }
-    json claim = {
-        {"apiVersion", "resource.k8s.io/v1"},
-        {"kind", "ResourceClaim"},
-        {"metadata", {{"name", name}}},
-        {"spec",
-         {{"devices",
-           {{"requests",
-             {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}}};
-    json created = client_->CreateObject(kube::kResourceClaims, "ml", claim).value();
-    created["status"] = {
-        {"allocation", {{"devices", {{"results", results}}}}},
-        {"reservedFor", {{{"resource", "pods"}, {"name", name + "-pod"}, {"uid", "p-" + name}}}}};
-    created = client_->UpdateStatus(kube::kResourceClaims, "ml", created).value();
-    return {.namespace_name = "ml", .uid = created["metadata"]["uid"], .name = name};
+    return testing::CreateAllocatedClaim(*client_, "ml", name, devices, pool, name + "-pod")
+        .value();
   }
 
   std::vector<Reservation> Reservations() {

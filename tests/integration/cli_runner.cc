@@ -193,6 +193,14 @@ std::optional<std::string> WritableCgroup2(std::string* why) {
   return dir;
 }
 
+int SpawnUntilReady(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env, const std::string& ready_file,
+                    const std::string& log) {
+  const int pid = SpawnProgram(argv, env, {.stderr_path = log});
+  Eventually([&] { return std::filesystem::exists(ready_file) || ProcessGone(pid); });
+  return pid;
+}
+
 int KubectlMinor() {
   CliResult r = RunProgram({"kubectl", "version", "--client", "-o", "json"}, {});
   if (r.exit_code != 0) return -1;

@@ -78,6 +78,13 @@ std::optional<std::string> WritableCgroup2(std::string* why);
 
 std::string ReadFile(const std::string& path);
 
+// Spawns `argv` (stderr into `log`) and waits until it has written
+// `ready_file` (a server's kubeconfig) or has died; the pid either way, so
+// the caller tells which by the file (and reads `log` for why).
+int SpawnUntilReady(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env, const std::string& ready_file,
+                    const std::string& log);
+
 // The minor version of the kubectl on PATH (32 for 1.32), or -1 when there is
 // none: the kubectl tests need 1.30 or newer.
 int KubectlMinor();

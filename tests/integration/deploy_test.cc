@@ -242,9 +242,8 @@ class DeployKubectlTest : public ::testing::Test {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   void StartServer() {
-    server_ = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", kubeconfig()},
-                           {}, {.stderr_path = dir_ + "/server.log"});
-    Eventually([&] { return std::filesystem::exists(kubeconfig()) || ProcessGone(server_); });
+    server_ = SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", kubeconfig()},
+                              {}, kubeconfig(), dir_ + "/server.log");
     ASSERT_TRUE(std::filesystem::exists(kubeconfig())) << ReadFile(dir_ + "/server.log");
   }
   std::string kubeconfig() const { return dir_ + "/kubeconfig"; }

@@ -11,6 +11,7 @@
 #include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
 #include "driver/node_status.h"
+#include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/cli_runner.h"
@@ -33,9 +34,8 @@ class NodeDaemonTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     env_ = {{"CANHAZGPU_STATE", dir_ + "/state.db"}, {"HOME", dir_}};
-    sim_ = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", Kubeconfig()}, {},
-                        {.stderr_path = dir_ + "/sim.log"});
-    ASSERT_TRUE(Eventually([&] { return fs::exists(Kubeconfig()) || ProcessGone(sim_); }));
+    sim_ = SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", Kubeconfig()},
+                           {}, Kubeconfig(), dir_ + "/sim.log");
     ASSERT_TRUE(fs::exists(Kubeconfig())) << ReadFile(dir_ + "/sim.log");
     CliResult admin = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--gpus", "4",
                                   "--fake-host", dir_ + "/host.json"},
@@ -96,24 +96,7 @@ class NodeDaemonTest : public ::testing::Test {
   }
   // A claim in `default` allocated `device` of node-a, as the scheduler leaves it.
   driver::ClaimRef AllocatedClaim(const std::string& name, const std::string& device) {
-    json claim = {
-        {"apiVersion", "resource.k8s.io/v1"},
-        {"kind", "ResourceClaim"},
-        {"metadata", {{"name", name}}},
-        {"spec",
-         {{"devices",
-           {{"requests",
-             {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}}};
-    json created = client_->CreateObject(kube::kResourceClaims, "default", claim).value();
-    created["status"] = {{"allocation",
-                          {{"devices",
-                            {{"results",
-                              {{{"request", "gpu"},
-                                {"driver", "gpu.canhazgpu.dev"},
-                                {"pool", "node-a"},
-                                {"device", device}}}}}}}}};
-    client_->UpdateStatus(kube::kResourceClaims, "default", created).value();
-    return {.namespace_name = "default", .uid = created["metadata"]["uid"], .name = name};
+    return driver::testing::CreateAllocatedClaim(*client_, "default", name, {device}).value();
   }
 
   std::string dir_;

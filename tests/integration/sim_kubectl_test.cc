@@ -81,9 +81,8 @@ class SimKubectlTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     kubeconfig_ = dir_ + "/kubeconfig";
-    server_ = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", kubeconfig_}, {},
-                           {.stderr_path = dir_ + "/server.log"});
-    Eventually([&] { return std::filesystem::exists(kubeconfig_) || ProcessGone(server_); });
+    server_ = SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "apiserver", "--kubeconfig-out", kubeconfig_},
+                              {}, kubeconfig_, dir_ + "/server.log");
     ASSERT_TRUE(std::filesystem::exists(kubeconfig_)) << ReadFile(dir_ + "/server.log");
     WriteFile(dir_ + "/objects.yaml", kObjects);
   }
@@ -212,11 +211,9 @@ TEST_F(SimKubectlTest, WatchSeesChangesAsTheyHappen) {
 // token, all from the kubeconfig the server wrote (mode 0600).
 TEST_F(SimKubectlTest, KubectlTalksToTheTlsServer) {
   const std::string tls_config = dir_ + "/tls.kubeconfig";
-  int tls = SpawnProgram({K8SHAZGPU_SIM_BINARY, "apiserver", "--tls", "--token", "t0k",
-                          "--kubeconfig-out", tls_config},
-                         {}, {.stderr_path = dir_ + "/tls.log"});
-  // Ready, or exited early (then the log says why).
-  Eventually([&] { return std::filesystem::exists(tls_config) || ProcessGone(tls); });
+  int tls = SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "apiserver", "--tls", "--token", "t0k",
+                             "--kubeconfig-out", tls_config},
+                            {}, tls_config, dir_ + "/tls.log");
   ASSERT_TRUE(std::filesystem::exists(tls_config)) << ReadFile(dir_ + "/tls.log");
   EXPECT_EQ(std::filesystem::status(tls_config).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);

@@ -1,0 +1,47 @@
+// Tests' and benchmarks' ResourceClaims as the scheduler leaves them: one
+// request "gpu" of class gpu.canhazgpu.dev, allocated devices of a pool of
+// our driver, reserved for a pod — created through the client (the spec,
+// then the status, as the real flow writes them).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/status_macros.h"
+#include "driver/node_service.h"
+#include "kube/client.h"
+
+namespace canhazgpu::driver::testing {
+
+// Creates claim `name` in `ns` allocated `devices` of `pool`, reserved for
+// `pod` when not empty; returns what the kubelet would send for it.
+inline absl::StatusOr<ClaimRef> CreateAllocatedClaim(kube::Client& client, const std::string& ns,
+                                                     const std::string& name,
+                                                     const std::vector<std::string>& devices,
+                                                     const std::string& pool = "node-a",
+                                                     const std::string& pod = "") {
+  nlohmann::json claim = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}}};
+  ASSIGN_OR_RETURN(nlohmann::json created, client.CreateObject(kube::kResourceClaims, ns, claim));
+  nlohmann::json results = nlohmann::json::array();
+  for (const std::string& d : devices) {
+    results.push_back(
+        {{"request", "gpu"}, {"driver", "gpu.canhazgpu.dev"}, {"pool", pool}, {"device", d}});
+  }
+  created["status"] = {{"allocation", {{"devices", {{"results", results}}}}}};
+  if (!pod.empty()) {
+    created["status"]["reservedFor"] = {
+        {{"resource", "pods"}, {"name", pod}, {"uid", "uid-" + pod}}};
+  }
+  ASSIGN_OR_RETURN(created, client.UpdateStatus(kube::kResourceClaims, ns, created));
+  return ClaimRef{.namespace_name = ns, .uid = created["metadata"]["uid"], .name = name};
+}
+
+}  // namespace canhazgpu::driver::testing
