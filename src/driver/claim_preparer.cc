@@ -107,13 +107,12 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
   ASSIGN_OR_RETURN(ClaimAllocation allocation,
                    OurAllocation(*claim, ref.uid, options_.driver, node.pool.pool));
   std::lock_guard lock(mu_);
-  return PrepareLocked(ref, allocation);
+  return PrepareLocked(ref, allocation, node);
 }
 
 absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
-    const ClaimRef& ref, const ClaimAllocation& allocation) {
+    const ClaimRef& ref, const ClaimAllocation& allocation, const NodeDevices& node) {
   const std::string id = StrCat("claim ", ref.namespace_name, "/", ref.name);
-  const NodeDevices node = devices_();
   const std::string& pool = node.pool.pool;
   // A PrepareStarted leftover (a crash, or a failure last time): undo it first.
   if (const CheckpointClaim* half = checkpoint_.Find(ref.uid);

@@ -66,9 +66,11 @@ class ClaimPreparer : public NodeService {
  private:
   absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref);
   absl::Status Unprepare(const std::string& uid);
-  // Under mu_: the work after the claim was read.
+  // Under mu_: the work after the claim was read, against `node` as the
+  // allocation was checked.
   absl::StatusOr<std::vector<PreparedDevice>> PrepareLocked(const ClaimRef& ref,
-                                                            const ClaimAllocation& allocation);
+                                                            const ClaimAllocation& allocation,
+                                                            const NodeDevices& node);
   absl::Status WriteSpec(const CheckpointClaim& claim, const NodeDevices& node);
   absl::Status RollBackLocked(const std::string& uid);
 

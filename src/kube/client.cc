@@ -376,13 +376,17 @@ absl::StatusOr<json> Client::ListAll(const ResourceRef& ref, const std::string& 
   return all;
 }
 
+std::string Client::WriteQuery() const {
+  return Query({{"fieldValidation", options_.strict_field_validation ? "Strict" : ""}});
+}
+
 absl::StatusOr<json> Client::CreateObject(const ResourceRef& ref, const std::string& ns,
                                           const json& object) {
   std::string name = NameOf(object);
   if (name.empty()) name = object.value("/metadata/generateName"_json_pointer, std::string()) + "*";
   return Call("create", ref, ns, name == "*" ? "" : name,
               {.method = "POST",
-               .path = ref.Path(ns),
+               .path = ref.Path(ns) + WriteQuery(),
                .headers = {{"Content-Type", "application/json"}},
                .body = object.dump()});
 }
@@ -392,7 +396,7 @@ absl::StatusOr<json> Client::Update(const ResourceRef& ref, const std::string& n
   const std::string name = NameOf(object);
   return Call("update", ref, ns, name,
               {.method = "PUT",
-               .path = ref.Path(ns, name),
+               .path = ref.Path(ns, name) + WriteQuery(),
                .headers = {{"Content-Type", "application/json"}},
                .body = object.dump()});
 }
@@ -402,7 +406,7 @@ absl::StatusOr<json> Client::UpdateStatus(const ResourceRef& ref, const std::str
   const std::string name = NameOf(object);
   return Call("update status of", ref, ns, name,
               {.method = "PUT",
-               .path = ref.Path(ns, name, "status"),
+               .path = ref.Path(ns, name, "status") + WriteQuery(),
                .headers = {{"Content-Type", "application/json"}},
                .body = object.dump()});
 }
@@ -414,7 +418,9 @@ absl::StatusOr<json> Client::Patch(const ResourceRef& ref, const std::string& ns
     return absl::InvalidArgumentError("server-side apply needs a field manager");
   }
   const std::string query =
-      Query({{"fieldManager", options.field_manager}, {"force", options.force ? "true" : ""}});
+      Query({{"fieldManager", options.field_manager},
+             {"force", options.force ? "true" : ""},
+             {"fieldValidation", options_.strict_field_validation ? "Strict" : ""}});
   return Call("patch", ref, ns, name,
               {.method = "PATCH",
                .path = ref.Path(ns, name, options.subresource) + query,

@@ -72,6 +72,10 @@ struct ClientOptions {
   std::chrono::milliseconds backoff_cap{5'000};
   ExecOptions exec;              // bounds on an exec plugin's run
   const Clock* clock = nullptr;  // when an exec credential expires; null: the system's
+  // Writes ask the server to refuse fields its schema does not know
+  // (fieldValidation=Strict, as kubectl does) instead of dropping them
+  // silently: what our programs send must be exactly what is stored.
+  bool strict_field_validation = true;
 };
 
 struct ListOptions {
@@ -205,6 +209,8 @@ class Client {
   // Sets the request's Authorization header (and client certificate) and
   // returns the exec plugin's credential it carries, or null.
   absl::StatusOr<std::shared_ptr<const ExecCredential>> AddCredentials(HttpRequest& request);
+  // "?fieldValidation=Strict" for writes, unless the options say otherwise.
+  std::string WriteQuery() const;
   // True after a 401 to a request that carried the exec plugin's
   // credential, the first time for this request: the credential was revoked
   // or replaced before its expiry, so it is dropped and the caller asks the

@@ -343,6 +343,25 @@ TEST(KubeClientMoreTest, TlsServerNameIsTheNameTheCertificateMustCarry) {
   EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr("resolve")));
 }
 
+// A field the server does not know is refused, not silently dropped: what
+// our programs send is what gets stored (unless a caller opts out).
+TEST(KubeClientMoreTest, WritesRefuseFieldsTheServerDoesNotKnow) {
+  TestApiServer sim;
+  const json typo = {{"metadata", {{"name", "cm"}}}, {"datta", {{"k", "v"}}}};
+  absl::StatusOr<json> refused = Connect(sim.Config())->CreateObject(kConfigMaps, "default", typo);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("datta"));
+  auto lenient = Connect(sim.Config(), {.strict_field_validation = false});
+  absl::StatusOr<json> pruned = lenient->CreateObject(kConfigMaps, "default", typo);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  EXPECT_FALSE(pruned->contains("datta"));
+  auto client = Connect(sim.Config());
+  EXPECT_THAT(client->Patch(kConfigMaps, "default", "cm", PatchType::kMerge, {{"datta", 1}})
+                  .status()
+                  .message(),
+              HasSubstr("datta"));
+}
+
 TEST(KubeClientMoreTest, RequestsIntroduceTheProgramAndItsVersion) {
   std::mutex mu;
   std::vector<std::string> agents;

@@ -14,6 +14,7 @@
 
 #include "cel/program.h"
 #include "dra/devices.h"
+#include "driver/node_status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/cli_runner.h"
@@ -217,6 +218,47 @@ TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
               ::testing::UnorderedElementsAre(HasSubstr("devices[0].state: \"Busy\" is not one"),
                                               HasSubstr("devices[1].owner: unknown field"),
                                               HasSubstr("summary.free: not a integer")));
+}
+
+// What the daemon writes, not only the example: every device state, held,
+// prepared, in use with processes, tainted.
+TEST(DeployManifestsTest, TheDaemonsNodeGpuStatusFitsTheCrdSchema) {
+  const json schema = Find(
+      Objects(), "CustomResourceDefinition")["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+  driver::NodeView view;
+  std::vector<GpuInfo> gpus(4);
+  for (int i = 0; i < 4; ++i) {
+    gpus[i].index = gpus[i].minor = i;
+    gpus[i].uuid = "GPU-" + std::to_string(i);
+    gpus[i].product_name = "NVIDIA H100 80GB HBM3";
+    gpus[i].memory_total_bytes = uint64_t{80} << 30;
+  }
+  view.devices.pool = dra::BuildDevicePool(gpus, "node-a");
+  view.driver_version = "550.54.15";
+  view.statuses = {
+      {.gpu = 0, .state = alloc::GpuState::kAvailable},
+      {.gpu = 1,
+       .state = alloc::GpuState::kInUse,
+       .reservation = Reservation{.gpu = 1,
+                                  .user = "alice",
+                                  .kind = ReservationKind::kRun,
+                                  .expires = FromEpochMillis(1'795'003'600'000)}},
+      {.gpu = 2,
+       .state = alloc::GpuState::kInUse,
+       .reservation =
+           Reservation{
+               .gpu = 2,
+               .user = "bob",
+               .kind = ReservationKind::kK8s,
+               .claim = KubeClaimRef{.namespace_name = "ml", .name = "c", .uid = "u", .pod = "p"}}},
+      {.gpu = 3,
+       .state = alloc::GpuState::kUnreserved,
+       .processes = {{.pid = 7, .user = "carol", .command = "python", .used_memory_bytes = 1}}}};
+  view.devices.taints["gpu-3"] = {
+      {.key = "gpu.canhazgpu.dev/xid", .value = "79", .effect = "None"}};
+  const json object =
+      driver::NodeGpuStatusObject("node-a", "uid-1", view, FromEpochMillis(1'795'000'000'000));
+  EXPECT_THAT(SchemaErrors(schema, object), IsEmpty()) << object.dump(1);
 }
 
 // ---- with the real kubectl ----
