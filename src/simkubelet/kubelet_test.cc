@@ -239,7 +239,8 @@ TEST_F(KubeletTest, PrepareErrorIsAnEventVerbatimAndThePodWaitsUntilItClears) {
 
 TEST_F(KubeletTest, GracefulDeletionStopsTheContainerUnpreparesAndRemovesThePod) {
   const driver::ClaimRef claim = MakeClaim("claim-1");
-  MakePod("p", {{"command", {"sh", "-c", "echo $$ > pid; echo up; exec sleep 1000"}}}, &claim,
+  // "$$" is Kubernetes' escape for "$": the shell sees $$, its pid.
+  MakePod("p", {{"command", {"sh", "-c", "echo $$$$ > pid; echo up; exec sleep 1000"}}}, &claim,
           {{"terminationGracePeriodSeconds", 5}});
   ASSERT_TRUE(WaitForPhase("p", "Running"));
   ASSERT_TRUE(Eventually([&] {
