@@ -36,8 +36,7 @@ void PodLogs::Finish(const std::string& ns, const std::string& pod, const std::s
   changed_.notify_all();
 }
 
-void PodLogs::Restart(const std::string& ns, const std::string& pod,
-                      const std::string& container) {
+void PodLogs::Restart(const std::string& ns, const std::string& pod, const std::string& container) {
   std::lock_guard lock(mu_);
   logs_.erase({ns, pod, container});
   ++wakeups_;

@@ -58,8 +58,8 @@ void Collect(const json& edits, CdiEdits& out) {
   for (const json& m : edits.value("mounts", json::array())) {
     if (m.is_object() && m.value("hostPath", json()).is_string() &&
         m.value("containerPath", json()).is_string()) {
-      out.mounts.push_back(StrCat(m["hostPath"].get<std::string>(), ":",
-                                  m["containerPath"].get<std::string>()));
+      out.mounts.push_back(
+          StrCat(m["hostPath"].get<std::string>(), ":", m["containerPath"].get<std::string>()));
     }
   }
 }
@@ -100,8 +100,7 @@ absl::StatusOr<CdiEdits> ResolveCdiDevices(const std::string& cdi_dir,
     }
   }
   if (!unresolved.empty()) {
-    return absl::NotFoundError(
-        StrCat("unresolvable CDI devices ", Join(unresolved, ", ")));
+    return absl::NotFoundError(StrCat("unresolvable CDI devices ", Join(unresolved, ", ")));
   }
   CdiEdits edits;
   std::set<const json*> applied_specs;

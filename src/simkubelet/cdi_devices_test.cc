@@ -55,8 +55,8 @@ TEST(ContainerEnvTest, LaterDefinitionsWinAndReferencesExpand) {
   cdi.device_nodes = {"/dev/nvidia0", "/dev/nvidiactl"};
   auto env = ContainerEnvironment(pod, container, {"/w", "127.0.0.1"}, cdi);
   ASSERT_TRUE(env.ok()) << env.status();
-  EXPECT_THAT(*env, ElementsAre(HasSubstr("PATH="), "HOSTNAME=p", "HOME=/w", "A=x",
-                                "B=x-y-$(A)", "NODE=n1", "CUDA_VISIBLE_DEVICES=0",
+  EXPECT_THAT(*env, ElementsAre(HasSubstr("PATH="), "HOSTNAME=p", "HOME=/w", "A=x", "B=x-y-$(A)",
+                                "NODE=n1", "CUDA_VISIBLE_DEVICES=0",
                                 "CANHAZGPU_SIM_DEVICE_NODES=/dev/nvidia0,/dev/nvidiactl"));
   EXPECT_THAT(ContainerArgv(container, *env), ElementsAre("echo", "x-y-$(A)"));
 }

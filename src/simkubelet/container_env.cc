@@ -116,12 +116,13 @@ absl::StatusOr<std::vector<std::string>> ContainerEnvironment(const json& pod,
       const json field = var["valueFrom"].value("fieldRef", json());
       if (!field.is_object()) {
         return absl::InvalidArgumentError(
-            StrCat("env ", name, ": only value and valueFrom.fieldRef are supported by the "
+            StrCat("env ", name,
+                   ": only value and valueFrom.fieldRef are supported by the "
                    "simulated kubelet"));
       }
-      absl::StatusOr<std::string> value =
-          FieldValue(pod, field.value("fieldPath", ""), context);
-      if (!value.ok()) return absl::InvalidArgumentError(StrCat("env ", name, ": ", value.status().message()));
+      absl::StatusOr<std::string> value = FieldValue(pod, field.value("fieldPath", ""), context);
+      if (!value.ok())
+        return absl::InvalidArgumentError(StrCat("env ", name, ": ", value.status().message()));
       env.Set(name, *value);
     } else {
       env.Set(name, Expand(var.value("value", ""), env.values()));

@@ -117,8 +117,8 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const 
   process->on_exit_ = std::move(on_exit);
   const int out_fd = std::exchange(out.read, -1);
   const int err_fd = std::exchange(err.read, -1);
-  process->thread_ = std::thread(
-      [p = process.get(), out_fd, err_fd, pid_fd] { p->Run(out_fd, err_fd, pid_fd); });
+  process->thread_ =
+      std::thread([p = process.get(), out_fd, err_fd, pid_fd] { p->Run(out_fd, err_fd, pid_fd); });
   return process;
 }
 

@@ -69,7 +69,7 @@ class ContainerProcess {
   ExitHandler on_exit_;
   std::mutex mu_;
   std::condition_variable done_cv_;
-  bool reaped_ = false;  // guarded by mu_: the pid may be reused after this
+  bool reaped_ = false;              // guarded by mu_: the pid may be reused after this
   std::optional<ProcessExit> exit_;  // guarded by mu_
   std::thread thread_;
 };

@@ -85,10 +85,9 @@ absl::Status Kubelet::Start() {
   selector.field_selector = StrCat("spec.nodeName=", options_.node_name);
   pods_ = std::make_unique<kube::Informer>(
       client_, kube::kPods, "", selector,
-      kube::InformerHandlers{
-          .on_add = [this](const json& pod) { OnPod(pod); },
-          .on_update = [this](const json&, const json& pod) { OnPod(pod); },
-          .on_delete = [this](const json& pod) { OnPodDeleted(pod); }});
+      kube::InformerHandlers{.on_add = [this](const json& pod) { OnPod(pod); },
+                             .on_update = [this](const json&, const json& pod) { OnPod(pod); },
+                             .on_delete = [this](const json& pod) { OnPodDeleted(pod); }});
   pods_->Start();
   {
     std::lock_guard<std::mutex> lock(mu_);

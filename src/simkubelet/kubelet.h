@@ -105,7 +105,7 @@ class Kubelet {
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool started_ = false;
-  bool stopping_ = false;                                   // guarded by mu_
+  bool stopping_ = false;                                      // guarded by mu_
   std::map<std::string, std::unique_ptr<PodWorker>> workers_;  // by pod uid; guarded by mu_
   std::thread heartbeat_;
 };

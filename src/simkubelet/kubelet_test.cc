@@ -63,8 +63,8 @@ class KubeletTest : public ::testing::Test {
     options.restart_backoff_max = std::chrono::milliseconds(200);
     kubelet_ = std::make_unique<Kubelet>(*client_, api_.server().logs(), options);
     ASSERT_TRUE(kubelet_->Start().ok());
-    ASSERT_TRUE(kubelet_->plugins().WaitForRegistrations(daemon::kDriverName, 1,
-                                                          std::chrono::seconds(30)));
+    ASSERT_TRUE(
+        kubelet_->plugins().WaitForRegistrations(daemon::kDriverName, 1, std::chrono::seconds(30)));
   }
 
   void TearDown() override { kubelet_->Stop(); }
@@ -81,8 +81,7 @@ class KubeletTest : public ::testing::Test {
     input.claim_namespace = kNs;
     input.claim_name = name;
     input.devices = {{.name = "gpu-3", .uuid = "GPU-3333", .gpu_minor = 3}};
-    EXPECT_TRUE(
-        driver::WriteCdiSpec(cdi_dir(), claim->uid, driver::ClaimCdiSpec(input)).ok());
+    EXPECT_TRUE(driver::WriteCdiSpec(cdi_dir(), claim->uid, driver::ClaimCdiSpec(input)).ok());
     driver::PreparedDevice device;
     device.pool = kNode;
     device.device = "gpu-3";
@@ -104,8 +103,8 @@ class KubeletTest : public ::testing::Test {
     }
     spec.update(extra_spec);
     auto pod = client_->CreateObject(
-        kube::kPods, kNs, {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}},
-                           {"spec", spec}});
+        kube::kPods, kNs,
+        {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}}, {"spec", spec}});
     EXPECT_TRUE(pod.ok()) << pod.status();
     const std::string uid = (*pod)["metadata"]["uid"];
     if (claim != nullptr) {
@@ -180,8 +179,11 @@ TEST_F(KubeletTest, PluginIsToldItIsRegistered) {
 
 TEST_F(KubeletTest, ContainerSeesItsCdiEnvironmentAndSucceeds) {
   const driver::ClaimRef claim = MakeClaim("claim-1");
-  MakePod("p", {{"command", {"sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES uuid=$NVIDIA_VISIBLE_DEVICES pod=$POD"}},
-                {"env", {{{"name", "POD"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}}}}},
+  MakePod("p",
+          {{"command",
+            {"sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES uuid=$NVIDIA_VISIBLE_DEVICES pod=$POD"}},
+           {"env",
+            {{{"name", "POD"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}}}}},
           &claim);
   ASSERT_TRUE(WaitForPhase("p", "Succeeded")) << GetPod("p").dump();
   const json state = MainState("p");
@@ -209,7 +211,8 @@ TEST_F(KubeletTest, NonZeroExitFailsThePodWithTheExitCode) {
 TEST_F(KubeletTest, PrepareErrorIsAnEventVerbatimAndThePodWaitsUntilItClears) {
   const driver::ClaimRef claim = MakeClaim("claim-1");
   const driver::PrepareResult good = {
-      .devices = {{.pool = kNode, .device = "gpu-3",
+      .devices = {{.pool = kNode,
+                   .device = "gpu-3",
                    .cdi_device_ids = {driver::CdiDeviceId(claim.uid, "gpu-3")}}},
       .error = ""};
   const std::string error =
@@ -256,10 +259,26 @@ TEST_F(KubeletTest, GracefulDeletionStopsTheContainerUnpreparesAndRemovesThePod)
   pid_file >> pid;
   ASSERT_GT(pid, 0);
 
+  // The server marks it (deletionTimestamp, grace period 5 s); the kubelet
+  // stops the container, unprepares and removes the pod with grace 0.
   ASSERT_TRUE(client_->Delete(kube::kPods, kNs, "p").ok());
-  EXPECT_TRUE(Eventually([&] { return kube::IsApiNotFound(client_->Get(kube::kPods, kNs, "p").status()); }));
+  EXPECT_TRUE(Eventually(
+      [&] { return kube::IsApiNotFound(client_->Get(kube::kPods, kNs, "p").status()); }));
+  EXPECT_FALSE(Events("Killing").empty());
   EXPECT_TRUE(Eventually([&] { return Unprepared(claim.uid); }));
   EXPECT_TRUE(Eventually([&] { return ::kill(pid, 0) != 0; }));
+}
+
+TEST_F(KubeletTest, AContainerIgnoringSigtermIsKilledAfterTheGracePeriod) {
+  MakePod("p", {{"command", {"sh", "-c", "trap '' TERM; echo up; while true; do sleep 1; done"}}},
+          nullptr, {{"terminationGracePeriodSeconds", 1}});
+  ASSERT_TRUE(Eventually([&] {
+    auto logs = client_->Logs(kNs, "p");
+    return logs.ok() && *logs == "up\n";
+  }));
+  ASSERT_TRUE(client_->Delete(kube::kPods, kNs, "p").ok());
+  EXPECT_TRUE(Eventually(
+      [&] { return kube::IsApiNotFound(client_->Get(kube::kPods, kNs, "p").status()); }));
 }
 
 TEST_F(KubeletTest, OnFailureRestartsUntilTheContainerSucceeds) {
@@ -321,7 +340,8 @@ TEST_F(KubeletTest, UnknownCdiDeviceKeepsTheContainerFromBeingCreated) {
   ASSERT_TRUE(claim.ok());
   // The driver answers with an id no spec in the CDI directory names.
   harness_.node.SetPrepareResult(
-      claim->uid, {.devices = {{.pool = kNode, .device = "gpu-3",
+      claim->uid, {.devices = {{.pool = kNode,
+                                .device = "gpu-3",
                                 .cdi_device_ids = {"k8s.gpu.canhazgpu.dev/claim=missing"}}},
                    .error = ""});
   MakePod("p", {{"command", {"true"}}}, &*claim);

@@ -25,38 +25,36 @@ json NodeObject(const NodeSettings& node) {
 json NodeStatus(const NodeSettings& node, const std::string& now, const std::string& since) {
   auto condition = [&](const char* type, const char* status, const char* reason,
                        const char* message) {
-    return json{{"type", type},         {"status", status},
-                {"reason", reason},     {"message", message},
-                {"lastHeartbeatTime", now}, {"lastTransitionTime", since}};
+    return json{{"type", type},       {"status", status},         {"reason", reason},
+                {"message", message}, {"lastHeartbeatTime", now}, {"lastTransitionTime", since}};
   };
   struct utsname uts {};
   ::uname(&uts);
   const json resources = {{"cpu", node.cpu}, {"memory", node.memory}, {"pods", node.pods}};
-  return {
-      {"capacity", resources},
-      {"allocatable", resources},
-      {"conditions",
-       {condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
-                  "kubelet has sufficient memory available"),
-        condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
-                  "kubelet has no disk pressure"),
-        condition("PIDPressure", "False", "KubeletHasSufficientPID",
-                  "kubelet has sufficient PID available"),
-        condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")}},
-      {"addresses",
-       {{{"type", "InternalIP"}, {"address", node.host_ip}},
-        {{"type", "Hostname"}, {"address", node.name}}}},
-      {"nodeInfo",
-       {{"machineID", node.name},
-        {"systemUUID", node.name},
-        {"bootID", node.boot_id},
-        {"kernelVersion", uts.release},
-        {"osImage", "k8shazgpu-sim"},
-        {"containerRuntimeVersion", "sim://local-processes"},
-        {"kubeletVersion", "v1.37.0-k8shazgpu-sim"},
-        {"kubeProxyVersion", ""},
-        {"operatingSystem", "linux"},
-        {"architecture", "amd64"}}}};
+  return {{"capacity", resources},
+          {"allocatable", resources},
+          {"conditions",
+           {condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
+                      "kubelet has sufficient memory available"),
+            condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
+                      "kubelet has no disk pressure"),
+            condition("PIDPressure", "False", "KubeletHasSufficientPID",
+                      "kubelet has sufficient PID available"),
+            condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")}},
+          {"addresses",
+           {{{"type", "InternalIP"}, {"address", node.host_ip}},
+            {{"type", "Hostname"}, {"address", node.name}}}},
+          {"nodeInfo",
+           {{"machineID", node.name},
+            {"systemUUID", node.name},
+            {"bootID", node.boot_id},
+            {"kernelVersion", uts.release},
+            {"osImage", "k8shazgpu-sim"},
+            {"containerRuntimeVersion", "sim://local-processes"},
+            {"kubeletVersion", "v1.37.0-k8shazgpu-sim"},
+            {"kubeProxyVersion", ""},
+            {"operatingSystem", "linux"},
+            {"architecture", "amd64"}}}};
 }
 
 absl::Status RegisterNode(kube::Client& client, const NodeSettings& node, const std::string& now) {

@@ -35,9 +35,8 @@ absl::Status PluginWatcher::Start() {
   std::error_code ec;
   std::filesystem::create_directories(options_.registrar_dir, ec);
   if (ec) {
-    return absl::FailedPreconditionError(
-        StrCat("cannot create the plugin registrar directory ", options_.registrar_dir, ": ",
-               ec.message()));
+    return absl::FailedPreconditionError(StrCat("cannot create the plugin registrar directory ",
+                                                options_.registrar_dir, ": ", ec.message()));
   }
   inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

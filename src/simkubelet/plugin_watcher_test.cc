@@ -37,8 +37,8 @@ TEST(PluginWatcherTest, RegistersWhenTheSocketAppearsAgainWhenRecreatedAndForget
   ASSERT_TRUE(again.ok()) << again.status();
   ASSERT_TRUE(watcher.WaitForRegistrations(daemon::kDriverName, 2, seconds(30)));
   EXPECT_EQ(watcher.Registrations(daemon::kDriverName), 2);
-  auto result = watcher.Get(daemon::kDriverName)->NodeUnprepareResources(
-      {{.namespace_name = "ml", .uid = "u1", .name = "c1"}});
+  auto result = watcher.Get(daemon::kDriverName)
+                    ->NodeUnprepareResources({{.namespace_name = "ml", .uid = "u1", .name = "c1"}});
   EXPECT_TRUE(result.ok()) << result.status();
 }
 

@@ -39,10 +39,9 @@ bool ReservedFor(const json& claim, const std::string& pod_uid) {
 
 bool ServesRequest(const driver::PreparedDevice& device, const std::string& request) {
   if (request.empty() || device.request_names.empty()) return true;
-  return std::any_of(device.request_names.begin(), device.request_names.end(),
-                     [&](const std::string& r) {
-                       return r == request || r.rfind(request + "/", 0) == 0;
-                     });
+  return std::any_of(
+      device.request_names.begin(), device.request_names.end(),
+      [&](const std::string& r) { return r == request || r.rfind(request + "/", 0) == 0; });
 }
 
 }  // namespace
@@ -135,8 +134,8 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
         return fail(StrCat("NodePrepareResources left out ResourceClaim ", ref.name));
       }
       if (!it->second.error.empty()) {
-        return fail(
-            StrCat("NodePrepareResources failed for ResourceClaim ", ref.name, ": ", it->second.error));
+        return fail(StrCat("NodePrepareResources failed for ResourceClaim ", ref.name, ": ",
+                           it->second.error));
       }
       auto& out = devices[ref.uid];
       out.insert(out.end(), it->second.devices.begin(), it->second.devices.end());
@@ -195,8 +194,8 @@ absl::Status DraManager::UnprepareResources(const std::string& pod_uid) {
       if (it == results->end()) {
         note(ref.uid, StrCat("NodeUnprepareResources left out ResourceClaim ", ref.name));
       } else if (!it->second.empty()) {
-        note(ref.uid,
-             StrCat("NodeUnprepareResources failed for ResourceClaim ", ref.name, ": ", it->second));
+        note(ref.uid, StrCat("NodeUnprepareResources failed for ResourceClaim ", ref.name, ": ",
+                             it->second));
       }
     }
   }

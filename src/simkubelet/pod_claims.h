@@ -61,9 +61,9 @@ class DraManager {
 
   kube::Client& client_;
   const PluginWatcher& plugins_;
-  std::mutex mu_;                                           // held across driver calls
-  std::map<std::string, ClaimInfo> claims_;                 // by claim uid
-  std::map<std::string, std::set<std::string>> pod_claims_; // pod uid -> claim uids
+  std::mutex mu_;                                            // held across driver calls
+  std::map<std::string, ClaimInfo> claims_;                  // by claim uid
+  std::map<std::string, std::set<std::string>> pod_claims_;  // pod uid -> claim uids
 };
 
 }  // namespace canhazgpu::simkubelet

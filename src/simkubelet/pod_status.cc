@@ -8,8 +8,7 @@ namespace canhazgpu::simkubelet {
 
 using nlohmann::json;
 
-void ContainerRecord::Terminate(int code, int sig, const std::string& now,
-                                const std::string& why) {
+void ContainerRecord::Terminate(int code, int sig, const std::string& now, const std::string& why) {
   state = State::kTerminated;
   exit_code = code;
   signal = sig;
@@ -19,10 +18,8 @@ void ContainerRecord::Terminate(int code, int sig, const std::string& now,
 }
 
 json ContainerStatusJson(const ContainerRecord& c, bool init_container) {
-  json status = {{"name", c.name},
-                 {"image", c.image},
-                 {"imageID", ""},
-                 {"restartCount", c.restart_count}};
+  json status = {
+      {"name", c.name}, {"image", c.image}, {"imageID", ""}, {"restartCount", c.restart_count}};
   json state;
   switch (c.state) {
     case ContainerRecord::State::kWaiting:
@@ -45,8 +42,8 @@ json ContainerStatusJson(const ContainerRecord& c, bool init_container) {
     }
   }
   status["state"] = std::move(state);
-  status["lastState"] = c.last_terminated.is_null() ? json::object()
-                                                     : json{{"terminated", c.last_terminated}};
+  status["lastState"] =
+      c.last_terminated.is_null() ? json::object() : json{{"terminated", c.last_terminated}};
   if (!c.container_id.empty()) status["containerID"] = c.container_id;
   // No probes: a running container is ready and started; an init container
   // is ready once it completed.

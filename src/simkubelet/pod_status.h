@@ -27,7 +27,7 @@ struct ContainerRecord {
   int exit_code = 0;
   int signal = 0;
   int restart_count = 0;
-  std::string container_id;       // "sim://<pod uid>/<name>/<restart>"
+  std::string container_id;        // "sim://<pod uid>/<name>/<restart>"
   nlohmann::json last_terminated;  // the previous run's state.terminated, or null
 
   bool Succeeded() const { return state == State::kTerminated && exit_code == 0; }

@@ -270,9 +270,8 @@ bool PodWorker::PrepareClaims() {
 }
 
 void PodWorker::RetryLater(Slot& slot) {
-  slot.backoff = slot.backoff.count() == 0
-                     ? node_.restart_backoff_initial
-                     : std::min(slot.backoff * 2, node_.restart_backoff_max);
+  slot.backoff = slot.backoff.count() == 0 ? node_.restart_backoff_initial
+                                           : std::min(slot.backoff * 2, node_.restart_backoff_max);
   slot.restart_at = SteadyNow() + slot.backoff;
 }
 
@@ -280,8 +279,7 @@ void PodWorker::StartContainer(Slot& slot) {
   slot.attempted = true;
   ContainerRecord& r = Record(slot);
   const json& container = Spec(slot);
-  const std::string dir =
-      StrCat(node_.pods_dir, "/", ns_, "_", name_, "_", uid_, "/", r.name);
+  const std::string dir = StrCat(node_.pods_dir, "/", ns_, "_", name_, "_", uid_, "/", r.name);
   // A fresh directory for every run, as a container gets a fresh root.
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
@@ -334,8 +332,8 @@ void PodWorker::StartContainer(Slot& slot) {
       });
   if (!process.ok()) {
     // The runtime created the container but could not start its process.
-    const std::string message = StrCat(
-        "failed to create task: unable to start container process: ", process.status().message());
+    const std::string message = StrCat("failed to create task: unable to start container process: ",
+                                       process.status().message());
     node_.logs.Finish(ns_, name_, container_name);
     r.started_at.clear();
     r.message = message;
@@ -366,9 +364,9 @@ void PodWorker::HandleExit(Slot& slot, const ProcessExit& exit, const std::strin
   RetryLater(slot);
   r.state = ContainerRecord::State::kWaiting;
   r.reason = "CrashLoopBackOff";
-  r.message = StrCat("back-off ", FormatDurationShort(slot.backoff),
-                     " restarting failed container=", r.name, " pod=", name_, "_", ns_, "(", uid_,
-                     ")");
+  r.message =
+      StrCat("back-off ", FormatDurationShort(slot.backoff),
+             " restarting failed container=", r.name, " pod=", name_, "_", ns_, "(", uid_, ")");
   Event(kube::kEventWarning, "BackOff",
         StrCat("Back-off restarting failed container ", r.name, " in pod ", name_, "_", ns_, "(",
                uid_, ")"));
@@ -444,7 +442,8 @@ void PodWorker::TerminateAndRemove() {
   KillAll(GracePeriod(), "Killing");
   if (!removed && record_.phase != "Succeeded" && record_.phase != "Failed") {
     bool all_succeeded = !record_.containers.empty();
-    for (const ContainerRecord& r : record_.containers) all_succeeded = all_succeeded && r.Succeeded();
+    for (const ContainerRecord& r : record_.containers)
+      all_succeeded = all_succeeded && r.Succeeded();
     record_.phase = all_succeeded ? "Succeeded" : "Failed";
     WriteStatus();
   }
@@ -458,7 +457,7 @@ void PodWorker::TerminateAndRemove() {
   } else {
     kube::DeleteOptions options;
     options.precondition_uid = uid_;
-    // GRACE0
+    options.grace_period_seconds = 0;
     absl::Status s = node_.client.Delete(kube::kPods, ns_, name_, options);
     if (!s.ok() && !kube::IsApiNotFound(s)) {
       node_.log(StrCat("pod ", ns_, "/", name_, ": ", s.message()));
@@ -477,8 +476,8 @@ void PodWorker::WriteStatus() {
   if (status == last_written_) return;
   kube::PatchOptions options;
   options.subresource = "status";
-  absl::StatusOr<json> written = node_.client.Patch(kube::kPods, ns_, name_, kube::PatchType::kMerge,
-                                                    {{"status", status}}, options);
+  absl::StatusOr<json> written = node_.client.Patch(
+      kube::kPods, ns_, name_, kube::PatchType::kMerge, {{"status", status}}, options);
   if (written.ok()) {
     last_written_ = std::move(status);
   } else if (kube::IsApiNotFound(written.status())) {
