@@ -27,11 +27,14 @@ kube::EventReportingSource KubeletSource(const std::string& node) {
   return source;
 }
 
-PluginWatcherOptions WatcherOptions(const KubeletOptions& options) {
+PluginWatcherOptions WatcherOptions(const KubeletOptions& options, DeviceHealthCache& health,
+                                    std::function<void(const std::string&)> on_health_change) {
   PluginWatcherOptions w;
   w.registrar_dir = options.registrar_dir;
   w.client = options.plugin_client;
   w.log = options.log;
+  w.health = &health;
+  w.on_health_change = std::move(on_health_change);
   return w;
 }
 
@@ -48,12 +51,15 @@ Kubelet::Kubelet(kube::Client& client, kubesim::PodLogs& logs, KubeletOptions op
       options_(std::move(options)),
       clock_(ClockOf(options_, own_clock_)),
       events_(client_, KubeletSource(options_.node_name), clock_),
-      plugins_(std::make_unique<PluginWatcher>(WatcherOptions(options_))),
+      health_(clock_),
+      plugins_(std::make_unique<PluginWatcher>(
+          WatcherOptions(options_, health_, [this](const std::string&) { OnHealthChanged(); }))),
       dra_(client_, *plugins_),
       context_{client_,
                logs_,
                events_,
                dra_,
+               health_,
                clock_,
                options_.node_name,
                options_.host_ip,
@@ -137,6 +143,11 @@ void Kubelet::OnPodDeleted(const json& pod) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = workers_.find(Uid(pod));
   if (it != workers_.end()) it->second->Removed();
+}
+
+void Kubelet::OnHealthChanged() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [uid, worker] : workers_) worker->HealthChanged();
 }
 
 void Kubelet::Heartbeat() {

@@ -3,7 +3,9 @@
 // with a heartbeat), registers the DRA plugins whose sockets appear in the
 // registrar directory (plugin_watcher.h), and runs every pod bound to the
 // node (spec.nodeName) as local processes (pod_worker.h): claims prepared
-// through the plugins with the kubelet's timeouts and messages, container
+// through the plugins with the kubelet's timeouts and messages, the
+// devices' health from the plugins' health streams in each container's
+// allocatedResourcesStatus, container
 // environments from the CDI specs the drivers wrote, output appended to the
 // API server's pods/log (PodLogs), status written through pods/status.
 //
@@ -87,6 +89,7 @@ class Kubelet {
  private:
   void OnPod(const nlohmann::json& pod);
   void OnPodDeleted(const nlohmann::json& pod);
+  void OnHealthChanged();
   void Heartbeat();
 
   kube::Client& client_;
@@ -97,6 +100,7 @@ class Kubelet {
   NodeSettings node_;
   std::string registered_at_;
   kube::EventRecorder events_;
+  DeviceHealthCache health_;
   std::unique_ptr<PluginWatcher> plugins_;
   DraManager dra_;
   NodeContext context_;

@@ -18,6 +18,7 @@
 #include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/system_clock.h"
 #include "kubesim/testing/test_api_server.h"
 
 namespace canhazgpu::simkubelet {
@@ -83,6 +84,7 @@ class KubeletTest : public ::testing::Test {
     input.devices = {{.name = "gpu-3", .uuid = "GPU-3333", .gpu_minor = 3}};
     EXPECT_TRUE(driver::WriteCdiSpec(cdi_dir(), claim->uid, driver::ClaimCdiSpec(input)).ok());
     driver::PreparedDevice device;
+    device.request_names = {"gpu"};
     device.pool = kNode;
     device.device = "gpu-3";
     device.cdi_device_ids = {driver::CdiDeviceId(claim->uid, "gpu-3")};
@@ -267,6 +269,39 @@ TEST_F(KubeletTest, GracefulDeletionStopsTheContainerUnpreparesAndRemovesThePod)
   EXPECT_FALSE(Events("Killing").empty());
   EXPECT_TRUE(Eventually([&] { return Unprepared(claim.uid); }));
   EXPECT_TRUE(Eventually([&] { return ::kill(pid, 0) != 0; }));
+}
+
+TEST_F(KubeletTest, DeviceHealthShowsInTheContainerStatus) {
+  const driver::ClaimRef claim = MakeClaim("claim-1");
+  MakePod("p", {{"command", {"sleep", "1000"}}}, &claim, {{"terminationGracePeriodSeconds", 1}});
+  auto health_of_gpu3 = [&] {
+    const json status =
+        MainState("p").value("/allocatedResourcesStatus"_json_pointer, json::array());
+    if (status.size() != 1 || status[0]["name"] != "claim:gpu/gpu") return std::string();
+    const json resources = status[0]["resources"];
+    if (resources.size() != 1 || resources[0]["resourceID"] != "gpu.canhazgpu.dev/node-a/gpu-3") {
+      return std::string();
+    }
+    return resources[0]["health"].get<std::string>();
+  };
+  // No report yet: Unknown.
+  ASSERT_TRUE(Eventually([&] { return health_of_gpu3() == "Unknown"; })) << GetPod("p").dump();
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(host::SystemClock().Now().time_since_epoch())
+          .count();
+  harness_.health.Set({{.pool = kNode,
+                        .device = "gpu-3",
+                        .state = driver::DeviceHealth::State::kUnhealthy,
+                        .last_updated_unix = now,
+                        .timeout_seconds = 600,
+                        .message = "XID 79: fallen off the bus"}});
+  EXPECT_TRUE(Eventually([&] { return health_of_gpu3() == "Unhealthy"; })) << GetPod("p").dump();
+  harness_.health.Set({{.pool = kNode,
+                        .device = "gpu-3",
+                        .state = driver::DeviceHealth::State::kHealthy,
+                        .last_updated_unix = now,
+                        .timeout_seconds = 600}});
+  EXPECT_TRUE(Eventually([&] { return health_of_gpu3() == "Healthy"; }));
 }
 
 TEST_F(KubeletTest, AContainerIgnoringSigtermIsKilledAfterTheGracePeriod) {

@@ -56,6 +56,7 @@ void PluginWatcher::Stop() {
     (void)!::write(wake_fd_, &one, sizeof(one));
   }
   if (thread_.joinable()) thread_.join();
+  health_streams_.clear();
   for (int* fd : {&inotify_fd_, &wake_fd_}) {
     if (*fd >= 0) ::close(*fd);
     *fd = -1;
@@ -105,9 +106,15 @@ void PluginWatcher::SocketAppeared(const std::string& path) {
     return;
   }
   const std::string driver = (*client)->plugin().name;
+  std::shared_ptr<daemon::KubeletClient> shared = std::move(*client);
+  health_streams_.erase(driver);  // the previous registration's stream ends
+  if (options_.health != nullptr && !shared->health_service().empty()) {
+    health_streams_[driver] =
+        std::make_unique<HealthStream>(shared, *options_.health, options_.on_health_change);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    plugins_[driver] = Plugin{path, std::move(*client)};
+    plugins_[driver] = Plugin{path, shared};
     ++registrations_[driver];
     changed_.notify_all();
   }
@@ -130,6 +137,11 @@ void PluginWatcher::SocketRemoved(const std::string& path) {
     changed_.notify_all();
   }
   for (const std::string& driver : forgotten) {
+    health_streams_.erase(driver);
+    if (options_.health != nullptr) {
+      options_.health->Forget(driver);
+      options_.on_health_change(driver);
+    }
     options_.log(StrCat("DRA driver ", driver, " deregistered: ", path, " was removed"));
     options_.on_change(driver);
   }

@@ -4,7 +4,8 @@
 // through daemon::KubeletClient::Register, registers it again when the
 // socket is created anew (the driver restarted), and forgets it when the
 // socket disappears. One client per driver name; the newest registration
-// wins.
+// wins. For a plugin that serves DRAResourceHealth, a HealthStream keeps
+// its devices' health in the given cache.
 //
 // Threading: one watcher thread does the registrations; Get() and the
 // waits may be called from any thread. Clients are shared_ptrs, so a call
@@ -23,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "daemon/kubelet_client.h"
+#include "simkubelet/device_health.h"
 
 namespace canhazgpu::simkubelet {
 
@@ -32,6 +34,11 @@ struct PluginWatcherOptions {
   // After a driver was registered or forgotten (on the watcher thread).
   std::function<void(const std::string& driver)> on_change = [](const std::string&) {};
   std::function<void(const std::string&)> log = [](const std::string&) {};
+  // Where the plugins' device health goes (DRAResourceHealth, for plugins
+  // that serve it); null: not watched.
+  DeviceHealthCache* health = nullptr;
+  // After a driver's device health changed (on a health stream's thread).
+  std::function<void(const std::string& driver)> on_health_change = [](const std::string&) {};
 };
 
 class PluginWatcher {
@@ -73,6 +80,8 @@ class PluginWatcher {
   };
   std::map<std::string, Plugin> plugins_;     // by driver name; guarded by mu_
   std::map<std::string, int> registrations_;  // by driver name; guarded by mu_
+  // By driver name; used by the watcher thread only (and Stop after it).
+  std::map<std::string, std::unique_ptr<HealthStream>> health_streams_;
 };
 
 }  // namespace canhazgpu::simkubelet

@@ -54,15 +54,51 @@ std::vector<std::string> CdiIdsForContainer(const json& container,
     const std::string request = used.value("request", "");
     for (const PreparedClaim& claim : prepared) {
       if (claim.pod_claim_name != name) continue;
-      for (const driver::PreparedDevice& device : claim.devices) {
-        if (!ServesRequest(device, request)) continue;
-        for (const std::string& id : device.cdi_device_ids) {
+      for (const ClaimDevice& d : claim.devices) {
+        if (!ServesRequest(d.device, request)) continue;
+        for (const std::string& id : d.device.cdi_device_ids) {
           if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
         }
       }
     }
   }
   return ids;
+}
+
+json AllocatedResourcesStatus(const json& container, const std::vector<PreparedClaim>& prepared,
+                              const DeviceHealthCache& health) {
+  // By status name, in the order first seen.
+  std::vector<std::pair<std::string, json>> statuses;
+  for (const json& used : container.value("/resources/claims"_json_pointer, json::array())) {
+    const std::string name = used.value("name", "");
+    const std::string request = used.value("request", "");
+    for (const PreparedClaim& claim : prepared) {
+      if (claim.pod_claim_name != name) continue;
+      for (const ClaimDevice& d : claim.devices) {
+        if (!ServesRequest(d.device, request)) continue;
+        std::string served = request;
+        if (served.empty() && !d.device.request_names.empty()) {
+          served = d.device.request_names[0];
+        }
+        const std::string status_name =
+            served.empty() ? StrCat("claim:", name) : StrCat("claim:", name, "/", served);
+        auto it = std::find_if(statuses.begin(), statuses.end(),
+                               [&](const auto& s) { return s.first == status_name; });
+        if (it == statuses.end()) {
+          statuses.emplace_back(status_name, json::array());
+          it = std::prev(statuses.end());
+        }
+        it->second.push_back(
+            {{"resourceID", StrCat(d.driver, "/", d.device.pool, "/", d.device.device)},
+             {"health", health.Health(d.driver, d.device.pool, d.device.device)}});
+      }
+    }
+  }
+  json out = json::array();
+  for (auto& [status_name, resources] : statuses) {
+    out.push_back({{"name", status_name}, {"resources", std::move(resources)}});
+  }
+  return out;
 }
 
 DraManager::DraManager(kube::Client& client, const PluginWatcher& plugins)
@@ -121,7 +157,7 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
     if (claims_[w.ref.uid].prepared) continue;
     for (const std::string& d : w.drivers) batches[d].push_back(w.ref);
   }
-  std::map<std::string, std::vector<driver::PreparedDevice>> devices;  // by claim uid
+  std::map<std::string, std::vector<ClaimDevice>> devices;  // by claim uid
   for (const auto& [driver_name, refs] : batches) {
     std::shared_ptr<daemon::KubeletClient> plugin = plugins_.Get(driver_name);
     if (plugin == nullptr) return fail(StrCat("DRA driver ", driver_name, " is not registered"));
@@ -137,8 +173,9 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
         return fail(StrCat("NodePrepareResources failed for ResourceClaim ", ref.name, ": ",
                            it->second.error));
       }
-      auto& out = devices[ref.uid];
-      out.insert(out.end(), it->second.devices.begin(), it->second.devices.end());
+      for (const driver::PreparedDevice& d : it->second.devices) {
+        devices[ref.uid].push_back({driver_name, d});
+      }
     }
   }
   for (auto& [uid, prepared] : devices) {

@@ -23,21 +23,34 @@
 #include "driver/node_service.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
+#include "simkubelet/device_health.h"
 #include "simkubelet/plugin_watcher.h"
 
 namespace canhazgpu::simkubelet {
+
+struct ClaimDevice {
+  std::string driver;
+  driver::PreparedDevice device;
+};
 
 // One claim of a pod, prepared.
 struct PreparedClaim {
   std::string pod_claim_name;  // spec.resourceClaims[].name
   driver::ClaimRef claim;
-  std::vector<driver::PreparedDevice> devices;  // of every driver
+  std::vector<ClaimDevice> devices;  // of every driver
 };
 
 // The CDI ids a container gets: those of the devices of the claims its
 // resources.claims name (and of the request, when it names one).
 std::vector<std::string> CdiIdsForContainer(const nlohmann::json& container,
                                             const std::vector<PreparedClaim>& prepared);
+
+// The container's status.allocatedResourcesStatus (Kubernetes 1.36): for
+// each claim it uses, "claim:<name>/<request>" with every device of that
+// request as "<driver>/<pool>/<device>" and its health from `health`.
+nlohmann::json AllocatedResourcesStatus(const nlohmann::json& container,
+                                        const std::vector<PreparedClaim>& prepared,
+                                        const DeviceHealthCache& health);
 
 class DraManager {
  public:
@@ -55,7 +68,7 @@ class DraManager {
     driver::ClaimRef ref;
     std::set<std::string> drivers;
     std::set<std::string> pod_uids;
-    std::vector<driver::PreparedDevice> devices;
+    std::vector<ClaimDevice> devices;
     bool prepared = false;
   };
 

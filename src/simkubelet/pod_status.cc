@@ -45,6 +45,9 @@ json ContainerStatusJson(const ContainerRecord& c, bool init_container) {
   status["lastState"] =
       c.last_terminated.is_null() ? json::object() : json{{"terminated", c.last_terminated}};
   if (!c.container_id.empty()) status["containerID"] = c.container_id;
+  if (c.allocated_resources_status.is_array() && !c.allocated_resources_status.empty()) {
+    status["allocatedResourcesStatus"] = c.allocated_resources_status;
+  }
   // No probes: a running container is ready and started; an init container
   // is ready once it completed.
   const bool running = c.state == ContainerRecord::State::kRunning;

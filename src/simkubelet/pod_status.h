@@ -27,8 +27,9 @@ struct ContainerRecord {
   int exit_code = 0;
   int signal = 0;
   int restart_count = 0;
-  std::string container_id;        // "sim://<pod uid>/<name>/<restart>"
-  nlohmann::json last_terminated;  // the previous run's state.terminated, or null
+  std::string container_id;                   // "sim://<pod uid>/<name>/<restart>"
+  nlohmann::json last_terminated;             // the previous run's state.terminated, or null
+  nlohmann::json allocated_resources_status;  // []ResourceStatus, or null
 
   bool Succeeded() const { return state == State::kTerminated && exit_code == 0; }
   // Marks it ended: reason Completed for 0, Error otherwise (as containerd).

@@ -79,6 +79,12 @@ void PodWorker::Removed() {
   wake_.notify_all();
 }
 
+void PodWorker::HealthChanged() {
+  std::lock_guard<std::mutex> lock(mu_);
+  health_changed_ = true;
+  wake_.notify_all();
+}
+
 void PodWorker::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -111,7 +117,7 @@ json PodWorker::Pod() {
 void PodWorker::WaitForWork(std::optional<SteadyTime> until) {
   std::unique_lock<std::mutex> lock(mu_);
   auto ready = [&] {
-    if (stopping_ || removed_) return true;
+    if (stopping_ || removed_ || health_changed_) return true;
     if (pod_.value("/metadata/deletionTimestamp"_json_pointer, json()).is_string()) return true;
     return std::any_of(slots_.begin(), slots_.end(),
                        [](const auto& s) { return s->exit.has_value() && !s->exit_handled; });
@@ -167,6 +173,10 @@ void PodWorker::Run() {
   }
   bool terminal = false;
   while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      health_changed_ = false;  // the status written below has the news
+    }
     if (!terminal) {
       // Exits the process threads reported.
       for (auto& slot : slots_) {
@@ -471,6 +481,10 @@ void PodWorker::WriteStatus() {
   json scheduled;
   for (const json& c : Pod().value("/status/conditions"_json_pointer, json::array())) {
     if (c.value("type", "") == "PodScheduled") scheduled = c;
+  }
+  for (auto& slot : slots_) {
+    Record(*slot).allocated_resources_status =
+        AllocatedResourcesStatus(Spec(*slot), prepared_, node_.health);
   }
   json status = PodStatusJson(record_, scheduled, Now());
   if (status == last_written_) return;

@@ -28,6 +28,7 @@
 #include "kubesim/pod_logs.h"
 #include "nlohmann/json.hpp"
 #include "simkubelet/container_process.h"
+#include "simkubelet/device_health.h"
 #include "simkubelet/pod_claims.h"
 #include "simkubelet/pod_status.h"
 
@@ -39,6 +40,7 @@ struct NodeContext {
   kubesim::PodLogs& logs;
   kube::EventRecorder& events;
   DraManager& dra;
+  const DeviceHealthCache& health;
   const Clock& clock;
   std::string node_name;
   std::string host_ip;
@@ -61,6 +63,8 @@ class PodWorker {
   void Update(nlohmann::json pod);
   // The pod is gone from the API without a graceful deletion seen.
   void Removed();
+  // The health of some device changed: the status is written again.
+  void HealthChanged();
   // The kubelet stops: containers are killed at once, claims stay prepared
   // (as the real kubelet leaves them across its restarts); joins.
   void Stop();
@@ -117,6 +121,7 @@ class PodWorker {
   std::condition_variable wake_;
   nlohmann::json pod_;  // the newest version; guarded by mu_
   bool removed_ = false;
+  bool health_changed_ = false;
   bool stopping_ = false;
   bool finished_ = false;
   std::thread thread_;
