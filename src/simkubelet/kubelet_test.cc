@@ -242,6 +242,62 @@ TEST_F(KubeletTest, PrepareErrorIsAnEventVerbatimAndThePodWaitsUntilItClears) {
   EXPECT_TRUE(WaitForPhase("p", "Succeeded"));
 }
 
+TEST_F(KubeletTest, ATemplatesClaimIsFoundThroughThePodsStatus) {
+  const driver::ClaimRef claim = MakeClaim("p-gpu-x7k2q");
+  auto pod = client_->CreateObject(
+      kube::kPods, kNs,
+      {{"apiVersion", "v1"},
+       {"kind", "Pod"},
+       {"metadata", {{"name", "p"}}},
+       {"spec",
+        {{"nodeName", kNode},
+         {"restartPolicy", "Never"},
+         {"resourceClaims", {{{"name", "gpu"}, {"resourceClaimTemplateName", "one-gpu"}}}},
+         {"containers",
+          {{{"name", "main"},
+            {"image", "busybox"},
+            {"command", {"sh", "-c", "echo $CUDA_VISIBLE_DEVICES"}},
+            {"resources", {{"claims", {{{"name", "gpu"}}}}}}}}}}}});
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  // Until the claim controller names the generated claim, the kubelet waits.
+  const std::string not_yet =
+      "Failed to prepare dynamic resources: prepare dynamic resources: claim gpu: ResourceClaim "
+      "not created yet";
+  ASSERT_TRUE(Eventually([&] {
+    for (const json& e : Events("FailedPrepareDynamicResources")) {
+      if (e["message"] == not_yet) return true;
+    }
+    return false;
+  }));
+  // Named but not reserved for the pod: still waiting, and told why.
+  kube::PatchOptions status;
+  status.subresource = "status";
+  ASSERT_TRUE(client_
+                  ->Patch(kube::kPods, kNs, "p", kube::PatchType::kMerge,
+                          {{"status",
+                            {{"resourceClaimStatuses",
+                              {{{"name", "gpu"}, {"resourceClaimName", claim.name}}}}}}},
+                          status)
+                  .ok());
+  const std::string uid = (*pod)["metadata"]["uid"];
+  ASSERT_TRUE(Eventually([&] {
+    for (const json& e : Events("FailedPrepareDynamicResources")) {
+      if (e["message"].get<std::string>().find("is not allowed to use ResourceClaim p-gpu-x7k2q") !=
+          std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  EXPECT_EQ(Phase("p"), "Pending");
+  auto current = client_->Get(kube::kResourceClaims, kNs, claim.name);
+  ASSERT_TRUE(current.ok());
+  (*current)["status"]["reservedFor"] = {{{"resource", "pods"}, {"name", "p"}, {"uid", uid}}};
+  ASSERT_TRUE(client_->UpdateStatus(kube::kResourceClaims, kNs, *current).ok());
+  ASSERT_TRUE(WaitForPhase("p", "Succeeded"));
+  EXPECT_EQ(*client_->Logs(kNs, "p"), "0\n");
+}
+
 TEST_F(KubeletTest, GracefulDeletionStopsTheContainerUnpreparesAndRemovesThePod) {
   const driver::ClaimRef claim = MakeClaim("claim-1");
   // "$$" is Kubernetes' escape for "$": the shell sees $$, its pid.
