@@ -426,6 +426,21 @@ TEST_F(KubeletTest, InitContainersRunFirst) {
             "Completed");
 }
 
+TEST_F(KubeletTest, AnInitContainerThatCannotRunFailsThePod) {
+  json spec = {{"initContainers",
+                {{{"name", "init"}, {"image", "busybox"}, {"command", {"/no/such/init"}}}}}};
+  MakePod("p", {{"command", {"true"}}}, nullptr, spec);
+  ASSERT_TRUE(WaitForPhase("p", "Failed"));
+  const json pod = GetPod("p");
+  EXPECT_EQ(pod["status"]["initContainerStatuses"][0]["state"]["terminated"]["reason"],
+            "StartError");
+  EXPECT_THAT(pod["status"]["initContainerStatuses"][0]["state"]["terminated"]["message"]
+                  .get<std::string>(),
+              HasSubstr("exec: \"/no/such/init\": stat /no/such/init: no such file or directory"));
+  // The container behind it never ran.
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "PodInitializing");
+}
+
 TEST_F(KubeletTest, UnknownCdiDeviceKeepsTheContainerFromBeingCreated) {
   auto claim = driver::testing::CreateAllocatedClaim(*client_, kNs, "claim-1", {"gpu-3"}, kNode);
   ASSERT_TRUE(claim.ok());

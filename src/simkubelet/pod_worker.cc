@@ -217,11 +217,9 @@ void PodWorker::Run() {
         const ContainerRecord& r = Record(*slot);
         if (r.Succeeded()) continue;
         init_done = false;
-        if (settled(*slot, r)) {
-          init_failed = true;
-        } else if (!slot->attempted) {
-          StartContainer(*slot);
-        }
+        // (A start that fails at once settles it right here.)
+        if (!settled(*slot, r) && !slot->attempted) StartContainer(*slot);
+        init_failed = settled(*slot, r);
         break;
       }
       bool any_ran = false, all_settled = true, all_succeeded = true;
