@@ -36,6 +36,13 @@ void PodLogs::Finish(const std::string& ns, const std::string& pod, const std::s
   changed_.notify_all();
 }
 
+void PodLogs::Restart(const std::string& ns, const std::string& pod, const std::string& container) {
+  std::lock_guard lock(mu_);
+  logs_.erase({ns, pod, container});
+  ++wakeups_;
+  changed_.notify_all();
+}
+
 void PodLogs::Forget(const std::string& ns, const std::string& pod) {
   std::lock_guard lock(mu_);
   for (auto it = logs_.lower_bound({ns, pod, ""});

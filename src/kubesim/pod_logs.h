@@ -42,6 +42,9 @@ class PodLogs {
               std::string_view text);
   // The container ended: followers get what is left, then the end.
   void Finish(const std::string& ns, const std::string& pod, const std::string& container);
+  // The container runs again (a restart): its log starts over, as kubectl
+  // logs shows the current run, and followers of the previous run end.
+  void Restart(const std::string& ns, const std::string& pod, const std::string& container);
   // The pod is gone: its logs are dropped and followers end.
   void Forget(const std::string& ns, const std::string& pod);
 

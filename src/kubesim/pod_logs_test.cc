@@ -31,6 +31,16 @@ TEST(PodLogsTest, LinesArePiecedTogetherAcrossAppends) {
   EXPECT_EQ(ReadAll(logs), "a\nbc\n\ntail without newline\n");
 }
 
+TEST(PodLogsTest, ARestartedContainerStartsANewLog) {
+  host::FakeClock clock;
+  PodLogs logs(clock);
+  logs.Append("ns", "pod", "c", "first run\n");
+  logs.Finish("ns", "pod", "c");
+  logs.Restart("ns", "pod", "c");
+  logs.Append("ns", "pod", "c", "second run\n");
+  EXPECT_EQ(ReadAll(logs), "second run\n");
+}
+
 TEST(PodLogsTest, TailSinceAndTimestamps) {
   host::FakeClock clock(FromEpochMillis(1'795'291'402'120));
   PodLogs logs(clock);

@@ -1,0 +1,228 @@
+#include "simkubelet/container_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "core/strings.h"
+
+namespace canhazgpu::simkubelet {
+namespace {
+
+// Once the main process is gone, how long its output may still trickle in
+// (from a descendant that left the group) before the pipes are abandoned.
+constexpr std::chrono::milliseconds kDrainAfterExit{2000};
+
+// The runtime's (runc's) words for a command that cannot be executed.
+std::string ExecError(const std::string& command, int err) {
+  if (err == ENOENT && command.find('/') == std::string::npos) {
+    return StrCat("exec: \"", command, "\": executable file not found in $PATH");
+  }
+  if (err == ENOENT) {
+    return StrCat("exec: \"", command, "\": stat ", command, ": no such file or directory");
+  }
+  return StrCat("exec: \"", command, "\": ", std::strerror(err));
+}
+
+class SpawnSetup {
+ public:
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+};
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+  ~Pipe() {
+    if (read >= 0) ::close(read);
+    if (write >= 0) ::close(write);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const ProcessSpec& spec,
+                                                                          OutputHandler on_output,
+                                                                          ExitHandler on_exit) {
+  if (spec.argv.empty()) {
+    return absl::InvalidArgumentError(
+        "no command specified: the simulated kubelet runs no images, so a container needs "
+        "`command`");
+  }
+  Pipe out, err;
+  std::array<int, 2> fds;
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+  out.read = fds[0];
+  out.write = fds[1];
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+  err.read = fds[0];
+  err.write = fds[1];
+
+  SpawnSetup setup;
+  posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&setup.actions, out.write, 1);
+  posix_spawn_file_actions_adddup2(&setup.actions, err.write, 2);
+  posix_spawn_file_actions_addchdir_np(&setup.actions, spec.work_dir.c_str());
+  // Its own process group, so that a signal reaches everything it started;
+  // default dispositions and no blocked signals, whatever this process has.
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setpgroup(&setup.attr, 0);
+  posix_spawnattr_setsigmask(&setup.attr, &none);
+  posix_spawnattr_setsigdefault(&setup.attr, &all);
+  posix_spawnattr_setflags(&setup.attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<char*> argv, envp;
+  for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  pid_t pid = -1;
+  const int rc =
+      ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
+  if (rc != 0) return absl::FailedPreconditionError(ExecError(spec.argv[0], rc));
+  const int pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pid_fd < 0) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return absl::InternalError(StrCat("pidfd_open: ", std::strerror(errno)));
+  }
+  ::close(out.write);
+  ::close(err.write);
+  out.write = err.write = -1;
+
+  std::unique_ptr<ContainerProcess> process(new ContainerProcess());
+  process->pid_ = pid;
+  process->on_output_ = std::move(on_output);
+  process->on_exit_ = std::move(on_exit);
+  const int out_fd = std::exchange(out.read, -1);
+  const int err_fd = std::exchange(err.read, -1);
+  process->thread_ =
+      std::thread([p = process.get(), out_fd, err_fd, pid_fd] { p->Run(out_fd, err_fd, pid_fd); });
+  return process;
+}
+
+void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
+  struct Stream {
+    int fd;
+    std::string_view name;
+    std::string partial;
+  };
+  std::array<Stream, 2> streams = {Stream{out_fd, "stdout", {}}, Stream{err_fd, "stderr", {}}};
+  std::optional<ProcessExit> exit;
+  std::chrono::steady_clock::time_point drain_until;
+  std::array<char, 65536> buffer;
+  while (true) {
+    std::vector<pollfd> fds;
+    for (const Stream& s : streams) {
+      if (s.fd >= 0) fds.push_back({s.fd, POLLIN, 0});
+    }
+    if (!exit.has_value()) fds.push_back({pid_fd, POLLIN, 0});
+    if (fds.empty()) break;
+    int timeout_ms = -1;
+    if (exit.has_value()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          drain_until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      timeout_ms = static_cast<int>(left.count());
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) break;
+    for (const pollfd& p : fds) {
+      if (p.revents == 0) continue;
+      if (p.fd == pid_fd) {
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        ProcessExit e;
+        if (WIFSIGNALED(status)) {
+          e.signal = WTERMSIG(status);
+          e.exit_code = 128 + e.signal;
+        } else {
+          e.exit_code = WEXITSTATUS(status);
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          reaped_ = true;
+        }
+        // The main process is gone: so is the container, and whatever it
+        // left running with it.
+        ::kill(-pid_, SIGKILL);
+        exit = e;
+        drain_until = std::chrono::steady_clock::now() + kDrainAfterExit;
+        continue;
+      }
+      for (Stream& s : streams) {
+        if (s.fd != p.fd) continue;
+        const ssize_t n = ::read(s.fd, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          ::close(s.fd);
+          s.fd = -1;
+          continue;
+        }
+        s.partial.append(buffer.data(), static_cast<size_t>(n));
+        size_t start = 0;
+        for (size_t nl = s.partial.find('\n'); nl != std::string::npos;
+             nl = s.partial.find('\n', start)) {
+          on_output_(s.name, std::string_view(s.partial).substr(start, nl + 1 - start));
+          start = nl + 1;
+        }
+        s.partial.erase(0, start);
+      }
+    }
+  }
+  for (Stream& s : streams) {
+    if (s.fd >= 0) ::close(s.fd);
+    if (!s.partial.empty()) on_output_(s.name, s.partial);
+  }
+  ::close(pid_fd);
+  if (!exit.has_value()) {  // poll failed: reap it the blocking way
+    ::kill(-pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    exit = ProcessExit{.exit_code = 128 + SIGKILL, .signal = SIGKILL};
+    std::lock_guard<std::mutex> lock(mu_);
+    reaped_ = true;
+  }
+  on_exit_(*exit);
+  std::lock_guard<std::mutex> lock(mu_);
+  exit_ = exit;
+  done_cv_.notify_all();
+}
+
+void ContainerProcess::Signal(int signal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!reaped_) ::kill(-pid_, signal);
+}
+
+std::optional<ProcessExit> ContainerProcess::Wait(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait_for(lock, timeout, [this] { return exit_.has_value(); });
+  return exit_;
+}
+
+ContainerProcess::~ContainerProcess() {
+  Signal(SIGKILL);
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace canhazgpu::simkubelet

@@ -1,0 +1,77 @@
+// One container of the simulated kubelet, run as a local process: its
+// command is spawned directly (posix_spawnp, no shell; the image is
+// ignored) in its own process group, in its work directory, with exactly
+// the environment given. Its stdout and stderr are handed over line by line
+// while it runs. When the main process exits, what is left of its group is
+// killed, as a runtime ends the rest of a container's cgroup.
+//
+// Threading: one thread per process watches its output and its exit (a
+// pidfd, not a poll); Signal() and Wait() may be called from any thread.
+// The destructor kills the group and joins the thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace canhazgpu::simkubelet {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::vector<std::string> env;   // "NAME=value"
+  std::string work_dir;
+};
+
+struct ProcessExit {
+  int exit_code = 0;  // 128 + the signal when a signal ended it
+  int signal = 0;     // 0 when it exited
+};
+
+class ContainerProcess {
+ public:
+  // `on_output(stream, line)`: stream is "stdout" or "stderr", the line ends
+  // with its newline (the last one may not); `on_exit` runs once all output
+  // was handed over. Both on the process's thread.
+  using OutputHandler = std::function<void(std::string_view stream, std::string_view line)>;
+  using ExitHandler = std::function<void(const ProcessExit&)>;
+
+  // Errors carry the runtime's wording for a command that cannot run:
+  // `exec: "nope": executable file not found in $PATH`.
+  static absl::StatusOr<std::unique_ptr<ContainerProcess>> Start(const ProcessSpec& spec,
+                                                                 OutputHandler on_output,
+                                                                 ExitHandler on_exit);
+  ~ContainerProcess();
+  ContainerProcess(const ContainerProcess&) = delete;
+  ContainerProcess& operator=(const ContainerProcess&) = delete;
+
+  int pid() const { return pid_; }
+  // Sends `signal` to the whole process group (no-op once it ended).
+  void Signal(int signal);
+  // The exit, once the process ended and its output was handed over;
+  // nullopt if that did not happen within `timeout`.
+  std::optional<ProcessExit> Wait(std::chrono::milliseconds timeout);
+
+ private:
+  ContainerProcess() = default;
+  void Run(int out_fd, int err_fd, int pid_fd);
+
+  int pid_ = -1;
+  OutputHandler on_output_;
+  ExitHandler on_exit_;
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  bool reaped_ = false;              // guarded by mu_: the pid may be reused after this
+  std::optional<ProcessExit> exit_;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace canhazgpu::simkubelet

@@ -1,0 +1,164 @@
+#include "simkubelet/kubelet.h"
+
+#include <utility>
+#include <vector>
+
+#include "core/duration.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "host/boot_id.h"
+#include "host/system_clock.h"
+
+namespace canhazgpu::simkubelet {
+namespace {
+
+using nlohmann::json;
+
+const Clock& ClockOf(const KubeletOptions& options, std::unique_ptr<Clock>& own) {
+  if (options.clock != nullptr) return *options.clock;
+  own = std::make_unique<host::SystemClock>();
+  return *own;
+}
+
+kube::EventReportingSource KubeletSource(const std::string& node) {
+  kube::EventReportingSource source;
+  source.component = "kubelet";
+  source.host = node;
+  return source;
+}
+
+PluginWatcherOptions WatcherOptions(const KubeletOptions& options, DeviceHealthCache& health,
+                                    std::function<void(const std::string&)> on_health_change) {
+  PluginWatcherOptions w;
+  w.registrar_dir = options.registrar_dir;
+  w.client = options.plugin_client;
+  w.log = options.log;
+  w.health = &health;
+  w.on_health_change = std::move(on_health_change);
+  return w;
+}
+
+std::string Uid(const json& pod) {
+  const json uid = pod.value("/metadata/uid"_json_pointer, json());
+  return uid.is_string() ? uid.get<std::string>() : "";
+}
+
+}  // namespace
+
+Kubelet::Kubelet(kube::Client& client, kubesim::PodLogs& logs, KubeletOptions options)
+    : client_(client),
+      logs_(logs),
+      options_(std::move(options)),
+      clock_(ClockOf(options_, own_clock_)),
+      events_(client_, KubeletSource(options_.node_name), clock_),
+      health_(clock_),
+      plugins_(std::make_unique<PluginWatcher>(
+          WatcherOptions(options_, health_, [this](const std::string&) { OnHealthChanged(); }))),
+      dra_(client_, *plugins_),
+      context_{client_,
+               logs_,
+               events_,
+               dra_,
+               health_,
+               clock_,
+               options_.node_name,
+               options_.host_ip,
+               options_.cdi_dir,
+               options_.pods_dir,
+               options_.prepare_retry,
+               options_.restart_backoff_initial,
+               options_.restart_backoff_max,
+               options_.log} {
+  node_.name = options_.node_name;
+  node_.labels = options_.node_labels;
+  node_.host_ip = options_.host_ip;
+  node_.cpu = options_.cpu;
+  node_.memory = options_.memory;
+  node_.pods = options_.max_pods;
+  node_.boot_id = host::ReadBootId().value_or("");
+}
+
+Kubelet::~Kubelet() { Stop(); }
+
+absl::Status Kubelet::Start() {
+  if (options_.node_name.empty() || options_.pods_dir.empty()) {
+    return absl::InvalidArgumentError("the simulated kubelet needs a node name and a pods dir");
+  }
+  registered_at_ = FormatTimestampSeconds(clock_.Now());
+  RETURN_IF_ERROR(RegisterNode(client_, node_, registered_at_));
+  RETURN_IF_ERROR(plugins_->Start());
+  kube::ListOptions selector;
+  selector.field_selector = StrCat("spec.nodeName=", options_.node_name);
+  pods_ = std::make_unique<kube::Informer>(
+      client_, kube::kPods, "", selector,
+      kube::InformerHandlers{.on_add = [this](const json& pod) { OnPod(pod); },
+                             .on_update = [this](const json&, const json& pod) { OnPod(pod); },
+                             .on_delete = [this](const json& pod) { OnPodDeleted(pod); }});
+  pods_->Start();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_ = true;
+  }
+  heartbeat_ = std::thread([this] { Heartbeat(); });
+  return absl::OkStatus();
+}
+
+void Kubelet::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!started_) return;
+    started_ = false;
+    stopping_ = true;
+    stop_cv_.notify_all();
+  }
+  if (heartbeat_.joinable()) heartbeat_.join();
+  pods_->Stop();  // no new pods from here on
+  plugins_->Stop();
+  std::map<std::string, std::unique_ptr<PodWorker>> workers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers.swap(workers_);
+  }
+  for (auto& [uid, worker] : workers) worker->Stop();
+}
+
+void Kubelet::OnPod(const json& pod) {
+  const std::string uid = Uid(pod);
+  if (uid.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return;
+  // Workers whose pods are gone and done.
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    it = it->second->Finished() ? workers_.erase(it) : std::next(it);
+  }
+  auto it = workers_.find(uid);
+  if (it != workers_.end()) {
+    it->second->Update(pod);
+  } else {
+    workers_[uid] = std::make_unique<PodWorker>(context_, pod);
+  }
+}
+
+void Kubelet::OnPodDeleted(const json& pod) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = workers_.find(Uid(pod));
+  if (it != workers_.end()) it->second->Removed();
+}
+
+void Kubelet::OnHealthChanged() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [uid, worker] : workers_) worker->HealthChanged();
+}
+
+void Kubelet::Heartbeat() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_cv_.wait_for(lock, options_.node_status_period, [this] { return stopping_; })) {
+    lock.unlock();
+    absl::Status s =
+        UpdateNodeStatus(client_, node_, FormatTimestampSeconds(clock_.Now()), registered_at_);
+    if (!s.ok()) options_.log(StrCat("node ", node_.name, ": status: ", s.message()));
+    lock.lock();
+  }
+}
+
+}  // namespace canhazgpu::simkubelet

@@ -1,0 +1,130 @@
+// One pod on the simulated node, from binding to removal, on its own
+// thread — the kubelet's pod worker: prepares the pod's claims (retrying
+// with a Warning event while that fails), runs its init containers one
+// after another and then its containers side by side as local processes,
+// restarts them as restartPolicy says (with the crash-loop back-off),
+// enforces activeDeadlineSeconds, reports everything in pods/status, and
+// unprepares the claims as soon as the pod has finished. On graceful
+// deletion it stops the containers (SIGTERM, SIGKILL after the grace
+// period), unprepares and removes the pod (grace period 0).
+//
+// Threading: Update(), Removed() and Stop() may be called from any thread
+// (the informer's); all the work happens on the worker's thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "kube/client.h"
+#include "kube/events.h"
+#include "kubesim/pod_logs.h"
+#include "nlohmann/json.hpp"
+#include "simkubelet/container_process.h"
+#include "simkubelet/device_health.h"
+#include "simkubelet/pod_claims.h"
+#include "simkubelet/pod_status.h"
+
+namespace canhazgpu::simkubelet {
+
+// What every pod worker of one kubelet shares; owned by the Kubelet.
+struct NodeContext {
+  kube::Client& client;
+  kubesim::PodLogs& logs;
+  kube::EventRecorder& events;
+  DraManager& dra;
+  const DeviceHealthCache& health;
+  const Clock& clock;
+  std::string node_name;
+  std::string host_ip;
+  std::string cdi_dir;
+  std::string pods_dir;
+  std::chrono::milliseconds prepare_retry;
+  std::chrono::milliseconds restart_backoff_initial;
+  std::chrono::milliseconds restart_backoff_max;
+  std::function<void(const std::string&)> log;
+};
+
+class PodWorker {
+ public:
+  PodWorker(NodeContext& node, nlohmann::json pod);
+  ~PodWorker();
+  PodWorker(const PodWorker&) = delete;
+  PodWorker& operator=(const PodWorker&) = delete;
+
+  // A newer version of the pod (deletionTimestamp is what matters).
+  void Update(nlohmann::json pod);
+  // The pod is gone from the API without a graceful deletion seen.
+  void Removed();
+  // The health of some device changed: the status is written again.
+  void HealthChanged();
+  // The kubelet stops: containers are killed at once, claims stay prepared
+  // (as the real kubelet leaves them across its restarts); joins.
+  void Stop();
+  // True once the pod was removed and everything for it is done.
+  bool Finished() const;
+
+ private:
+  struct Slot {  // one container's current run
+    bool init = false;
+    size_t index = 0;
+    std::unique_ptr<ContainerProcess> process;
+    std::optional<ProcessExit> exit;  // set by the process thread; guarded by mu_
+    bool exit_handled = false;
+    bool attempted = false;  // a start was tried
+    int runs = 0;            // processes started (or failing to start) so far
+    std::optional<std::chrono::steady_clock::time_point> restart_at;
+    std::chrono::milliseconds backoff{0};
+  };
+
+  void Run();
+  // Waits until something happened or `until`; true unless stopping.
+  void WaitForWork(std::optional<std::chrono::steady_clock::time_point> until);
+  bool Stopping();
+  bool DeletionRequested();
+  nlohmann::json Pod();
+
+  bool PrepareClaims();
+  void StartContainer(Slot& slot);
+  void HandleExit(Slot& slot, const ProcessExit& exit, const std::string& reason = "");
+  void RetryLater(Slot& slot);
+  // Stops every running container: SIGTERM, SIGKILL after `grace`.
+  void KillAll(std::chrono::milliseconds grace, const std::string& reason);
+  std::chrono::milliseconds GracePeriod();
+  void Finalize();  // terminal: unprepare (retrying) and write the status
+  void TerminateAndRemove();
+  void WriteStatus();
+  void Event(const std::string& type, const std::string& reason, const std::string& message);
+  std::string Now() const;
+  ContainerRecord& Record(const Slot& slot);
+  const nlohmann::json& Spec(const Slot& slot);
+
+  NodeContext& node_;
+  const std::string ns_;
+  const std::string name_;
+  const std::string uid_;
+  const nlohmann::json spec_;  // as bound; a pod's spec does not change
+  std::string restart_policy_;
+  PodRecord record_;
+  std::vector<PreparedClaim> prepared_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // init containers first
+  nlohmann::json last_written_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  nlohmann::json pod_;  // the newest version; guarded by mu_
+  bool removed_ = false;
+  bool health_changed_ = false;
+  bool stopping_ = false;
+  bool finished_ = false;
+  std::thread thread_;
+};
+
+}  // namespace canhazgpu::simkubelet
