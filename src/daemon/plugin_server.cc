@@ -1,7 +1,10 @@
 #include "daemon/plugin_server.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <utility>
 
 #include "core/status_macros.h"
@@ -22,6 +25,9 @@ namespace {
 // kubelet retries a cancelled prepare, so this only needs to cover the
 // common case of a call about to end.
 constexpr std::chrono::seconds kShutdownGrace{5};
+// Enough for a health stream to see stopping_ (resource_health_service.cc
+// looks every 100 ms) and send its end.
+constexpr std::chrono::milliseconds kHealthStreamsEnd{300};
 
 std::vector<std::string> DefaultVersions(bool with_health) {
   std::vector<std::string> versions = {std::string(DraV1::kService),
@@ -51,6 +57,45 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> Listen(const std::string& socket,
 
 }  // namespace
 
+class PluginServer::CallsInFlight : public driver::NodeService {
+ public:
+  explicit CallsInFlight(driver::NodeService& node) : node_(node) {}
+
+  std::map<std::string, driver::PrepareResult> PrepareClaims(
+      const std::vector<driver::ClaimRef>& claims) override {
+    Counted counted(*this);
+    return node_.PrepareClaims(claims);
+  }
+  std::map<std::string, std::string> UnprepareClaims(
+      const std::vector<driver::ClaimRef>& claims) override {
+    Counted counted(*this);
+    return node_.UnprepareClaims(claims);
+  }
+  // True when none is running any more; false when `timeout` passed first.
+  bool WaitForNone(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return idle_.wait_for(lock, timeout, [this] { return running_ == 0; });
+  }
+
+ private:
+  struct Counted {
+    explicit Counted(CallsInFlight& calls) : calls(calls) {
+      std::lock_guard lock(calls.mu_);
+      ++calls.running_;
+    }
+    ~Counted() {
+      std::lock_guard lock(calls.mu_);
+      if (--calls.running_ == 0) calls.idle_.notify_all();
+    }
+    CallsInFlight& calls;
+  };
+
+  driver::NodeService& node_;
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int running_ = 0;  // guarded by mu_
+};
+
 absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOptions options,
                                                                   driver::NodeService& node,
                                                                   driver::HealthSource* health) {
@@ -75,9 +120,10 @@ absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOp
 }
 
 absl::Status PluginServer::StartDraServer(driver::NodeService& node, driver::HealthSource* health) {
+  calls_ = std::make_unique<CallsInFlight>(node);
   std::vector<grpc::Service*> services = {
-      Keep(std::make_unique<DraPluginService<DraV1>>(node)),
-      Keep(std::make_unique<DraPluginService<DraV1beta1>>(node))};
+      Keep(std::make_unique<DraPluginService<DraV1>>(*calls_)),
+      Keep(std::make_unique<DraPluginService<DraV1beta1>>(*calls_))};
   if (health != nullptr) {
     services.push_back(Keep(std::make_unique<ResourceHealthService<HealthV1>>(*health, stopping_)));
     services.push_back(
@@ -120,8 +166,11 @@ void PluginServer::Shutdown() {
     registration_server_->Shutdown(DeadlineAfter(kShutdownGrace));
   }
   if (dra_server_ != nullptr) {
-    // The health streams see stopping_ and end; prepares get the grace.
-    dra_server_->Shutdown(DeadlineAfter(kShutdownGrace));
+    // The health streams see stopping_ and end within their poll interval;
+    // prepares in flight get the grace. Then nothing of ours runs, and what
+    // is left (the kubelet's idle connection) is cut at once.
+    calls_->WaitForNone(kShutdownGrace);
+    dra_server_->Shutdown(DeadlineAfter(kHealthStreamsEnd));
     RemoveSocket(dra_socket_);
   }
 }

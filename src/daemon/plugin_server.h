@@ -83,6 +83,11 @@ class PluginServer {
   std::string dra_socket_;
   std::vector<std::string> supported_versions_;
   std::atomic<bool> stopping_{false};
+  // Counts the prepares and unprepares running, so that Shutdown waits
+  // for them and not for the connections the kubelet keeps open (gRPC's
+  // own Shutdown waits its whole deadline for those).
+  class CallsInFlight;
+  std::unique_ptr<CallsInFlight> calls_;
   // The services must outlive the servers that call them.
   std::vector<std::unique_ptr<grpc::Service>> services_;
   RegistrationService* registration_ = nullptr;  // owned by services_

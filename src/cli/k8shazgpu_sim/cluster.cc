@@ -11,6 +11,7 @@
 #include "core/file_write.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "dra/devices.h"
 #include "host/linux_process_table.h"
 #include "host/system_clock.h"
 #include "kubesim/patch.h"
@@ -94,11 +95,15 @@ absl::Status SimCluster::StartServer() {
   const bool ipv6 = options_.listen_host.find(':') != std::string::npos;
   url_ = StrCat("http://", ipv6 ? "[" : "", options_.listen_host, ipv6 ? "]" : "", ":", port);
   RETURN_IF_ERROR(WriteFileAtomically(kubeconfig(), SimKubeconfig(url_, "", nullptr), 0600));
-  kube::RestConfig config;
-  config.server = url_;
-  ASSIGN_OR_RETURN(client_, kube::Client::Create(config, {.qps = 200, .burst = 400}));
+  ASSIGN_OR_RETURN(client_, kube::Client::Create(rest_config(), {.qps = 200, .burst = 400}));
   options_.log(StrCat("API server on ", url_, "; kubeconfig in ", kubeconfig()));
   return absl::OkStatus();
+}
+
+kube::RestConfig SimCluster::rest_config() const {
+  kube::RestConfig config;
+  config.server = url_;
+  return config;
 }
 
 absl::Status SimCluster::ApplyAddons() {
@@ -118,11 +123,11 @@ absl::Status SimCluster::ApplyAddons() {
 }
 
 absl::Status SimCluster::StartNode(int index) {
-  SimNode node{.name = SimulatedNodeName(index),
-               .dir = StrCat(options_.dir, "/nodes/", SimulatedNodeName(index)),
-               .daemon = nullptr};
+  SimNode node;
+  node.name = SimulatedNodeName(index);
+  node.dir = StrCat(options_.dir, "/nodes/", node.name);
   std::error_code ec;
-  for (const char* sub : {"plugins", "plugins_registry", "cdi"}) {
+  for (const char* sub : {"plugins", "plugins_registry", "cdi", "pods"}) {
     fs::create_directories(StrCat(node.dir, "/", sub), ec);
     if (ec)
       return absl::FailedPreconditionError(StrCat("cannot create ", node.dir, ": ", ec.message()));
@@ -142,6 +147,20 @@ absl::Status SimCluster::StartNode(int index) {
                                           /*force=*/false, alloc::Machine{clock, processes}));
   }
   const std::string name = node.name;
+  auto log = [log = options_.log, name](const std::string& line) { log(StrCat(name, ": ", line)); };
+  // The kubelet first: it registers the Node the daemon's NodeGpuStatus
+  // belongs to, and it watches for the plugin's socket.
+  ASSIGN_OR_RETURN(node.kubelet_client,
+                   kube::Client::Create(rest_config(), {.qps = 1000, .burst = 1000}));
+  simkubelet::KubeletOptions kubelet;
+  kubelet.node_name = node.name;
+  kubelet.registrar_dir = node.dir + "/plugins_registry";
+  kubelet.cdi_dir = node.dir + "/cdi";
+  kubelet.pods_dir = node.dir + "/pods";
+  kubelet.log = log;
+  node.kubelet =
+      std::make_unique<simkubelet::Kubelet>(*node.kubelet_client, server_->logs(), kubelet);
+  RETURN_IF_ERROR(node.kubelet->Start());
   node.daemon = std::make_unique<NodeProcess>(NodeProcessOptions{
       .binary = options_.node_binary,
       .args = {"--node-name", node.name, "--kubeconfig", kubeconfig(), "--state", state,
@@ -171,6 +190,9 @@ absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
           missing.erase(spec.value("nodeName", ""));
       }
     }
+    for (const SimNode& node : nodes_) {
+      if (node.kubelet->plugins().Registrations(dra::kDriverName) == 0) missing.insert(node.name);
+    }
     if (missing.empty()) return absl::OkStatus();
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -187,6 +209,10 @@ absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
 void SimCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  for (SimNode& node : nodes_) {
+    if (node.kubelet) node.kubelet->Stop();
+  }
+  options_.log("kubelets stopped");
   for (SimNode& node : nodes_) {
     if (node.daemon) node.daemon->Stop();
   }

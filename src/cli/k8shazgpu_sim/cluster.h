@@ -2,9 +2,12 @@
 // Start() serves the simulated API server, writes DIR/kubeconfig, applies
 // deploy/'s DeviceClasses and CRDs, and for every node sets up a simulated
 // host under DIR/nodes/<node>/ (a fake-host file and an initialised
-// canhazgpu store, so `canhazgpu` works on the node too) and starts the real
-// k8shazgpu-node on it. WaitUntilReady() returns once every node has
-// published its GPUs. Stop() stops the nodes, then the server.
+// canhazgpu store, so `canhazgpu` works on the node too), its kubelet
+// (simkubelet: registers the Node and the plugin, runs the node's pods as
+// local processes) and the real k8shazgpu-node. WaitUntilReady() returns
+// once every node's plugin is registered and its GPUs are published.
+// Stop() stops the kubelets (and their containers), the daemons, then the
+// server.
 //
 // Layout of DIR:
 //   kubeconfig, apiserver.log
@@ -14,6 +17,7 @@
 //   nodes/<node>/plugins_registry/  --registrar-dir
 //   nodes/<node>/cdi/               --cdi-dir
 //   nodes/<node>/node.log           the daemon's output
+//   nodes/<node>/pods/              containers' work directories
 //
 // Threading: Start, WaitUntilReady and Stop from one thread.
 #pragma once
@@ -32,6 +36,7 @@
 #include "kube/client.h"
 #include "kubesim/api_server.h"
 #include "kubesim/object_store.h"
+#include "simkubelet/kubelet.h"
 
 namespace canhazgpu::sim {
 
@@ -49,6 +54,8 @@ struct ClusterOptions {
 struct SimNode {
   std::string name;
   std::string dir;
+  std::unique_ptr<kube::Client> kubelet_client;  // each kubelet has its own, as real ones do
+  std::unique_ptr<simkubelet::Kubelet> kubelet;
   std::unique_ptr<NodeProcess> daemon;
 };
 
@@ -63,6 +70,7 @@ class SimCluster {
   void Stop();
 
   std::string kubeconfig() const { return options_.dir + "/kubeconfig"; }
+  kube::RestConfig rest_config() const;
   std::string server_url() const { return url_; }
   const std::vector<SimNode>& nodes() const { return nodes_; }
 
