@@ -391,16 +391,6 @@ absl::StatusOr<json> Client::CreateObject(const ResourceRef& ref, const std::str
                .body = object.dump()});
 }
 
-absl::StatusOr<json> Client::CreateSubresource(const ResourceRef& ref, const std::string& ns,
-                                               const std::string& name,
-                                               const std::string& subresource, const json& object) {
-  return Call("create", ref, ns, name,
-              {.method = "POST",
-               .path = ref.Path(ns, name, subresource) + WriteQuery(),
-               .headers = {{"Content-Type", "application/json"}},
-               .body = object.dump()});
-}
-
 absl::StatusOr<json> Client::Update(const ResourceRef& ref, const std::string& ns,
                                     const json& object) {
   const std::string name = NameOf(object);

@@ -153,14 +153,6 @@ class Client {
   // With metadata.generateName and no name, the server picks the name.
   absl::StatusOr<nlohmann::json> CreateObject(const ResourceRef& ref, const std::string& ns,
                                               const nlohmann::json& object);
-  // POST of `object` to a subresource of the named object, such as a
-  // Binding to pods/NAME/binding; the answer is what the server returns
-  // (for a binding, a Status).
-  absl::StatusOr<nlohmann::json> CreateSubresource(const ResourceRef& ref, const std::string& ns,
-                                                   const std::string& name,
-                                                   const std::string& subresource,
-                                                   const nlohmann::json& object);
-
   // PUT of `object` (its metadata.name and resourceVersion).
   absl::StatusOr<nlohmann::json> Update(const ResourceRef& ref, const std::string& ns,
                                         const nlohmann::json& object);
