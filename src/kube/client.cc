@@ -391,6 +391,21 @@ absl::StatusOr<json> Client::CreateObject(const ResourceRef& ref, const std::str
                .body = object.dump()});
 }
 
+absl::Status Client::BindPod(const std::string& ns, const std::string& pod, const std::string& uid,
+                             const std::string& node) {
+  json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata", {{"name", pod}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  if (!uid.empty()) binding["metadata"]["uid"] = uid;
+  return Call("create", kPods, ns, pod,
+              {.method = "POST",
+               .path = kPods.Path(ns, pod, "binding") + WriteQuery(),
+               .headers = {{"Content-Type", "application/json"}},
+               .body = binding.dump()})
+      .status();
+}
+
 absl::StatusOr<json> Client::Update(const ResourceRef& ref, const std::string& ns,
                                     const json& object) {
   const std::string name = NameOf(object);
@@ -433,6 +448,7 @@ namespace {
 json DeleteBody(const DeleteOptions& options) {
   json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
   if (!options.propagation.empty()) body["propagationPolicy"] = options.propagation;
+  if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
   if (!options.precondition_uid.empty()) body["preconditions"]["uid"] = options.precondition_uid;
   if (!options.precondition_resource_version.empty()) {
     body["preconditions"]["resourceVersion"] = options.precondition_resource_version;

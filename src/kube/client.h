@@ -98,6 +98,8 @@ struct DeleteOptions {
   std::string propagation;  // Background, Foreground, Orphan; empty: the server's
   std::string precondition_uid;
   std::string precondition_resource_version;
+  // Pods: how long the kubelet has to stop it; 0 removes it now.
+  std::optional<int64_t> grace_period_seconds;
 };
 
 struct WatchOptions {
@@ -153,6 +155,9 @@ class Client {
   // With metadata.generateName and no name, the server picks the name.
   absl::StatusOr<nlohmann::json> CreateObject(const ResourceRef& ref, const std::string& ns,
                                               const nlohmann::json& object);
+  // pods/binding: assigns the pod to a node, as a scheduler does.
+  absl::Status BindPod(const std::string& ns, const std::string& pod, const std::string& uid,
+                       const std::string& node);
   // PUT of `object` (its metadata.name and resourceVersion).
   absl::StatusOr<nlohmann::json> Update(const ResourceRef& ref, const std::string& ns,
                                         const nlohmann::json& object);

@@ -203,7 +203,9 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
     HandleLog(*route, req, res);
     return;
   }
-  if (!route->sub.empty() && route->sub != "status") {
+  const bool binding = route->sub == "binding" && type->group.empty() && type->resource == "pods" &&
+                       verb == "create";
+  if (!route->sub.empty() && route->sub != "status" && !binding) {
     Fail(res, NoSuchPath());
     return;
   }

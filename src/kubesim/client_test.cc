@@ -208,6 +208,31 @@ TEST(KubeClientTest, PatchesAndDeletePreconditions) {
   EXPECT_TRUE(IsApiNotFound(client->Get(kConfigMaps, "default", "p").status()));
 }
 
+TEST(KubeClientTest, BindsAPodAndDeletesItGracefullyThenAtOnce) {
+  Sim sim;
+  auto client = Connect(sim.Config());
+  const json pod = {{"apiVersion", "v1"},
+                    {"kind", "Pod"},
+                    {"metadata", {{"name", "p"}}},
+                    {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  absl::StatusOr<json> created = client->CreateObject(kPods, "default", pod);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::string uid = (*created)["metadata"]["uid"];
+  EXPECT_TRUE(IsApiConflict(client->BindPod("default", "p", "other-uid", "node-1")));
+  absl::Status bound = client->BindPod("default", "p", uid, "node-1");
+  ASSERT_TRUE(bound.ok()) << bound.message();
+  EXPECT_EQ((*client->Get(kPods, "default", "p"))["spec"]["nodeName"], "node-1");
+  absl::Status twice = client->BindPod("default", "p", uid, "node-2");
+  EXPECT_TRUE(IsApiConflict(twice)) << twice;
+
+  ASSERT_TRUE(client->Delete(kPods, "default", "p", {.grace_period_seconds = 10}).ok());
+  absl::StatusOr<json> terminating = client->Get(kPods, "default", "p");
+  ASSERT_TRUE(terminating.ok()) << terminating.status();
+  EXPECT_EQ((*terminating)["metadata"]["deletionGracePeriodSeconds"], 10);
+  ASSERT_TRUE(client->Delete(kPods, "default", "p", {.grace_period_seconds = 0}).ok());
+  EXPECT_TRUE(IsApiNotFound(client->Get(kPods, "default", "p").status()));
+}
+
 TEST(KubeClientTest, AuthenticationAndAuthorizationErrorsSayWhat) {
   Sim sim({.token = "secret", .deny = {"create:resourceclaims"}});
   auto anonymous = Connect(sim.Config());

@@ -23,6 +23,9 @@ json ApiResource(const ResourceType& t, const std::string& sub) {
     r["storageVersionHash"] = "";
   } else if (sub == "log") {
     r["verbs"] = {"get"};
+  } else if (sub == "binding") {
+    r["verbs"] = {"create"};
+    r["kind"] = "Binding";
   } else {
     r["verbs"] = {"get", "patch", "update"};
   }
@@ -129,7 +132,10 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
       if (t.group != group || t.version != version) continue;
       resources.push_back(ApiResource(t, ""));
       if (t.has_status) resources.push_back(ApiResource(t, "status"));
-      if (t.group.empty() && t.resource == "pods") resources.push_back(ApiResource(t, "log"));
+      if (t.group.empty() && t.resource == "pods") {
+        resources.push_back(ApiResource(t, "binding"));
+        resources.push_back(ApiResource(t, "log"));
+      }
     }
     if (resources.empty()) {
       Fail(res, NoSuchPath());

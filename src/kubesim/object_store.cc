@@ -392,9 +392,11 @@ Outcome ObjectStore::UpdateLocked(const ResourceType& type, const std::string& n
   Meta(updated)["resourceVersion"] = Text(old_meta, "resourceVersion");
   if (auto invalid = Check(type, updated, &old, strict)) return {std::move(invalid), {}};
   if (updated == old) return {std::nullopt, old};  // no change, no new version
-  // Finalizers may only be removed from an object being deleted; once the
-  // last one goes, the object goes.
-  if (MetaOf(updated).contains("deletionTimestamp") && !HasFinalizers(updated)) {
+  // Once the last finalizer of an object being deleted goes, the object
+  // goes. (A pod in its grace period without finalizers waits for its
+  // kubelet instead.)
+  if (MetaOf(updated).contains("deletionTimestamp") && HasFinalizers(old) &&
+      !HasFinalizers(updated)) {
     objects_[key] = updated;
     RemoveLocked(type, key, "Background");
     FinishForegroundDeletionsLocked();
@@ -462,6 +464,11 @@ Outcome ObjectStore::DeleteLocked(const ResourceType& type, const std::string& n
       if (objects_.contains(k)) RemoveLocked(*t, k, "Background");
     }
   }
+  if (type.group.empty() && type.resource == "pods") {
+    if (std::optional<Outcome> marked = DeletePodGracefullyLocked(type, object, options)) {
+      return *std::move(marked);
+    }
+  }
   const bool foreground = options.propagation == "Foreground";
   if (HasFinalizers(object) || foreground) {
     json& m = Meta(object);
@@ -491,6 +498,99 @@ Outcome ObjectStore::DeleteLocked(const ResourceType& type, const std::string& n
   json removed = object;
   RemoveLocked(type, key, options.propagation);
   return {std::nullopt, removed};
+}
+
+std::optional<Outcome> ObjectStore::DeletePodGracefullyLocked(const ResourceType& type, json& pod,
+                                                              const DeleteOptions& options) {
+  // As the real pod strategy: a pod no kubelet runs (unassigned, or already
+  // finished) has nothing to stop, so it goes at once.
+  const json& spec = pod.value("spec", json::object());
+  const std::string phase = pod.value("status", json::object()).value("phase", "");
+  int64_t grace = 30;
+  if (spec.contains("terminationGracePeriodSeconds") &&
+      spec["terminationGracePeriodSeconds"].is_number_integer()) {
+    grace = spec["terminationGracePeriodSeconds"].get<int64_t>();
+  }
+  if (options.grace_period_seconds) grace = *options.grace_period_seconds;
+  if (Text(spec, "nodeName").empty() || phase == "Succeeded" || phase == "Failed") grace = 0;
+  json& m = Meta(pod);
+  const bool terminating = m.contains("deletionTimestamp");
+  if (grace <= 0) {
+    if (!terminating || !HasFinalizers(pod)) return std::nullopt;
+    grace = 0;  // finalizers hold it; fall through to shorten the grace
+  }
+  // A second delete may shorten the grace period, never lengthen it.
+  if (terminating && m.value("deletionGracePeriodSeconds", int64_t{0}) <= grace) {
+    return Outcome{std::nullopt, pod};
+  }
+  m["deletionTimestamp"] = FormatTimestampSeconds(clock_.Now() + std::chrono::seconds(grace));
+  m["deletionGracePeriodSeconds"] = grace;
+  m["resourceVersion"] = std::to_string(++resource_version_);
+  RecordLocked("MODIFIED", type, pod);
+  return Outcome{std::nullopt, pod};
+}
+
+Outcome ObjectStore::BindPod(const std::string& ns, const std::string& name, const json& binding) {
+  std::lock_guard lock(mu_);
+  const ResourceType* type = types_.Find("", "v1", "pods");
+  const json target = binding.is_object() ? binding.value("target", json::object()) : json();
+  const std::string node = target.is_object() ? Text(target, "name") : "";
+  if (node.empty()) {
+    return {kube::InvalidStatus("", "Binding", name,
+                                {{.reason = "FieldValueRequired",
+                                  .message = "Required value",
+                                  .field = "target.name"}}),
+            {}};
+  }
+  if (const std::string kind = Text(target, "kind"); !kind.empty() && kind != "Node") {
+    return {kube::BadRequestStatus(StrCat("Binding target kind must be Node, got ", kind)), {}};
+  }
+  auto it = objects_.find(MakeKey(type->key(), ns, name));
+  if (it == objects_.end()) return {kube::NotFoundStatus("", "pods", name), {}};
+  json& pod = it->second;
+  json& meta = Meta(pod);
+  const std::string uid = Text(binding.value("metadata", json::object()), "uid");
+  if (!uid.empty() && uid != Text(meta, "uid")) {
+    return {kube::ConflictStatus("", "pods/binding", name,
+                                 StrCat("Precondition failed: UID in precondition: ", uid,
+                                        ", UID in object meta: ", Text(meta, "uid"))),
+            {}};
+  }
+  if (meta.contains("deletionTimestamp")) {
+    return {kube::ConflictStatus(
+                "", "pods/binding", name,
+                StrCat("pod ", name, " is being deleted, cannot be assigned to a host")),
+            {}};
+  }
+  json& spec = pod["spec"];
+  if (const std::string assigned = Text(spec, "nodeName"); !assigned.empty()) {
+    return {kube::ConflictStatus(
+                "", "pods/binding", name,
+                StrCat("pod ", name, " is already assigned to node \"", assigned, "\"")),
+            {}};
+  }
+  spec["nodeName"] = node;
+  json& conditions = pod["status"]["conditions"];
+  if (!conditions.is_array()) conditions = json::array();
+  json scheduled = {{"type", "PodScheduled"},
+                    {"status", "True"},
+                    {"lastProbeTime", nullptr},
+                    {"lastTransitionTime", Timestamp()}};
+  auto found = std::find_if(conditions.begin(), conditions.end(),
+                            [](const json& c) { return c.value("type", "") == "PodScheduled"; });
+  if (found != conditions.end()) {
+    *found = scheduled;
+  } else {
+    conditions.push_back(scheduled);
+  }
+  meta["resourceVersion"] = std::to_string(++resource_version_);
+  RecordLocked("MODIFIED", *type, pod);
+  return {std::nullopt,
+          {{"kind", "Status"},
+           {"apiVersion", "v1"},
+           {"metadata", json::object()},
+           {"status", "Success"},
+           {"code", 201}}};
 }
 
 void ObjectStore::RemoveLocked(const ResourceType& type, const Key& key,

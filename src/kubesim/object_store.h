@@ -44,6 +44,9 @@ struct DeleteOptions {
   std::string propagation = "Background";  // Orphan, Background, Foreground
   std::string precondition_uid;
   std::string precondition_resource_version;
+  // Pods only (as the real server: other kinds go at once). Unset: the pod's
+  // spec.terminationGracePeriodSeconds, else 30.
+  std::optional<int64_t> grace_period_seconds;
 };
 
 struct WatchEvent {
@@ -89,6 +92,11 @@ class ObjectStore {
   Outcome Delete(const ResourceType& type, const std::string& ns, const std::string& name,
                  const DeleteOptions& options);
 
+  // pods/binding: assigns the pod to `binding`'s target node (spec.nodeName
+  // and a PodScheduled condition), as the scheduler's bind does. Conflict
+  // when the pod is already assigned or being deleted.
+  Outcome BindPod(const std::string& ns, const std::string& name, const nlohmann::json& binding);
+
   int64_t resource_version() const;
   void set_event_window(size_t events);
 
@@ -115,6 +123,10 @@ class ObjectStore {
                                               const nlohmann::json* old, bool strict);
   // Removes the object now: a DELETED event, then its dependents per policy.
   void RemoveLocked(const ResourceType& type, const Key& key, const std::string& policy);
+  // A pod on a node is deleted gracefully: marked with deletionTimestamp and
+  // left for its kubelet to stop and remove. nullopt when it goes now.
+  std::optional<Outcome> DeletePodGracefullyLocked(const ResourceType& type, nlohmann::json& pod,
+                                                   const DeleteOptions& options);
   void CollectDependentsLocked(const std::string& owner_uid, const std::string& policy);
   void FinishForegroundDeletionsLocked();
   void RecordLocked(const std::string& event_type, const ResourceType& type,

@@ -80,6 +80,100 @@ TEST(ObjectStoreClockTest, TimestampsComeFromTheStoresClockInWholeSeconds) {
   EXPECT_EQ(deleting.object["metadata"]["deletionTimestamp"], "2026-01-02T04:04:05Z");
 }
 
+json Pod(const std::string& name, const std::string& node = "") {
+  json pod = {{"metadata", {{"name", name}}},
+              {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+TEST(ObjectStorePodTest, ABoundPodIsDeletedGracefullyAndItsKubeletRemovesIt) {
+  host::FakeClock clock(FromEpochMillis(1'767'323'045'000));  // 2026-01-02T03:04:05Z
+  ObjectStore store(1000, clock);
+  const ResourceType pods = *store.FindType("", "v1", "pods");
+  ASSERT_TRUE(store.Create(pods, "default", Pod("p", "node-1")).ok());
+
+  Outcome deleting = store.Delete(pods, "default", "p", {});
+  ASSERT_TRUE(deleting.ok());
+  EXPECT_EQ(deleting.object["metadata"]["deletionTimestamp"], "2026-01-02T03:04:35Z");
+  EXPECT_EQ(deleting.object["metadata"]["deletionGracePeriodSeconds"], 30);
+  // The kubelet's status writes do not remove it...
+  json status = store.Get(pods, "default", "p").object;
+  status["status"]["phase"] = "Running";
+  ASSERT_TRUE(store.Update(pods, "default", "p", status, /*status=*/true).ok());
+  EXPECT_TRUE(store.Get(pods, "default", "p").ok());
+  // ...a longer grace period does not lengthen it, a shorter one shortens it...
+  Outcome longer = store.Delete(pods, "default", "p", {.grace_period_seconds = 60});
+  EXPECT_EQ(longer.object["metadata"]["deletionGracePeriodSeconds"], 30);
+  Outcome shorter = store.Delete(pods, "default", "p", {.grace_period_seconds = 5});
+  EXPECT_EQ(shorter.object["metadata"]["deletionGracePeriodSeconds"], 5);
+  EXPECT_EQ(shorter.object["metadata"]["deletionTimestamp"], "2026-01-02T03:04:10Z");
+  // ...and the kubelet's delete with grace 0 removes it.
+  ASSERT_TRUE(store.Delete(pods, "default", "p", {.grace_period_seconds = 0}).ok());
+  EXPECT_EQ(store.Get(pods, "default", "p").error->code, 404);
+}
+
+TEST(ObjectStorePodTest, PodsNoKubeletRunsGoAtOnceAndTheGraceComesFromTheSpec) {
+  ObjectStore store(1000);
+  const ResourceType pods = *store.FindType("", "v1", "pods");
+  ASSERT_TRUE(store.Create(pods, "default", Pod("unassigned")).ok());
+  ASSERT_TRUE(store.Delete(pods, "default", "unassigned", {}).ok());
+  EXPECT_FALSE(store.Get(pods, "default", "unassigned").ok());
+
+  json done = Pod("done", "node-1");
+  ASSERT_TRUE(store.Create(pods, "default", done).ok());
+  json finished = store.Get(pods, "default", "done").object;
+  finished["status"]["phase"] = "Succeeded";
+  ASSERT_TRUE(store.Update(pods, "default", "done", finished, /*status=*/true).ok());
+  ASSERT_TRUE(store.Delete(pods, "default", "done", {}).ok());
+  EXPECT_FALSE(store.Get(pods, "default", "done").ok());
+
+  json quick = Pod("quick", "node-1");
+  quick["spec"]["terminationGracePeriodSeconds"] = 3;
+  ASSERT_TRUE(store.Create(pods, "default", quick).ok());
+  EXPECT_EQ(
+      store.Delete(pods, "default", "quick", {}).object["metadata"]["deletionGracePeriodSeconds"],
+      3);
+  // Other kinds are never graceful.
+  const ResourceType cm = *store.FindType("", "v1", "configmaps");
+  ASSERT_TRUE(store.Create(cm, "default", {{"metadata", {{"name", "c"}}}}).ok());
+  ASSERT_TRUE(store.Delete(cm, "default", "c", {.grace_period_seconds = 30}).ok());
+  EXPECT_FALSE(store.Get(cm, "default", "c").ok());
+}
+
+TEST(ObjectStorePodTest, BindingAssignsAPodOnceWithTheSchedulersCondition) {
+  ObjectStore store(1000);
+  const ResourceType pods = *store.FindType("", "v1", "pods");
+  ASSERT_TRUE(store.Create(pods, "default", Pod("p")).ok());
+  const json binding = {{"apiVersion", "v1"},
+                        {"kind", "Binding"},
+                        {"metadata", {{"name", "p"}}},
+                        {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "node-2"}}}};
+  Outcome bound = store.BindPod("default", "p", binding);
+  ASSERT_TRUE(bound.ok()) << bound.error->message;
+  EXPECT_EQ(bound.object["status"], "Success");
+  const json pod = store.Get(pods, "default", "p").object;
+  EXPECT_EQ(pod["spec"]["nodeName"], "node-2");
+  EXPECT_EQ(pod["status"]["conditions"][0]["type"], "PodScheduled");
+  EXPECT_EQ(pod["status"]["conditions"][0]["status"], "True");
+
+  Outcome again = store.BindPod("default", "p", binding);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error->code, 409);
+  EXPECT_EQ(again.error->message,
+            "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to "
+            "node \"node-2\"");
+  EXPECT_EQ(store.BindPod("default", "nope", binding).error->code, 404);
+  json no_target = binding;
+  no_target.erase("target");
+  ASSERT_TRUE(store.Create(pods, "default", Pod("q")).ok());
+  EXPECT_EQ(store.BindPod("default", "q", no_target).error->code, 422);
+  json wrong_uid = binding;
+  wrong_uid["metadata"]["uid"] = "not-the-uid";
+  EXPECT_EQ(store.BindPod("default", "q", wrong_uid).error->code, 409);
+  EXPECT_FALSE(store.Get(pods, "default", "q").object["spec"].contains("nodeName"));
+}
+
 TEST_F(ObjectStoreTest, UpdateChecksResourceVersionAndBumpsGenerationOnSpecChanges) {
   const ResourceType slices = Type("resource.k8s.io", "resourceslices");
   Outcome created = store_.Create(slices, "", Slice("s", "n1"));

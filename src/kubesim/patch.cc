@@ -119,6 +119,19 @@ absl::StatusOr<json> YamlToJson(const std::string& text) {
   }
 }
 
+absl::StatusOr<std::vector<json>> YamlDocumentsToJson(const std::string& text) {
+  std::vector<json> documents;
+  try {
+    for (const YAML::Node& node : YAML::LoadAll(text)) {
+      json document = FromYaml(node, 0);
+      if (!document.is_null()) documents.push_back(std::move(document));
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(StrCat("line ", e.mark.line + 1, ": ", e.msg));
+  }
+  return documents;
+}
+
 absl::StatusOr<json> ParsePatchBody(PatchType type, const std::string& body) {
   json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {

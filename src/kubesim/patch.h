@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
@@ -33,5 +34,8 @@ absl::StatusOr<nlohmann::json> ApplyPatch(PatchType type, const nlohmann::json& 
 
 // YAML (a single document) as JSON; used for apply bodies.
 absl::StatusOr<nlohmann::json> YamlToJson(const std::string& text);
+// Every document of a multi-document YAML stream as JSON, without the empty
+// ones (a file of comments, a trailing `---`); kubectl apply -f reads so.
+absl::StatusOr<std::vector<nlohmann::json>> YamlDocumentsToJson(const std::string& text);
 
 }  // namespace canhazgpu::kubesim

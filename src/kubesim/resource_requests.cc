@@ -52,7 +52,18 @@ DeleteOptions DeleteOptionsOf(const httplib::Request& req, const json& body) {
   DeleteOptions options;
   if (!Param(req, "propagationPolicy").empty())
     options.propagation = Param(req, "propagationPolicy");
+  auto grace = [&options](const json& value) {
+    if (value.is_number_integer()) options.grace_period_seconds = value.get<int64_t>();
+    if (value.is_string()) {
+      char* end = nullptr;
+      const std::string text = value.get<std::string>();
+      const long long seconds = std::strtoll(text.c_str(), &end, 10);
+      if (!text.empty() && *end == '\0') options.grace_period_seconds = seconds;
+    }
+  };
+  if (!Param(req, "gracePeriodSeconds").empty()) grace(json(Param(req, "gracePeriodSeconds")));
   if (!body.is_object()) return options;
+  if (body.contains("gracePeriodSeconds")) grace(body["gracePeriodSeconds"]);
   if (body.contains("propagationPolicy") && body["propagationPolicy"].is_string()) {
     options.propagation = body["propagationPolicy"];
   }
@@ -108,6 +119,11 @@ void ApiServer::HandleWrite(const std::string& verb, const ResourceType& type, c
                             const httplib::Request& req, httplib::Response& res) {
   std::optional<json> body = BodyOf(req, res);
   if (!body) return;
+  if (verb == "create" && route.sub == "binding") {
+    Outcome out = store_.BindPod(route.ns, route.name, *body);
+    if (!out.ok()) return Fail(res, *out.error);
+    return Reply(res, 201, out.object);
+  }
   if (verb == "create") {
     if (!route.name.empty()) {
       return Fail(res, {.code = 405,
@@ -128,7 +144,11 @@ void ApiServer::HandleWrite(const std::string& verb, const ResourceType& type, c
   if (verb == "delete") {
     Outcome out = store_.Delete(type, route.ns, route.name, options);
     if (!out.ok()) return Fail(res, *out.error);
-    if (type.group.empty() && type.resource == "pods") logs_.Forget(route.ns, route.name);
+    // A pod in its grace period keeps its logs until its kubelet removes it.
+    if (type.group.empty() && type.resource == "pods" &&
+        !store_.Get(type, route.ns, route.name).ok()) {
+      logs_.Forget(route.ns, route.name);
+    }
     return Reply(res, 200, out.object);
   }
   // deletecollection: every object the selectors match, answered with the

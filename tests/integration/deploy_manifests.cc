@@ -129,31 +129,13 @@ void Match(const json& schema, const json& value, const std::string& path,
 
 }  // namespace
 
-absl::StatusOr<std::vector<json>> ParseYamlDocuments(const std::string& text) {
-  std::vector<std::string> chunks(1);
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.starts_with("---") && (line.size() == 3 || line[3] == ' ')) {
-      chunks.emplace_back();
-    } else {
-      chunks.back() += line + "\n";
-    }
-  }
-  std::vector<json> documents;
-  for (const std::string& chunk : chunks) {
-    ASSIGN_OR_RETURN(json document, kubesim::YamlToJson(chunk));
-    if (!document.is_null()) documents.push_back(std::move(document));
-  }
-  return documents;
-}
-
 absl::StatusOr<std::vector<json>> LoadKustomizationResources(const std::string& dir) {
   ASSIGN_OR_RETURN(std::string text, ReadText(dir + "/kustomization.yaml"));
   ASSIGN_OR_RETURN(json kustomization, kubesim::YamlToJson(text));
   std::vector<json> objects;
   for (const json& file : kustomization.value("resources", json::array())) {
     ASSIGN_OR_RETURN(std::string body, ReadText(StrCat(dir, "/", file.get<std::string>())));
-    auto documents = ParseYamlDocuments(body);
+    auto documents = kubesim::YamlDocumentsToJson(body);
     if (!documents.ok()) {
       return absl::InvalidArgumentError(
           StrCat(file.get<std::string>(), ": ", documents.status().message()));

@@ -14,10 +14,6 @@
 
 namespace canhazgpu::testing {
 
-// The documents of a multi-document YAML stream as JSON, without the empty
-// ones (a file that holds only comments, a trailing `---`).
-absl::StatusOr<std::vector<nlohmann::json>> ParseYamlDocuments(const std::string& text);
-
 // Every object of the files that `kustomization_dir`/kustomization.yaml
 // lists under `resources:`, in order.
 absl::StatusOr<std::vector<nlohmann::json>> LoadKustomizationResources(

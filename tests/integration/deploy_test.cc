@@ -201,8 +201,8 @@ TEST(DeployManifestsTest, TheCrdIsStructuralAndItsColumnsExist) {
 TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
   const json schema = Find(
       Objects(), "CustomResourceDefinition")["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
-  auto example =
-      ParseYamlDocuments(ReadFile(std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml"));
+  auto example = kubesim::YamlDocumentsToJson(
+      ReadFile(std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml"));
   ASSERT_TRUE(example.ok()) << example.status();
   ASSERT_EQ(example->size(), 1u);
   const json& status = (*example)[0];
@@ -301,7 +301,7 @@ class DeployKubectlTest : public ::testing::Test {
 TEST_F(DeployKubectlTest, KustomizeRendersObjectsThatValidate) {
   CliResult rendered = Kubectl({"kustomize", DEPLOY_DIR});
   ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
-  auto objects = ParseYamlDocuments(rendered.out);
+  auto objects = kubesim::YamlDocumentsToJson(rendered.out);
   ASSERT_TRUE(objects.ok()) << objects.status();
   ExpectValidObjects(*objects);
   for (const json& o : *objects) {

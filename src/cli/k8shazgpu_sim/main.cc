@@ -1,197 +1,41 @@
 // k8shazgpu-sim: the simulated Kubernetes cluster that tests, benchmarks and
 // the demo run against.
-//   k8shazgpu-sim apiserver [--listen 127.0.0.1:0] [--tls] [--token TOKEN]
-//       [--deny VERB:RESOURCE,...] [--event-window N] --kubeconfig-out FILE
-// runs the API server in the foreground, writes a kubeconfig for itself to
-// FILE (atomically, once it serves), logs one line per request to stderr and
-// stops cleanly on SIGTERM or SIGINT.
-#include <signal.h>
-#include <unistd.h>
-
-#include <cstdio>
+//   k8shazgpu-sim apiserver ...   only the API server (apiserver_command.cc)
+//   k8shazgpu-sim cluster ...     API server, nodes with the real node driver,
+//                                 kubelets and a scheduler (cluster_command.cc)
 #include <iostream>
-#include <mutex>
-#include <optional>
-#include <thread>
+#include <string>
+#include <vector>
 
-#include "absl/strings/escaping.h"
 #include "cli/common/exit_code.h"
-#include "cli/common/flags.h"
-#include "core/file_write.h"
-#include "core/strings.h"
-#include "kubesim/api_server.h"
-#include "kubesim/certificates.h"
-#include "kubesim/object_store.h"
+#include "cli/k8shazgpu_sim/commands.h"
 
-namespace canhazgpu {
 namespace {
 
-const std::vector<cli::FlagSpec> kFlags = {
-    {.name = "listen",
-     .has_value = true,
-     .value_name = "HOST:PORT",
-     .help = "address to serve on; port 0 picks a free one",
-     .default_value = "127.0.0.1:0"},
-    {.name = "kubeconfig-out",
-     .has_value = true,
-     .value_name = "FILE",
-     .help = "write a kubeconfig for this server here once it serves (required)"},
-    {.name = "tls",
-     .help = "serve HTTPS with a generated CA; clients need the kubeconfig's certificate"},
-    {.name = "token",
-     .has_value = true,
-     .value_name = "TOKEN",
-     .help = "require this bearer token on every request (401 otherwise)"},
-    {.name = "deny",
-     .has_value = true,
-     .value_name = "VERB:RESOURCE,...",
-     .help = "answer these 403 Forbidden (VERB or RESOURCE may be *)",
-     .kind = cli::FlagKind::kList},
-    {.name = "event-window",
-     .has_value = true,
-     .value_name = "N",
-     .help = "watch events kept for resuming; older versions get 410 Gone",
-     .kind = cli::FlagKind::kPositiveInt,
-     .max = 10'000'000,
-     .default_value = "10000"},
-    {.name = "help", .short_name = 'h', .help = "show this help"},
-};
-
 constexpr char kUsage[] =
-    "usage: k8shazgpu-sim apiserver --kubeconfig-out FILE [flags]\n"
-    "Serves a simulated Kubernetes API server from memory.\n";
-
-std::string Kubeconfig(const std::string& server, const std::string& token,
-                       const kubesim::Certificates* certs) {
-  std::string cluster = StrCat("    server: ", server, "\n");
-  std::string user;
-  if (certs != nullptr) {
-    cluster += StrCat("    certificate-authority-data: ", absl::Base64Escape(certs->ca_pem), "\n");
-    user += StrCat("    client-certificate-data: ", absl::Base64Escape(certs->client_cert_pem),
-                   "\n    client-key-data: ", absl::Base64Escape(certs->client_key_pem), "\n");
-  }
-  if (!token.empty()) user += StrCat("    token: \"", token, "\"\n");
-  return StrCat("apiVersion: v1\nkind: Config\ncurrent-context: sim\n",
-                "clusters:\n- name: sim\n  cluster:\n", cluster,
-                "users:\n- name: sim\n  user:", user.empty() ? " {}\n" : "\n" + user,
-                "contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: sim\n",
-                "    namespace: default\n");
-}
-
-int ApiServerMain(const std::vector<std::string>& args) {
-  absl::StatusOr<cli::ParsedFlags> flags = cli::ParseFlags(args, kFlags, "apiserver");
-  if (!flags.ok()) {
-    std::cerr << "k8shazgpu-sim: " << flags.status().message() << "\n";
-    return cli::kExitUsage;
-  }
-  if (flags->Has("help")) {
-    std::cout << kUsage << cli::FlagHelp(kFlags);
-    return 0;
-  }
-  auto value = [&](const char* name) {
-    if (auto v = flags->Value(name)) return *v;
-    for (const cli::FlagSpec& spec : kFlags) {
-      if (spec.name == name) return spec.default_value;
-    }
-    return std::string();
-  };
-  for (const cli::FlagSpec& spec : kFlags) {
-    if (auto v = flags->Value(spec.name); v) {
-      if (absl::Status s = cli::CheckFlagValue(spec, *v); !s.ok()) {
-        std::cerr << "k8shazgpu-sim: --" << spec.name << ": " << s.message() << "\n";
-        return cli::kExitUsage;
-      }
-    }
-  }
-  const std::string out_path = value("kubeconfig-out");
-  if (out_path.empty()) {
-    std::cerr << "k8shazgpu-sim: apiserver: --kubeconfig-out FILE is required\n";
-    return cli::kExitUsage;
-  }
-  const std::string listen = value("listen");
-  const size_t colon = listen.rfind(':');
-  const std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
-  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
-  char* end = nullptr;
-  const long port = std::strtol(port_text.c_str(), &end, 10);
-  if (host.empty() || port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
-    std::cerr << "k8shazgpu-sim: --listen: expected HOST:PORT, got '" << listen << "'\n";
-    return cli::kExitUsage;
-  }
-
-  // Signals are taken by one thread with sigwait, before any other starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  kubesim::ObjectStore store(static_cast<size_t>(std::stol(value("event-window"))));
-  std::mutex log_mu;
-  kubesim::ApiServerOptions options{.token = value("token"), .log = [&](const std::string& line) {
-                                      std::lock_guard lock(log_mu);
-                                      std::cerr << line << "\n";
-                                    }};
-  const std::string deny = value("deny");  // Split returns views into it
-  for (std::string_view rule : Split(deny, ',', /*skip_empty=*/true)) {
-    options.deny.emplace_back(rule);
-  }
-  std::optional<kubesim::Certificates> certs;
-  if (flags->Has("tls")) {
-    absl::StatusOr<kubesim::Certificates> made = kubesim::GenerateCertificates();
-    if (!made.ok()) {
-      std::cerr << "k8shazgpu-sim: " << made.status().message() << "\n";
-      return 1;
-    }
-    certs = *std::move(made);
-    options.tls_cert_pem = certs->server_cert_pem;
-    options.tls_key_pem = certs->server_key_pem;
-    options.tls_client_ca_pem = certs->ca_pem;
-  }
-  kubesim::ApiServer server(store, options);
-  absl::StatusOr<int> bound = server.Bind(host, static_cast<int>(port));
-  if (!bound.ok()) {
-    std::cerr << "k8shazgpu-sim: " << bound.status().message() << "\n";
-    return 1;
-  }
-  const bool ipv6 = host.find(':') != std::string::npos;
-  const std::string url =
-      StrCat(certs ? "https://" : "http://", ipv6 ? "[" : "", host, ipv6 ? "]" : "", ":", *bound);
-  // 0600: the kubeconfig may hold a token and a private key.
-  if (absl::Status s = WriteFileAtomically(
-          out_path, Kubeconfig(url, options.token, certs ? &*certs : nullptr), 0600);
-      !s.ok()) {
-    std::cerr << "k8shazgpu-sim: " << s.message() << "\n";
-    return 1;
-  }
-  std::cerr << "k8shazgpu-sim: serving on " << url << "; kubeconfig in " << out_path << "\n";
-  std::thread waiter([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    server.Stop();
-  });
-  server.Serve();
-  // Serve returned on its own (it failed): release the waiter.
-  kill(getpid(), SIGTERM);
-  waiter.join();
-  std::cerr << "k8shazgpu-sim: stopped\n";
-  return 0;
-}
+    "usage: k8shazgpu-sim COMMAND [flags]\n"
+    "A simulated Kubernetes cluster on this machine, for tests, benchmarks and demos.\n"
+    "\n"
+    "commands:\n"
+    "  apiserver   serve only the simulated API server\n"
+    "  cluster     a whole cluster: API server, nodes running k8shazgpu-node on\n"
+    "              simulated GPUs, kubelets that run pods as local processes,\n"
+    "              and a scheduler that allocates their GPUs\n"
+    "\n"
+    "'k8shazgpu-sim COMMAND --help' lists a command's flags.\n";
 
 }  // namespace
-}  // namespace canhazgpu
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << canhazgpu::kUsage;
+    std::cout << kUsage;
     return args.empty() ? canhazgpu::cli::kExitUsage : 0;
   }
-  if (args[0] != "apiserver") {
-    std::cerr << "k8shazgpu-sim: unknown command '" << args[0] << "'; see 'k8shazgpu-sim --help'\n";
-    return canhazgpu::cli::kExitUsage;
-  }
+  const std::string command = args[0];
   args.erase(args.begin());
-  return canhazgpu::ApiServerMain(args);
+  if (command == "apiserver") return canhazgpu::sim::ApiServerMain(args);
+  if (command == "cluster") return canhazgpu::sim::ClusterMain(args);
+  std::cerr << "k8shazgpu-sim: unknown command '" << command << "'; see 'k8shazgpu-sim --help'\n";
+  return canhazgpu::cli::kExitUsage;
 }

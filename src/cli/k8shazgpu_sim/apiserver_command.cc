@@ -1,0 +1,167 @@
+// `k8shazgpu-sim apiserver`:
+//   k8shazgpu-sim apiserver [--listen 127.0.0.1:0] [--tls] [--token TOKEN]
+//       [--deny VERB:RESOURCE,...] [--event-window N] --kubeconfig-out FILE
+// runs the API server in the foreground, writes a kubeconfig for itself to
+// FILE (atomically, once it serves), logs one line per request to stderr and
+// stops cleanly on SIGTERM or SIGINT.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "cli/common/exit_code.h"
+#include "cli/common/flags.h"
+#include "cli/k8shazgpu_sim/commands.h"
+#include "cli/k8shazgpu_sim/sim_kubeconfig.h"
+#include "core/file_write.h"
+#include "core/strings.h"
+#include "kubesim/api_server.h"
+#include "kubesim/certificates.h"
+#include "kubesim/object_store.h"
+
+namespace canhazgpu::sim {
+namespace {
+
+const std::vector<cli::FlagSpec> kFlags = {
+    {.name = "listen",
+     .has_value = true,
+     .value_name = "HOST:PORT",
+     .help = "address to serve on; port 0 picks a free one",
+     .default_value = "127.0.0.1:0"},
+    {.name = "kubeconfig-out",
+     .has_value = true,
+     .value_name = "FILE",
+     .help = "write a kubeconfig for this server here once it serves (required)"},
+    {.name = "tls",
+     .help = "serve HTTPS with a generated CA; clients need the kubeconfig's certificate"},
+    {.name = "token",
+     .has_value = true,
+     .value_name = "TOKEN",
+     .help = "require this bearer token on every request (401 otherwise)"},
+    {.name = "deny",
+     .has_value = true,
+     .value_name = "VERB:RESOURCE,...",
+     .help = "answer these 403 Forbidden (VERB or RESOURCE may be *)",
+     .kind = cli::FlagKind::kList},
+    {.name = "event-window",
+     .has_value = true,
+     .value_name = "N",
+     .help = "watch events kept for resuming; older versions get 410 Gone",
+     .kind = cli::FlagKind::kPositiveInt,
+     .max = 10'000'000,
+     .default_value = "10000"},
+    {.name = "help", .short_name = 'h', .help = "show this help"},
+};
+
+constexpr char kApiServerUsage[] =
+    "usage: k8shazgpu-sim apiserver --kubeconfig-out FILE [flags]\n"
+    "Serves a simulated Kubernetes API server from memory.\n";
+
+}  // namespace
+
+int ApiServerMain(const std::vector<std::string>& args) {
+  absl::StatusOr<cli::ParsedFlags> flags = cli::ParseFlags(args, kFlags, "apiserver");
+  if (!flags.ok()) {
+    std::cerr << "k8shazgpu-sim: " << flags.status().message() << "\n";
+    return cli::kExitUsage;
+  }
+  if (flags->Has("help")) {
+    std::cout << kApiServerUsage << cli::FlagHelp(kFlags);
+    return 0;
+  }
+  auto value = [&](const char* name) {
+    if (auto v = flags->Value(name)) return *v;
+    for (const cli::FlagSpec& spec : kFlags) {
+      if (spec.name == name) return spec.default_value;
+    }
+    return std::string();
+  };
+  for (const cli::FlagSpec& spec : kFlags) {
+    if (auto v = flags->Value(spec.name); v) {
+      if (absl::Status s = cli::CheckFlagValue(spec, *v); !s.ok()) {
+        std::cerr << "k8shazgpu-sim: --" << spec.name << ": " << s.message() << "\n";
+        return cli::kExitUsage;
+      }
+    }
+  }
+  const std::string out_path = value("kubeconfig-out");
+  if (out_path.empty()) {
+    std::cerr << "k8shazgpu-sim: apiserver: --kubeconfig-out FILE is required\n";
+    return cli::kExitUsage;
+  }
+  const std::string listen = value("listen");
+  const size_t colon = listen.rfind(':');
+  const std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
+  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (host.empty() || port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
+    std::cerr << "k8shazgpu-sim: --listen: expected HOST:PORT, got '" << listen << "'\n";
+    return cli::kExitUsage;
+  }
+
+  // Signals are taken by one thread with sigwait, before any other starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  kubesim::ObjectStore store(static_cast<size_t>(std::stol(value("event-window"))));
+  std::mutex log_mu;
+  kubesim::ApiServerOptions options{.token = value("token"), .log = [&](const std::string& line) {
+                                      std::lock_guard lock(log_mu);
+                                      std::cerr << line << "\n";
+                                    }};
+  const std::string deny = value("deny");  // Split returns views into it
+  for (std::string_view rule : Split(deny, ',', /*skip_empty=*/true)) {
+    options.deny.emplace_back(rule);
+  }
+  std::optional<kubesim::Certificates> certs;
+  if (flags->Has("tls")) {
+    absl::StatusOr<kubesim::Certificates> made = kubesim::GenerateCertificates();
+    if (!made.ok()) {
+      std::cerr << "k8shazgpu-sim: " << made.status().message() << "\n";
+      return 1;
+    }
+    certs = *std::move(made);
+    options.tls_cert_pem = certs->server_cert_pem;
+    options.tls_key_pem = certs->server_key_pem;
+    options.tls_client_ca_pem = certs->ca_pem;
+  }
+  kubesim::ApiServer server(store, options);
+  absl::StatusOr<int> bound = server.Bind(host, static_cast<int>(port));
+  if (!bound.ok()) {
+    std::cerr << "k8shazgpu-sim: " << bound.status().message() << "\n";
+    return 1;
+  }
+  const bool ipv6 = host.find(':') != std::string::npos;
+  const std::string url =
+      StrCat(certs ? "https://" : "http://", ipv6 ? "[" : "", host, ipv6 ? "]" : "", ":", *bound);
+  // 0600: the kubeconfig may hold a token and a private key.
+  if (absl::Status s = WriteFileAtomically(
+          out_path, SimKubeconfig(url, options.token, certs ? &*certs : nullptr), 0600);
+      !s.ok()) {
+    std::cerr << "k8shazgpu-sim: " << s.message() << "\n";
+    return 1;
+  }
+  std::cerr << "k8shazgpu-sim: serving on " << url << "; kubeconfig in " << out_path << "\n";
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    server.Stop();
+  });
+  server.Serve();
+  // Serve returned on its own (it failed): release the waiter.
+  kill(getpid(), SIGTERM);
+  waiter.join();
+  std::cerr << "k8shazgpu-sim: stopped\n";
+  return 0;
+}
+
+}  // namespace canhazgpu::sim

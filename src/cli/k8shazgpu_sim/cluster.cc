@@ -1,0 +1,197 @@
+#include "cli/k8shazgpu_sim/cluster.h"
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "alloc/reservations.h"
+#include "cli/k8shazgpu_sim/addons.h"
+#include "cli/k8shazgpu_sim/sim_kubeconfig.h"
+#include "core/file_write.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "host/linux_process_table.h"
+#include "host/system_clock.h"
+#include "kubesim/patch.h"
+#include "store/sqlite_state_store.h"
+
+namespace canhazgpu::sim {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const kube::ResourceRef kCrds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+
+// Where an addon object is created; only the kinds deploy/ ships to
+// cluster scope are expected.
+absl::StatusOr<kube::ResourceRef> RefOf(const json& object, const std::string& source) {
+  const std::string kind = object.value("kind", "");
+  if (kind == "DeviceClass") return kube::kDeviceClasses;
+  if (kind == "CustomResourceDefinition") return kCrds;
+  return absl::InvalidArgumentError(
+      StrCat(source, ": the simulator does not apply objects of kind '", kind, "'"));
+}
+
+// A directory the simulator may take: missing, empty, or one it made before
+// (then what a previous run left is removed: its API server was in memory).
+absl::Status PrepareDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return absl::FailedPreconditionError(StrCat("cannot create ", dir, ": ", ec.message()));
+  bool empty = true;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    (void)entry;
+    empty = false;
+    break;
+  }
+  if (empty) return absl::OkStatus();
+  if (!fs::exists(dir + "/kubeconfig") || !fs::is_directory(dir + "/nodes")) {
+    return absl::FailedPreconditionError(
+        StrCat(dir,
+               " is not empty and holds no earlier simulated cluster; give an empty or new "
+               "--dir"));
+  }
+  fs::remove_all(dir + "/nodes", ec);
+  if (ec)
+    return absl::FailedPreconditionError(StrCat("cannot clear ", dir, "/nodes: ", ec.message()));
+  fs::remove(dir + "/kubeconfig", ec);
+  fs::remove(dir + "/ready", ec);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SimCluster::SimCluster(ClusterOptions options) : options_(std::move(options)) {
+  if (!options_.log) options_.log = [](const std::string&) {};
+}
+
+SimCluster::~SimCluster() { Stop(); }
+
+absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(ClusterOptions options) {
+  options.dir = fs::absolute(options.dir).lexically_normal().string();
+  RETURN_IF_ERROR(PrepareDir(options.dir));
+  std::unique_ptr<SimCluster> cluster(new SimCluster(std::move(options)));
+  RETURN_IF_ERROR(cluster->StartServer());
+  RETURN_IF_ERROR(cluster->ApplyAddons());
+  for (int i = 0; i < cluster->options_.nodes; ++i) RETURN_IF_ERROR(cluster->StartNode(i));
+  return cluster;
+}
+
+absl::Status SimCluster::StartServer() {
+  store_ = std::make_unique<kubesim::ObjectStore>(10'000);
+  auto log_file = std::make_shared<std::ofstream>(options_.dir + "/apiserver.log", std::ios::app);
+  auto log_mu = std::make_shared<std::mutex>();
+  kubesim::ApiServerOptions server_options{.log = [log_file, log_mu](const std::string& line) {
+    std::lock_guard lock(*log_mu);
+    *log_file << line << "\n";
+    log_file->flush();
+  }};
+  server_ = std::make_unique<kubesim::ApiServer>(*store_, std::move(server_options));
+  ASSIGN_OR_RETURN(int port, server_->Bind(options_.listen_host, options_.port));
+  serve_thread_ = std::thread([this] { server_->Serve(); });
+  const bool ipv6 = options_.listen_host.find(':') != std::string::npos;
+  url_ = StrCat("http://", ipv6 ? "[" : "", options_.listen_host, ipv6 ? "]" : "", ":", port);
+  RETURN_IF_ERROR(WriteFileAtomically(kubeconfig(), SimKubeconfig(url_, "", nullptr), 0600));
+  kube::RestConfig config;
+  config.server = url_;
+  ASSIGN_OR_RETURN(client_, kube::Client::Create(config, {.qps = 200, .burst = 400}));
+  options_.log(StrCat("API server on ", url_, "; kubeconfig in ", kubeconfig()));
+  return absl::OkStatus();
+}
+
+absl::Status SimCluster::ApplyAddons() {
+  for (const Addon& addon : Addons()) {
+    absl::StatusOr<std::vector<json>> objects = kubesim::YamlDocumentsToJson(addon.yaml);
+    if (!objects.ok())
+      return absl::InternalError(StrCat(addon.source, ": ", objects.status().message()));
+    for (const json& object : *objects) {
+      ASSIGN_OR_RETURN(kube::ResourceRef ref, RefOf(object, addon.source));
+      absl::StatusOr<json> created = client_->CreateObject(ref, "", object);
+      if (!created.ok()) {
+        return absl::InternalError(StrCat(addon.source, ": ", created.status().message()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimCluster::StartNode(int index) {
+  SimNode node{.name = SimulatedNodeName(index),
+               .dir = StrCat(options_.dir, "/nodes/", SimulatedNodeName(index)),
+               .daemon = nullptr};
+  std::error_code ec;
+  for (const char* sub : {"plugins", "plugins_registry", "cdi"}) {
+    fs::create_directories(StrCat(node.dir, "/", sub), ec);
+    if (ec)
+      return absl::FailedPreconditionError(StrCat("cannot create ", node.dir, ": ", ec.message()));
+  }
+  const std::string host_file = node.dir + "/fake-host.json";
+  const std::string state = node.dir + "/state.db";
+  RETURN_IF_ERROR(WriteFileAtomically(host_file, SimulatedHostJson(index, options_.shape), 0644));
+  {
+    // The node's canhazgpu store, initialised as `canhazgpu admin --provider
+    // fake` would: the daemon and anyone running canhazgpu there share it.
+    ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStateStore> store,
+                     store::SqliteStateStore::Open(state, {.create = true}));
+    host::SystemClock clock;
+    host::LinuxProcessTable processes;
+    RETURN_IF_ERROR(alloc::InitializePool(*store,
+                                          PoolConfig{options_.shape.gpus, "fake", host_file},
+                                          /*force=*/false, alloc::Machine{clock, processes}));
+  }
+  const std::string name = node.name;
+  node.daemon = std::make_unique<NodeProcess>(NodeProcessOptions{
+      .binary = options_.node_binary,
+      .args = {"--node-name", node.name, "--kubeconfig", kubeconfig(), "--state", state,
+               "--provider", "fake", "--fake-host", host_file, "--plugin-dir",
+               node.dir + "/plugins", "--registrar-dir", node.dir + "/plugins_registry",
+               "--cdi-dir", node.dir + "/cdi", "--http-listen", "127.0.0.1:0"},
+      .log_path = node.dir + "/node.log",
+      .log = [log = options_.log, name](const std::string& line) {
+        log(StrCat(name, ": ", line));
+      }});
+  RETURN_IF_ERROR(node.daemon->Start());
+  nodes_.push_back(std::move(node));
+  return absl::OkStatus();
+}
+
+absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::set<std::string> missing;
+  while (true) {
+    missing.clear();
+    for (const SimNode& node : nodes_) missing.insert(node.name);
+    absl::StatusOr<json> slices = client_->ListAll(kube::kResourceSlices, "");
+    if (slices.ok()) {
+      for (const json& slice : (*slices)["items"]) {
+        const json& spec = slice["spec"];
+        if (!spec.value("devices", json::array()).empty())
+          missing.erase(spec.value("nodeName", ""));
+      }
+    }
+    if (missing.empty()) return absl::OkStatus();
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::vector<std::string> logs;
+  for (const std::string& name : missing)
+    logs.push_back(StrCat(options_.dir, "/nodes/", name, "/node.log"));
+  return absl::DeadlineExceededError(
+      StrCat("no ResourceSlices from ",
+             Join(std::vector<std::string>(missing.begin(), missing.end()), ", "), " after ",
+             timeout.count() / 1000, " s; see ", Join(logs, ", ")));
+}
+
+void SimCluster::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (SimNode& node : nodes_) {
+    if (node.daemon) node.daemon->Stop();
+  }
+  if (server_) server_->Stop();
+  if (serve_thread_.joinable()) serve_thread_.join();
+}
+
+}  // namespace canhazgpu::sim

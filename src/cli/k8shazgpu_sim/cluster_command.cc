@@ -1,0 +1,193 @@
+// `k8shazgpu-sim cluster --dir DIR [--nodes N] [--gpus-per-node M]
+//  [--mig-gpus K] [--listen HOST:PORT] [--node-binary PATH]`: runs a whole
+// simulated cluster in the foreground (cluster.h) until SIGTERM or SIGINT.
+// Once every node has published its GPUs it prints how to reach the
+// cluster and writes DIR/ready, which scripts and tests wait for.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+
+#include "cli/common/exit_code.h"
+#include "cli/common/flags.h"
+#include "cli/k8shazgpu_sim/cluster.h"
+#include "cli/k8shazgpu_sim/commands.h"
+#include "core/file_write.h"
+#include "core/strings.h"
+#include "host/self_executable.h"
+
+namespace canhazgpu::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxNodes = 64;
+constexpr int kMaxGpusPerNode = 16;
+
+const std::vector<cli::FlagSpec> kFlags = {
+    {.name = "dir",
+     .has_value = true,
+     .value_name = "DIR",
+     .help = "where the cluster keeps its kubeconfig, nodes and logs (required)"},
+    {.name = "nodes",
+     .has_value = true,
+     .value_name = "N",
+     .help = "how many nodes",
+     .kind = cli::FlagKind::kPositiveInt,
+     .max = kMaxNodes,
+     .default_value = "2"},
+    {.name = "gpus-per-node",
+     .has_value = true,
+     .value_name = "M",
+     .help = "simulated H100 GPUs on each node",
+     .kind = cli::FlagKind::kPositiveInt,
+     .max = kMaxGpusPerNode,
+     .default_value = "4"},
+    {.name = "mig-gpus",
+     .has_value = true,
+     .value_name = "K",
+     .help = "the first K GPUs of each node are in MIG mode, as seven 1g.10gb instances",
+     .kind = cli::FlagKind::kCount,
+     .max = kMaxGpusPerNode,
+     .default_value = "0"},
+    {.name = "listen",
+     .has_value = true,
+     .value_name = "HOST:PORT",
+     .help = "the API server's address; port 0 picks a free one",
+     .default_value = "127.0.0.1:0"},
+    {.name = "node-binary",
+     .has_value = true,
+     .value_name = "PATH",
+     .help = "the k8shazgpu-node to run (default: the one installed or built beside this)"},
+    {.name = "help", .short_name = 'h', .help = "show this help"},
+};
+
+constexpr char kUsage[] =
+    "usage: k8shazgpu-sim cluster --dir DIR [flags]\n"
+    "Runs a simulated Kubernetes cluster on this machine until interrupted: the API\n"
+    "server, and on every node the real k8shazgpu-node on simulated GPUs.\n";
+
+// The k8shazgpu-node beside this binary: installed together, or in the
+// build tree's sibling directory.
+std::string DefaultNodeBinary() {
+  const std::string self = host::SelfExecutableDir();
+  for (const std::string& candidate :
+       {StrCat(self, "/k8shazgpu-node"), StrCat(self, "/../k8shazgpu_node/k8shazgpu-node")}) {
+    if (!self.empty() && access(candidate.c_str(), X_OK) == 0) {
+      return fs::path(candidate).lexically_normal().string();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int ClusterMain(const std::vector<std::string>& args) {
+  absl::StatusOr<cli::ParsedFlags> flags = cli::ParseFlags(args, kFlags, "cluster");
+  if (!flags.ok()) {
+    std::cerr << "k8shazgpu-sim: " << flags.status().message() << "\n";
+    return cli::kExitUsage;
+  }
+  if (flags->Has("help")) {
+    std::cout << kUsage << cli::FlagHelp(kFlags);
+    return 0;
+  }
+  auto value = [&](const char* name) {
+    if (auto v = flags->Value(name)) return *v;
+    for (const cli::FlagSpec& spec : kFlags) {
+      if (spec.name == name) return spec.default_value;
+    }
+    return std::string();
+  };
+  for (const cli::FlagSpec& spec : kFlags) {
+    if (auto v = flags->Value(spec.name); v) {
+      if (absl::Status s = cli::CheckFlagValue(spec, *v); !s.ok()) {
+        std::cerr << "k8shazgpu-sim: --" << spec.name << ": " << s.message() << "\n";
+        return cli::kExitUsage;
+      }
+    }
+  }
+  ClusterOptions options;
+  options.dir = value("dir");
+  if (options.dir.empty()) {
+    std::cerr << "k8shazgpu-sim: cluster: --dir DIR is required\n";
+    return cli::kExitUsage;
+  }
+  options.nodes = std::stoi(value("nodes"));
+  options.shape.gpus = std::stoi(value("gpus-per-node"));
+  options.shape.mig_gpus = std::stoi(value("mig-gpus"));
+  if (options.shape.mig_gpus > options.shape.gpus) {
+    std::cerr << "k8shazgpu-sim: --mig-gpus " << options.shape.mig_gpus
+              << " is more than --gpus-per-node " << options.shape.gpus << "\n";
+    return cli::kExitUsage;
+  }
+  const std::string listen = value("listen");
+  const size_t colon = listen.rfind(':');
+  char* end = nullptr;
+  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (colon == std::string::npos || colon == 0 || port_text.empty() || *end != '\0' || port < 0 ||
+      port > 65535) {
+    std::cerr << "k8shazgpu-sim: --listen: expected HOST:PORT, got '" << listen << "'\n";
+    return cli::kExitUsage;
+  }
+  options.listen_host = listen.substr(0, colon);
+  if (options.listen_host.size() > 2 && options.listen_host.front() == '[') {
+    options.listen_host = options.listen_host.substr(1, options.listen_host.size() - 2);
+  }
+  options.port = static_cast<int>(port);
+  options.node_binary = flags->Value("node-binary").value_or(DefaultNodeBinary());
+  if (options.node_binary.empty()) {
+    std::cerr << "k8shazgpu-sim: cannot find k8shazgpu-node beside this binary; pass --node-binary "
+                 "PATH\n";
+    return cli::kExitUsage;
+  }
+  std::mutex log_mu;
+  options.log = [&log_mu](const std::string& line) {
+    std::lock_guard lock(log_mu);
+    std::cerr << "k8shazgpu-sim: " << line << "\n";
+  };
+
+  // Signals are taken by sigwait, blocked before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string dir = options.dir;
+  absl::StatusOr<std::unique_ptr<SimCluster>> cluster = SimCluster::Start(std::move(options));
+  if (!cluster.ok()) {
+    std::cerr << "k8shazgpu-sim: " << cluster.status().message() << "\n";
+    return 1;
+  }
+  if (absl::Status ready = (*cluster)->WaitUntilReady(std::chrono::seconds(60)); !ready.ok()) {
+    std::cerr << "k8shazgpu-sim: " << ready.message() << "\n";
+    (*cluster)->Stop();
+    return 1;
+  }
+  const std::string kubeconfig = (*cluster)->kubeconfig();
+  std::cout << "k8shazgpu-sim: cluster ready: " << (*cluster)->nodes().size() << " nodes on "
+            << (*cluster)->server_url() << "\n"
+            << "  export KUBECONFIG=" << kubeconfig << "\n"
+            << "  kubectl get resourceslices\n"
+            << "  CANHAZGPU_STATE=" << (*cluster)->nodes().front().dir
+            << "/state.db canhazgpu status   # a node's GPUs, as its users see them\n"
+            << std::flush;
+  if (absl::Status s = WriteFileAtomically(StrCat(fs::absolute(dir).string(), "/ready"),
+                                           kubeconfig + "\n", 0644);
+      !s.ok()) {
+    std::cerr << "k8shazgpu-sim: " << s.message() << "\n";
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "k8shazgpu-sim: stopping\n";
+  (*cluster)->Stop();
+  std::cerr << "k8shazgpu-sim: stopped\n";
+  return 0;
+}
+
+}  // namespace canhazgpu::sim
