@@ -101,8 +101,8 @@ void ClaimController::CreateTemplateClaims(View& view, const json& pod) {
     } else {
       auto tmpl = view.templates.find(StrCat(ns, "/", template_name));
       if (tmpl == view.templates.end()) continue;  // the scheduler says what it waits for
-      auto created =
-          client_.CreateObject(kube::kResourceClaims, ns, ClaimFromTemplate(pod, entry, tmpl->second));
+      auto created = client_.CreateObject(kube::kResourceClaims, ns,
+                                          ClaimFromTemplate(pod, entry, tmpl->second));
       if (!created.ok()) {
         log_(StrCat("claim controller: pod ", KeyOf(pod), ": ", created.status().message()));
         continue;

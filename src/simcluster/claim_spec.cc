@@ -35,8 +35,8 @@ absl::StatusOr<std::vector<dra::DeviceToleration>> Tolerations(
       return absl::InvalidArgumentError("a toleration without a key needs operator Exists");
     }
     if (!d.effect.empty() && d.effect != "NoSchedule" && d.effect != "NoExecute") {
-      return absl::InvalidArgumentError(StrCat("toleration ", t.key, ": unknown effect '",
-                                               t.effect, "' (NoSchedule or NoExecute)"));
+      return absl::InvalidArgumentError(StrCat("toleration ", t.key, ": unknown effect '", t.effect,
+                                               "' (NoSchedule or NoExecute)"));
     }
     out.push_back(std::move(d));
   }
@@ -81,8 +81,8 @@ absl::StatusOr<dra::DeviceRequest> RequestFrom(const kube::DeviceRequest& r) {
     return absl::InvalidArgumentError("needs exactly one of exactly and firstAvailable");
   if (exactly) {
     const kube::ExactDeviceRequest& e = r.exactly;
-    auto spec = Spec("", e.device_class_name, e.selectors, e.allocation_mode, e.count,
-                     e.tolerations);
+    auto spec =
+        Spec("", e.device_class_name, e.selectors, e.allocation_mode, e.count, e.tolerations);
     if (!spec.ok()) return spec.status();
     spec->admin_access = e.admin_access.value_or(false);
     out.alternatives.push_back(*std::move(spec));
@@ -95,8 +95,8 @@ absl::StatusOr<dra::DeviceRequest> RequestFrom(const kube::DeviceRequest& r) {
       return absl::InvalidArgumentError(
           StrCat("firstAvailable: sub-request name '", sub.name, "' is empty or repeated"));
     }
-    auto spec = Spec(sub.name, sub.device_class_name, sub.selectors, sub.allocation_mode,
-                     sub.count, sub.tolerations);
+    auto spec = Spec(sub.name, sub.device_class_name, sub.selectors, sub.allocation_mode, sub.count,
+                     sub.tolerations);
     if (!spec.ok()) {
       return absl::InvalidArgumentError(
           StrCat("firstAvailable ", sub.name, ": ", spec.status().message()));
@@ -117,8 +117,7 @@ absl::StatusOr<dra::Claim> ClaimFromSpec(const kube::ResourceClaimSpec& spec,
   std::set<std::string> names;  // "req" and "req/sub"
   for (const kube::DeviceRequest& r : devices.requests) {
     if (r.name.empty() || !names.insert(r.name).second) {
-      return absl::InvalidArgumentError(
-          StrCat("request name '", r.name, "' is empty or repeated"));
+      return absl::InvalidArgumentError(StrCat("request name '", r.name, "' is empty or repeated"));
     }
     auto request = RequestFrom(r);
     if (!request.ok())
@@ -143,9 +142,8 @@ absl::StatusOr<dra::Claim> ClaimFromSpec(const kube::ResourceClaimSpec& spec,
     }
     for (const std::string& r : c.requests) {
       if (!names.contains(r)) {
-        return absl::InvalidArgumentError(
-            StrCat("constraint on ", attribute, " names request '", r,
-                   "' that the claim does not have"));
+        return absl::InvalidArgumentError(StrCat("constraint on ", attribute, " names request '", r,
+                                                 "' that the claim does not have"));
       }
     }
     claim.constraints.push_back({c.requests, c.match_attribute, c.distinct_attribute});
@@ -156,8 +154,8 @@ absl::StatusOr<dra::Claim> ClaimFromSpec(const kube::ResourceClaimSpec& spec,
 absl::StatusOr<dra::DeviceClass> DeviceClassFrom(const kube::DeviceClass& device_class) {
   auto selectors = Selectors(device_class.spec.selectors);
   if (!selectors.ok()) {
-    return absl::InvalidArgumentError(StrCat("device class ", device_class.metadata.name, ": ",
-                                             selectors.status().message()));
+    return absl::InvalidArgumentError(
+        StrCat("device class ", device_class.metadata.name, ": ", selectors.status().message()));
   }
   return dra::DeviceClass{device_class.metadata.name, *std::move(selectors)};
 }

@@ -1,6 +1,7 @@
 #include "simcluster/control_plane.h"
 
 #include <utility>
+#include <vector>
 
 namespace canhazgpu::simcluster {
 
@@ -65,8 +66,13 @@ void ControlPlane::Stop() {
   }
   cv_.notify_all();
   if (loop_.joinable()) loop_.join();
-  for (auto* i : {&pods_, &nodes_, &slices_, &claims_, &templates_, &classes_})
-    if (*i) (*i)->Stop();
+  // Each informer takes up to a second to notice; all at once, not in turn.
+  std::vector<std::thread> stopping;
+  for (auto* i : {&pods_, &nodes_, &slices_, &claims_, &templates_, &classes_}) {
+    kube::Informer* informer = i->get();
+    stopping.emplace_back([informer] { informer->Stop(); });
+  }
+  for (std::thread& t : stopping) t.join();
 }
 
 void ControlPlane::Wake() {

@@ -51,15 +51,15 @@ std::string NodeMismatch(const json& pod, const json& node) {
     if (effect != "NoSchedule" && effect != "NoExecute") continue;
     const std::string key = Text(taint, "key"), value = Text(taint, "value");
     bool tolerated = false;
-    for (const json& t : tolerations)
-      tolerated |= Tolerates(t, key, value, effect);
+    for (const json& t : tolerations) tolerated |= Tolerates(t, key, value, effect);
     if (!tolerated) return StrCat("node(s) had untolerated taint {", key, ": ", value, "}");
   }
   const json labels = node.value("/metadata/labels"_json_pointer, json::object());
   const json selector = spec.value("nodeSelector", json::object());
   for (const auto& [key, value] : selector.items()) {
     auto it = labels.find(key);
-    if (it == labels.end() || *it != value) return "node(s) didn't match Pod's node affinity/selector";
+    if (it == labels.end() || *it != value)
+      return "node(s) didn't match Pod's node affinity/selector";
   }
   return "";
 }

@@ -96,8 +96,8 @@ std::variant<std::vector<PodClaim>, std::string> ResolveClaims(const View& view,
     const auto& [entry, name] = names[i];
     const std::string template_name = entries[i].value("resourceClaimTemplateName", "");
     if (name.empty()) {
-      std::string why = StrCat("waiting for dynamic resource controller to create the resourceclaim \"",
-                               entry, "\"");
+      std::string why = StrCat(
+          "waiting for dynamic resource controller to create the resourceclaim \"", entry, "\"");
       if (!template_name.empty() && !view.templates.contains(StrCat(ns, "/", template_name)))
         why += StrCat(" (resourceclaimtemplate ", ns, "/", template_name, " does not exist)");
       return why;
@@ -110,8 +110,8 @@ std::variant<std::vector<PodClaim>, std::string> ResolveClaims(const View& view,
       for (const json& o : claim.value("/metadata/ownerReferences"_json_pointer, json::array()))
         owned |= o.value("uid", "") == uid && o.value("controller", false);
       if (!owned) {
-        return StrCat("resourceclaim \"", name, "\" was not created for pod ",
-                      KeyOf(pod), " (pod is not owner)");
+        return StrCat("resourceclaim \"", name, "\" was not created for pod ", KeyOf(pod),
+                      " (pod is not owner)");
       }
     }
     if (!Str(claim, "/metadata/deletionTimestamp"_json_pointer).empty())
@@ -171,8 +171,8 @@ bool ReservedFor(const json& claim, const std::string& uid) {
   return false;
 }
 
-json AllocationJson(const json& claim, const dra::Allocation& allocation,
-                    const std::string& node, const View& view) {
+json AllocationJson(const json& claim, const dra::Allocation& allocation, const std::string& node,
+                    const View& view) {
   const json requests = claim.value("/spec/devices/requests"_json_pointer, json::array());
   // The JSON of the request or sub-request a result names.
   auto request_json = [&](const std::string& name) -> json {
@@ -197,8 +197,8 @@ json AllocationJson(const json& claim, const dra::Allocation& allocation,
     if (!tolerations.empty()) r["tolerations"] = tolerations;
     results.push_back(std::move(r));
     const std::string cls = request.value("deviceClassName", "");
-    auto it = std::find_if(classes.begin(), classes.end(),
-                           [&](const auto& c) { return c.first == cls; });
+    auto it =
+        std::find_if(classes.begin(), classes.end(), [&](const auto& c) { return c.first == cls; });
     if (it == classes.end()) it = classes.insert(classes.end(), {cls, {}});
     if (std::find(it->second.begin(), it->second.end(), d.request) == it->second.end())
       it->second.push_back(d.request);
@@ -211,8 +211,9 @@ json AllocationJson(const json& claim, const dra::Allocation& allocation,
     auto c = view.classes.find(cls);
     if (c == view.classes.end()) continue;
     for (const json& entry : c->second.value("/spec/config"_json_pointer, json::array())) {
-      config.push_back(
-          {{"source", "FromClass"}, {"requests", names}, {"opaque", entry.value("opaque", json())}});
+      config.push_back({{"source", "FromClass"},
+                        {"requests", names},
+                        {"opaque", entry.value("opaque", json())}});
     }
   }
   for (const json& entry : claim.value("/spec/devices/config"_json_pointer, json::array())) {
@@ -234,7 +235,8 @@ json AllocationJson(const json& claim, const dra::Allocation& allocation,
   if (node_local) {
     out["nodeSelector"] = {
         {"nodeSelectorTerms",
-         {{{"matchFields", {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {node}}}}}}}}};
+         {{{"matchFields",
+            {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {node}}}}}}}}};
   }
   return out;
 }
@@ -275,7 +277,8 @@ Placement PlacePod(const View& view, const json& pod) {
     if (it == view.classes.end()) continue;  // the allocator names it as not found
     auto typed = kube::DeviceClass::FromJson(it->second);
     if (!typed.ok()) {
-      out.message = Unavailable(n_nodes, StrCat("device class ", name, ": ", typed.status().message()));
+      out.message =
+          Unavailable(n_nodes, StrCat("device class ", name, ": ", typed.status().message()));
       return out;
     }
     auto cls = DeviceClassFrom(*typed);
@@ -296,7 +299,8 @@ Placement PlacePod(const View& view, const json& pod) {
   for (const auto& [name, node] : view.nodes) order.emplace_back(pods_on[name], name);
   std::sort(order.begin(), order.end());
 
-  const std::vector<TakenDevice> taken = needs_allocation ? TakenDevices(view) : std::vector<TakenDevice>{};
+  const std::vector<TakenDevice> taken =
+      needs_allocation ? TakenDevices(view) : std::vector<TakenDevice>{};
   std::map<std::string, int> reasons;
   std::optional<Attempt> closest;
   for (const auto& [count, name] : order) {
@@ -328,7 +332,8 @@ Placement PlacePod(const View& view, const json& pod) {
       return out;
     }
     for (const TakenDevice& t : taken) {
-      if (pool_names.contains(t.pool)) (void)(*allocator)->MarkAllocated(t.pool, t.device, t.holder);
+      if (pool_names.contains(t.pool))
+        (void)(*allocator)->MarkAllocated(t.pool, t.device, t.holder);
     }
     int done = 0;
     std::optional<Attempt> failed;
@@ -342,8 +347,8 @@ Placement PlacePod(const View& view, const json& pod) {
       if (absl::IsInvalidArgument(allocation.status())) {
         // A bad claim or selector: no node will do better.
         out.claims.clear();
-        out.message =
-            Unavailable(n_nodes, StrCat("resourceclaim ", c.key, ": ", allocation.status().message()));
+        out.message = Unavailable(
+            n_nodes, StrCat("resourceclaim ", c.key, ": ", allocation.status().message()));
         return out;
       }
       if (!allocation.ok()) {
@@ -370,9 +375,9 @@ Placement PlacePod(const View& view, const json& pod) {
   std::vector<std::string> counted;
   for (const auto& [reason, count] : reasons) counted.push_back(StrCat(count, " ", reason));
   std::sort(counted.begin(), counted.end());
-  out.message = StrCat(Unavailable(n_nodes, Join(counted, ", ")), " preemption: 0/", n_nodes,
-                       " nodes are available: ", n_nodes,
-                       " Preemption is not helpful for scheduling.");
+  out.message =
+      StrCat(Unavailable(n_nodes, Join(counted, ", ")), " preemption: 0/", n_nodes,
+             " nodes are available: ", n_nodes, " Preemption is not helpful for scheduling.");
   if (closest) {
     std::string detail = closest->why.node.empty()
                              ? StrCat(closest->node, " publishes no devices for it")

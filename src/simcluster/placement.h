@@ -47,7 +47,7 @@ Placement PlacePod(const View& view, const nlohmann::json& pod);
 // results with request, driver, pool, device (adminAccess and the request's
 // tolerations where they apply), the class and claim configuration, and a
 // nodeSelector naming the node by metadata.name for a node-local pool.
-nlohmann::json AllocationJson(const nlohmann::json& claim, const dra::Allocation& allocation, const std::string& node,
-                              const View& view);
+nlohmann::json AllocationJson(const nlohmann::json& claim, const dra::Allocation& allocation,
+                              const std::string& node, const View& view);
 
 }  // namespace canhazgpu::simcluster

@@ -39,11 +39,14 @@ Scheduler::Scheduler(kube::Client& client, Overlay& pods, Overlay& claims, const
       clock_(clock),
       scheduler_name_(std::move(scheduler_name)),
       log_(std::move(log)),
-      events_(client, [&] {
-        kube::EventReportingSource source;
-        source.component = scheduler_name_;
-        return source;
-      }(), clock) {}
+      events_(
+          client,
+          [&] {
+            kube::EventReportingSource source;
+            source.component = scheduler_name_;
+            return source;
+          }(),
+          clock) {}
 
 void Scheduler::ScheduleAll(View& view) {
   // Oldest first, as the scheduling queue orders pods of equal priority.
@@ -52,9 +55,9 @@ void Scheduler::ScheduleAll(View& view) {
     if (Pending(pod, scheduler_name_))
       pending.emplace_back(Str(pod, "/metadata/creationTimestamp"_json_pointer), key, pod);
   }
-  std::sort(pending.begin(), pending.end(),
-            [](const auto& a, const auto& b) { return std::tie(std::get<0>(a), std::get<1>(a)) <
-                                                      std::tie(std::get<0>(b), std::get<1>(b)); });
+  std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
   for (const auto& [created, key, pod] : pending) Schedule(view, view.pods.at(key));
 }
 
@@ -99,9 +102,8 @@ bool Scheduler::Commit(View& view, const json& pod, const std::string& key,
   if (!ReservedFor(claim, uid)) {
     json& reserved = claim["status"]["reservedFor"];
     if (!reserved.is_array()) reserved = json::array();
-    reserved.push_back({{"resource", "pods"},
-                        {"name", Str(pod, "/metadata/name"_json_pointer)},
-                        {"uid", uid}});
+    reserved.push_back(
+        {{"resource", "pods"}, {"name", Str(pod, "/metadata/name"_json_pointer)}, {"uid", uid}});
   }
   auto written = client_.UpdateStatus(kube::kResourceClaims, ns, claim);
   if (!written.ok()) return failed(written.status());
@@ -112,14 +114,11 @@ bool Scheduler::Commit(View& view, const json& pod, const std::string& key,
 void Scheduler::Bind(View& view, const json& pod, const std::string& node) {
   const std::string ns = Str(pod, "/metadata/namespace"_json_pointer);
   const std::string name = Str(pod, "/metadata/name"_json_pointer);
-  const json binding = {{"apiVersion", "v1"},
-                        {"kind", "Binding"},
-                        {"metadata", {{"name", name}}},
-                        {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
-  auto bound = client_.CreateSubresource(kube::kPods, ns, name, "binding", binding);
+  // With the uid, a pod deleted and made again under the name is not bound
+  // by mistake.
+  absl::Status bound = client_.BindPod(ns, name, Str(pod, "/metadata/uid"_json_pointer), node);
   if (!bound.ok()) {
-    log_(StrCat("scheduler: binding pod ", ns, "/", name, " to ", node, ": ",
-                bound.status().message()));
+    log_(StrCat("scheduler: binding pod ", ns, "/", name, " to ", node, ": ", bound.message()));
     return;
   }
   // The binding answers with a Status, not the pod: what it changed is
@@ -135,19 +134,16 @@ void Scheduler::Bind(View& view, const json& pod, const std::string& node) {
 
 void Scheduler::ReportUnschedulable(View& view, const json& pod, const std::string& message) {
   json conditions = pod.value("/status/conditions"_json_pointer, json::array());
-  auto it = std::find_if(conditions.begin(), conditions.end(), [](const json& c) {
-    return c.value("type", "") == "PodScheduled";
-  });
+  auto it = std::find_if(conditions.begin(), conditions.end(),
+                         [](const json& c) { return c.value("type", "") == "PodScheduled"; });
   if (it != conditions.end() && it->value("status", "") == "False" &&
       it->value("reason", "") == "Unschedulable" && it->value("message", "") == message) {
     return;  // said already
   }
-  json condition = {{"type", "PodScheduled"},
-                    {"status", "False"},
-                    {"lastProbeTime", nullptr},
-                    {"lastTransitionTime", FormatTimestampSeconds(clock_.Now())},
-                    {"reason", "Unschedulable"},
-                    {"message", message}};
+  json condition = {
+      {"type", "PodScheduled"},    {"status", "False"},
+      {"lastProbeTime", nullptr},  {"lastTransitionTime", FormatTimestampSeconds(clock_.Now())},
+      {"reason", "Unschedulable"}, {"message", message}};
   if (it != conditions.end() && it->value("status", "") == "False")
     condition["lastTransitionTime"] = it->value("lastTransitionTime", json());
   if (it != conditions.end()) {
@@ -157,8 +153,8 @@ void Scheduler::ReportUnschedulable(View& view, const json& pod, const std::stri
   }
   json updated = pod;
   updated["status"]["conditions"] = conditions;
-  auto written = client_.UpdateStatus(kube::kPods, Str(pod, "/metadata/namespace"_json_pointer),
-                                      updated);
+  auto written =
+      client_.UpdateStatus(kube::kPods, Str(pod, "/metadata/namespace"_json_pointer), updated);
   if (!written.ok()) {
     log_(StrCat("scheduler: pod ", KeyOf(pod), ": ", written.status().message()));
     return;
@@ -166,7 +162,8 @@ void Scheduler::ReportUnschedulable(View& view, const json& pod, const std::stri
   Wrote(pods_, view.pods, *written);
   auto recorded =
       events_.Record(kube::ReferenceTo(pod), kube::kEventWarning, "FailedScheduling", message);
-  if (!recorded.ok()) log_(StrCat("scheduler: event for pod ", KeyOf(pod), ": ", recorded.message()));
+  if (!recorded.ok())
+    log_(StrCat("scheduler: event for pod ", KeyOf(pod), ": ", recorded.message()));
 }
 
 }  // namespace canhazgpu::simcluster

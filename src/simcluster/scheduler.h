@@ -4,7 +4,7 @@
 // binder do: the delete-protection finalizer on each claim it allocates,
 // then status.allocation and the pod in status.reservedFor (one
 // resourceVersion-checked status update per claim), then a Binding to
-// pods/<name>/binding and a Scheduled event. A pod that cannot be placed gets
+// pods/<name>/binding (Client::BindPod) and a Scheduled event. A pod that cannot be placed gets
 // PodScheduled False, reason Unschedulable, with PlacePod's message, and a
 // FailedScheduling warning event — written only when the message changes.
 // Not thread-safe: the control plane's one loop thread calls it.

@@ -14,7 +14,8 @@ namespace {
 absl::StatusOr<dra::AttributeValue> AttributeFrom(const kube::DeviceAttribute& a) {
   int set = a.int_value.has_value() + a.bool_value.has_value() + a.string_value.has_value() +
             a.version.has_value();
-  if (set != 1) return absl::InvalidArgumentError("needs exactly one of int, bool, string, version");
+  if (set != 1)
+    return absl::InvalidArgumentError("needs exactly one of int, bool, string, version");
   if (a.int_value) return dra::AttributeValue::Int(*a.int_value);
   if (a.bool_value) return dra::AttributeValue::Bool(*a.bool_value);
   if (a.string_value) return dra::AttributeValue::String(*a.string_value);
@@ -27,8 +28,7 @@ absl::StatusOr<std::map<std::string, int64_t>> CountersFrom(
   for (const auto& [name, counter] : counters) {
     auto value = kube::ParseQuantity(counter.value);
     if (!value.ok()) {
-      return absl::InvalidArgumentError(
-          StrCat("counter ", name, ": ", value.status().message()));
+      return absl::InvalidArgumentError(StrCat("counter ", name, ": ", value.status().message()));
     }
     out[name] = *value;
   }
@@ -61,9 +61,8 @@ absl::StatusOr<NodePool> PoolFrom(const std::string& driver, const std::string& 
       return absl::InvalidArgumentError(StrCat(where, "names no node and is not for allNodes"));
     }
     if (!first && node != out.node && !spec.devices.empty()) {
-      return absl::InvalidArgumentError(
-          StrCat(where, "is for node '", node, "' but the pool's other slices for '", out.node,
-                 "'"));
+      return absl::InvalidArgumentError(StrCat(
+          where, "is for node '", node, "' but the pool's other slices for '", out.node, "'"));
     }
     if (first || out.node.empty()) out.node = node;
     first = false;

@@ -51,7 +51,8 @@ TEST(SlicePoolsTest, DriverSliceRoundTripsIntoTheSamePool) {
 }
 
 TEST(SlicePoolsTest, OnlyTheHighestGenerationAndOnlyComplete) {
-  dra::DevicePool two = dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a");
+  dra::DevicePool two =
+      dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a");
   dra::DevicePool one = dra::BuildDevicePool({dra::testing::TestGpu(0)}, "node-a");
   nlohmann::json old_slice = DriverSlice(two, 1);
   nlohmann::json new_slice = DriverSlice(one, 2);
@@ -105,16 +106,23 @@ TEST(SlicePoolsTest, MalformedSlicesLeaveTheirPoolOutWithOneLine) {
     std::string problem;
   };
   std::vector<Case> cases = {
-      {[](nlohmann::json& j) { j["spec"]["devices"][0]["attributes"]["index"] = nlohmann::json::object(); },
+      {[](nlohmann::json& j) {
+         j["spec"]["devices"][0]["attributes"]["index"] = nlohmann::json::object();
+       },
        "pool gpu.canhazgpu.dev/node-a: slice node-a-gpu.canhazgpu.dev: device gpu-0: attribute "
        "index: needs exactly one of int, bool, string, version"},
       {[](nlohmann::json& j) { j["spec"]["devices"][0]["capacity"]["memory"]["value"] = "lots"; },
        "device gpu-0: capacity memory: "},
-      {[](nlohmann::json& j) { j["spec"]["devices"][0]["taints"] = {{{"key", "k"}, {"effect", "Sometimes"}}}; },
+      {[](nlohmann::json& j) {
+         j["spec"]["devices"][0]["taints"] = {{{"key", "k"}, {"effect", "Sometimes"}}};
+       },
        "device gpu-0: taint k: unknown effect 'Sometimes'"},
       {[](nlohmann::json& j) { j["spec"]["devices"][1] = j["spec"]["devices"][0]; },
        "device gpu-0 appears twice in the pool"},
-      {[](nlohmann::json& j) { j["spec"]["devices"][0]["consumesCounters"] = {{{"counterSet", "nope"}, {"counters", {{"memory", {{"value", "1"}}}}}}}; },
+      {[](nlohmann::json& j) {
+         j["spec"]["devices"][0]["consumesCounters"] = {
+             {{"counterSet", "nope"}, {"counters", {{"memory", {{"value", "1"}}}}}}};
+       },
        "device gpu-0 consumes counter nope/memory that no slice of the pool shares"},
       {[](nlohmann::json& j) { j["spec"].erase("nodeName"); },
        "names no node and is not for allNodes"},
