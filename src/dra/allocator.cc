@@ -20,6 +20,28 @@ std::string WithHint(std::string message) {
 
 }  // namespace
 
+bool DeviceToleration::Tolerates(const DeviceTaint& taint) const {
+  if (!effect.empty() && effect != taint.effect) return false;
+  const bool exists = op == "Exists";
+  if (key.empty()) return exists;
+  if (key != taint.key) return false;
+  return exists || value == taint.value;
+}
+
+bool ToleratesTaints(const RequestSpec& spec, const Device& device,
+                     const DeviceTaint** untolerated) {
+  for (const DeviceTaint& taint : device.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    bool tolerated = false;
+    for (const DeviceToleration& t : spec.tolerations) tolerated |= t.Tolerates(taint);
+    if (!tolerated) {
+      if (untolerated != nullptr) *untolerated = &taint;
+      return false;
+    }
+  }
+  return true;
+}
+
 struct Allocator::CompiledSpec {
   int request = 0;   // index into claim.requests
   std::string name;  // "req" or "req/sub"
@@ -198,6 +220,7 @@ class Allocator::Search {
   // Fills candidates; false with *error on a CEL error.
   bool Prepare(std::string* error) {
     candidates_.resize(specs_.size());
+    tainted_.assign(specs_.size(), 0);
     for (size_t s = 0; s < specs_.size(); ++s) {
       for (int d = node_.first; d < node_.first + node_.count; ++d) {
         bool ok = true;
@@ -209,7 +232,13 @@ class Allocator::Search {
             break;
           }
         }
-        if (ok) candidates_[s].push_back(d);
+        if (!ok) continue;
+        // A tainted device may come back: it counts as possible, not free.
+        if (!ToleratesTaints(*specs_[s].spec, *a_.devices_[static_cast<size_t>(d)].device)) {
+          ++tainted_[s];
+          continue;
+        }
+        candidates_[s].push_back(d);
       }
     }
     by_request_.resize(claim_.requests.size());
@@ -227,7 +256,8 @@ class Allocator::Search {
       bool possible = false;
       for (int s : alternatives) {
         const RequestSpec& spec = *specs_[static_cast<size_t>(s)].spec;
-        size_t n = candidates_[static_cast<size_t>(s)].size();
+        size_t n = candidates_[static_cast<size_t>(s)].size() +
+                   static_cast<size_t>(tainted_[static_cast<size_t>(s)]);
         if (spec.all ? n > 0 : static_cast<int64_t>(n) >= spec.count) possible = true;
       }
       if (!possible) return true;
@@ -377,6 +407,7 @@ class Allocator::Search {
   const std::vector<CompiledSpec>& specs_;
   const Node& node_;
   std::vector<std::vector<int>> candidates_;  // per spec
+  std::vector<int> tainted_;                  // per spec: matching but not tolerated
   std::vector<std::vector<int>> by_request_;  // request -> spec indexes in order
   std::vector<AttributeValue> match_value_;
   std::vector<int> match_count_;
@@ -490,6 +521,11 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
             report.counter_blocked.push_back(dev.device->name);
             continue;
           }
+          const DeviceTaint* taint = nullptr;
+          if (!ToleratesTaints(*s.spec, *dev.device, &taint)) {
+            report.tainted.emplace_back(dev.device->name, taint->ToString());
+            continue;
+          }
           ++report.available;
         }
         why->requests.push_back(std::move(report));
@@ -525,6 +561,9 @@ std::string Explanation::Text() const {
     for (const std::string& d : r.counter_blocked) {
       out += StrCat("  ", d, " shares memory slices with a device already taken\n");
     }
+    for (const auto& [device, taint] : r.tainted)
+      out +=
+          StrCat("  ", device, " has the taint ", taint, ", which the request does not tolerate\n");
   }
   for (const std::string& c : unmet_constraints)
     out += StrCat("constraint ", c, " could not be met\n");
@@ -547,6 +586,9 @@ nlohmann::ordered_json Explanation::Json() const {
     nlohmann::ordered_json taken = nlohmann::ordered_json::array();
     for (const auto& [device, holder] : r.taken)
       taken.push_back({{"device", device}, {"holder", holder}});
+    nlohmann::ordered_json tainted = nlohmann::ordered_json::array();
+    for (const auto& [device, taint] : r.tainted)
+      tainted.push_back({{"device", device}, {"taint", taint}});
     requests_json.push_back({{"request", r.request},
                              {"wanted", r.wanted},
                              {"devices", r.devices},
@@ -554,6 +596,7 @@ nlohmann::ordered_json Explanation::Json() const {
                              {"matching", r.matching},
                              {"taken", taken},
                              {"counter_blocked", r.counter_blocked},
+                             {"tainted", tainted},
                              {"available", r.available}});
   }
   return {{"node", node},

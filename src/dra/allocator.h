@@ -26,6 +26,17 @@ struct DeviceClass {
   std::vector<std::string> selectors;  // CEL
 };
 
+// A request's DeviceToleration: Kubernetes' rule - an empty key with Exists
+// tolerates every taint, an empty effect every effect.
+struct DeviceToleration {
+  std::string key;
+  std::string op = "Equal";  // Equal, Exists
+  std::string value;
+  std::string effect;  // empty: all
+
+  bool Tolerates(const DeviceTaint& taint) const;
+};
+
 // ExactDeviceRequest, or one DeviceSubRequest of firstAvailable.
 struct RequestSpec {
   std::string name;  // the sub-request's name; empty for `exactly`
@@ -34,6 +45,9 @@ struct RequestSpec {
   bool all = false;  // allocationMode All
   int64_t count = 1;
   bool admin_access = false;
+  // A device with a NoSchedule or NoExecute taint is only allocated when
+  // one of these tolerates every such taint of it.
+  std::vector<DeviceToleration> tolerations;
 };
 
 struct DeviceRequest {
@@ -68,6 +82,11 @@ struct Allocation {
   std::vector<AllocatedDevice> devices;
 };
 
+// Whether `spec` may have `device`: none of its NoSchedule or NoExecute
+// taints is left untolerated. Sets *untolerated to the first that is.
+bool ToleratesTaints(const RequestSpec& spec, const Device& device,
+                     const DeviceTaint** untolerated = nullptr);
+
 // Why a claim could not be allocated on a node.
 struct SelectorReport {
   std::string expression;
@@ -85,7 +104,8 @@ struct RequestReport {
   int matching = 0;
   std::vector<std::pair<std::string, std::string>> taken;  // device, holder
   std::vector<std::string> counter_blocked;  // devices sharing counters with allocated ones
-  int available = 0;                         // matching, free, counters fit
+  std::vector<std::pair<std::string, std::string>> tainted;  // device, untolerated taint
+  int available = 0;                                         // matching, free, counters fit
 };
 
 struct Explanation {

@@ -227,5 +227,43 @@ TEST(AllocatorTest, StepLimitStopsPathologicalSearches) {
   EXPECT_TRUE(why.search_limit);
 }
 
+TEST(AllocatorTest, TaintedDevicesOnlyForRequestsThatTolerateThem) {
+  DevicePool pool = BuildDevicePool({TestGpu(0), TestGpu(1)}, "node-a");
+  pool.devices[0].taints = {{"gpu.canhazgpu.dev/xid", "79", "NoSchedule"}};
+  pool.devices[1].taints = {{"gpu.canhazgpu.dev/note", "", "None"}};  // informs only
+  auto a = *Allocator::Create(Classes(), {pool});
+  Claim claim{"alice", {Exactly("gpu", "gpu", 2)}, {}};
+  Explanation why;
+  auto r = a->Allocate(claim, &why);
+  // Not "never": the taint may be removed.
+  EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
+  EXPECT_FALSE(why.never);
+  ASSERT_EQ(why.requests.size(), 1u);
+  EXPECT_THAT(why.requests[0].tainted, ::testing::ElementsAre(std::pair<std::string, std::string>(
+                                           "gpu-0", "gpu.canhazgpu.dev/xid=79:NoSchedule")));
+  EXPECT_THAT(why.Text(), HasSubstr("gpu-0 has the taint gpu.canhazgpu.dev/xid=79:NoSchedule"));
+
+  // A toleration of another key or effect does not help; Exists on the key does.
+  claim.requests[0].alternatives[0].tolerations = {{"gpu.canhazgpu.dev/xid", "Equal", "13", ""}};
+  EXPECT_FALSE(a->Allocate(claim).ok());
+  claim.requests[0].alternatives[0].tolerations = {
+      {"gpu.canhazgpu.dev/xid", "Exists", "", "NoExecute"}};
+  EXPECT_FALSE(a->Allocate(claim).ok());
+  claim.requests[0].alternatives[0].tolerations = {{"gpu.canhazgpu.dev/xid", "Exists", "", ""}};
+  auto tolerated = a->Allocate(claim);
+  ASSERT_TRUE(tolerated.ok()) << tolerated.status();
+  EXPECT_THAT(Names(*tolerated), ::testing::ElementsAre("gpu-0", "gpu-1"));
+}
+
+TEST(AllocatorTest, EmptyKeyWithExistsToleratesEveryTaint) {
+  DeviceToleration all{"", "Exists", "", ""};
+  EXPECT_TRUE(all.Tolerates({"a", "b", "NoExecute"}));
+  DeviceToleration equal_empty_key{"", "Equal", "", ""};
+  EXPECT_FALSE(equal_empty_key.Tolerates({"a", "", "NoSchedule"}));
+  DeviceToleration equal{"a", "Equal", "b", "NoSchedule"};
+  EXPECT_TRUE(equal.Tolerates({"a", "b", "NoSchedule"}));
+  EXPECT_FALSE(equal.Tolerates({"a", "c", "NoSchedule"}));
+}
+
 }  // namespace
 }  // namespace canhazgpu::dra

@@ -63,6 +63,10 @@ nlohmann::ordered_json CountersJson(const std::map<std::string, int64_t>& counte
 
 }  // namespace
 
+std::string DeviceTaint::ToString() const {
+  return value.empty() ? StrCat(key, ":", effect) : StrCat(key, "=", value, ":", effect);
+}
+
 std::string AttributeValue::ToString() const {
   switch (kind) {
     case Kind::kInt:

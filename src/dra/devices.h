@@ -45,12 +45,26 @@ struct CounterConsumption {
   std::map<std::string, int64_t> counters;
 };
 
+// A device taint (resource.k8s.io/v1 DeviceTaint). NoSchedule and NoExecute
+// keep the device from requests that do not tolerate it; None informs only.
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;
+
+  std::string ToString() const;  // "key=value:Effect"
+  bool operator==(const DeviceTaint&) const = default;
+};
+
 struct Device {
   std::string name;  // "gpu-0", "gpu-0-mig-1g10gb-19-0"
   // Qualified names; a name without a domain is in the driver's domain.
   std::map<std::string, AttributeValue> attributes;
   std::map<std::string, int64_t> capacity;
   std::vector<CounterConsumption> consumes_counters;
+  // Only what a consumer read from a ResourceSlice; BuildDevicePool leaves
+  // it empty (the node driver adds taints when it publishes).
+  std::vector<DeviceTaint> taints;
   // Not published: the host GPU (index) this device is or is part of.
   int gpu_index = 0;
   bool is_mig = false;

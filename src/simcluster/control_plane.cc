@@ -1,0 +1,124 @@
+#include "simcluster/control_plane.h"
+
+#include <utility>
+#include <vector>
+
+namespace canhazgpu::simcluster {
+
+absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Create(kube::Client& client,
+                                                                   ControlPlaneOptions options) {
+  if (options.clock == nullptr)
+    return absl::InvalidArgumentError("the control plane needs a clock");
+  return std::unique_ptr<ControlPlane>(new ControlPlane(client, std::move(options)));
+}
+
+ControlPlane::ControlPlane(kube::Client& client, ControlPlaneOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      controller_(client, pod_overlay_, claim_overlay_, options_.log),
+      scheduler_(client, pod_overlay_, claim_overlay_, *options_.clock, options_.scheduler_name,
+                 options_.log) {
+  auto wake = [this](Overlay* overlay) {
+    kube::InformerHandlers h;
+    h.on_add = [this](const nlohmann::json&) { Wake(); };
+    h.on_update = [this](const nlohmann::json&, const nlohmann::json&) { Wake(); };
+    h.on_delete = [this, overlay](const nlohmann::json& object) {
+      if (overlay != nullptr) overlay->Erase(KeyOf(object));
+      Wake();
+    };
+    return h;
+  };
+  pods_ = std::make_unique<kube::Informer>(client_, kube::kPods, "", kube::ListOptions{},
+                                           wake(&pod_overlay_));
+  claims_ = std::make_unique<kube::Informer>(client_, kube::kResourceClaims, "",
+                                             kube::ListOptions{}, wake(&claim_overlay_));
+  nodes_ = std::make_unique<kube::Informer>(client_, kube::kNodes, "", kube::ListOptions{},
+                                            wake(nullptr));
+  slices_ = std::make_unique<kube::Informer>(client_, kube::kResourceSlices, "",
+                                             kube::ListOptions{}, wake(nullptr));
+  templates_ = std::make_unique<kube::Informer>(client_, kube::kResourceClaimTemplates, "",
+                                                kube::ListOptions{}, wake(nullptr));
+  classes_ = std::make_unique<kube::Informer>(client_, kube::kDeviceClasses, "",
+                                              kube::ListOptions{}, wake(nullptr));
+}
+
+ControlPlane::~ControlPlane() { Stop(); }
+
+absl::Status ControlPlane::Start() {
+  kube::Informer* all[] = {pods_.get(),   nodes_.get(),     slices_.get(),
+                           claims_.get(), templates_.get(), classes_.get()};
+  for (kube::Informer* i : all) i->Start();
+  for (kube::Informer* i : all) {
+    if (!i->WaitForSync(options_.sync_timeout)) {
+      Stop();
+      return absl::UnavailableError(
+          "the control plane could not list the cluster's objects; is the API server up?");
+    }
+  }
+  loop_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void ControlPlane::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  // Each informer takes up to a second to notice; all at once, not in turn.
+  std::vector<std::thread> stopping;
+  for (auto* i : {&pods_, &nodes_, &slices_, &claims_, &templates_, &classes_}) {
+    kube::Informer* informer = i->get();
+    stopping.emplace_back([informer] { informer->Stop(); });
+  }
+  for (std::thread& t : stopping) t.join();
+}
+
+void ControlPlane::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = true;
+  }
+  cv_.notify_all();
+}
+
+int64_t ControlPlane::WaitForPasses(int64_t after, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return passes_ > after; });
+  return passes_;
+}
+
+View ControlPlane::Snapshot() {
+  View view;
+  view.pods = ByKey(pods_->List());
+  pod_overlay_.Apply(view.pods);
+  view.claims = ByKey(claims_->List());
+  claim_overlay_.Apply(view.claims);
+  view.templates = ByKey(templates_->List());
+  view.nodes = ByKey(nodes_->List());
+  view.classes = ByKey(classes_->List());
+  view.pools = PoolsFromJson(slices_->List());
+  return view;
+}
+
+void ControlPlane::Loop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, options_.resync, [&] { return dirty_ || stop_; });
+      if (stop_) return;
+      dirty_ = false;
+    }
+    View view = Snapshot();
+    controller_.Sync(view);
+    scheduler_.ScheduleAll(view);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++passes_;
+    }
+    cv_.notify_all();
+  }
+}
+
+}  // namespace canhazgpu::simcluster

@@ -1,0 +1,85 @@
+// The control plane of the simulated cluster (`k8shazgpu-sim cluster`): the
+// scheduler stand-in (scheduler.h) and the resourceclaim controller
+// (claim_controller.h) on one loop, fed by informers on pods, nodes,
+// ResourceSlices, ResourceClaims, ResourceClaimTemplates and DeviceClasses.
+// Any change an informer hears wakes the loop, which then runs one pass:
+// the controller, then the scheduler over every pending pod. A pass also
+// runs every `resync` as a safety net; there is no faster polling.
+//
+// Threading: Start() starts the informers' threads and the loop thread;
+// every decision and write happens on the loop thread, so two pods can never
+// be given the same device, and what it wrote itself counts at once even
+// before the informers deliver it (view.h). Stop() (or the destructor)
+// ends and joins them all. Start/Stop are for one owning thread;
+// WaitForPasses() may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "core/clock.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "simcluster/claim_controller.h"
+#include "simcluster/scheduler.h"
+#include "simcluster/view.h"
+
+namespace canhazgpu::simcluster {
+
+struct ControlPlaneOptions {
+  // Pods whose spec.schedulerName is this one (or empty) are ours.
+  std::string scheduler_name = "default-scheduler";
+  std::chrono::milliseconds resync{10'000};
+  // How long Start() waits for the informers' first lists.
+  std::chrono::milliseconds sync_timeout{30'000};
+  const Clock* clock = nullptr;  // required: event and condition times
+  // One line per failed write (a conflict is retried by the next pass).
+  std::function<void(const std::string&)> log = [](const std::string&) {};
+};
+
+class ControlPlane {
+ public:
+  // `client` must outlive the control plane. InvalidArgument without a
+  // clock.
+  static absl::StatusOr<std::unique_ptr<ControlPlane>> Create(kube::Client& client,
+                                                              ControlPlaneOptions options);
+  ~ControlPlane();
+
+  // Starts the informers, waits for their first lists (Unavailable when
+  // they do not come within options.sync_timeout) and starts the loop.
+  absl::Status Start();
+  void Stop();
+
+  // How many passes have run; waits until more than `after` have run or
+  // the timeout passes, and returns the count.
+  int64_t WaitForPasses(int64_t after, std::chrono::milliseconds timeout);
+
+ private:
+  ControlPlane(kube::Client& client, ControlPlaneOptions options);
+  void Wake();
+  void Loop();
+  View Snapshot();
+
+  kube::Client& client_;
+  const ControlPlaneOptions options_;
+  Overlay pod_overlay_;
+  Overlay claim_overlay_;
+  ClaimController controller_;
+  Scheduler scheduler_;
+  std::unique_ptr<kube::Informer> pods_, nodes_, slices_, claims_, templates_, classes_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool dirty_ = true;
+  bool stop_ = false;
+  int64_t passes_ = 0;
+  std::thread loop_;
+};
+
+}  // namespace canhazgpu::simcluster

@@ -1,0 +1,483 @@
+// The control plane against the simulated API server over real HTTP: the
+// claim controller, the scheduler stand-in, and what a user waiting for a
+// pod is told.
+#include "simcluster/control_plane.h"
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "dra/test_pools.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "host/system_clock.h"
+#include "kubesim/testing/test_api_server.h"
+
+namespace canhazgpu::simcluster {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr char kGpuClass[] = "gpu.canhazgpu.dev";
+constexpr char kMigClass[] = "mig.canhazgpu.dev";
+
+json Request(const std::string& cls, json extra = json::object()) {
+  json exactly = {{"deviceClassName", cls}};
+  exactly.update(extra);
+  return {{"name", "gpu"}, {"exactly", exactly}};
+}
+
+class ControlPlaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client_ = *kube::Client::Create(server_.Config(), {.qps = 1000, .burst = 1000});
+    // deploy/deviceclasses.yaml
+    for (const char* type : {"gpu", "mig"}) {
+      json cls = json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "spec": {"selectors": [{"cel": {"expression": ""}}]}})");
+      cls["metadata"]["name"] = std::string(type) + ".canhazgpu.dev";
+      cls["spec"]["selectors"][0]["cel"]["expression"] =
+          std::string(
+              "device.driver == \"gpu.canhazgpu.dev\" && "
+              "device.attributes[\"gpu.canhazgpu.dev\"].type == \"") +
+          type + "\"";
+      ASSERT_TRUE(client_->CreateObject(kube::kDeviceClasses, "", cls).ok());
+    }
+  }
+  void TearDown() override {
+    if (plane_) plane_->Stop();
+  }
+
+  void StartPlane() {
+    auto plane = ControlPlane::Create(
+        *client_, {.resync = std::chrono::milliseconds(10'000),
+                   .clock = &clock_,
+                   .log = [](const std::string& line) { fprintf(stderr, "%s\n", line.c_str()); }});
+    ASSERT_TRUE(plane.ok()) << plane.status();
+    plane_ = *std::move(plane);
+    ASSERT_TRUE(plane_->Start().ok());
+  }
+
+  void AddNode(const std::string& name, json labels = json::object(), bool ready = true,
+               json taints = json::array()) {
+    json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
+    if (!labels.empty()) node["metadata"]["labels"] = labels;
+    if (!taints.empty()) node["spec"]["taints"] = taints;
+    auto created = client_->CreateObject(kube::kNodes, "", node);
+    ASSERT_TRUE(created.ok()) << created.status();
+    (*created)["status"]["conditions"] = {
+        {{"type", "Ready"}, {"status", ready ? "True" : "False"}, {"reason", "KubeletReady"}}};
+    ASSERT_TRUE(client_->UpdateStatus(kube::kNodes, "", *created).ok());
+  }
+
+  // The node's slice, shaped as the driver publishes it.
+  void AddSlice(const std::string& node, const std::vector<GpuInfo>& gpus,
+                std::function<void(json&)> mutate = nullptr) {
+    json slice = dra::ResourceSliceJson(dra::BuildDevicePool(gpus, node));
+    if (mutate) mutate(slice);
+    auto created = client_->CreateObject(kube::kResourceSlices, "", slice);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+
+  void AddTemplate(const std::string& name, json request) {
+    json t = {{"apiVersion", "resource.k8s.io/v1"},
+              {"kind", "ResourceClaimTemplate"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec",
+               {{"metadata", {{"labels", {{"team", "ml"}}}}},
+                {"spec", {{"devices", {{"requests", {request}}}}}}}}};
+    auto created = client_->CreateObject(kube::kResourceClaimTemplates, "default", t);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+
+  void AddClaim(const std::string& name, json request) {
+    json c = {{"apiVersion", "resource.k8s.io/v1"},
+              {"kind", "ResourceClaim"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec", {{"devices", {{"requests", {request}}}}}}};
+    auto created = client_->CreateObject(kube::kResourceClaims, "default", c);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+
+  // A pod whose one claim comes from `template_name` (or is the existing
+  // claim `claim_name`); none when both are empty.
+  void AddPod(const std::string& name, const std::string& template_name,
+              const std::string& claim_name = "", json spec_extra = json::object()) {
+    json spec = {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}};
+    if (!template_name.empty())
+      spec["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimTemplateName", template_name}}};
+    if (!claim_name.empty())
+      spec["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", claim_name}}};
+    spec.update(spec_extra);
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"spec", spec}};
+    auto created = client_->CreateObject(kube::kPods, "default", pod);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+
+  json Get(const kube::ResourceRef& ref, const std::string& name) {
+    auto got = client_->Get(ref, ref.namespaced ? "default" : "", name);
+    return got.ok() ? *got : json();
+  }
+
+  // Waits (generously) until `done` holds for the object; returns it.
+  json WaitFor(const kube::ResourceRef& ref, const std::string& name,
+               const std::function<bool(const json&)>& done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    json last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      last = Get(ref, name);
+      if (done(last)) return last;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "timed out waiting for " << ref.resource << " " << name
+                  << "; last: " << last.dump();
+    return last;
+  }
+
+  json WaitBound(const std::string& pod) {
+    return WaitFor(kube::kPods, pod, [](const json& p) {
+      return !p.value("/spec/nodeName"_json_pointer, std::string()).empty();
+    });
+  }
+
+  // The PodScheduled=False message, once there is one.
+  std::string WaitUnschedulable(const std::string& pod) {
+    json p = WaitFor(kube::kPods, pod, [](const json& p) {
+      for (const json& c : p.value("/status/conditions"_json_pointer, json::array()))
+        if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") return true;
+      return false;
+    });
+    for (const json& c : p.value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") == "PodScheduled") {
+        EXPECT_EQ(c.value("reason", ""), "Unschedulable");
+        return c.value("message", "");
+      }
+    }
+    return "";
+  }
+
+  // The name of the claim generated for the pod's "gpu" entry.
+  std::string ClaimOf(const std::string& pod) {
+    json p = WaitFor(kube::kPods, pod, [](const json& p) {
+      return !p.value("/status/resourceClaimStatuses"_json_pointer, json::array()).empty();
+    });
+    return p.value("/status/resourceClaimStatuses/0/resourceClaimName"_json_pointer, std::string());
+  }
+
+  static std::vector<std::string> Devices(const json& claim) {
+    std::vector<std::string> out;
+    for (const json& r :
+         claim.value("/status/allocation/devices/results"_json_pointer, json::array()))
+      out.push_back(r.value("device", ""));
+    return out;
+  }
+
+  // What the kubelet does last for a pod being deleted on its node.
+  void KubeletRemoves(const std::string& pod) {
+    kube::DeleteOptions options;
+    options.grace_period_seconds = 0;
+    ASSERT_TRUE(client_->Delete(kube::kPods, "default", pod, options).ok());
+  }
+
+  void SetPhase(const std::string& pod, const std::string& phase) {
+    json p = Get(kube::kPods, pod);
+    p["status"]["phase"] = phase;
+    ASSERT_TRUE(client_->UpdateStatus(kube::kPods, "default", p).ok());
+  }
+
+  kubesim::TestApiServer server_;
+  std::unique_ptr<kube::Client> client_;
+  host::SystemClock clock_;
+  std::unique_ptr<ControlPlane> plane_;
+};
+
+TEST_F(ControlPlaneTest, TemplateClaimIsGeneratedAllocatedReservedAndThePodBound) {
+  AddNode("node-0");
+  AddSlice("node-0", {dra::testing::TestGpu(0), dra::testing::TestGpu(1)});
+  AddTemplate("one-gpu", Request(kGpuClass));
+  StartPlane();
+  AddPod("train", "one-gpu");
+
+  const std::string name = ClaimOf("train");
+  EXPECT_THAT(name, StartsWith("train-gpu-"));
+  json pod = WaitBound("train");
+  EXPECT_EQ(pod["spec"]["nodeName"], "node-0");
+  json claim = Get(kube::kResourceClaims, name);
+  EXPECT_EQ(claim["metadata"]["generateName"], "train-gpu-");
+  EXPECT_EQ(claim["metadata"]["annotations"]["resource.kubernetes.io/pod-claim-name"], "gpu");
+  EXPECT_EQ(claim["metadata"]["labels"]["team"], "ml");
+  const json owner = claim["metadata"]["ownerReferences"][0];
+  EXPECT_EQ(owner["kind"], "Pod");
+  EXPECT_EQ(owner["name"], "train");
+  EXPECT_EQ(owner["uid"], pod["metadata"]["uid"]);
+  EXPECT_EQ(owner["controller"], true);
+  EXPECT_EQ(owner["blockOwnerDeletion"], true);
+  EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"], kGpuClass);
+  EXPECT_THAT(claim["metadata"]["finalizers"],
+              ::testing::Contains("resource.kubernetes.io/delete-protection"));
+
+  const json result = claim["status"]["allocation"]["devices"]["results"][0];
+  EXPECT_EQ(result["request"], "gpu");
+  EXPECT_EQ(result["driver"], "gpu.canhazgpu.dev");
+  EXPECT_EQ(result["pool"], "node-0");
+  EXPECT_EQ(result["device"], "gpu-0");
+  EXPECT_EQ(claim["status"]["allocation"]["nodeSelector"],
+            json::parse(R"({"nodeSelectorTerms": [{"matchFields": [
+              {"key": "metadata.name", "operator": "In", "values": ["node-0"]}]}]})"));
+  EXPECT_EQ(claim["status"]["reservedFor"],
+            json::parse(R"([{"resource": "pods", "name": "train", "uid": ")" +
+                        pod["metadata"]["uid"].get<std::string>() + R"("}])"));
+}
+
+TEST_F(ControlPlaneTest, SecondPodWaitsWithTheReasonAndBindsWhenTheFirstIsDone) {
+  AddNode("node-0");
+  AddSlice("node-0", {dra::testing::TestGpu(0), dra::testing::TestGpu(1)});
+  AddTemplate("all-gpus", Request(kGpuClass, {{"allocationMode", "All"}}));
+  StartPlane();
+  AddPod("first", "all-gpus");
+  WaitBound("first");
+  const std::string first_claim = ClaimOf("first");
+  AddPod("second", "all-gpus");
+
+  const std::string message = WaitUnschedulable("second");
+  EXPECT_THAT(message, StartsWith("0/1 nodes are available: 1 cannot allocate all claims. "
+                                  "preemption: 0/1 nodes are available: 1 Preemption is not "
+                                  "helpful for scheduling.\n"));
+  EXPECT_THAT(message, HasSubstr("cannot be allocated on node-0, the closest node:\n"));
+  EXPECT_THAT(message, HasSubstr("request gpu: wants all matching devices; 2 of 2 on node-0 "
+                                 "match its selectors, 0 of them free"));
+  EXPECT_THAT(message, HasSubstr("gpu-0 is taken by default/" + first_claim + " (pod first)"));
+  EXPECT_TRUE(Get(kube::kPods, "second")["spec"].value("nodeName", "").empty());
+
+  // The event a user sees in kubectl describe.
+  auto events = client_->List(kube::kEvents, "default");
+  ASSERT_TRUE(events.ok());
+  bool found = false;
+  for (const json& e : (*events)["items"]) {
+    if (e["reason"] == "FailedScheduling" && e["involvedObject"]["name"] == "second") {
+      found = true;
+      EXPECT_EQ(e["type"], "Warning");
+      EXPECT_THAT(e["message"].get<std::string>(), StartsWith("0/1 nodes are available"));
+    }
+  }
+  EXPECT_TRUE(found) << events->dump();
+
+  SetPhase("first", "Succeeded");
+  json freed = WaitFor(kube::kResourceClaims, first_claim, [](const json& c) {
+    return !c.contains("status") || !c["status"].contains("allocation");
+  });
+  EXPECT_FALSE(freed["status"].contains("reservedFor")) << freed.dump();
+  EXPECT_EQ(WaitBound("second")["spec"]["nodeName"], "node-0");
+  EXPECT_THAT(Devices(Get(kube::kResourceClaims, ClaimOf("second"))),
+              ::testing::ElementsAre("gpu-0", "gpu-1"));
+}
+
+TEST_F(ControlPlaneTest, SelectorThatMatchesNothingIsNamed) {
+  AddNode("node-0");
+  AddSlice("node-0", {dra::testing::TestGpu(0), dra::testing::TestGpu(1)});
+  AddTemplate("h200", Request(kGpuClass, {{"selectors",
+                                           {{{"cel",
+                                              {{"expression",
+                                                "device.attributes['gpu.canhazgpu.dev']."
+                                                "productName == 'NVIDIA H200'"}}}}}}}));
+  StartPlane();
+  AddPod("big", "h200");
+  const std::string message = WaitUnschedulable("big");
+  EXPECT_THAT(message,
+              HasSubstr("request selector rejected 2: device.attributes['gpu.canhazgpu.dev']"
+                        ".productName == 'NVIDIA H200'"));
+  EXPECT_THAT(message, HasSubstr("no device could ever satisfy this request"));
+}
+
+TEST_F(ControlPlaneTest, TaintedDeviceOnlyForAPodThatToleratesIt) {
+  AddNode("node-0");
+  AddSlice("node-0", {dra::testing::TestGpu(0)}, [](json& slice) {
+    slice["spec"]["devices"][0]["taints"] = {
+        {{"key", "gpu.canhazgpu.dev/xid"}, {"value", "79"}, {"effect", "NoSchedule"}}};
+  });
+  AddTemplate("plain", Request(kGpuClass));
+  AddTemplate("tolerant",
+              Request(kGpuClass, {{"tolerations",
+                                   {{{"key", "gpu.canhazgpu.dev/xid"}, {"operator", "Exists"}}}}}));
+  StartPlane();
+  AddPod("careful", "plain");
+  EXPECT_THAT(WaitUnschedulable("careful"),
+              HasSubstr("gpu-0 has the taint gpu.canhazgpu.dev/xid=79:NoSchedule, which the "
+                        "request does not tolerate"));
+  AddPod("brave", "tolerant");
+  WaitBound("brave");
+  json claim = Get(kube::kResourceClaims, ClaimOf("brave"));
+  EXPECT_EQ(claim["status"]["allocation"]["devices"]["results"][0]["tolerations"][0]["key"],
+            "gpu.canhazgpu.dev/xid");
+}
+
+TEST_F(ControlPlaneTest, NodeSelectorTaintsAndReadinessAreRespected) {
+  AddNode("node-a", {{"gpu", "a100"}});
+  AddNode("node-h", {{"gpu", "h100"}});
+  AddNode("node-down", {{"gpu", "h100"}}, /*ready=*/false);
+  AddNode("node-tainted", {{"gpu", "h100"}}, true,
+          {{{"key", "dedicated"}, {"value", "infra"}, {"effect", "NoSchedule"}}});
+  for (const char* n : {"node-a", "node-h", "node-down", "node-tainted"})
+    AddSlice(n, {dra::testing::TestGpu(0)});
+  AddTemplate("one-gpu", Request(kGpuClass));
+  StartPlane();
+  AddPod("picky", "one-gpu", "", {{"nodeSelector", {{"gpu", "h100"}}}});
+  EXPECT_EQ(WaitBound("picky")["spec"]["nodeName"], "node-h");
+  EXPECT_THAT(Devices(Get(kube::kResourceClaims, ClaimOf("picky"))),
+              ::testing::ElementsAre("gpu-0"));
+
+  AddPod("nowhere", "one-gpu", "", {{"nodeSelector", {{"gpu", "b200"}}}});
+  EXPECT_THAT(WaitUnschedulable("nowhere"),
+              StartsWith("0/4 nodes are available: 1 node(s) had untolerated taint "
+                         "{dedicated: infra}, 1 node(s) had untolerated taint "
+                         "{node.kubernetes.io/not-ready: }, 2 node(s) didn't match Pod's node "
+                         "affinity/selector."));
+}
+
+TEST_F(ControlPlaneTest, DeletedPodFreesAndDeletesItsGeneratedClaim) {
+  AddNode("node-0");
+  AddSlice("node-0", {dra::testing::TestGpu(0)});
+  AddTemplate("one-gpu", Request(kGpuClass));
+  StartPlane();
+  AddPod("gone", "one-gpu");
+  WaitBound("gone");
+  const std::string claim = ClaimOf("gone");
+  ASSERT_TRUE(client_->Delete(kube::kPods, "default", "gone").ok());
+  // While the kubelet stops it, the pod keeps its claim.
+  json terminating = WaitFor(kube::kPods, "gone", [](const json& p) {
+    return p["metadata"].contains("deletionTimestamp");
+  });
+  // Give the control plane a pass to (wrongly) let go; no pass may come
+  // when it has nothing to do.
+  plane_->WaitForPasses(plane_->WaitForPasses(-1, std::chrono::milliseconds(0)),
+                        std::chrono::seconds(1));
+  json held = Get(kube::kResourceClaims, claim);
+  EXPECT_EQ(held["status"]["reservedFor"][0]["name"], "gone") << held.dump();
+  KubeletRemoves("gone");
+  // The garbage collector marks the claim deleted; deallocating removes the
+  // finalizer, and then it is gone.
+  WaitFor(kube::kResourceClaims, claim, [](const json& c) { return c.is_null(); });
+  AddPod("next", "one-gpu");
+  WaitBound("next");
+  EXPECT_THAT(Devices(Get(kube::kResourceClaims, ClaimOf("next"))),
+              ::testing::ElementsAre("gpu-0"));
+}
+
+TEST_F(ControlPlaneTest, SharedClaimServesTwoPodsAndIsFreedWithTheLast) {
+  AddNode("node-0");
+  AddNode("node-1");
+  AddSlice("node-0", {dra::testing::TestGpu(0)});
+  AddSlice("node-1", {dra::testing::TestGpu(0)});
+  AddClaim("shared", Request(kGpuClass));
+  StartPlane();
+  AddPod("x", "", "shared");
+  AddPod("y", "", "shared");
+  const std::string node = WaitBound("x")["spec"]["nodeName"];
+  EXPECT_EQ(WaitBound("y")["spec"]["nodeName"], node);  // pinned by the allocation
+  json claim = Get(kube::kResourceClaims, "shared");
+  EXPECT_EQ(claim["status"]["reservedFor"].size(), 2u);
+  EXPECT_EQ(Devices(claim).size(), 1u);
+
+  KubeletRemoves("x");
+  claim = WaitFor(kube::kResourceClaims, "shared",
+                  [](const json& c) { return c["status"]["reservedFor"].size() == 1; });
+  EXPECT_EQ(claim["status"]["reservedFor"][0]["name"], "y");
+  EXPECT_EQ(Devices(claim).size(), 1u);
+  KubeletRemoves("y");
+  // Deallocated, and the delete protection gone with the allocation (the
+  // named claim itself stays).
+  WaitFor(kube::kResourceClaims, "shared", [](const json& c) {
+    return c.is_object() && !c.value("/status/allocation"_json_pointer, json()).is_object() &&
+           c.value("/metadata/finalizers"_json_pointer, json::array()).empty();
+  });
+}
+
+TEST_F(ControlPlaneTest, FullGpuAndItsMigInstanceAreNeverBothAllocated) {
+  AddNode("node-0");
+  AddSlice("node-0", {dra::testing::TestMigGpu(0)});
+  AddTemplate("mig", Request(kMigClass));
+  AddTemplate("full", Request(kGpuClass));
+  StartPlane();
+  AddPod("small", "mig");
+  WaitBound("small");
+  EXPECT_THAT(Devices(Get(kube::kResourceClaims, ClaimOf("small"))),
+              ::testing::ElementsAre(::testing::HasSubstr("mig")));
+  AddPod("whole", "full");
+  EXPECT_THAT(WaitUnschedulable("whole"),
+              HasSubstr("gpu-0 shares memory slices with a device already taken"));
+  SetPhase("small", "Failed");
+  WaitBound("whole");
+  EXPECT_THAT(Devices(Get(kube::kResourceClaims, ClaimOf("whole"))),
+              ::testing::ElementsAre("gpu-0"));
+}
+
+// Pods arriving together, faster than the informers report the
+// allocations: each device still goes to one claim only.
+TEST_F(ControlPlaneTest, ManyPodsAtOnceNeverShareADevice) {
+  AddNode("node-0");
+  AddNode("node-1");
+  AddSlice("node-0", {dra::testing::TestGpu(0), dra::testing::TestGpu(1)});
+  AddSlice("node-1", {dra::testing::TestGpu(0), dra::testing::TestGpu(1)});
+  AddTemplate("one-gpu", Request(kGpuClass));
+  StartPlane();
+  for (int i = 0; i < 7; ++i) AddPod("p" + std::to_string(i), "one-gpu");
+  std::set<std::pair<std::string, std::string>> devices;
+  int bound = 0, waiting = 0;
+  for (int i = 0; i < 7; ++i) {
+    const std::string pod = "p" + std::to_string(i);
+    json p = WaitFor(kube::kPods, pod, [](const json& p) {
+      if (!p.value("/spec/nodeName"_json_pointer, std::string()).empty()) return true;
+      for (const json& c : p.value("/status/conditions"_json_pointer, json::array()))
+        if (c.value("reason", "") == "Unschedulable") return true;
+      return false;
+    });
+    if (p.value("/spec/nodeName"_json_pointer, std::string()).empty()) {
+      ++waiting;
+      continue;
+    }
+    ++bound;
+    json claim = Get(kube::kResourceClaims, ClaimOf(pod));
+    const json r = claim["status"]["allocation"]["devices"]["results"][0];
+    EXPECT_EQ(r["pool"], p["spec"]["nodeName"]);
+    EXPECT_TRUE(
+        devices.insert({r["pool"].get<std::string>(), r["device"].get<std::string>()}).second)
+        << "given twice: " << r.dump();
+  }
+  EXPECT_EQ(bound, 4);
+  EXPECT_EQ(waiting, 3);
+}
+
+TEST_F(ControlPlaneTest, PodsWithoutClaimsSpreadOverReadyNodes) {
+  AddNode("node-0");
+  AddNode("node-1");
+  AddNode("node-2", json::object(), /*ready=*/false);
+  StartPlane();
+  AddPod("p1", "");
+  const std::string first = WaitBound("p1")["spec"]["nodeName"];
+  AddPod("p2", "");
+  const std::string second = WaitBound("p2")["spec"]["nodeName"];
+  EXPECT_NE(first, second);
+  EXPECT_NE(first, "node-2");
+  EXPECT_NE(second, "node-2");
+}
+
+TEST_F(ControlPlaneTest, MissingTemplateIsWhatThePodWaitsFor) {
+  AddNode("node-0");
+  StartPlane();
+  AddPod("early", "not-yet");
+  EXPECT_EQ(WaitUnschedulable("early"),
+            "0/1 nodes are available: waiting for dynamic resource controller to create the "
+            "resourceclaim \"gpu\" (resourceclaimtemplate default/not-yet does not exist).");
+  AddSlice("node-0", {dra::testing::TestGpu(0)});
+  AddTemplate("not-yet", Request(kGpuClass));
+  WaitBound("early");
+}
+
+}  // namespace
+}  // namespace canhazgpu::simcluster

@@ -1,0 +1,169 @@
+#include "simcluster/scheduler.h"
+
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "core/duration.h"
+#include "core/strings.h"
+#include "simcluster/claim_controller.h"
+#include "simcluster/placement.h"
+
+namespace canhazgpu::simcluster {
+namespace {
+
+using nlohmann::json;
+
+std::string Str(const json& object, const json::json_pointer& pointer) {
+  const json v = object.value(pointer, json());
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+bool Pending(const json& pod, const std::string& scheduler_name) {
+  const std::string phase = Str(pod, "/status/phase"_json_pointer);
+  if (phase == "Succeeded" || phase == "Failed") return false;
+  if (!Str(pod, "/spec/nodeName"_json_pointer).empty()) return false;
+  if (!Str(pod, "/metadata/deletionTimestamp"_json_pointer).empty()) return false;
+  std::string name = Str(pod, "/spec/schedulerName"_json_pointer);
+  if (name.empty()) name = "default-scheduler";
+  return name == scheduler_name;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(kube::Client& client, Overlay& pods, Overlay& claims, const Clock& clock,
+                     std::string scheduler_name, std::function<void(const std::string&)> log)
+    : client_(client),
+      pods_(pods),
+      claims_(claims),
+      clock_(clock),
+      scheduler_name_(std::move(scheduler_name)),
+      log_(std::move(log)),
+      events_(
+          client,
+          [&] {
+            kube::EventReportingSource source;
+            source.component = scheduler_name_;
+            return source;
+          }(),
+          clock) {}
+
+void Scheduler::ScheduleAll(View& view) {
+  // Oldest first, as the scheduling queue orders pods of equal priority.
+  std::vector<std::tuple<std::string, std::string, json>> pending;
+  for (const auto& [key, pod] : view.pods) {
+    if (Pending(pod, scheduler_name_))
+      pending.emplace_back(Str(pod, "/metadata/creationTimestamp"_json_pointer), key, pod);
+  }
+  std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  for (const auto& [created, key, pod] : pending) Schedule(view, view.pods.at(key));
+}
+
+void Scheduler::Schedule(View& view, const json& pod_in) {
+  const json pod = pod_in;  // the view's copy changes as we write
+  Placement placement = PlacePod(view, pod);
+  if (placement.node.empty()) {
+    ReportUnschedulable(view, pod, placement.message);
+    return;
+  }
+  for (const ClaimPlan& plan : placement.claims) {
+    if (!Commit(view, pod, plan.key, plan.allocation)) return;
+  }
+  Bind(view, pod, placement.node);
+}
+
+bool Scheduler::Commit(View& view, const json& pod, const std::string& key,
+                       const json& allocation) {
+  const std::string uid = Str(pod, "/metadata/uid"_json_pointer);
+  auto it = view.claims.find(key);
+  if (it == view.claims.end()) return false;
+  json claim = it->second;
+  const std::string ns = Str(claim, "/metadata/namespace"_json_pointer);
+  auto failed = [&](const absl::Status& status) {
+    log_(StrCat("scheduler: pod ", KeyOf(pod), ": claim ", key, ": ", status.message()));
+    return false;
+  };
+  if (!allocation.is_null()) {
+    json finalizers = claim.value("/metadata/finalizers"_json_pointer, json::array());
+    if (std::find(finalizers.begin(), finalizers.end(), kDeleteProtectionFinalizer) ==
+        finalizers.end()) {
+      finalizers.push_back(kDeleteProtectionFinalizer);
+      claim["metadata"]["finalizers"] = finalizers;
+      auto written = client_.Update(kube::kResourceClaims, ns, claim);
+      if (!written.ok()) return failed(written.status());
+      Wrote(claims_, view.claims, *written);
+      claim = *written;
+    }
+    claim["status"]["allocation"] = allocation;
+  }
+  if (ReservedFor(claim, uid) && allocation.is_null()) return true;
+  if (!ReservedFor(claim, uid)) {
+    json& reserved = claim["status"]["reservedFor"];
+    if (!reserved.is_array()) reserved = json::array();
+    reserved.push_back(
+        {{"resource", "pods"}, {"name", Str(pod, "/metadata/name"_json_pointer)}, {"uid", uid}});
+  }
+  auto written = client_.UpdateStatus(kube::kResourceClaims, ns, claim);
+  if (!written.ok()) return failed(written.status());
+  Wrote(claims_, view.claims, *written);
+  return true;
+}
+
+void Scheduler::Bind(View& view, const json& pod, const std::string& node) {
+  const std::string ns = Str(pod, "/metadata/namespace"_json_pointer);
+  const std::string name = Str(pod, "/metadata/name"_json_pointer);
+  // With the uid, a pod deleted and made again under the name is not bound
+  // by mistake.
+  absl::Status bound = client_.BindPod(ns, name, Str(pod, "/metadata/uid"_json_pointer), node);
+  if (!bound.ok()) {
+    log_(StrCat("scheduler: binding pod ", ns, "/", name, " to ", node, ": ", bound.message()));
+    return;
+  }
+  // The binding answers with a Status, not the pod: what it changed is
+  // known, and any later version of the pod in the informer includes it.
+  json assumed = pod;
+  assumed["spec"]["nodeName"] = node;
+  const std::string key = KeyOf(pod);
+  pods_.Put(key, assumed, VersionOf(pod) + 1);
+  view.pods[key] = assumed;
+  (void)events_.Record(kube::ReferenceTo(pod), kube::kEventNormal, "Scheduled",
+                       StrCat("Successfully assigned ", ns, "/", name, " to ", node));
+}
+
+void Scheduler::ReportUnschedulable(View& view, const json& pod, const std::string& message) {
+  json conditions = pod.value("/status/conditions"_json_pointer, json::array());
+  auto it = std::find_if(conditions.begin(), conditions.end(),
+                         [](const json& c) { return c.value("type", "") == "PodScheduled"; });
+  if (it != conditions.end() && it->value("status", "") == "False" &&
+      it->value("reason", "") == "Unschedulable" && it->value("message", "") == message) {
+    return;  // said already
+  }
+  json condition = {
+      {"type", "PodScheduled"},    {"status", "False"},
+      {"lastProbeTime", nullptr},  {"lastTransitionTime", FormatTimestampSeconds(clock_.Now())},
+      {"reason", "Unschedulable"}, {"message", message}};
+  if (it != conditions.end() && it->value("status", "") == "False")
+    condition["lastTransitionTime"] = it->value("lastTransitionTime", json());
+  if (it != conditions.end()) {
+    *it = condition;
+  } else {
+    conditions.push_back(condition);
+  }
+  json updated = pod;
+  updated["status"]["conditions"] = conditions;
+  auto written =
+      client_.UpdateStatus(kube::kPods, Str(pod, "/metadata/namespace"_json_pointer), updated);
+  if (!written.ok()) {
+    log_(StrCat("scheduler: pod ", KeyOf(pod), ": ", written.status().message()));
+    return;
+  }
+  Wrote(pods_, view.pods, *written);
+  auto recorded =
+      events_.Record(kube::ReferenceTo(pod), kube::kEventWarning, "FailedScheduling", message);
+  if (!recorded.ok())
+    log_(StrCat("scheduler: event for pod ", KeyOf(pod), ": ", recorded.message()));
+}
+
+}  // namespace canhazgpu::simcluster

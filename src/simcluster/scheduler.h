@@ -1,0 +1,49 @@
+// The scheduler stand-in: places each pending pod (no spec.nodeName, not
+// being deleted, for our scheduler name) with PlacePod(), oldest first, and
+// carries the decision out as kube-scheduler's DynamicResources plugin and
+// binder do: the delete-protection finalizer on each claim it allocates,
+// then status.allocation and the pod in status.reservedFor (one
+// resourceVersion-checked status update per claim), then a Binding to
+// pods/<name>/binding (Client::BindPod) and a Scheduled event. A pod that cannot be placed gets
+// PodScheduled False, reason Unschedulable, with PlacePod's message, and a
+// FailedScheduling warning event — written only when the message changes.
+// Not thread-safe: the control plane's one loop thread calls it.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/clock.h"
+#include "kube/client.h"
+#include "kube/events.h"
+#include "simcluster/view.h"
+
+namespace canhazgpu::simcluster {
+
+class Scheduler {
+ public:
+  Scheduler(kube::Client& client, Overlay& pods, Overlay& claims, const Clock& clock,
+            std::string scheduler_name, std::function<void(const std::string&)> log);
+
+  // Tries every pending pod once, updating `view` with what it wrote.
+  void ScheduleAll(View& view);
+
+ private:
+  void Schedule(View& view, const nlohmann::json& pod);
+  // Finalizer, allocation and reservation for one claim; false when a
+  // write failed.
+  bool Commit(View& view, const nlohmann::json& pod, const std::string& key,
+              const nlohmann::json& allocation);
+  void Bind(View& view, const nlohmann::json& pod, const std::string& node);
+  void ReportUnschedulable(View& view, const nlohmann::json& pod, const std::string& message);
+
+  kube::Client& client_;
+  Overlay& pods_;
+  Overlay& claims_;
+  const Clock& clock_;
+  const std::string scheduler_name_;
+  std::function<void(const std::string&)> log_;
+  kube::EventRecorder events_;
+};
+
+}  // namespace canhazgpu::simcluster

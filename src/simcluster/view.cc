@@ -1,0 +1,76 @@
+#include "simcluster/view.h"
+
+#include <charconv>
+
+#include "core/strings.h"
+
+namespace canhazgpu::simcluster {
+
+using nlohmann::json;
+
+std::string KeyOf(const json& object) {
+  const json meta = object.value("metadata", json::object());
+  const std::string ns = meta.value("namespace", "");
+  const std::string name = meta.value("name", "");
+  return ns.empty() ? name : StrCat(ns, "/", name);
+}
+
+int64_t VersionOf(const json& object) {
+  const std::string rv = object.value("/metadata/resourceVersion"_json_pointer, std::string());
+  int64_t v = 0;
+  std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  return v;
+}
+
+void Overlay::Put(const std::string& key, json object, int64_t caught_up_at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_[key] = {std::move(object), caught_up_at};
+}
+
+void Overlay::Erase(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.erase(key);
+}
+
+void Overlay::Apply(std::map<std::string, json>& objects) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    auto seen = objects.find(it->first);
+    if (seen != objects.end() && VersionOf(seen->second) >= it->second.caught_up_at) {
+      it = entries_.erase(it);
+      continue;
+    }
+    objects[it->first] = it->second.object;
+    ++it;
+  }
+}
+
+void Wrote(Overlay& overlay, std::map<std::string, json>& objects, const json& object) {
+  const std::string key = KeyOf(object);
+  overlay.Put(key, object, VersionOf(object));
+  objects[key] = object;
+}
+
+std::map<std::string, json> ByKey(const std::vector<json>& objects) {
+  std::map<std::string, json> out;
+  for (const json& o : objects) out[KeyOf(o)] = o;
+  return out;
+}
+
+SlicePools PoolsFromJson(const std::vector<json>& slices) {
+  std::vector<kube::ResourceSlice> typed;
+  std::vector<std::string> problems;
+  for (const json& s : slices) {
+    auto slice = kube::ResourceSlice::FromJson(s);
+    if (!slice.ok()) {
+      problems.push_back(StrCat("slice ", KeyOf(s), ": ", slice.status().message()));
+      continue;
+    }
+    typed.push_back(*std::move(slice));
+  }
+  SlicePools pools = PoolsFromSlices(typed);
+  pools.problems.insert(pools.problems.end(), problems.begin(), problems.end());
+  return pools;
+}
+
+}  // namespace canhazgpu::simcluster
