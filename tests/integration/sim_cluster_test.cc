@@ -46,10 +46,62 @@ class SimClusterTest : public ::testing::Test {
   }
 
   std::string Log() const { return dir_ + "/sim.log"; }
+  // The official CDI schema's verdict (tests/schema/validate_cdi_spec.py).
+  static std::string CdiSchemaErrors(const std::string& spec) {
+    CliResult r = RunProgram({"python3", std::string(TESTS_DIR) + "/schema/validate_cdi_spec.py",
+                              std::string(TESTS_DIR) + "/fixtures/cdi", spec},
+                             {});
+    return r.exit_code == 0 ? "" : r.out + r.err;
+  }
   std::string NodeDir(const std::string& node) const { return cluster_dir_ + "/nodes/" + node; }
   std::map<std::string, std::string> NodeEnv(const std::string& node) const {
     return {{"CANHAZGPU_STATE", NodeDir(node) + "/state.db"}, {"HOME", dir_}};
   }
+  // A claim template for `count` GPUs and a pod using it that runs
+  // `script` with sh, labelled with the canhazgpu user.
+  void CreatePod(const std::string& name, int count, const std::string& script) {
+    const json template_object = {
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceClaimTemplate"},
+        {"metadata", {{"name", name + "-gpus"}}},
+        {"spec",
+         {{"spec",
+           {{"devices",
+             {{"requests",
+               {{{"name", "gpus"},
+                 {"exactly",
+                  {{"deviceClassName", "gpu.canhazgpu.dev"}, {"count", count}}}}}}}}}}}}};
+    ASSERT_TRUE(client_->CreateObject(kTemplates, "default", template_object).ok());
+    const json pod = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"labels", {{"canhazgpu.dev/user", "alice"}}}}},
+        {"spec",
+         {{"restartPolicy", "Never"},
+          {"resourceClaims", {{{"name", "gpus"}, {"resourceClaimTemplateName", name + "-gpus"}}}},
+          {"containers",
+           {{{"name", "main"},
+             {"image", "ubuntu"},
+             {"command", {"sh", "-c", script}},
+             {"resources", {{"claims", {{{"name", "gpus"}}}}}}}}}}}};
+    absl::StatusOr<json> created = client_->CreateObject(kube::kPods, "default", pod);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+  json Pod(const std::string& name) {
+    return client_->Get(kube::kPods, "default", name).value_or(json::object());
+  }
+  std::string Phase(const std::string& name) {
+    return Pod(name).value("status", json::object()).value("phase", "");
+  }
+  std::string Logs(const std::string& name) { return client_->Logs("default", name).value_or(""); }
+  // A file the pods' scripts wait for, so a test decides when they end.
+  std::string Gate(const std::string& name) const { return dir_ + "/gate-" + name; }
+  std::string WaitForGate(const std::string& name) const {
+    return "while [ ! -e " + Gate(name) + " ]; do sleep 0.05; done";
+  }
+
+  const kube::ResourceRef kTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates", true};
+
   // The device names node `node` publishes now.
   std::vector<std::string> Published(const std::string& node) {
     std::vector<std::string> names;
@@ -148,6 +200,121 @@ TEST_F(SimClusterTest, SigtermStopsEveryDaemonAndTheServer) {
   EXPECT_TRUE(ProcessGone(daemon));
   EXPECT_FALSE(fs::exists(NodeDir("node-0") + "/plugins_registry/gpu.canhazgpu.dev-reg.sock"));
   EXPECT_FALSE(client_->Get(kube::kDeviceClasses, "", "gpu.canhazgpu.dev").ok());
+}
+
+TEST_F(SimClusterTest, APodGetsItsGpusRunsWithTheirEnvironmentAndGivesThemBack) {
+  CreatePod(
+      "train", 2,
+      "echo CUDA=$CUDA_VISIBLE_DEVICES NVIDIA=$NVIDIA_VISIBLE_DEVICES; " + WaitForGate("train"));
+  ASSERT_TRUE(Eventually([&] { return Logs("train").starts_with("CUDA="); }))
+      << Pod("train").dump() << ReadFile(Log());
+  const json pod = Pod("train");
+  const std::string node = pod["spec"]["nodeName"];
+  EXPECT_EQ(Phase("train"), "Running");
+  // The two GPUs of the node it landed on, by their UUIDs there.
+  const json host = json::parse(ReadFile(NodeDir(node) + "/fake-host.json"));
+  EXPECT_EQ(Logs("train"), "CUDA=0,1 NVIDIA=" + host["gpus"][0]["uuid"].get<std::string>() + "," +
+                               host["gpus"][1]["uuid"].get<std::string>() + "\n");
+  // The node's own canhazgpu sees the claim's reservation, for its user.
+  CliResult status = RunProgram({CANHAZGPU_BINARY, "status", "--json"}, NodeEnv(node));
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("alice"));
+  EXPECT_THAT(status.out, HasSubstr("train"));
+  // The CDI spec the kubelet applied is valid by the official schema.
+  std::vector<std::string> specs;
+  for (const auto& entry : fs::directory_iterator(NodeDir(node) + "/cdi")) {
+    specs.push_back(entry.path());
+  }
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(CdiSchemaErrors(specs[0]), "");
+
+  WriteFile(Gate("train"), "");
+  EXPECT_TRUE(Eventually([&] { return Phase("train") == "Succeeded"; })) << Pod("train").dump();
+  // Unprepared: no CDI spec, no reservation on the node, the claim free.
+  EXPECT_TRUE(Eventually([&] { return fs::is_empty(NodeDir(node) + "/cdi"); }));
+  EXPECT_TRUE(Eventually([&] {
+    CliResult after = RunProgram({CANHAZGPU_BINARY, "status", "--json"}, NodeEnv(node));
+    return after.out.find("alice") == std::string::npos;
+  }));
+  const std::string claim = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"];
+  EXPECT_TRUE(Eventually([&] {
+    absl::StatusOr<json> c = client_->Get(kube::kResourceClaims, "default", claim);
+    return c.ok() && !(*c)["status"].contains("allocation");
+  }));
+}
+
+TEST_F(SimClusterTest, APodThatCannotFitIsToldWhyAndRunsOnceGpusAreFree) {
+  // Two GPUs per node: a pod for two on each node fills the cluster.
+  CreatePod("first", 2, WaitForGate("first"));
+  CreatePod("second", 2, WaitForGate("second"));
+  ASSERT_TRUE(
+      Eventually([&] { return Phase("first") == "Running" && Phase("second") == "Running"; }));
+  CreatePod("third", 2, "echo third ran");
+  std::string why;
+  ASSERT_TRUE(Eventually([&] {
+    for (const json& c : Pod("third")["status"].value("conditions", json::array())) {
+      if (c["type"] == "PodScheduled" && c["status"] == "False") why = c.value("message", "");
+    }
+    return !why.empty();
+  })) << Pod("third").dump();
+  EXPECT_THAT(why, HasSubstr("0/2 nodes are available"));
+  EXPECT_THAT(why, HasSubstr("is taken by default/"));
+  EXPECT_EQ(Phase("third"), "Pending");
+
+  WriteFile(Gate("first"), "");
+  EXPECT_TRUE(Eventually([&] { return Phase("third") == "Succeeded"; })) << Pod("third").dump();
+  EXPECT_EQ(Logs("third"), "third ran\n");
+  EXPECT_EQ(Pod("third")["spec"]["nodeName"], Pod("first")["spec"]["nodeName"]);
+  WriteFile(Gate("second"), "");
+}
+
+TEST_F(SimClusterTest, GpusHeldWithCanhazgpuOnANodeSendPodsElsewhere) {
+  CliResult reserve = RunProgram({CANHAZGPU_BINARY, "reserve", "--gpus", "2"}, NodeEnv("node-0"));
+  ASSERT_EQ(reserve.exit_code, 0) << reserve.err;
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<std::string> devices = Published("node-0");
+    return std::find(devices.begin(), devices.end(), "gpu-1") == devices.end();
+  }));
+  CreatePod("elsewhere", 1, "echo ok");
+  EXPECT_TRUE(Eventually([&] { return Phase("elsewhere") == "Succeeded"; }))
+      << Pod("elsewhere").dump();
+  EXPECT_EQ(Pod("elsewhere")["spec"]["nodeName"], "node-1");
+}
+
+TEST_F(SimClusterTest, DeletingARunningPodStopsItsProcessAndFreesItsGpus) {
+  // ($$$$ is the shell's $$: Kubernetes expands $$ to $ in a command.)
+  CreatePod("server", 1,
+            "echo $$$$ > " + dir_ + "/pid.tmp && mv " + dir_ + "/pid.tmp " + dir_ +
+                "/server.pid; exec sleep 600");
+  ASSERT_TRUE(
+      Eventually([&] { return fs::exists(dir_ + "/server.pid") && Phase("server") == "Running"; }));
+  const int pid = std::stoi(ReadFile(dir_ + "/server.pid"));
+  const std::string node = Pod("server")["spec"]["nodeName"];
+  ASSERT_TRUE(client_->Delete(kube::kPods, "default", "server").ok());
+  EXPECT_TRUE(Eventually([&] {
+    return kube::IsApiNotFound(client_->Get(kube::kPods, "default", "server").status());
+  }));
+  EXPECT_TRUE(ProcessGone(pid));
+  EXPECT_TRUE(fs::is_empty(NodeDir(node) + "/cdi"));
+}
+
+TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
+  if (KubectlMinor() < 30) {
+    GTEST_SKIP() << "kubectl 1.30 or newer is not on PATH (found "
+                 << (KubectlMinor() < 0 ? std::string("none")
+                                        : "1." + std::to_string(KubectlMinor()))
+                 << ")";
+  }
+  CreatePod("hello", 1, "echo hello from the cluster; " + WaitForGate("hello"));
+  ASSERT_TRUE(Eventually([&] { return !Logs("hello").empty(); }));
+  const std::map<std::string, std::string> env = {{"KUBECONFIG", cluster_dir_ + "/kubeconfig"}};
+  CliResult logs = RunProgram({"kubectl", "logs", "hello"}, env);
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "hello from the cluster\n");
+  // kubectl delete waits until the kubelet has stopped the pod and removed it.
+  CliResult deleted = RunProgram({"kubectl", "delete", "pod", "hello", "--timeout=60s"}, env);
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kPods, "default", "hello").status()));
 }
 
 TEST(SimClusterFlagsTest, BadFlagsAndAForeignDirectoryAreOneLineErrors) {

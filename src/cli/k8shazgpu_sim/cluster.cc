@@ -76,6 +76,7 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(ClusterOptions opt
   std::unique_ptr<SimCluster> cluster(new SimCluster(std::move(options)));
   RETURN_IF_ERROR(cluster->StartServer());
   RETURN_IF_ERROR(cluster->ApplyAddons());
+  RETURN_IF_ERROR(cluster->StartControlPlane());
   for (int i = 0; i < cluster->options_.nodes; ++i) RETURN_IF_ERROR(cluster->StartNode(i));
   return cluster;
 }
@@ -120,6 +121,18 @@ absl::Status SimCluster::ApplyAddons() {
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status SimCluster::StartControlPlane() {
+  ASSIGN_OR_RETURN(control_plane_client_,
+                   kube::Client::Create(rest_config(), {.qps = 1000, .burst = 1000}));
+  ASSIGN_OR_RETURN(control_plane_,
+                   simcluster::ControlPlane::Create(
+                       *control_plane_client_,
+                       {.clock = &clock_, .log = [log = options_.log](const std::string& line) {
+                          log(StrCat("control plane: ", line));
+                        }}));
+  return control_plane_->Start();
 }
 
 absl::Status SimCluster::StartNode(int index) {
@@ -209,10 +222,10 @@ absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
 void SimCluster::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  if (control_plane_) control_plane_->Stop();
   for (SimNode& node : nodes_) {
     if (node.kubelet) node.kubelet->Stop();
   }
-  options_.log("kubelets stopped");
   for (SimNode& node : nodes_) {
     if (node.daemon) node.daemon->Stop();
   }

@@ -1,13 +1,15 @@
 // `k8shazgpu-sim cluster`: a whole Kubernetes cluster on this machine.
 // Start() serves the simulated API server, writes DIR/kubeconfig, applies
-// deploy/'s DeviceClasses and CRDs, and for every node sets up a simulated
+// deploy/'s DeviceClasses and CRDs, starts the control plane (simcluster:
+// the scheduler stand-in, which allocates pods' claims with our allocator,
+// and the resourceclaim controller), and for every node sets up a simulated
 // host under DIR/nodes/<node>/ (a fake-host file and an initialised
 // canhazgpu store, so `canhazgpu` works on the node too), its kubelet
 // (simkubelet: registers the Node and the plugin, runs the node's pods as
 // local processes) and the real k8shazgpu-node. WaitUntilReady() returns
 // once every node's plugin is registered and its GPUs are published.
-// Stop() stops the kubelets (and their containers), the daemons, then the
-// server.
+// Stop() stops the control plane, the kubelets (and their containers), the
+// daemons, then the server.
 //
 // Layout of DIR:
 //   kubeconfig, apiserver.log
@@ -33,9 +35,11 @@
 #include "absl/status/statusor.h"
 #include "cli/k8shazgpu_sim/node_process.h"
 #include "cli/k8shazgpu_sim/simulated_host.h"
+#include "host/system_clock.h"
 #include "kube/client.h"
 #include "kubesim/api_server.h"
 #include "kubesim/object_store.h"
+#include "simcluster/control_plane.h"
 #include "simkubelet/kubelet.h"
 
 namespace canhazgpu::sim {
@@ -77,6 +81,7 @@ class SimCluster {
  private:
   explicit SimCluster(ClusterOptions options);
   absl::Status StartServer();
+  absl::Status StartControlPlane();
   absl::Status ApplyAddons();
   absl::Status StartNode(int index);
 
@@ -86,6 +91,9 @@ class SimCluster {
   std::thread serve_thread_;
   std::string url_;
   std::unique_ptr<kube::Client> client_;
+  host::SystemClock clock_;
+  std::unique_ptr<kube::Client> control_plane_client_;
+  std::unique_ptr<simcluster::ControlPlane> control_plane_;
   std::vector<SimNode> nodes_;
   bool stopped_ = false;
 };
