@@ -12,6 +12,7 @@
 #include "integration/deploy_manifests.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kubesim/patch.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -315,6 +316,21 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
   CliResult deleted = RunProgram({"kubectl", "delete", "pod", "hello", "--timeout=60s"}, env);
   EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
   EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kPods, "default", "hello").status()));
+}
+
+TEST_F(SimClusterTest, TheExamplePodOfDeployRuns) {
+  absl::StatusOr<std::vector<json>> objects =
+      kubesim::YamlDocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/gpu-pod.yaml"));
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  for (const json& object : *objects) {
+    EXPECT_THAT(StrictValidationErrors(object), ::testing::IsEmpty()) << object.dump();
+    const kube::ResourceRef ref = object["kind"] == "Pod" ? kube::kPods : kTemplates;
+    ASSERT_TRUE(client_->CreateObject(ref, "default", object).ok());
+  }
+  EXPECT_TRUE(Eventually([&] { return Phase("gpu-hello") == "Succeeded"; }))
+      << Pod("gpu-hello").dump();
+  EXPECT_THAT(Logs("gpu-hello"),
+              ::testing::StartsWith("CUDA_VISIBLE_DEVICES=0 NVIDIA_VISIBLE_DEVICES=GPU-"));
 }
 
 TEST(SimClusterFlagsTest, BadFlagsAndAForeignDirectoryAreOneLineErrors) {
