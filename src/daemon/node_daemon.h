@@ -4,7 +4,10 @@
 // kubelet plugin (registration, DRA and health services), metrics. The
 // slices follow the host store: a commit to the state file (inotify, no
 // slow poll), a health change or the periodic resync republishes them, and
-// only what changed is written. Only main.cc builds the real parts.
+// only what changed is written. A refused prepare (on its ResourceClaim) and
+// a corrupt checkpoint moved aside (on the Node) are Warning Events, sent
+// from a queue of their own so that they never delay or fail a prepare.
+// Only main.cc builds the real parts.
 #pragma once
 
 #include <atomic>
@@ -29,6 +32,8 @@
 #include "driver/node_view.h"
 #include "driver/slice_publisher.h"
 #include "kube/client.h"
+#include "kube/event_queue.h"
+#include "kube/events.h"
 
 namespace canhazgpu::daemon {
 
@@ -82,6 +87,8 @@ class NodeDaemon {
   Metric& publishes_;
   Metric& claim_seconds_;
 
+  kube::EventRecorder recorder_;
+  kube::EventQueue events_;
   std::optional<driver::Checkpoint> checkpoint_;
   driver::ApiClaimSource claims_;
   driver::SlicePublisher publisher_;

@@ -94,6 +94,18 @@ class NodeDaemonTest : public ::testing::Test {
     }
     return names;
   }
+  // The first Event about the object, or null.
+  json EventAbout(const std::string& kind, const std::string& name) {
+    absl::StatusOr<json> events = client_->ListAll(kube::kEvents, "", {});
+    if (!events.ok()) return nullptr;
+    for (const json& e : (*events)["items"]) {
+      if (e["involvedObject"].value("kind", "") == kind &&
+          e["involvedObject"].value("name", "") == name) {
+        return e;
+      }
+    }
+    return nullptr;
+  }
   // A claim in `default` allocated `device` of node-a, as the scheduler leaves it.
   driver::ClaimRef AllocatedClaim(const std::string& name, const std::string& device) {
     return driver::testing::CreateAllocatedClaim(*client_, "default", name, {device}).value();
@@ -158,6 +170,16 @@ TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
   const driver::ClaimRef blocked = AllocatedClaim("blocked", "gpu-3");
   EXPECT_THAT((*(*kubelet)->NodePrepareResources({blocked}))[blocked.uid].error,
               HasSubstr("is held there"));
+  // The owner also reads it on the claim.
+  json refused;
+  EXPECT_TRUE(Eventually([&] {
+    refused = EventAbout("ResourceClaim", "blocked");
+    return !refused.is_null();
+  })) << ReadFile(dir_ + "/node.log");
+  EXPECT_EQ(refused["type"], "Warning");
+  EXPECT_EQ(refused["reason"], "PrepareRefused");
+  EXPECT_EQ(refused["involvedObject"]["uid"], blocked.uid);
+  EXPECT_THAT(refused["message"].get<std::string>(), HasSubstr("is held there"));
 
   // Restarted (SIGKILL: no clean shutdown), the daemon still knows the claim.
   kill(node_, SIGKILL);
@@ -173,6 +195,29 @@ TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
   EXPECT_FALSE(fs::exists(dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
   CliResult freed = RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "2", "--nonblock"}, env_);
   EXPECT_EQ(freed.exit_code, 0) << freed.err << ReadFile(dir_ + "/node.log");
+}
+
+TEST_F(NodeDaemonTest, ACorruptCheckpointIsMovedAsideWithAnEventOnTheNode) {
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  { std::ofstream(dir_ + "/plugin/checkpoint.json") << "{\"kind\": torn"; }
+  StartNode();
+  json corrupted;
+  ASSERT_TRUE(Eventually([&] {
+    corrupted = EventAbout("Node", "node-a");
+    return !corrupted.is_null();
+  })) << ReadFile(dir_ + "/node.log");
+  EXPECT_EQ(corrupted["type"], "Warning");
+  EXPECT_EQ(corrupted["reason"], "CheckpointCorrupted");
+  EXPECT_THAT(corrupted["message"].get<std::string>(),
+              HasSubstr("moved to " + dir_ + "/plugin/checkpoint.json.corrupt-"));
+  EXPECT_THAT(ReadFile(dir_ + "/node.log"), HasSubstr("is unusable"));
+  // It serves on, with nothing prepared.
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("after", "gpu-0");
+  EXPECT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
 }
 
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
