@@ -146,6 +146,8 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   }
   absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts, d->node_uid_);
   if (!view.ok()) return view.status();
+  // Claims the kubelet asks for are usually in the cache by then.
+  d->claims_.StartCache();
   d->devices_ = std::move(view->devices);
 
   d->preparer_ = std::make_unique<driver::ClaimPreparer>(
@@ -179,6 +181,7 @@ void NodeDaemon::Stop() {
   if (stopping_.exchange(true)) return;
   if (slice_thread_.joinable()) slice_thread_.join();
   if (plugin_) plugin_->Shutdown();
+  claims_.StopCache();
   events_.Stop();
 }
 

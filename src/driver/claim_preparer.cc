@@ -98,7 +98,8 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
     }
   }
   const std::string id = StrCat("claim ", ref.namespace_name, "/", ref.name);
-  absl::StatusOr<kube::ResourceClaim> claim = claims_.GetClaim(ref.namespace_name, ref.name);
+  absl::StatusOr<kube::ResourceClaim> claim =
+      claims_.GetClaim(ref.namespace_name, ref.name, ref.uid);
   if (!claim.ok()) {
     return absl::Status(claim.status().code(),
                         StrCat("cannot read ", id, ": ", claim.status().message()));

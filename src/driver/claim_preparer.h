@@ -33,8 +33,11 @@ namespace canhazgpu::driver {
 class ClaimSource {
  public:
   virtual ~ClaimSource() = default;
+  // The claim the kubelet names: `uid` tells a cached copy of a claim that
+  // was deleted and created again under the same name from the one asked for.
   virtual absl::StatusOr<kube::ResourceClaim> GetClaim(const std::string& ns,
-                                                       const std::string& name) = 0;
+                                                       const std::string& name,
+                                                       const std::string& uid) = 0;
   // The pod's canhazgpu.dev/user label; "" when unknown.
   virtual std::string UserOfPod(const std::string& ns, const std::string& pod) = 0;
 };

@@ -27,6 +27,16 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
+// Polls `condition` for up to ten seconds.
+bool Eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
+}
+
 class ClaimPreparerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -216,6 +226,46 @@ TEST_F(ClaimPreparerTest, ConcurrentPreparesOfDifferentClaimsAllSucceed) {
   EXPECT_THAT(errors, ::testing::Each(""));
   EXPECT_EQ(Reservations().size(), 4u);
   EXPECT_EQ(checkpoint_->claims().size(), 4u);
+}
+
+TEST_F(ClaimPreparerTest, ACachedClaimIsPreparedWithoutAGet) {
+  source_->StartCache();
+  const ClaimRef claim = Allocated("cached", {"gpu-1"});
+  ASSERT_TRUE(Eventually([&] { return source_->Cached("ml", "cached", claim.uid); }));
+  // Every GET of a claim would fail now: the prepare works from the cache.
+  sim_.server().faults().Add(
+      {.verb = "get", .resource = "resourceclaims", .count = 1000, .code = 403});
+  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  EXPECT_EQ(source_->cache_hits(), 1);
+  EXPECT_EQ(source_->fetches(), 0);
+  ASSERT_EQ(sim_.server().faults().Pending().size(), 1u);
+  EXPECT_EQ(sim_.server().faults().Pending()[0].count, 1000);
+}
+
+TEST_F(ClaimPreparerTest, AClaimMissingFromTheCacheOrReplacedIsFetched) {
+  source_->StartCache();
+  const ClaimRef old = Allocated("replaced", {"gpu-1"});
+  ASSERT_TRUE(Eventually([&] { return source_->Cached("ml", "replaced", old.uid); }));
+  // The cache stops following the server: what is created now, it lacks.
+  sim_.server().faults().Add(
+      {.verb = "list", .resource = "resourceclaims", .count = 1'000'000, .code = 503});
+  sim_.server().faults().Add(
+      {.verb = "watch", .resource = "resourceclaims", .count = 1'000'000, .code = 503});
+  sim_.DropWatches();
+  const ClaimRef missing = Allocated("missing", {"gpu-2"});
+  EXPECT_EQ(preparer_->PrepareClaims({missing})[missing.uid].error, "");
+  EXPECT_EQ(source_->fetches(), 1);
+  // Deleted and created again under the same name: the cache's copy is not it.
+  ASSERT_TRUE(client_->Delete(kube::kResourceClaims, "ml", "replaced").ok());
+  const ClaimRef again = Allocated("replaced", {"gpu-3"});
+  ASSERT_NE(again.uid, old.uid);
+  EXPECT_FALSE(source_->Cached("ml", "replaced", again.uid));
+  std::map<std::string, PrepareResult> out = preparer_->PrepareClaims({again});
+  ASSERT_EQ(out[again.uid].error, "");
+  EXPECT_EQ(out[again.uid].devices[0].device, "gpu-3");
+  EXPECT_EQ(source_->fetches(), 2);
+  EXPECT_EQ(source_->cache_hits(), 0);
+  source_->StopCache();
 }
 
 }  // namespace
