@@ -31,6 +31,7 @@
 #include "driver/node_status.h"
 #include "driver/node_view.h"
 #include "driver/slice_publisher.h"
+#include "host/mig_minors.h"
 #include "kube/client.h"
 #include "kube/event_queue.h"
 #include "kube/events.h"
@@ -43,6 +44,7 @@ struct NodeDaemonOptions {
   std::string registrar_dir = "/var/lib/kubelet/plugins_registry";
   std::string cdi_dir = "/var/run/cdi";
   std::string driver_root = "/";
+  std::string mig_minors_path = host::kMigMinorsPath;
   std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
   std::string boot_id;
   std::chrono::milliseconds resync = std::chrono::seconds(30);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "driver/claim_allocation.h"
 #include "driver/node_service.h"
 #include "driver/slices.h"
+#include "host/mig_minors.h"
 #include "kube/objects_resource.h"
 #include "store/state_store.h"
 
@@ -49,6 +51,8 @@ struct PreparerOptions {
   std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
   // The host's root as this process sees it, for the driver's libraries.
   std::string driver_root = "/";
+  // Where the NVIDIA driver lists MIG capability minors (host/mig_minors.h).
+  std::string mig_minors_path = host::kMigMinorsPath;
 };
 
 class ClaimPreparer : public NodeService {
@@ -75,6 +79,9 @@ class ClaimPreparer : public NodeService {
                                                             const ClaimAllocation& allocation,
                                                             const NodeDevices& node);
   absl::Status WriteSpec(const CheckpointClaim& claim, const NodeDevices& node);
+  // A MIG device's capability device nodes; `minors` is read on first use.
+  absl::StatusOr<std::vector<std::string>> MigNodes(const dra::Device& device, int gpu_minor,
+                                                    std::optional<host::MigMinors>& minors) const;
   absl::Status RollBackLocked(const std::string& uid);
 
   const PreparerOptions options_;

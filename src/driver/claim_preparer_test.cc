@@ -12,6 +12,7 @@
 #include "driver/api_claim_source.h"
 #include "driver/cdi_spec.h"
 #include "driver/testing/allocated_claim.h"
+#include "driver/testing/cdi_schema.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/testing/fake_clock.h"
@@ -68,7 +69,8 @@ class ClaimPreparerTest : public ::testing::Test {
     preparer_ = std::make_unique<ClaimPreparer>(
         PreparerOptions{.cdi_dir = dir_ + "/cdi",
                         .toolkit_spec_dirs = {dir_ + "/etc-cdi"},
-                        .driver_root = dir_ + "/driver-root"},
+                        .driver_root = dir_ + "/driver-root",
+                        .mig_minors_path = dir_ + "/mig-minors"},
         *source_, [this] { return node_; }, *store_, *checkpoint_, clock_);
   }
 
@@ -266,6 +268,44 @@ TEST_F(ClaimPreparerTest, AClaimMissingFromTheCacheOrReplacedIsFetched) {
   EXPECT_EQ(source_->fetches(), 2);
   EXPECT_EQ(source_->cache_hits(), 0);
   source_->StopCache();
+}
+
+TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
+  std::vector<GpuInfo> gpus;
+  for (int i = 0; i < 3; ++i) gpus.push_back(TestGpu(i));
+  gpus.push_back(dra::testing::TestMigGpu(3));  // GPU instances 7, 8 and 2
+  node_.pool = dra::BuildDevicePool(gpus, "node-a");
+  std::ofstream(dir_ + "/mig-minors") << "config 1\nmonitor 2\n"
+                                         "gpu3/gi7/access 66\ngpu3/gi7/ci0/access 67\n"
+                                         "gpu3/gi2/access 30\ngpu3/gi2/ci0/access 31\n";
+  const ClaimRef claim = Allocated("mig", {"gpu-3-mig-1g5gb-19-0"});
+  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  std::ifstream in(SpecFile(claim.uid));
+  const json spec = json::parse(in);
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"],
+            (json{{{"path", "/dev/nvidia3"}},
+                  {{"path", "/dev/nvidia-caps/nvidia-cap66"}},
+                  {{"path", "/dev/nvidia-caps/nvidia-cap67"}}}));
+  EXPECT_EQ(testing::CdiSchemaErrors(spec, dir_), "");
+
+  // (A prepared MIG device holds its whole GPU in the host store.)
+  ASSERT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+
+  // An instance the driver does not list (gone, or MIG not set up): refused,
+  // nothing left behind.
+  const ClaimRef gone = Allocated("gone", {"gpu-3-mig-1g5gb-19-1"});
+  std::string error = preparer_->PrepareClaims({gone})[gone.uid].error;
+  EXPECT_THAT(error, HasSubstr("cannot give MIG device gpu-3-mig-1g5gb-19-1 its capability "
+                               "device nodes: " +
+                               dir_ + "/mig-minors has no gpu3/gi8/access"));
+  EXPECT_FALSE(fs::exists(SpecFile(gone.uid)));
+  EXPECT_EQ(checkpoint_->Find(gone.uid), nullptr);
+  fs::remove(dir_ + "/mig-minors");
+  const ClaimRef unread = Allocated("unread", {"gpu-3-mig-3g20gb-9-4"});
+  error = preparer_->PrepareClaims({unread})[unread.uid].error;
+  EXPECT_THAT(error, HasSubstr("is the NVIDIA driver loaded with MIG support?"));
+  EXPECT_TRUE(checkpoint_->claims().empty());
+  EXPECT_TRUE(Reservations().empty());
 }
 
 }  // namespace

@@ -43,6 +43,8 @@ struct NvmlGpuProvider::Api {
   nvmlReturn_t (*GetGpuInstancePossiblePlacements)(nvmlDevice_t, unsigned int,
                                                    nvmlGpuInstancePlacement_t*,
                                                    unsigned int*) = nullptr;
+  // Optional: without it a MIG device's compute instance is unknown.
+  nvmlReturn_t (*GetComputeInstanceId)(nvmlDevice_t, unsigned int*) = nullptr;
 
   bool HasMig() const {
     return GetMaxMigDeviceCount && GetMigDeviceHandleByIndex && GetGpuInstanceId &&
@@ -136,6 +138,7 @@ absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
   lib.Resolve("nvmlDeviceGetMaxMigDeviceCount", &api->GetMaxMigDeviceCount);
   lib.Resolve("nvmlDeviceGetMigDeviceHandleByIndex", &api->GetMigDeviceHandleByIndex);
   lib.Resolve("nvmlDeviceGetGpuInstanceId", &api->GetGpuInstanceId);
+  lib.Resolve("nvmlDeviceGetComputeInstanceId", &api->GetComputeInstanceId);
   lib.Resolve("nvmlDeviceGetGpuInstanceById", &api->GetGpuInstanceById);
   lib.Resolve("nvmlGpuInstanceGetInfo", &api->GpuInstanceGetInfo);
   lib.Resolve("nvmlDeviceGetGpuInstanceProfileInfo", &api->GetGpuInstanceProfileInfo);
@@ -318,6 +321,12 @@ absl::Status NvmlGpuProvider::QueryMig(nvmlDevice_t device, GpuInfo& g) {
     m.profile = name->second;
     m.placement_start = static_cast<int>(info.placement.start);
     m.placement_size = static_cast<int>(info.placement.size);
+    m.gpu_instance_id = static_cast<int>(gi_id);
+    unsigned int ci_id = 0;
+    if (api_->GetComputeInstanceId != nullptr &&
+        api_->GetComputeInstanceId(mig, &ci_id) == NVML_SUCCESS) {
+      m.compute_instance_id = static_cast<int>(ci_id);
+    }
     g.mig_instances.push_back(std::move(m));
   }
   return absl::OkStatus();

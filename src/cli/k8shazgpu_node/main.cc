@@ -23,6 +23,7 @@
 #include "gpu/nvml_health_monitor.h"
 #include "host/boot_id.h"
 #include "host/linux_process_table.h"
+#include "host/mig_minors.h"
 #include "host/system_clock.h"
 #include "httplib.h"
 #include "kube/kubeconfig.h"
@@ -55,6 +56,7 @@ std::vector<cli::FlagSpec> Flags() {
            "/var/lib/kubelet/plugins_registry"),
       text("cdi-dir", "DIR", "where CDI specs are written", "/var/run/cdi"),
       text("driver-root", "DIR", "the host's root as mounted here (driver libraries)", "/"),
+      text("mig-minors", "FILE", "the NVIDIA driver's MIG capability minors", host::kMigMinorsPath),
       text("http-listen", "HOST:PORT", "/healthz, /readyz and /metrics", "127.0.0.1:8081"),
       text("log-format", "text|json", "how log lines look", "text"),
       {.name = "help", .short_name = 'h', .help = "show this help"},
@@ -181,6 +183,7 @@ int Main(const std::vector<std::string>& args) {
                                  .registrar_dir = s["registrar-dir"],
                                  .cdi_dir = s["cdi-dir"],
                                  .driver_root = s["driver-root"],
+                                 .mig_minors_path = s["mig-minors"],
                                  .boot_id = *boot_id,
                                  .log = log},
                                 {.node_name = s["node-name"],
