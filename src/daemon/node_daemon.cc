@@ -155,7 +155,8 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
                               .cdi_dir = d->options_.cdi_dir,
                               .toolkit_spec_dirs = d->options_.toolkit_spec_dirs,
                               .driver_root = d->options_.driver_root,
-                              .mig_minors_path = d->options_.mig_minors_path},
+                              .mig_minors_path = d->options_.mig_minors_path,
+                              .before_prepare_completed = d->options_.before_prepare_completed},
       d->claims_, [raw = d.get()] { return raw->Devices(); }, parts.store, *d->checkpoint_, clock);
   for (const std::string& problem : d->preparer_->Restore()) d->options_.log(problem);
 

@@ -48,6 +48,8 @@ struct NodeDaemonOptions {
   std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
   std::string boot_id;
   std::chrono::milliseconds resync = std::chrono::seconds(30);
+  // Test-only (PreparerOptions::before_prepare_completed).
+  std::function<void()> before_prepare_completed;
   // One line per event worth a person's attention.
   std::function<void(const std::string&)> log = [](const std::string&) {};
 };

@@ -185,6 +185,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
     (void)RollBackLocked(ref.uid);
     return absl::Status(s.code(), StrCat(id, ": ", s.message()));
   }
+  if (options_.before_prepare_completed) options_.before_prepare_completed();
   if (absl::Status s = checkpoint_.Put(record); !s.ok()) {
     (void)RollBackLocked(ref.uid);
     return absl::Status(s.code(), StrCat(id, ": ", s.message()));

@@ -53,6 +53,9 @@ struct PreparerOptions {
   std::string driver_root = "/";
   // Where the NVIDIA driver lists MIG capability minors (host/mig_minors.h).
   std::string mig_minors_path = host::kMigMinorsPath;
+  // Test-only: called between the two checkpoint phases of a prepare (the
+  // end-to-end tests crash the daemon there). Unset in production.
+  std::function<void()> before_prepare_completed;
 };
 
 class ClaimPreparer : public NodeService {
