@@ -101,34 +101,19 @@ absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
   auto api = std::make_unique<Api>();
   api->library = nvml.get();
   // The _v3 process queries exist since driver 510; _v2 has the same layout.
-  struct Required {
-    const char* name;
-    bool ok;
-  } required[] = {
-      {"nvmlDeviceGetCount_v2", lib.Resolve("nvmlDeviceGetCount_v2", &api->GetCount)},
-      {"nvmlDeviceGetHandleByIndex_v2",
-       lib.Resolve("nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex)},
-      {"nvmlDeviceGetName", lib.Resolve("nvmlDeviceGetName", &api->GetName)},
-      {"nvmlDeviceGetUUID", lib.Resolve("nvmlDeviceGetUUID", &api->GetUuid)},
-      {"nvmlDeviceGetPciInfo_v3", lib.Resolve("nvmlDeviceGetPciInfo_v3", &api->GetPciInfo)},
-      {"nvmlDeviceGetMemoryInfo", lib.Resolve("nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo)},
-      {"nvmlDeviceGetComputeRunningProcesses_v3",
-       lib.ResolveAny(
-           {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
-           &api->GetComputeProcesses)},
-      {"nvmlDeviceGetGraphicsRunningProcesses_v3",
-       lib.ResolveAny(
-           {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
-           &api->GetGraphicsProcesses)},
-      {"nvmlSystemGetDriverVersion",
-       lib.Resolve("nvmlSystemGetDriverVersion", &api->GetDriverVersion)},
-  };
-  for (const Required& r : required) {
-    if (!r.ok) {
-      return absl::FailedPreconditionError(
-          StrCat("NVIDIA library ", library, " lacks ", r.name, "; the driver is too old"));
-    }
-  }
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetCount_v2", &api->GetCount));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetName", &api->GetName));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetUUID", &api->GetUuid));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetPciInfo_v3", &api->GetPciInfo));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo));
+  RETURN_IF_ERROR(lib.RequireAny(
+      {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
+      &api->GetComputeProcesses));
+  RETURN_IF_ERROR(lib.RequireAny(
+      {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
+      &api->GetGraphicsProcesses));
+  RETURN_IF_ERROR(lib.Require("nvmlSystemGetDriverVersion", &api->GetDriverVersion));
   lib.ResolveAny({"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
                  &api->GetCudaDriverVersion);
   lib.Resolve("nvmlDeviceGetCudaComputeCapability", &api->GetComputeCapability);

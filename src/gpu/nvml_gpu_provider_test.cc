@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpu/nvml_library.h"
+
 namespace canhazgpu::gpu {
 namespace {
 
@@ -140,6 +142,19 @@ TEST_F(NvmlGpuProviderTest, LibraryWithoutNvmlSymbolsIsRejected) {
   auto provider = NvmlGpuProvider::Create("libc.so.6");
   ASSERT_FALSE(provider.ok());
   EXPECT_THAT(std::string(provider.status().message()), HasSubstr("lacks nvmlInit_v2"));
+}
+
+TEST_F(NvmlGpuProviderTest, RequiredFunctionsNameWhatIsMissing) {
+  absl::StatusOr<std::unique_ptr<NvmlLibrary>> lib = NvmlLibrary::Open(FAKE_NVML_LIBRARY);
+  ASSERT_TRUE(lib.ok()) << lib.status();
+  nvmlReturn_t (*count)(unsigned int*) = nullptr;
+  EXPECT_TRUE((*lib)->Require("nvmlDeviceGetCount_v2", &count).ok());
+  EXPECT_NE(count, nullptr);
+  EXPECT_TRUE((*lib)->RequireAny({"nvmlDeviceGetCount_v9", "nvmlDeviceGetCount_v2"}, &count).ok());
+  absl::Status missing = (*lib)->RequireAny({"nvmlDeviceGetCount_v9", "nvmlNoSuchThing"}, &count);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(missing.message(), std::string("NVIDIA library ") + FAKE_NVML_LIBRARY +
+                                   " lacks nvmlDeviceGetCount_v9; the driver is too old");
 }
 
 TEST_F(NvmlGpuProviderTest, InitFailureIsReported) {
