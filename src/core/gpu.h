@@ -31,6 +31,11 @@ struct MigInstance {
   int placement_start = 0;  // first memory slice
   int placement_size = 1;   // memory slices used
   uint64_t memory_bytes = 0;
+  // NVML's ids of the instance's GPU instance and compute instance: with the
+  // GPU's minor they name its capability device nodes (MigCapabilityNodes).
+  // -1: unknown.
+  int gpu_instance_id = -1;
+  int compute_instance_id = -1;
 };
 
 std::string_view MigModeName(MigMode mode);

@@ -15,16 +15,39 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// Counts and times the kubelet's calls on their way to the preparer.
+// Why a prepare failed, on the claim: `kubectl describe resourceclaim`
+// shows it beside the kubelet's FailedPrepareDynamicResources on the pod.
+constexpr char kPrepareRefused[] = "PrepareRefused";
+constexpr char kCheckpointCorrupted[] = "CheckpointCorrupted";
+
+kube::EventObjectReference ClaimObject(const driver::ClaimRef& ref) {
+  kube::EventObjectReference about;
+  about.api_version = "resource.k8s.io/v1";
+  about.kind = "ResourceClaim";
+  about.namespace_name = ref.namespace_name;
+  about.name = ref.name;
+  about.uid = ref.uid;
+  return about;
+}
+
+// Counts and times the kubelet's calls on their way to the preparer, and
+// reports each refused claim as an Event.
 class MeteredNodeService : public driver::NodeService {
  public:
-  MeteredNodeService(driver::NodeService& inner, Metric& calls, Metric& seconds)
-      : inner_(inner), calls_(calls), seconds_(seconds) {}
+  MeteredNodeService(driver::NodeService& inner, Metric& calls, Metric& seconds,
+                     kube::EventQueue& events)
+      : inner_(inner), calls_(calls), seconds_(seconds), events_(events) {}
 
   std::map<std::string, driver::PrepareResult> PrepareClaims(
       const std::vector<driver::ClaimRef>& claims) override {
     const auto start = SteadyClock::now();
     auto out = inner_.PrepareClaims(claims);
+    for (const driver::ClaimRef& ref : claims) {
+      auto it = out.find(ref.uid);
+      if (it == out.end() || it->second.error.empty()) continue;
+      // The same words the kubelet gets: what is wrong and what to do.
+      events_.Post(ClaimObject(ref), kube::kEventWarning, kPrepareRefused, it->second.error);
+    }
     Record(
         "prepare", start,
         [&] {
@@ -54,6 +77,7 @@ class MeteredNodeService : public driver::NodeService {
   driver::NodeService& inner_;
   Metric& calls_;
   Metric& seconds_;
+  kube::EventQueue& events_;
 };
 
 }  // namespace
@@ -76,6 +100,16 @@ NodeDaemon::NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube:
       claim_seconds_(metrics_.Histogram("k8shazgpu_node_claim_seconds",
                                         "Time to prepare or unprepare the claims of one call.",
                                         LatencyBuckets(), {"operation"})),
+      recorder_(
+          client,
+          [&] {
+            kube::EventReportingSource source;
+            source.component = "k8shazgpu-node";
+            source.host = parts.node_name;
+            return source;
+          }(),
+          clock),
+      events_(recorder_, options_.log),
       claims_(client),
       publisher_(client),
       status_writer_(client) {}
@@ -85,11 +119,11 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
                                                               kube::Client& client,
                                                               const Clock& clock) {
   std::unique_ptr<NodeDaemon> d(new NodeDaemon(std::move(options), parts, client, clock));
-  std::string note;
+  std::string note, moved_to;
   std::error_code ec;
   std::filesystem::create_directories(d->options_.plugin_dir, ec);
-  absl::StatusOr<driver::Checkpoint> checkpoint =
-      driver::Checkpoint::Load(d->options_.plugin_dir, d->options_.boot_id, clock, &note);
+  absl::StatusOr<driver::Checkpoint> checkpoint = driver::Checkpoint::Load(
+      d->options_.plugin_dir, d->options_.boot_id, clock, &note, &moved_to);
   if (!checkpoint.ok()) return checkpoint.status();
   if (!note.empty()) d->options_.log(note);
   d->checkpoint_.emplace(*std::move(checkpoint));
@@ -102,20 +136,32 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
     d->options_.log(StrCat("cannot read node ", parts.node_name, ": ", node.status().message(),
                            "; its slices are published without an owner"));
   }
+  if (!moved_to.empty()) {
+    kube::EventObjectReference about;
+    about.api_version = "v1";
+    about.kind = "Node";
+    about.name = parts.node_name;
+    about.uid = d->node_uid_;
+    d->events_.Post(about, kube::kEventWarning, kCheckpointCorrupted, note);
+  }
   absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts, d->node_uid_);
   if (!view.ok()) return view.status();
+  // Claims the kubelet asks for are usually in the cache by then.
+  d->claims_.StartCache();
   d->devices_ = std::move(view->devices);
 
   d->preparer_ = std::make_unique<driver::ClaimPreparer>(
       driver::PreparerOptions{.driver = kDriverName,
                               .cdi_dir = d->options_.cdi_dir,
                               .toolkit_spec_dirs = d->options_.toolkit_spec_dirs,
-                              .driver_root = d->options_.driver_root},
+                              .driver_root = d->options_.driver_root,
+                              .mig_minors_path = d->options_.mig_minors_path,
+                              .before_prepare_completed = d->options_.before_prepare_completed},
       d->claims_, [raw = d.get()] { return raw->Devices(); }, parts.store, *d->checkpoint_, clock);
   for (const std::string& problem : d->preparer_->Restore()) d->options_.log(problem);
 
-  d->metered_ =
-      std::make_unique<MeteredNodeService>(*d->preparer_, d->prepares_, d->claim_seconds_);
+  d->metered_ = std::make_unique<MeteredNodeService>(*d->preparer_, d->prepares_, d->claim_seconds_,
+                                                     d->events_);
   absl::StatusOr<std::unique_ptr<PluginServer>> plugin = PluginServer::Start(
       {.registrar_dir = d->options_.registrar_dir,
        .plugin_dir = d->options_.plugin_dir,
@@ -137,6 +183,8 @@ void NodeDaemon::Stop() {
   if (stopping_.exchange(true)) return;
   if (slice_thread_.joinable()) slice_thread_.join();
   if (plugin_) plugin_->Shutdown();
+  claims_.StopCache();
+  events_.Stop();
 }
 
 driver::NodeDevices NodeDaemon::Devices() {

@@ -4,7 +4,10 @@
 // kubelet plugin (registration, DRA and health services), metrics. The
 // slices follow the host store: a commit to the state file (inotify, no
 // slow poll), a health change or the periodic resync republishes them, and
-// only what changed is written. Only main.cc builds the real parts.
+// only what changed is written. A refused prepare (on its ResourceClaim) and
+// a corrupt checkpoint moved aside (on the Node) are Warning Events, sent
+// from a queue of their own so that they never delay or fail a prepare.
+// Only main.cc builds the real parts.
 #pragma once
 
 #include <atomic>
@@ -28,7 +31,10 @@
 #include "driver/node_status.h"
 #include "driver/node_view.h"
 #include "driver/slice_publisher.h"
+#include "host/mig_minors.h"
 #include "kube/client.h"
+#include "kube/event_queue.h"
+#include "kube/events.h"
 
 namespace canhazgpu::daemon {
 
@@ -38,9 +44,12 @@ struct NodeDaemonOptions {
   std::string registrar_dir = "/var/lib/kubelet/plugins_registry";
   std::string cdi_dir = "/var/run/cdi";
   std::string driver_root = "/";
+  std::string mig_minors_path = host::kMigMinorsPath;
   std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
   std::string boot_id;
   std::chrono::milliseconds resync = std::chrono::seconds(30);
+  // Test-only (PreparerOptions::before_prepare_completed).
+  std::function<void()> before_prepare_completed;
   // One line per event worth a person's attention.
   std::function<void(const std::string&)> log = [](const std::string&) {};
 };
@@ -82,6 +91,8 @@ class NodeDaemon {
   Metric& publishes_;
   Metric& claim_seconds_;
 
+  kube::EventRecorder recorder_;
+  kube::EventQueue events_;
   std::optional<driver::Checkpoint> checkpoint_;
   driver::ApiClaimSource claims_;
   driver::SlicePublisher publisher_;

@@ -124,6 +124,8 @@ DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& 
                         m.placement_start);
       mig.gpu_index = g.index;
       mig.is_mig = true;
+      mig.mig_gpu_instance = m.gpu_instance_id;
+      mig.mig_compute_instance = m.compute_instance_id;
       mig.attributes["type"] = AttributeValue::String("mig");
       AddString(mig, "uuid", m.uuid);
       AddString(mig, "parentUUID", g.uuid);

@@ -68,6 +68,10 @@ struct Device {
   // Not published: the host GPU (index) this device is or is part of.
   int gpu_index = 0;
   bool is_mig = false;
+  // Not published: a MIG device's GPU and compute instance ids (-1 unknown),
+  // which name its capability device nodes.
+  int mig_gpu_instance = -1;
+  int mig_compute_instance = -1;
 };
 
 struct CounterSet {

@@ -31,13 +31,14 @@ inline GpuInfo TestGpu(int index, std::string product = "NVIDIA A100-SXM4-40GB",
   return g;
 }
 
-// A100 40GB in MIG mode with 1g.5gb at slice 0, 1g.5gb at 1, 3g.20gb at 4.
+// A100 40GB in MIG mode with 1g.5gb at slice 0, 1g.5gb at 1, 3g.20gb at 4
+// (GPU instances 7, 8 and 2, each with compute instance 0).
 inline GpuInfo TestMigGpu(int index) {
   GpuInfo g = TestGpu(index);
   g.mig_mode = MigMode::kEnabled;
-  g.mig_instances = {{StrCat("MIG-", index, "-a"), "1g.5gb", 19, 0, 1, 4864 * kMiB},
-                     {StrCat("MIG-", index, "-b"), "1g.5gb", 19, 1, 1, 4864 * kMiB},
-                     {StrCat("MIG-", index, "-c"), "3g.20gb", 9, 4, 4, 19968 * kMiB}};
+  g.mig_instances = {{StrCat("MIG-", index, "-a"), "1g.5gb", 19, 0, 1, 4864 * kMiB, 7, 0},
+                     {StrCat("MIG-", index, "-b"), "1g.5gb", 19, 1, 1, 4864 * kMiB, 8, 0},
+                     {StrCat("MIG-", index, "-c"), "3g.20gb", 9, 4, 4, 19968 * kMiB, 2, 0}};
   return g;
 }
 

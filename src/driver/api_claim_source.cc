@@ -5,8 +5,46 @@
 
 namespace canhazgpu::driver {
 
+ApiClaimSource::~ApiClaimSource() { StopCache(); }
+
+void ApiClaimSource::StartCache() {
+  if (informer_ != nullptr) return;
+  informer_ = std::make_unique<kube::Informer>(client_, kube::kResourceClaims, /*ns=*/"",
+                                               kube::ListOptions{}, kube::InformerHandlers{});
+  informer_->Start();
+}
+
+void ApiClaimSource::StopCache() {
+  if (informer_ != nullptr) informer_->Stop();
+}
+
+std::optional<kube::ResourceClaim> ApiClaimSource::FromCache(const std::string& ns,
+                                                             const std::string& name,
+                                                             const std::string& uid) const {
+  if (informer_ == nullptr) return std::nullopt;
+  std::optional<nlohmann::json> object = informer_->Get(ns, name);
+  if (!object || object->value("/metadata/uid"_json_pointer, std::string()) != uid) {
+    return std::nullopt;
+  }
+  absl::StatusOr<kube::ResourceClaim> claim = kube::ResourceClaim::FromJson(*object);
+  // Not yet allocated in the cache: the watch may lag the scheduler's write.
+  if (!claim.ok() || claim->status.allocation.IsEmpty()) return std::nullopt;
+  return *std::move(claim);
+}
+
+bool ApiClaimSource::Cached(const std::string& ns, const std::string& name,
+                            const std::string& uid) const {
+  return FromCache(ns, name, uid).has_value();
+}
+
 absl::StatusOr<kube::ResourceClaim> ApiClaimSource::GetClaim(const std::string& ns,
-                                                             const std::string& name) {
+                                                             const std::string& name,
+                                                             const std::string& uid) {
+  if (std::optional<kube::ResourceClaim> cached = FromCache(ns, name, uid)) {
+    ++cache_hits_;
+    return *std::move(cached);
+  }
+  ++fetches_;
   ASSIGN_OR_RETURN(nlohmann::json object, client_.Get(kube::kResourceClaims, ns, name));
   return kube::ResourceClaim::FromJson(object);
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/testing/cdi_schema.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -29,20 +30,7 @@ class CdiSpecTest : public ::testing::Test {
     fs::create_directories(fs::path(path).parent_path());
     std::ofstream(path) << text;
   }
-  // The official CDI schema's verdict (tests/schema/validate_cdi_spec.py).
-  std::string SchemaErrors(const json& spec) {
-    const std::string file = dir_ + "/spec-to-check.json";
-    std::ofstream(file) << spec.dump();
-    const std::string command = std::string("python3 ") + TESTS_DIR +
-                                "/schema/validate_cdi_spec.py " + TESTS_DIR + "/fixtures/cdi " +
-                                file + " 2>&1";
-    FILE* pipe = popen(command.c_str(), "r");
-    std::string out;
-    char buf[512];
-    while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
-    const int rc = pclose(pipe);
-    return rc == 0 ? "" : out.empty() ? "validator failed" : out;
-  }
+  std::string SchemaErrors(const json& spec) { return testing::CdiSchemaErrors(spec, dir_); }
 
   std::string dir_;
 };

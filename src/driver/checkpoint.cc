@@ -154,9 +154,11 @@ std::string CheckpointText(const std::string& boot_id,
 }
 
 absl::StatusOr<Checkpoint> Checkpoint::Load(const std::string& dir, const std::string& boot_id,
-                                            const Clock& clock, std::string* note) {
+                                            const Clock& clock, std::string* note,
+                                            std::string* moved_to) {
   Checkpoint checkpoint(dir, boot_id);
   note->clear();
+  if (moved_to != nullptr) moved_to->clear();
   const std::string path = StrCat(dir, "/", kCheckpointFile);
   absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxCheckpointBytes, "checkpoint");
   if (absl::IsNotFound(text.status())) return checkpoint;
@@ -190,6 +192,7 @@ absl::StatusOr<Checkpoint> Checkpoint::Load(const std::string& dir, const std::s
       return absl::UnavailableError(StrCat("checkpoint ", path, " is unusable (", problem,
                                            ") and cannot be moved aside: ", std::strerror(errno)));
     }
+    if (moved_to != nullptr) *moved_to = aside;
     *note = StrCat("checkpoint ", path, " is unusable (", problem, "); moved to ", aside,
                    " and starting with nothing prepared");
     return checkpoint;

@@ -51,10 +51,12 @@ class Checkpoint {
   // checkpoint of a version this daemon reads is renamed to
   // checkpoint.json.corrupt-<time> and the checkpoint starts empty; one
   // written under another boot id is emptied. Either way `note` gets one
-  // line for the log and an Event. Errors only when the file cannot be read
-  // or moved aside.
+  // line for the log and an Event. `moved_to`, when given, gets the path a
+  // corrupt file was moved to ("" when none was). Errors only when the file
+  // cannot be read or moved aside.
   static absl::StatusOr<Checkpoint> Load(const std::string& dir, const std::string& boot_id,
-                                         const Clock& clock, std::string* note);
+                                         const Clock& clock, std::string* note,
+                                         std::string* moved_to = nullptr);
 
   const std::map<std::string, CheckpointClaim>& claims() const { return claims_; }
   const CheckpointClaim* Find(const std::string& uid) const;

@@ -25,7 +25,7 @@ class CheckpointTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Checkpoint Load(const std::string& boot = "boot-1") {
-    absl::StatusOr<Checkpoint> c = Checkpoint::Load(dir_, boot, clock_, &note_);
+    absl::StatusOr<Checkpoint> c = Checkpoint::Load(dir_, boot, clock_, &note_, &moved_to_);
     EXPECT_TRUE(c.ok()) << c.status();
     return *std::move(c);
   }
@@ -49,6 +49,7 @@ class CheckpointTest : public ::testing::Test {
 
   std::string dir_;
   std::string note_;
+  std::string moved_to_;
   host::FakeClock clock_;
 };
 
@@ -76,6 +77,7 @@ TEST_F(CheckpointTest, ClaimsGoThroughBothPhasesAndSurviveARestart) {
 
   Checkpoint again = Load();
   EXPECT_EQ(note_, "");
+  EXPECT_EQ(moved_to_, "");
   ASSERT_EQ(again.claims().size(), 2u);
   const CheckpointClaim* u1 = again.Find("u1");
   ASSERT_NE(u1, nullptr);
@@ -132,6 +134,7 @@ TEST_F(CheckpointTest, ACorruptFileIsMovedAsideNotACrashLoop) {
     EXPECT_THAT(note_, HasSubstr("moved to " + dir_ + "/checkpoint.json.corrupt-"));
     EXPECT_FALSE(fs::exists(File()));
     ASSERT_EQ(Aside().size(), 1u);
+    EXPECT_EQ(moved_to_, dir_ + "/" + Aside()[0]);  // for the Event
     // It starts over and works.
     ASSERT_TRUE(c.Put(Claim("u9", PrepareState::kStarted)).ok());
     EXPECT_EQ(Load().claims().size(), 1u);

@@ -98,7 +98,8 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
     }
   }
   const std::string id = StrCat("claim ", ref.namespace_name, "/", ref.name);
-  absl::StatusOr<kube::ResourceClaim> claim = claims_.GetClaim(ref.namespace_name, ref.name);
+  absl::StatusOr<kube::ResourceClaim> claim =
+      claims_.GetClaim(ref.namespace_name, ref.name, ref.uid);
   if (!claim.ok()) {
     return absl::Status(claim.status().code(),
                         StrCat("cannot read ", id, ": ", claim.status().message()));
@@ -184,6 +185,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
     (void)RollBackLocked(ref.uid);
     return absl::Status(s.code(), StrCat(id, ": ", s.message()));
   }
+  if (options_.before_prepare_completed) options_.before_prepare_completed();
   if (absl::Status s = checkpoint_.Put(record); !s.ok()) {
     (void)RollBackLocked(ref.uid);
     return absl::Status(s.code(), StrCat(id, ": ", s.message()));
@@ -195,16 +197,21 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
   ClaimCdiInput input{
       .claim_uid = claim.uid, .claim_namespace = claim.namespace_name, .claim_name = claim.name};
   std::vector<std::string> uuids;
+  std::optional<host::MigMinors> mig_minors;  // read once, for the first MIG device
   for (const CheckpointDevice& d : claim.devices) {
     const dra::Device* device = FindDevice(node.pool, d.device);
     if (device == nullptr) {
       return absl::FailedPreconditionError(
           StrCat(d.device, " is no longer a device of node ", node.pool.pool));
     }
-    input.devices.push_back({.name = d.device,
-                             .uuid = StringAttribute(*device, "uuid"),
-                             .gpu_minor = MinorOf(node.pool, *device),
-                             .is_mig = device->is_mig});
+    CdiDevice cdi{.name = d.device,
+                  .uuid = StringAttribute(*device, "uuid"),
+                  .gpu_minor = MinorOf(node.pool, *device),
+                  .is_mig = device->is_mig};
+    if (device->is_mig) {
+      ASSIGN_OR_RETURN(cdi.extra_device_nodes, MigNodes(*device, cdi.gpu_minor, mig_minors));
+    }
+    input.devices.push_back(std::move(cdi));
     uuids.push_back(StringAttribute(*device, "uuid"));
   }
   // With the NVIDIA Container Toolkit's spec, it brings the driver's files.
@@ -212,6 +219,33 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
     input.driver_files = FindDriverFiles(options_.driver_root);
   }
   return WriteCdiSpec(options_.cdi_dir, claim.uid, ClaimCdiSpec(input));
+}
+
+absl::StatusOr<std::vector<std::string>> ClaimPreparer::MigNodes(
+    const dra::Device& device, int gpu_minor, std::optional<host::MigMinors>& minors) const {
+  // Without them the container sees no usable GPU: refuse rather than start it so.
+  const std::string cannot =
+      StrCat("cannot give MIG device ", device.name, " its capability device nodes: ");
+  if (device.mig_gpu_instance < 0 || device.mig_compute_instance < 0) {
+    return absl::FailedPreconditionError(
+        StrCat(cannot,
+               "NVML did not report its GPU and compute instance ids; check the "
+               "instance with nvidia-smi mig -lgi and -lci"));
+  }
+  if (!minors) {
+    absl::StatusOr<host::MigMinors> read = host::MigMinors::Read(options_.mig_minors_path);
+    if (!read.ok()) {
+      return absl::FailedPreconditionError(StrCat(
+          cannot, read.status().message(), "; is the NVIDIA driver loaded with MIG support?"));
+    }
+    minors = *std::move(read);
+  }
+  absl::StatusOr<std::vector<std::string>> nodes =
+      minors->CapabilityNodes(gpu_minor, device.mig_gpu_instance, device.mig_compute_instance);
+  if (!nodes.ok()) {
+    return absl::FailedPreconditionError(StrCat(cannot, nodes.status().message()));
+  }
+  return nodes;
 }
 
 absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "driver/claim_allocation.h"
 #include "driver/node_service.h"
 #include "driver/slices.h"
+#include "host/mig_minors.h"
 #include "kube/objects_resource.h"
 #include "store/state_store.h"
 
@@ -33,8 +35,11 @@ namespace canhazgpu::driver {
 class ClaimSource {
  public:
   virtual ~ClaimSource() = default;
+  // The claim the kubelet names: `uid` tells a cached copy of a claim that
+  // was deleted and created again under the same name from the one asked for.
   virtual absl::StatusOr<kube::ResourceClaim> GetClaim(const std::string& ns,
-                                                       const std::string& name) = 0;
+                                                       const std::string& name,
+                                                       const std::string& uid) = 0;
   // The pod's canhazgpu.dev/user label; "" when unknown.
   virtual std::string UserOfPod(const std::string& ns, const std::string& pod) = 0;
 };
@@ -46,6 +51,11 @@ struct PreparerOptions {
   std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
   // The host's root as this process sees it, for the driver's libraries.
   std::string driver_root = "/";
+  // Where the NVIDIA driver lists MIG capability minors (host/mig_minors.h).
+  std::string mig_minors_path = host::kMigMinorsPath;
+  // Test-only: called between the two checkpoint phases of a prepare (the
+  // end-to-end tests crash the daemon there). Unset in production.
+  std::function<void()> before_prepare_completed;
 };
 
 class ClaimPreparer : public NodeService {
@@ -72,6 +82,9 @@ class ClaimPreparer : public NodeService {
                                                             const ClaimAllocation& allocation,
                                                             const NodeDevices& node);
   absl::Status WriteSpec(const CheckpointClaim& claim, const NodeDevices& node);
+  // A MIG device's capability device nodes; `minors` is read on first use.
+  absl::StatusOr<std::vector<std::string>> MigNodes(const dra::Device& device, int gpu_minor,
+                                                    std::optional<host::MigMinors>& minors) const;
   absl::Status RollBackLocked(const std::string& uid);
 
   const PreparerOptions options_;

@@ -12,6 +12,7 @@
 #include "driver/api_claim_source.h"
 #include "driver/cdi_spec.h"
 #include "driver/testing/allocated_claim.h"
+#include "driver/testing/cdi_schema.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/testing/fake_clock.h"
@@ -26,6 +27,16 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
+
+// Polls `condition` for up to ten seconds.
+bool Eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
+}
 
 class ClaimPreparerTest : public ::testing::Test {
  protected:
@@ -58,7 +69,8 @@ class ClaimPreparerTest : public ::testing::Test {
     preparer_ = std::make_unique<ClaimPreparer>(
         PreparerOptions{.cdi_dir = dir_ + "/cdi",
                         .toolkit_spec_dirs = {dir_ + "/etc-cdi"},
-                        .driver_root = dir_ + "/driver-root"},
+                        .driver_root = dir_ + "/driver-root",
+                        .mig_minors_path = dir_ + "/mig-minors"},
         *source_, [this] { return node_; }, *store_, *checkpoint_, clock_);
   }
 
@@ -216,6 +228,84 @@ TEST_F(ClaimPreparerTest, ConcurrentPreparesOfDifferentClaimsAllSucceed) {
   EXPECT_THAT(errors, ::testing::Each(""));
   EXPECT_EQ(Reservations().size(), 4u);
   EXPECT_EQ(checkpoint_->claims().size(), 4u);
+}
+
+TEST_F(ClaimPreparerTest, ACachedClaimIsPreparedWithoutAGet) {
+  source_->StartCache();
+  const ClaimRef claim = Allocated("cached", {"gpu-1"});
+  ASSERT_TRUE(Eventually([&] { return source_->Cached("ml", "cached", claim.uid); }));
+  // Every GET of a claim would fail now: the prepare works from the cache.
+  sim_.server().faults().Add(
+      {.verb = "get", .resource = "resourceclaims", .count = 1000, .code = 403});
+  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  EXPECT_EQ(source_->cache_hits(), 1);
+  EXPECT_EQ(source_->fetches(), 0);
+  ASSERT_EQ(sim_.server().faults().Pending().size(), 1u);
+  EXPECT_EQ(sim_.server().faults().Pending()[0].count, 1000);
+}
+
+TEST_F(ClaimPreparerTest, AClaimMissingFromTheCacheOrReplacedIsFetched) {
+  source_->StartCache();
+  const ClaimRef old = Allocated("replaced", {"gpu-1"});
+  ASSERT_TRUE(Eventually([&] { return source_->Cached("ml", "replaced", old.uid); }));
+  // The cache stops following the server: what is created now, it lacks.
+  sim_.server().faults().Add(
+      {.verb = "list", .resource = "resourceclaims", .count = 1'000'000, .code = 503});
+  sim_.server().faults().Add(
+      {.verb = "watch", .resource = "resourceclaims", .count = 1'000'000, .code = 503});
+  sim_.DropWatches();
+  const ClaimRef missing = Allocated("missing", {"gpu-2"});
+  EXPECT_EQ(preparer_->PrepareClaims({missing})[missing.uid].error, "");
+  EXPECT_EQ(source_->fetches(), 1);
+  // Deleted and created again under the same name: the cache's copy is not it.
+  ASSERT_TRUE(client_->Delete(kube::kResourceClaims, "ml", "replaced").ok());
+  const ClaimRef again = Allocated("replaced", {"gpu-3"});
+  ASSERT_NE(again.uid, old.uid);
+  EXPECT_FALSE(source_->Cached("ml", "replaced", again.uid));
+  std::map<std::string, PrepareResult> out = preparer_->PrepareClaims({again});
+  ASSERT_EQ(out[again.uid].error, "");
+  EXPECT_EQ(out[again.uid].devices[0].device, "gpu-3");
+  EXPECT_EQ(source_->fetches(), 2);
+  EXPECT_EQ(source_->cache_hits(), 0);
+  source_->StopCache();
+}
+
+TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
+  std::vector<GpuInfo> gpus;
+  for (int i = 0; i < 3; ++i) gpus.push_back(TestGpu(i));
+  gpus.push_back(dra::testing::TestMigGpu(3));  // GPU instances 7, 8 and 2
+  node_.pool = dra::BuildDevicePool(gpus, "node-a");
+  std::ofstream(dir_ + "/mig-minors") << "config 1\nmonitor 2\n"
+                                         "gpu3/gi7/access 66\ngpu3/gi7/ci0/access 67\n"
+                                         "gpu3/gi2/access 30\ngpu3/gi2/ci0/access 31\n";
+  const ClaimRef claim = Allocated("mig", {"gpu-3-mig-1g5gb-19-0"});
+  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  std::ifstream in(SpecFile(claim.uid));
+  const json spec = json::parse(in);
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"],
+            (json{{{"path", "/dev/nvidia3"}},
+                  {{"path", "/dev/nvidia-caps/nvidia-cap66"}},
+                  {{"path", "/dev/nvidia-caps/nvidia-cap67"}}}));
+  EXPECT_EQ(testing::CdiSchemaErrors(spec, dir_), "");
+
+  // (A prepared MIG device holds its whole GPU in the host store.)
+  ASSERT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+
+  // An instance the driver does not list (gone, or MIG not set up): refused,
+  // nothing left behind.
+  const ClaimRef gone = Allocated("gone", {"gpu-3-mig-1g5gb-19-1"});
+  std::string error = preparer_->PrepareClaims({gone})[gone.uid].error;
+  EXPECT_THAT(error, HasSubstr("cannot give MIG device gpu-3-mig-1g5gb-19-1 its capability "
+                               "device nodes: " +
+                               dir_ + "/mig-minors has no gpu3/gi8/access"));
+  EXPECT_FALSE(fs::exists(SpecFile(gone.uid)));
+  EXPECT_EQ(checkpoint_->Find(gone.uid), nullptr);
+  fs::remove(dir_ + "/mig-minors");
+  const ClaimRef unread = Allocated("unread", {"gpu-3-mig-3g20gb-9-4"});
+  error = preparer_->PrepareClaims({unread})[unread.uid].error;
+  EXPECT_THAT(error, HasSubstr("is the NVIDIA driver loaded with MIG support?"));
+  EXPECT_TRUE(checkpoint_->claims().empty());
+  EXPECT_TRUE(Reservations().empty());
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ constexpr int64_t kMaxMemoryMiB = 16 << 20;  // 16 TiB
 constexpr int64_t kMaxPid = 4 << 20;         // the kernel's PID_MAX_LIMIT
 constexpr int64_t kMaxMinor = (1 << 20) - 1;
 constexpr int64_t kMaxMigSlices = 64;
+constexpr int64_t kMaxInstanceId = 1023;
 constexpr int64_t kMaxProfileId = 1023;
 constexpr size_t kMaxProcessesPerGpu = 1024;
 constexpr size_t kMaxProcessesPerHost = 4096;
@@ -121,10 +122,11 @@ absl::StatusOr<GpuProcess> ParseProcess(const json& object, std::string where) {
   return p;
 }
 
-absl::StatusOr<MigInstance> ParseMigInstance(const json& object, std::string where, int slices) {
+absl::StatusOr<MigInstance> ParseMigInstance(const json& object, std::string where, int slices,
+                                             int position) {
   ObjectReader r(object, where);
-  RETURN_IF_ERROR(r.CheckKeys(
-      {"uuid", "profile", "profile_id", "placement_start", "placement_size", "memory_mib"}));
+  RETURN_IF_ERROR(r.CheckKeys({"uuid", "profile", "profile_id", "placement_start", "placement_size",
+                               "memory_mib", "gpu_instance_id", "compute_instance_id"}));
   MigInstance m;
   ASSIGN_OR_RETURN(m.uuid, r.String("uuid", std::nullopt));
   ASSIGN_OR_RETURN(m.profile, r.String("profile", std::nullopt));
@@ -141,6 +143,12 @@ absl::StatusOr<MigInstance> ParseMigInstance(const json& object, std::string whe
   m.placement_start = static_cast<int>(start);
   m.placement_size = static_cast<int>(size);
   m.memory_bytes = static_cast<uint64_t>(memory) * kMiB;
+  // NVML numbers a GPU's instances from 1; a compute instance filling its
+  // GPU instance is 0.
+  ASSIGN_OR_RETURN(int64_t gi, r.Integer("gpu_instance_id", position + 1, 0, kMaxInstanceId));
+  ASSIGN_OR_RETURN(int64_t ci, r.Integer("compute_instance_id", 0, 0, kMaxInstanceId));
+  m.gpu_instance_id = static_cast<int>(gi);
+  m.compute_instance_id = static_cast<int>(ci);
   return m;
 }
 
@@ -206,7 +214,13 @@ absl::StatusOr<GpuInfo> ParseGpu(const json& object, int index, std::string wher
     for (size_t i = 0; i < instances->size(); ++i) {
       ASSIGN_OR_RETURN(MigInstance m,
                        ParseMigInstance((*instances)[i], StrCat(where, ": mig_instances[", i, "]"),
-                                        g.mig_memory_slices));
+                                        g.mig_memory_slices, static_cast<int>(i)));
+      for (const MigInstance& other : g.mig_instances) {
+        if (other.gpu_instance_id == m.gpu_instance_id) {
+          return r.Error("mig_instances",
+                         StrCat("instance ", i, " repeats gpu_instance_id ", m.gpu_instance_id));
+        }
+      }
       for (int s = m.placement_start; s < m.placement_start + m.placement_size; ++s) {
         if (used[static_cast<size_t>(s)]) {
           return r.Error("mig_instances", StrCat("instance ", i, " overlaps memory slice ", s));

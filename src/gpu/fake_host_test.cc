@@ -160,6 +160,16 @@ TEST(FakeHostTest, Issue14EveryNumberIsRangeChecked) {
       "profile": "1g", "profile_id": 0, "placement_start": 9223372036854775807,
       "placement_size": 9223372036854775807, "memory_mib": 1}])")),
               HasSubstr("field 'placement_start': must be from 0 to 7"));
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "mig_mode": "enabled", "mig_instances": [
+      {"uuid": "m1", "profile": "1g", "profile_id": 0, "placement_start": 0, "placement_size": 1,
+       "memory_mib": 1, "gpu_instance_id": 5},
+      {"uuid": "m2", "profile": "1g", "profile_id": 0, "placement_start": 1, "placement_size": 1,
+       "memory_mib": 1, "gpu_instance_id": 5}])")),
+              HasSubstr("instance 1 repeats gpu_instance_id 5"));
+  EXPECT_THAT(ErrorOf(Gpu(R"(, "mig_mode": "enabled", "mig_instances": [{"uuid": "m",
+      "profile": "1g", "profile_id": 0, "placement_start": 0, "placement_size": 1,
+      "memory_mib": 1, "compute_instance_id": 1024}])")),
+              HasSubstr("field 'compute_instance_id': must be from 0 to 1023"));
   EXPECT_THAT(ErrorOf(Gpu(R"(, "name": ")" + std::string(2000, 'n') + R"(")")),
               HasSubstr("gpus[0]: field 'name': longer than 1024 bytes"));
 }

@@ -43,6 +43,8 @@ struct NvmlGpuProvider::Api {
   nvmlReturn_t (*GetGpuInstancePossiblePlacements)(nvmlDevice_t, unsigned int,
                                                    nvmlGpuInstancePlacement_t*,
                                                    unsigned int*) = nullptr;
+  // Optional: without it a MIG device's compute instance is unknown.
+  nvmlReturn_t (*GetComputeInstanceId)(nvmlDevice_t, unsigned int*) = nullptr;
 
   bool HasMig() const {
     return GetMaxMigDeviceCount && GetMigDeviceHandleByIndex && GetGpuInstanceId &&
@@ -99,34 +101,19 @@ absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
   auto api = std::make_unique<Api>();
   api->library = nvml.get();
   // The _v3 process queries exist since driver 510; _v2 has the same layout.
-  struct Required {
-    const char* name;
-    bool ok;
-  } required[] = {
-      {"nvmlDeviceGetCount_v2", lib.Resolve("nvmlDeviceGetCount_v2", &api->GetCount)},
-      {"nvmlDeviceGetHandleByIndex_v2",
-       lib.Resolve("nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex)},
-      {"nvmlDeviceGetName", lib.Resolve("nvmlDeviceGetName", &api->GetName)},
-      {"nvmlDeviceGetUUID", lib.Resolve("nvmlDeviceGetUUID", &api->GetUuid)},
-      {"nvmlDeviceGetPciInfo_v3", lib.Resolve("nvmlDeviceGetPciInfo_v3", &api->GetPciInfo)},
-      {"nvmlDeviceGetMemoryInfo", lib.Resolve("nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo)},
-      {"nvmlDeviceGetComputeRunningProcesses_v3",
-       lib.ResolveAny(
-           {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
-           &api->GetComputeProcesses)},
-      {"nvmlDeviceGetGraphicsRunningProcesses_v3",
-       lib.ResolveAny(
-           {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
-           &api->GetGraphicsProcesses)},
-      {"nvmlSystemGetDriverVersion",
-       lib.Resolve("nvmlSystemGetDriverVersion", &api->GetDriverVersion)},
-  };
-  for (const Required& r : required) {
-    if (!r.ok) {
-      return absl::FailedPreconditionError(
-          StrCat("NVIDIA library ", library, " lacks ", r.name, "; the driver is too old"));
-    }
-  }
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetCount_v2", &api->GetCount));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetName", &api->GetName));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetUUID", &api->GetUuid));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetPciInfo_v3", &api->GetPciInfo));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo));
+  RETURN_IF_ERROR(lib.RequireAny(
+      {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
+      &api->GetComputeProcesses));
+  RETURN_IF_ERROR(lib.RequireAny(
+      {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"},
+      &api->GetGraphicsProcesses));
+  RETURN_IF_ERROR(lib.Require("nvmlSystemGetDriverVersion", &api->GetDriverVersion));
   lib.ResolveAny({"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
                  &api->GetCudaDriverVersion);
   lib.Resolve("nvmlDeviceGetCudaComputeCapability", &api->GetComputeCapability);
@@ -136,6 +123,7 @@ absl::StatusOr<std::unique_ptr<NvmlGpuProvider>> NvmlGpuProvider::Create(
   lib.Resolve("nvmlDeviceGetMaxMigDeviceCount", &api->GetMaxMigDeviceCount);
   lib.Resolve("nvmlDeviceGetMigDeviceHandleByIndex", &api->GetMigDeviceHandleByIndex);
   lib.Resolve("nvmlDeviceGetGpuInstanceId", &api->GetGpuInstanceId);
+  lib.Resolve("nvmlDeviceGetComputeInstanceId", &api->GetComputeInstanceId);
   lib.Resolve("nvmlDeviceGetGpuInstanceById", &api->GetGpuInstanceById);
   lib.Resolve("nvmlGpuInstanceGetInfo", &api->GpuInstanceGetInfo);
   lib.Resolve("nvmlDeviceGetGpuInstanceProfileInfo", &api->GetGpuInstanceProfileInfo);
@@ -318,6 +306,12 @@ absl::Status NvmlGpuProvider::QueryMig(nvmlDevice_t device, GpuInfo& g) {
     m.profile = name->second;
     m.placement_start = static_cast<int>(info.placement.start);
     m.placement_size = static_cast<int>(info.placement.size);
+    m.gpu_instance_id = static_cast<int>(gi_id);
+    unsigned int ci_id = 0;
+    if (api_->GetComputeInstanceId != nullptr &&
+        api_->GetComputeInstanceId(mig, &ci_id) == NVML_SUCCESS) {
+      m.compute_instance_id = static_cast<int>(ci_id);
+    }
     g.mig_instances.push_back(std::move(m));
   }
   return absl::OkStatus();

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpu/nvml_library.h"
+
 namespace canhazgpu::gpu {
 namespace {
 
@@ -76,7 +78,8 @@ TEST_F(NvmlGpuProviderTest, ReportsMigInstancesMinorAndPcieRoot) {
          {"uuid": "MIG-b", "profile": "3g.40gb", "profile_id": 9, "placement_start": 0,
           "placement_size": 4, "memory_mib": 40192},
          {"uuid": "MIG-c", "profile": "1g.10gb+me", "profile_id": 20, "placement_start": 4,
-          "placement_size": 1, "memory_mib": 9856}]},
+          "placement_size": 1, "memory_mib": 9856, "gpu_instance_id": 13,
+          "compute_instance_id": 1}]},
       {"name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-a", "memory_total_mib": 40960,
        "pci_bus_id": "00000000:AA:00.0", "mig_mode": "disabled"}]})";
   std::filesystem::path devices = std::filesystem::path(dir_) / "sys/bus/pci/devices";
@@ -104,6 +107,12 @@ TEST_F(NvmlGpuProviderTest, ReportsMigInstancesMinorAndPcieRoot) {
   EXPECT_EQ(h100.mig_instances[1].profile, "3g.40gb");
   EXPECT_EQ(h100.mig_instances[1].placement_size, 4);
   EXPECT_EQ(h100.mig_instances[2].profile, "1g.10gb+me");
+  // The ids that name the instances' capability nodes.
+  EXPECT_EQ(small.gpu_instance_id, 1);
+  EXPECT_EQ(small.compute_instance_id, 0);
+  EXPECT_EQ(h100.mig_instances[1].gpu_instance_id, 2);
+  EXPECT_EQ(h100.mig_instances[2].gpu_instance_id, 13);
+  EXPECT_EQ(h100.mig_instances[2].compute_instance_id, 1);
   const GpuInfo& a100 = (*gpus)[1];
   EXPECT_EQ(a100.minor, 1) << "the simulated host's default minor is the index";
   EXPECT_EQ(a100.pcie_root, "") << "not in this sysfs";
@@ -133,6 +142,19 @@ TEST_F(NvmlGpuProviderTest, LibraryWithoutNvmlSymbolsIsRejected) {
   auto provider = NvmlGpuProvider::Create("libc.so.6");
   ASSERT_FALSE(provider.ok());
   EXPECT_THAT(std::string(provider.status().message()), HasSubstr("lacks nvmlInit_v2"));
+}
+
+TEST_F(NvmlGpuProviderTest, RequiredFunctionsNameWhatIsMissing) {
+  absl::StatusOr<std::unique_ptr<NvmlLibrary>> lib = NvmlLibrary::Open(FAKE_NVML_LIBRARY);
+  ASSERT_TRUE(lib.ok()) << lib.status();
+  nvmlReturn_t (*count)(unsigned int*) = nullptr;
+  EXPECT_TRUE((*lib)->Require("nvmlDeviceGetCount_v2", &count).ok());
+  EXPECT_NE(count, nullptr);
+  EXPECT_TRUE((*lib)->RequireAny({"nvmlDeviceGetCount_v9", "nvmlDeviceGetCount_v2"}, &count).ok());
+  absl::Status missing = (*lib)->RequireAny({"nvmlDeviceGetCount_v9", "nvmlNoSuchThing"}, &count);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(missing.message(), std::string("NVIDIA library ") + FAKE_NVML_LIBRARY +
+                                   " lacks nvmlDeviceGetCount_v9; the driver is too old");
 }
 
 TEST_F(NvmlGpuProviderTest, InitFailureIsReported) {

@@ -42,26 +42,14 @@ absl::StatusOr<std::unique_ptr<NvmlHealthMonitor>> NvmlHealthMonitor::Create(
   ASSIGN_OR_RETURN(std::unique_ptr<NvmlLibrary> nvml, NvmlLibrary::Open(library));
   const NvmlLibrary& lib = *nvml;
   auto api = std::make_unique<Api>();
-  struct Required {
-    const char* name;
-    bool ok;
-  } required[] = {
-      {"nvmlDeviceGetCount_v2", lib.Resolve("nvmlDeviceGetCount_v2", &api->GetCount)},
-      {"nvmlDeviceGetHandleByIndex_v2",
-       lib.Resolve("nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex)},
-      {"nvmlDeviceGetUUID", lib.Resolve("nvmlDeviceGetUUID", &api->GetUuid)},
-      {"nvmlDeviceGetMemoryInfo", lib.Resolve("nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo)},
-      {"nvmlEventSetCreate", lib.Resolve("nvmlEventSetCreate", &api->EventSetCreate)},
-      {"nvmlDeviceRegisterEvents", lib.Resolve("nvmlDeviceRegisterEvents", &api->RegisterEvents)},
-      {"nvmlEventSetWait_v2", lib.Resolve("nvmlEventSetWait_v2", &api->EventSetWait)},
-      {"nvmlEventSetFree", lib.Resolve("nvmlEventSetFree", &api->EventSetFree)},
-  };
-  for (const Required& r : required) {
-    if (!r.ok) {
-      return absl::FailedPreconditionError(
-          StrCat("NVIDIA library ", library, " lacks ", r.name, "; the driver is too old"));
-    }
-  }
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetCount_v2", &api->GetCount));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetHandleByIndex_v2", &api->GetHandleByIndex));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetUUID", &api->GetUuid));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceGetMemoryInfo", &api->GetMemoryInfo));
+  RETURN_IF_ERROR(lib.Require("nvmlEventSetCreate", &api->EventSetCreate));
+  RETURN_IF_ERROR(lib.Require("nvmlDeviceRegisterEvents", &api->RegisterEvents));
+  RETURN_IF_ERROR(lib.Require("nvmlEventSetWait_v2", &api->EventSetWait));
+  RETURN_IF_ERROR(lib.Require("nvmlEventSetFree", &api->EventSetFree));
   lib.Resolve("nvmlDeviceGetSupportedEventTypes", &api->GetSupportedEventTypes);
   lib.Resolve("nvmlDeviceGetMinorNumber", &api->GetMinorNumber);
   lib.Resolve("nvmlDeviceGetRetiredPagesPendingStatus", &api->GetRetiredPagesPending);

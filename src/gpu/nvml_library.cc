@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::gpu {
@@ -18,16 +19,9 @@ absl::StatusOr<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string
   std::unique_ptr<NvmlLibrary> library(new NvmlLibrary(handle, path));
   nvmlReturn_t (*init)() = nullptr;
   nvmlReturn_t (*shutdown)() = nullptr;
-  for (const auto& [name, ok] :
-       {std::pair{"nvmlInit_v2", library->Resolve("nvmlInit_v2", &init)},
-        std::pair{"nvmlShutdown", library->Resolve("nvmlShutdown", &shutdown)},
-        std::pair{"nvmlErrorString",
-                  library->Resolve("nvmlErrorString", &library->error_string_)}}) {
-    if (!ok) {
-      return absl::FailedPreconditionError(
-          StrCat("NVIDIA library ", path, " lacks ", name, "; the driver is too old"));
-    }
-  }
+  RETURN_IF_ERROR(library->Require("nvmlInit_v2", &init));
+  RETURN_IF_ERROR(library->Require("nvmlShutdown", &shutdown));
+  RETURN_IF_ERROR(library->Require("nvmlErrorString", &library->error_string_));
   nvmlReturn_t rc = init();
   if (rc != NVML_SUCCESS) {
     return absl::FailedPreconditionError(
@@ -43,5 +37,10 @@ NvmlLibrary::~NvmlLibrary() {
 }
 
 void* NvmlLibrary::Symbol(const char* name) const { return dlsym(handle_, name); }
+
+absl::Status NvmlLibrary::Missing(const char* name) const {
+  return absl::FailedPreconditionError(
+      StrCat("NVIDIA library ", path_, " lacks ", name, "; the driver is too old"));
+}
 
 }  // namespace canhazgpu::gpu

@@ -42,6 +42,18 @@ class NvmlLibrary {
     return false;
   }
 
+  // Resolve and ResolveAny for functions the caller cannot do without:
+  // FailedPrecondition "NVIDIA library PATH lacks NAME; the driver is too
+  // old" when missing (naming the first of `names`).
+  template <typename Fn>
+  absl::Status Require(const char* name, Fn* fn) const {
+    return Resolve(name, fn) ? absl::OkStatus() : Missing(name);
+  }
+  template <typename Fn>
+  absl::Status RequireAny(std::initializer_list<const char*> names, Fn* fn) const {
+    return ResolveAny(names, fn) ? absl::OkStatus() : Missing(*names.begin());
+  }
+
   // nvmlErrorString: NVML's text for a return code.
   const char* ErrorString(nvmlReturn_t rc) const { return error_string_(rc); }
   const std::string& path() const { return path_; }
@@ -49,6 +61,7 @@ class NvmlLibrary {
  private:
   NvmlLibrary(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
   void* Symbol(const char* name) const;
+  absl::Status Missing(const char* name) const;
 
   void* handle_;
   std::string path_;

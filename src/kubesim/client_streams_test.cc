@@ -11,6 +11,7 @@
 #include "host/testing/fake_clock.h"
 #include "httplib.h"
 #include "kube/client.h"
+#include "kube/event_queue.h"
 #include "kube/events.h"
 #include "kubesim/certificates.h"
 #include "kubesim/testing/test_api_server.h"
@@ -221,6 +222,45 @@ TEST(KubeEventsTest, ClusterScopedObjectsLongMessagesAndBadTypes) {
   absl::Status bad = recorder.Record(node, "Error", "Started", "x");
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.message(), HasSubstr("Normal or Warning"));
+}
+
+TEST(KubeEventsTest, QueuedEventsSurviveAServerThatRefusesOrStalls) {
+  TestApiServer sim;
+  auto client = Connect(sim.Config());
+  host::FakeClock clock;
+  EventRecorder recorder(*client, {}, clock);
+  std::mutex mu;
+  std::vector<std::string> logged;
+  EventQueue queue(recorder, [&](const std::string& line) {
+    std::lock_guard lock(mu);
+    logged.push_back(line);
+  });
+  EventObjectReference node;
+  node.api_version = "v1";
+  node.kind = "Node";
+  node.name = "node-a";
+  // A refused Event is logged, and the next one still goes out.
+  sim.server().faults().Add({.verb = "create", .resource = "events", .count = 1, .code = 403});
+  queue.Post(node, kEventWarning, "First", "refused");
+  queue.Post(node, kEventWarning, "Second", "sent");
+  ASSERT_TRUE(queue.Flush(std::chrono::seconds(10)));
+  json events = client->List(kEvents, "default").value()["items"];
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "Second");
+  {
+    std::lock_guard lock(mu);
+    ASSERT_EQ(logged.size(), 1u);
+    EXPECT_THAT(logged[0], HasSubstr("cannot record event First about Node node-a"));
+  }
+
+  // While the server holds one Event, a full queue drops the rest.
+  EventQueue small(
+      recorder, [](const std::string&) {}, /*capacity=*/1);
+  sim.server().faults().Add(
+      {.verb = "create", .resource = "events", .count = 1, .stall = std::chrono::seconds(1)});
+  for (int i = 0; i < 4; ++i) small.Post(node, kEventNormal, "Burst", std::to_string(i));
+  EXPECT_GE(small.dropped(), 2);
+  EXPECT_TRUE(small.Flush(std::chrono::seconds(10)));
 }
 
 TEST(KubeFaultsTest, ThrottlingAndServerErrorsSetOverHttpAreRetried) {

@@ -4,8 +4,9 @@
 // nvmlDeviceGetCount_v2, so tests can change it between queries.
 // FAKE_NVML_INIT_ERROR=<code> makes nvmlInit_v2 fail with that code.
 // MIG: a GPU with "mig_instances" has one MIG device per instance (UUID,
-// memory), a GPU instance per MIG device (ids 10, 11, ...: not the slot
-// index, as on real GPUs), and the profiles its instances use, each with the
+// memory), a GPU instance per MIG device (its "gpu_instance_id": 1, 2, ...
+// unless the file says otherwise) with one compute instance
+// ("compute_instance_id", 0), and the profiles its instances use, each with the
 // possible placements of its size within "mig_memory_slices".
 // Health: a GPU's "xid_events" are handed out by nvmlEventSetWait_v2, once
 // per event set each, in order (the file is re-read on every wait, so a test
@@ -53,7 +54,6 @@ using canhazgpu::MigInstance;
 // index, bits 12-23 the 1-based MIG slot (MIG devices and GPU instances),
 // bit 24 set for a GPU instance.
 constexpr uintptr_t kMigShift = 12, kGpuInstanceBit = uintptr_t{1} << 24;
-constexpr unsigned int kFirstGpuInstanceId = 10;
 
 struct Target {
   const GpuInfo* gpu = nullptr;
@@ -369,7 +369,15 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigne
   std::lock_guard lock(mu);
   Target t = Device(device);
   if (t.mig == nullptr || id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  *id = kFirstGpuInstanceId + static_cast<unsigned int>(t.mig - t.gpu->mig_instances.data());
+  *id = static_cast<unsigned int>(t.mig->gpu_instance_id);
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
+  std::lock_guard lock(mu);
+  Target t = Device(device);
+  if (t.mig == nullptr || id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = static_cast<unsigned int>(t.mig->compute_instance_id);
   return NVML_SUCCESS;
 }
 
@@ -378,12 +386,12 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsig
   std::lock_guard lock(mu);
   const GpuInfo* gpu = Gpu(device);
   if (gpu == nullptr || instance == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (id < kFirstGpuInstanceId || id - kFirstGpuInstanceId >= gpu->mig_instances.size()) {
-    return NVML_ERROR_NOT_FOUND;
+  for (size_t slot = 0; slot < gpu->mig_instances.size(); ++slot) {
+    if (gpu->mig_instances[slot].gpu_instance_id != static_cast<int>(id)) continue;
+    *instance = reinterpret_cast<nvmlGpuInstance_t>(Encode(*gpu, slot) | kGpuInstanceBit);
+    return NVML_SUCCESS;
   }
-  *instance =
-      reinterpret_cast<nvmlGpuInstance_t>(Encode(*gpu, id - kFirstGpuInstanceId) | kGpuInstanceBit);
-  return NVML_SUCCESS;
+  return NVML_ERROR_NOT_FOUND;
 }
 
 NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t instance,
@@ -391,9 +399,8 @@ NVML_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t instance,
   std::lock_guard lock(mu);
   Target t = Decode(reinterpret_cast<uintptr_t>(instance), true);
   if (t.mig == nullptr || info == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  unsigned int slot = static_cast<unsigned int>(t.mig - t.gpu->mig_instances.data());
   info->device = reinterpret_cast<nvmlDevice_t>(static_cast<uintptr_t>(t.gpu->index + 1));
-  info->id = kFirstGpuInstanceId + slot;
+  info->id = static_cast<unsigned int>(t.mig->gpu_instance_id);
   info->profileId = static_cast<unsigned int>(t.mig->profile_id);
   info->placement = {static_cast<unsigned int>(t.mig->placement_start),
                      static_cast<unsigned int>(t.mig->placement_size)};

@@ -210,4 +210,11 @@ int KubectlMinor() {
   return minor.empty() ? -1 : std::atoi(minor.c_str());
 }
 
+std::string NoRecentKubectl(const std::string& consequence) {
+  const int minor = KubectlMinor();
+  if (minor >= 30) return "";
+  return "kubectl 1.30 or newer is not on PATH (found " +
+         (minor < 0 ? std::string("none") : "1." + std::to_string(minor)) + "): " + consequence;
+}
+
 }  // namespace canhazgpu::testing

@@ -88,6 +88,9 @@ int SpawnUntilReady(const std::vector<std::string>& argv,
 // The minor version of the kubectl on PATH (32 for 1.32), or -1 when there is
 // none: the kubectl tests need 1.30 or newer.
 int KubectlMinor();
+// Why the kubectl tests cannot run here ("kubectl 1.30 or newer is not on
+// PATH (found 1.28): <consequence>"), or "" when they can. For GTEST_SKIP.
+std::string NoRecentKubectl(const std::string& consequence);
 void WriteFile(const std::string& path, const std::string& text);
 
 }  // namespace canhazgpu::testing

@@ -266,11 +266,9 @@ TEST(DeployManifestsTest, TheDaemonsNodeGpuStatusFitsTheCrdSchema) {
 class DeployKubectlTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const int minor = KubectlMinor();
-    if (minor < 30) {
-      GTEST_SKIP() << "kubectl 1.30 or newer is not on PATH (found "
-                   << (minor < 0 ? std::string("none") : "1." + std::to_string(minor))
-                   << "): deploy/ is not rendered with kustomize nor applied";
+    if (std::string why = NoRecentKubectl("deploy/ is not rendered with kustomize nor applied");
+        !why.empty()) {
+      GTEST_SKIP() << why;
     }
     char tmpl[] = "/tmp/deploy_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);

@@ -3,10 +3,13 @@
 // kubelet client over its real unix sockets, beside the real canhazgpu.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
@@ -70,17 +73,19 @@ class NodeDaemonTest : public ::testing::Test {
 
   std::string Kubeconfig() const { return dir_ + "/kubeconfig"; }
   std::string RegistrationSocket() const { return dir_ + "/registry/gpu.canhazgpu.dev-reg.sock"; }
-  void StartNode() {
+  // `env` adds to or replaces the environment below.
+  void StartNode(std::map<std::string, std::string> env = {}) {
+    // Every other setting from the environment, as the DaemonSet sets them.
+    env.insert({{"K8SHAZGPU_STATE", dir_ + "/state.db"},
+                {"K8SHAZGPU_PROVIDER", "fake"},
+                {"K8SHAZGPU_FAKE_HOST", dir_ + "/host.json"},
+                {"K8SHAZGPU_REGISTRAR_DIR", dir_ + "/registry"},
+                {"HOME", dir_}});
+    fs::remove(RegistrationSocket());  // a killed daemon's: wait for the new one's
     node_ = SpawnProgram({K8SHAZGPU_NODE_BINARY, "--node-name", "node-a", "--kubeconfig",
                           Kubeconfig(), "--plugin-dir", dir_ + "/plugin", "--cdi-dir",
                           dir_ + "/cdi", "--http-listen", "127.0.0.1:0"},
-                         {// Every other setting from the environment, as the DaemonSet sets them.
-                          {"K8SHAZGPU_STATE", dir_ + "/state.db"},
-                          {"K8SHAZGPU_PROVIDER", "fake"},
-                          {"K8SHAZGPU_FAKE_HOST", dir_ + "/host.json"},
-                          {"K8SHAZGPU_REGISTRAR_DIR", dir_ + "/registry"},
-                          {"HOME", dir_}},
-                         {.stderr_path = dir_ + "/node.log"});
+                         env, {.stderr_path = dir_ + "/node.log"});
     ASSERT_TRUE(Eventually([&] { return fs::exists(RegistrationSocket()) || ProcessGone(node_); }))
         << ReadFile(dir_ + "/node.log");
   }
@@ -93,6 +98,83 @@ class NodeDaemonTest : public ::testing::Test {
       for (const json& d : s["spec"].value("devices", json::array())) names.push_back(d["name"]);
     }
     return names;
+  }
+  // The published device `name` of node-a, or null.
+  json PublishedDevice(const std::string& name) {
+    absl::StatusOr<json> slices =
+        client_->ListAll(kube::kResourceSlices, "", {.field_selector = "spec.nodeName=node-a"});
+    if (!slices.ok()) return nullptr;
+    for (const json& s : (*slices)["items"]) {
+      for (const json& d : s["spec"].value("devices", json::array())) {
+        if (d["name"] == name) return d;
+      }
+    }
+    return nullptr;
+  }
+  // The simulated host's GPU `index` changed by `change`, written as a
+  // whole (rename) so that no reader sees half a file.
+  void ChangeHostGpu(int index, const std::function<void(json&)>& change) {
+    json host = json::parse(ReadFile(dir_ + "/host.json"));
+    change(host["gpus"][index]);
+    { std::ofstream(dir_ + "/host.json.new") << host.dump(2); }
+    fs::rename(dir_ + "/host.json.new", dir_ + "/host.json");
+  }
+  // The CDI spec files in --cdi-dir.
+  std::vector<std::string> CdiFiles() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_ + "/cdi", ec)) {
+      names.push_back(e.path().filename());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  // The checkpoint's claims: uid -> state.
+  std::map<std::string, std::string> CheckpointStates() {
+    std::map<std::string, std::string> states;
+    const std::string text = ReadFile(dir_ + "/plugin/checkpoint.json");
+    if (text.empty()) return states;
+    const json document = json::parse(text);
+    for (const auto& [uid, claim] : document["claims"].items()) states[uid] = claim["state"];
+    return states;
+  }
+  // GPUs that canhazgpu on the node sees taken (by anyone, claims included).
+  std::vector<int> TakenGpus() {
+    CliResult status = RunProgram({CANHAZGPU_BINARY, "status", "--json"}, env_);
+    std::vector<int> taken;
+    for (const json& gpu : json::parse(status.out)) {
+      if (gpu["status"] != "AVAILABLE") taken.push_back(gpu["gpu_id"]);
+    }
+    return taken;
+  }
+  // Stops the simulated API server and starts an empty one on the same port.
+  void RestartApiServerEmpty() {
+    const std::string config = ReadFile(Kubeconfig());
+    const std::string marker = "127.0.0.1:";
+    const size_t at = config.find(marker);
+    ASSERT_NE(at, std::string::npos) << config;
+    const std::string port = config.substr(
+        at + marker.size(),
+        config.find_first_not_of("0123456789", at + marker.size()) - at - marker.size());
+    kill(sim_, SIGKILL);
+    ExitCodeOf(sim_);
+    fs::remove(Kubeconfig());
+    sim_ = SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "apiserver", "--listen", "127.0.0.1:" + port,
+                            "--kubeconfig-out", Kubeconfig()},
+                           {}, Kubeconfig(), dir_ + "/sim2.log");
+    ASSERT_TRUE(fs::exists(Kubeconfig())) << ReadFile(dir_ + "/sim2.log");
+  }
+  // The first Event about the object, or null.
+  json EventAbout(const std::string& kind, const std::string& name) {
+    absl::StatusOr<json> events = client_->ListAll(kube::kEvents, "", {});
+    if (!events.ok()) return nullptr;
+    for (const json& e : (*events)["items"]) {
+      if (e["involvedObject"].value("kind", "") == kind &&
+          e["involvedObject"].value("name", "") == name) {
+        return e;
+      }
+    }
+    return nullptr;
   }
   // A claim in `default` allocated `device` of node-a, as the scheduler leaves it.
   driver::ClaimRef AllocatedClaim(const std::string& name, const std::string& device) {
@@ -158,6 +240,16 @@ TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
   const driver::ClaimRef blocked = AllocatedClaim("blocked", "gpu-3");
   EXPECT_THAT((*(*kubelet)->NodePrepareResources({blocked}))[blocked.uid].error,
               HasSubstr("is held there"));
+  // The owner also reads it on the claim.
+  json refused;
+  EXPECT_TRUE(Eventually([&] {
+    refused = EventAbout("ResourceClaim", "blocked");
+    return !refused.is_null();
+  })) << ReadFile(dir_ + "/node.log");
+  EXPECT_EQ(refused["type"], "Warning");
+  EXPECT_EQ(refused["reason"], "PrepareRefused");
+  EXPECT_EQ(refused["involvedObject"]["uid"], blocked.uid);
+  EXPECT_THAT(refused["message"].get<std::string>(), HasSubstr("is held there"));
 
   // Restarted (SIGKILL: no clean shutdown), the daemon still knows the claim.
   kill(node_, SIGKILL);
@@ -173,6 +265,252 @@ TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
   EXPECT_FALSE(fs::exists(dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
   CliResult freed = RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "2", "--nonblock"}, env_);
   EXPECT_EQ(freed.exit_code, 0) << freed.err << ReadFile(dir_ + "/node.log");
+}
+
+TEST_F(NodeDaemonTest, ACorruptCheckpointIsMovedAsideWithAnEventOnTheNode) {
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  { std::ofstream(dir_ + "/plugin/checkpoint.json") << "{\"kind\": torn"; }
+  StartNode();
+  json corrupted;
+  ASSERT_TRUE(Eventually([&] {
+    corrupted = EventAbout("Node", "node-a");
+    return !corrupted.is_null();
+  })) << ReadFile(dir_ + "/node.log");
+  EXPECT_EQ(corrupted["type"], "Warning");
+  EXPECT_EQ(corrupted["reason"], "CheckpointCorrupted");
+  EXPECT_THAT(corrupted["message"].get<std::string>(),
+              HasSubstr("moved to " + dir_ + "/plugin/checkpoint.json.corrupt-"));
+  EXPECT_THAT(ReadFile(dir_ + "/node.log"), HasSubstr("is unusable"));
+  // It serves on, with nothing prepared.
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("after", "gpu-0");
+  EXPECT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
+}
+
+TEST_F(NodeDaemonTest, AHealthEventTaintsTheDeviceUntilTheGpuRecovers) {
+  // The GPUs through the test libnvidia-ml.so, over the same simulated host.
+  kill(node_, SIGTERM);
+  ASSERT_EQ(ExitCodeOf(node_), 0);
+  StartNode({{"K8SHAZGPU_PROVIDER", "nvidia"},
+             {"K8SHAZGPU_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+             {"FAKE_NVML_HOST", dir_ + "/host.json"}});
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  ASSERT_TRUE(Eventually([&] { return Published().size() == 4; })) << ReadFile(dir_ + "/node.log");
+  EXPECT_FALSE(PublishedDevice("gpu-1").contains("taints"));
+
+  ChangeHostGpu(1, [](json& gpu) { gpu["retired_pages_pending"] = true; });
+  json tainted;
+  ASSERT_TRUE(Eventually([&] {
+    tainted = PublishedDevice("gpu-1");
+    return tainted.contains("taints");
+  })) << ReadFile(dir_ + "/node.log");
+  ASSERT_EQ(tainted["taints"].size(), 1u);
+  EXPECT_EQ(tainted["taints"][0]["key"], "gpu.canhazgpu.dev/ecc-retirement-pending");
+  EXPECT_EQ(tainted["taints"][0]["effect"], "NoSchedule");
+  EXPECT_FALSE(PublishedDevice("gpu-2").contains("taints"));
+  // The message goes to the kubelet, for the pod's status.
+  driver::DeviceHealth gpu1;
+  ASSERT_TRUE((*kubelet)
+                  ->WatchResources([&](const std::vector<driver::DeviceHealth>& devices) {
+                    for (const driver::DeviceHealth& d : devices) {
+                      if (d.device == "gpu-1") gpu1 = d;
+                    }
+                    return gpu1.state != driver::DeviceHealth::State::kUnhealthy;
+                  })
+                  .ok());
+  EXPECT_THAT(gpu1.message, HasSubstr("ECC page retirement pending"));
+  // A prepare on it is refused, saying why.
+  const driver::ClaimRef claim = AllocatedClaim("on-bad-gpu", "gpu-1");
+  EXPECT_THAT((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error,
+              HasSubstr("is tainted gpu.canhazgpu.dev/ecc-retirement-pending:NoSchedule"));
+
+  ChangeHostGpu(1, [](json& gpu) { gpu.erase("retired_pages_pending"); });
+  EXPECT_TRUE(Eventually([&] {
+    const json d = PublishedDevice("gpu-1");
+    return !d.is_null() && !d.contains("taints");
+  })) << ReadFile(dir_ + "/node.log");
+}
+
+TEST_F(NodeDaemonTest, SlicesAreRepublishedWhenTheApiServerComesBackEmpty) {
+  kill(node_, SIGTERM);
+  ASSERT_EQ(ExitCodeOf(node_), 0);
+  StartNode({{"K8SHAZGPU_RESYNC", "1s"}});
+  ASSERT_TRUE(Eventually([&] { return Published().size() == 4; })) << ReadFile(dir_ + "/node.log");
+
+  // Down (its state lost, as an etcd restored from an old backup), and back.
+  RestartApiServerEmpty();
+  kube::LoadOptions load;
+  load.kubeconfig_flag = Kubeconfig();
+  client_ = kube::Client::Create(kube::LoadRestConfig(load).value(), {.qps = 1000, .burst = 1000})
+                .value();
+  EXPECT_TRUE(Eventually([&] { return Published().size() == 4; })) << ReadFile(dir_ + "/node.log");
+  EXPECT_FALSE(ProcessGone(node_));
+  // The claims' informer is back in step too: a new claim prepares.
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("after-outage", "gpu-2");
+  EXPECT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "")
+      << ReadFile(dir_ + "/node.log");
+}
+
+TEST_F(NodeDaemonTest, ConcurrentPreparesGiveEachGpuToExactlyOneClaim) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  // Eight claims, two for each GPU (a scheduler gone wrong), prepared at once.
+  std::vector<driver::ClaimRef> claims;
+  for (int i = 0; i < 8; ++i) {
+    claims.push_back(AllocatedClaim("c" + std::to_string(i), "gpu-" + std::to_string(i % 4)));
+  }
+  std::vector<std::string> errors(claims.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    threads.emplace_back([&, i] {
+      absl::StatusOr<std::map<std::string, driver::PrepareResult>> out =
+          (*kubelet)->NodePrepareResources({claims[i]});
+      errors[i] = out.ok() ? (*out)[claims[i].uid].error : "call failed";
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<std::string> winners;
+  for (int gpu = 0; gpu < 4; ++gpu) {
+    const std::string& a = errors[gpu];
+    const std::string& b = errors[gpu + 4];
+    ASSERT_NE(a.empty(), b.empty()) << "gpu-" << gpu << ": '" << a << "' and '" << b << "'";
+    EXPECT_THAT(a.empty() ? b : a, HasSubstr("is already prepared for claim default/c"));
+    winners.push_back(claims[a.empty() ? gpu : gpu + 4].uid);
+  }
+  std::sort(winners.begin(), winners.end());
+
+  // After a SIGKILL and a restart: the same four, whole.
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  StartNode();
+  std::map<std::string, std::string> states = CheckpointStates();
+  ASSERT_EQ(states.size(), 4u);
+  for (const std::string& uid : winners) EXPECT_EQ(states[uid], "PrepareCompleted");
+  std::vector<std::string> files;
+  for (const std::string& uid : winners) files.push_back(driver::CdiSpecFileName(uid));
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(CdiFiles(), files);
+  EXPECT_EQ(TakenGpus(), (std::vector<int>{0, 1, 2, 3}));
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> again =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const std::string error = (*(*again)->NodePrepareResources({claims[i]}))[claims[i].uid].error;
+    EXPECT_EQ(error.empty(), errors[i].empty()) << claims[i].name << ": " << error;
+  }
+}
+
+TEST_F(NodeDaemonTest, ACrashBetweenTheCheckpointPhasesIsRolledBackAtRestart) {
+  kill(node_, SIGTERM);
+  ASSERT_EQ(ExitCodeOf(node_), 0);
+  StartNode({{"K8SHAZGPU_TEST_CRASH_BEFORE_PREPARE_COMPLETED", "1"}});
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("crashed", "gpu-1");
+  // The daemon dies in the call: reserved, spec written, PrepareStarted only.
+  EXPECT_FALSE((*kubelet)->NodePrepareResources({claim}).ok());
+  EXPECT_EQ(ExitCodeOf(node_), 128 + SIGKILL);
+  EXPECT_EQ(CheckpointStates(),
+            (std::map<std::string, std::string>{{claim.uid, "PrepareStarted"}}));
+  EXPECT_EQ(CdiFiles(), std::vector<std::string>{driver::CdiSpecFileName(claim.uid)});
+  EXPECT_EQ(TakenGpus(), std::vector<int>{1});
+
+  // Restarted: the half-done claim is undone — no record, no spec, no reservation.
+  StartNode();
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> again =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(CheckpointStates().empty());
+  EXPECT_TRUE(CdiFiles().empty());
+  EXPECT_TRUE(TakenGpus().empty()) << ReadFile(dir_ + "/node.log");
+  // The kubelet retries, and it is prepared cleanly.
+  EXPECT_EQ((*(*again)->NodePrepareResources({claim}))[claim.uid].error, "");
+  EXPECT_EQ(CheckpointStates(),
+            (std::map<std::string, std::string>{{claim.uid, "PrepareCompleted"}}));
+  EXPECT_EQ(CdiFiles(), std::vector<std::string>{driver::CdiSpecFileName(claim.uid)});
+  EXPECT_EQ(TakenGpus(), std::vector<int>{1});
+}
+
+TEST_F(NodeDaemonTest, BadClaimsInARequestEachGetALineAndChangeNothing) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef good = AllocatedClaim("good", "gpu-0");
+  const driver::ClaimRef other_pool =
+      driver::testing::CreateAllocatedClaim(*client_, "default", "other-pool", {"gpu-1"}, "node-b")
+          .value();
+  const driver::ClaimRef unknown_device = AllocatedClaim("unknown-device", "gpu-9");
+  driver::ClaimRef replaced = AllocatedClaim("replaced", "gpu-2");
+  replaced.uid = "not-" + replaced.uid;  // the claim was deleted and made again
+  json unallocated_object = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", "unallocated"}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}}};
+  json created =
+      client_->CreateObject(kube::kResourceClaims, "default", unallocated_object).value();
+  const driver::ClaimRef unallocated{
+      .namespace_name = "default", .uid = created["metadata"]["uid"], .name = "unallocated"};
+  // Allocated a device of another driver only.
+  created = client_
+                ->CreateObject(kube::kResourceClaims, "default",
+                               [&] {
+                                 json c = unallocated_object;
+                                 c["metadata"]["name"] = "other-driver";
+                                 return c;
+                               }())
+                .value();
+  created["status"] = {{"allocation",
+                        {{"devices",
+                          {{"results",
+                            {{{"request", "gpu"},
+                              {"driver", "gpu.nvidia.com"},
+                              {"pool", "node-a"},
+                              {"device", "gpu-3"}}}}}}}}};
+  created = client_->UpdateStatus(kube::kResourceClaims, "default", created).value();
+  const driver::ClaimRef other_driver{
+      .namespace_name = "default", .uid = created["metadata"]["uid"], .name = "other-driver"};
+  const driver::ClaimRef missing{.namespace_name = "default", .uid = "uid-m", .name = "missing"};
+  const driver::ClaimRef incomplete{.namespace_name = "", .uid = "uid-i", .name = "incomplete"};
+
+  absl::StatusOr<std::map<std::string, driver::PrepareResult>> out =
+      (*kubelet)->NodePrepareResources({good, other_pool, unknown_device, replaced, unallocated,
+                                        other_driver, missing, incomplete});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[good.uid].error, "");
+  const std::map<std::string, std::string> expected = {
+      {other_pool.uid, "but this node is node-a"},
+      {unknown_device.uid, "gpu-9 is not a device of node node-a"},
+      {replaced.uid, "is now uid"},
+      {unallocated.uid, "is not allocated yet"},
+      {other_driver.uid, "has no device of driver gpu.canhazgpu.dev in its allocation"},
+      {missing.uid, "cannot read claim default/missing"},
+      {incomplete.uid, "missing namespace"},
+  };
+  for (const auto& [uid, words] : expected) {
+    const std::string& error = (*out)[uid].error;
+    EXPECT_THAT(error, HasSubstr(words)) << uid;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    EXPECT_TRUE((*out)[uid].devices.empty());
+  }
+  // Nothing but the good claim left a trace.
+  EXPECT_EQ(CheckpointStates(),
+            (std::map<std::string, std::string>{{good.uid, "PrepareCompleted"}}));
+  EXPECT_EQ(CdiFiles(), std::vector<std::string>{driver::CdiSpecFileName(good.uid)});
+  EXPECT_EQ(TakenGpus(), std::vector<int>{0});
 }
 
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <regex>
 
+#include "daemon/kubelet_client.h"
+#include "driver/cdi_spec.h"
+#include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/cli_runner.h"
@@ -159,6 +162,27 @@ TEST_F(SimClusterTest, EveryNodePublishesValidSlicesBesideDeploysClasses) {
   }
   const kube::ResourceRef statuses{"canhazgpu.dev", "v1alpha1", "nodegpustatuses", false};
   EXPECT_TRUE(Eventually([&] { return client_->Get(statuses, "", "node-1").ok(); }));
+}
+
+TEST_F(SimClusterTest, AMigDeviceIsPreparedWithItsCapabilityNodes) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet = daemon::KubeletClient::Register(
+      NodeDir("node-0") + "/plugins_registry/gpu.canhazgpu.dev-reg.sock");
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  ASSERT_TRUE(client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
+  const driver::ClaimRef claim = driver::testing::CreateAllocatedClaim(
+                                     *client_, "ml", "mig", {"gpu-0-mig-1g10gb-19-1"}, "node-0")
+                                     .value();
+  absl::StatusOr<std::map<std::string, driver::PrepareResult>> out =
+      (*kubelet)->NodePrepareResources({claim});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[claim.uid].error, "") << ReadFile(NodeDir("node-0") + "/node.log");
+  // The second instance: GPU instance 2, compute instance 0 (minors 5 and 6).
+  const json spec =
+      json::parse(ReadFile(NodeDir("node-0") + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"],
+            (json{{{"path", "/dev/nvidia0"}},
+                  {{"path", "/dev/nvidia-caps/nvidia-cap5"}},
+                  {{"path", "/dev/nvidia-caps/nvidia-cap6"}}}));
 }
 
 TEST_F(SimClusterTest, ALocalReservationOnANodeWithdrawsOnlyThatNodesGpu) {

@@ -71,11 +71,10 @@ spec:
 class SimKubectlTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const int minor = KubectlMinor();
-    if (minor < 30) {
-      GTEST_SKIP() << "kubectl 1.30 or newer is not on PATH (found "
-                   << (minor < 0 ? std::string("none") : "1." + std::to_string(minor))
-                   << "): the kubectl tests of the simulated API server do not run";
+    if (std::string why =
+            NoRecentKubectl("the kubectl tests of the simulated API server do not run");
+        !why.empty()) {
+      GTEST_SKIP() << why;
     }
     char tmpl[] = "/tmp/sim_kubectl_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "gpu/nvml_health_monitor.h"
 #include "host/boot_id.h"
 #include "host/linux_process_table.h"
+#include "host/mig_minors.h"
 #include "host/system_clock.h"
 #include "httplib.h"
 #include "kube/kubeconfig.h"
@@ -55,8 +57,13 @@ std::vector<cli::FlagSpec> Flags() {
            "/var/lib/kubelet/plugins_registry"),
       text("cdi-dir", "DIR", "where CDI specs are written", "/var/run/cdi"),
       text("driver-root", "DIR", "the host's root as mounted here (driver libraries)", "/"),
+      text("mig-minors", "FILE", "the NVIDIA driver's MIG capability minors", host::kMigMinorsPath),
       text("http-listen", "HOST:PORT", "/healthz, /readyz and /metrics", "127.0.0.1:8081"),
       text("log-format", "text|json", "how log lines look", "text"),
+      text("resync", "DURATION",
+           "how often the slices and the NodeGpuStatus are checked against the API server even "
+           "without a change",
+           "30s"),
       {.name = "help", .short_name = 'h', .help = "show this help"},
   };
 }
@@ -102,6 +109,17 @@ absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> MakeProvider(const std::string
       StrCat("--provider: expected nvidia, amd or fake, got '", name, "'"));
 }
 
+// Test-only: K8SHAZGPU_TEST_CRASH_BEFORE_PREPARE_COMPLETED=1 kills the
+// daemon (SIGKILL, as the OOM killer or a node's kubelet would) between the
+// two checkpoint phases of every prepare — after PrepareStarted, the K8S
+// reservation and the CDI spec, before PrepareCompleted — so the end-to-end
+// tests can check what a restart makes of it. Never set it on a node.
+std::function<void()> CrashHookForTests() {
+  const char* crash = std::getenv("K8SHAZGPU_TEST_CRASH_BEFORE_PREPARE_COMPLETED");
+  if (crash == nullptr || std::string(crash) != "1") return nullptr;
+  return [] { raise(SIGKILL); };
+}
+
 int Fail(const std::string& message, int code = 1) {
   std::cerr << "k8shazgpu-node: " << message << "\n";
   return code;
@@ -124,6 +142,9 @@ int Main(const std::vector<std::string>& args) {
     return Fail("--log-format: expected text or json, got '" + s["log-format"] + "'",
                 cli::kExitUsage);
   }
+  absl::StatusOr<Duration> resync = ParseDuration(s["resync"]);
+  if (!resync.ok())
+    return Fail("--resync: " + std::string(resync.status().message()), cli::kExitUsage);
   const size_t colon = s["http-listen"].rfind(':');
   const int http_port =
       colon == std::string::npos ? -1 : std::atoi(s["http-listen"].c_str() + colon + 1);
@@ -175,21 +196,24 @@ int Main(const std::vector<std::string>& args) {
   if (!boot_id.ok()) return Fail(std::string(boot_id.status().message()));
   host::LinuxProcessTable processes;
 
-  absl::StatusOr<std::unique_ptr<daemon::NodeDaemon>> node =
-      daemon::NodeDaemon::Start({.state_path = s["state"],
-                                 .plugin_dir = s["plugin-dir"],
-                                 .registrar_dir = s["registrar-dir"],
-                                 .cdi_dir = s["cdi-dir"],
-                                 .driver_root = s["driver-root"],
-                                 .boot_id = *boot_id,
-                                 .log = log},
-                                {.node_name = s["node-name"],
-                                 .provider = **provider,
-                                 .store = store,
-                                 .processes = processes,
-                                 .health = health.get(),
-                                 .threshold_bytes = 1024 * kMiB},
-                                **client, clock);
+  absl::StatusOr<std::unique_ptr<daemon::NodeDaemon>> node = daemon::NodeDaemon::Start(
+      {.state_path = s["state"],
+       .plugin_dir = s["plugin-dir"],
+       .registrar_dir = s["registrar-dir"],
+       .cdi_dir = s["cdi-dir"],
+       .driver_root = s["driver-root"],
+       .mig_minors_path = s["mig-minors"],
+       .boot_id = *boot_id,
+       .resync = std::chrono::duration_cast<std::chrono::milliseconds>(*resync),
+       .before_prepare_completed = CrashHookForTests(),
+       .log = log},
+      {.node_name = s["node-name"],
+       .provider = **provider,
+       .store = store,
+       .processes = processes,
+       .health = health.get(),
+       .threshold_bytes = 1024 * kMiB},
+      **client, clock);
   if (!node.ok()) return Fail(std::string(node.status().message()));
 
   httplib::Server http;

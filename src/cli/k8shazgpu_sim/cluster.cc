@@ -148,6 +148,9 @@ absl::Status SimCluster::StartNode(int index) {
   const std::string host_file = node.dir + "/fake-host.json";
   const std::string state = node.dir + "/state.db";
   RETURN_IF_ERROR(WriteFileAtomically(host_file, SimulatedHostJson(index, options_.shape), 0644));
+  // What the driver would list in /proc for the host's MIG instances.
+  const std::string mig_minors = node.dir + "/mig-minors";
+  RETURN_IF_ERROR(WriteFileAtomically(mig_minors, SimulatedMigMinors(options_.shape), 0644));
   {
     // The node's canhazgpu store, initialised as `canhazgpu admin --provider
     // fake` would: the daemon and anyone running canhazgpu there share it.
@@ -174,16 +177,20 @@ absl::Status SimCluster::StartNode(int index) {
   node.kubelet =
       std::make_unique<simkubelet::Kubelet>(*node.kubelet_client, server_->logs(), kubelet);
   RETURN_IF_ERROR(node.kubelet->Start());
-  node.daemon = std::make_unique<NodeProcess>(NodeProcessOptions{
-      .binary = options_.node_binary,
-      .args = {"--node-name", node.name, "--kubeconfig", kubeconfig(), "--state", state,
-               "--provider", "fake", "--fake-host", host_file, "--plugin-dir",
-               node.dir + "/plugins", "--registrar-dir", node.dir + "/plugins_registry",
-               "--cdi-dir", node.dir + "/cdi", "--http-listen", "127.0.0.1:0"},
-      .log_path = node.dir + "/node.log",
-      .log = [log = options_.log, name](const std::string& line) {
-        log(StrCat(name, ": ", line));
-      }});
+  node.daemon = std::make_unique<NodeProcess>(
+      NodeProcessOptions{.binary = options_.node_binary,
+                         .args = {"--node-name",     node.name,
+                                  "--kubeconfig",    kubeconfig(),
+                                  "--state",         state,
+                                  "--provider",      "fake",
+                                  "--fake-host",     host_file,
+                                  "--plugin-dir",    node.dir + "/plugins",
+                                  "--registrar-dir", node.dir + "/plugins_registry",
+                                  "--cdi-dir",       node.dir + "/cdi",
+                                  "--mig-minors",    mig_minors,
+                                  "--http-listen",   "127.0.0.1:0"},
+                         .log_path = node.dir + "/node.log",
+                         .log = log});
   RETURN_IF_ERROR(node.daemon->Start());
   nodes_.push_back(std::move(node));
   return absl::OkStatus();

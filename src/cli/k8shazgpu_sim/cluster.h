@@ -15,6 +15,7 @@
 //   kubeconfig, apiserver.log
 //   nodes/<node>/state.db           the node's canhazgpu store
 //   nodes/<node>/fake-host.json     its GPUs (docs/fake-host.md)
+//   nodes/<node>/mig-minors         its MIG capability minors (--mig-minors)
 //   nodes/<node>/plugins/           --plugin-dir (dra.sock, checkpoint)
 //   nodes/<node>/plugins_registry/  --registrar-dir
 //   nodes/<node>/cdi/               --cdi-dir

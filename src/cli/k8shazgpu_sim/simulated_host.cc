@@ -58,4 +58,16 @@ std::string SimulatedHostJson(int node, const SimulatedHostShape& shape) {
   return doc.dump(2) + "\n";
 }
 
+std::string SimulatedMigMinors(const SimulatedHostShape& shape) {
+  std::string text = "config 1\nmonitor 2\n";
+  int minor = 3;
+  for (int gpu = 0; gpu < shape.mig_gpus; ++gpu) {
+    for (int m = 0; m < shape.instances_per_mig; ++m) {
+      text += StrCat("gpu", gpu, "/gi", m + 1, "/access ", minor++, "\n");
+      text += StrCat("gpu", gpu, "/gi", m + 1, "/ci0/access ", minor++, "\n");
+    }
+  }
+  return text;
+}
+
 }  // namespace canhazgpu::sim

@@ -21,4 +21,9 @@ std::string SimulatedNodeName(int node);
 // The fake-host JSON of node `node` (0-based).
 std::string SimulatedHostJson(int node, const SimulatedHostShape& shape);
 
+// The NVIDIA driver's MIG capability minors for such a host
+// (host/mig_minors.h): each instance's GPU instance (its position + 1, the
+// fake host's default) and compute instance 0 on the GPU's minor (its index).
+std::string SimulatedMigMinors(const SimulatedHostShape& shape);
+
 }  // namespace canhazgpu::sim
