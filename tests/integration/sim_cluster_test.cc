@@ -324,11 +324,9 @@ TEST_F(SimClusterTest, DeletingARunningPodStopsItsProcessAndFreesItsGpus) {
 }
 
 TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
-  if (KubectlMinor() < 30) {
-    GTEST_SKIP() << "kubectl 1.30 or newer is not on PATH (found "
-                 << (KubectlMinor() < 0 ? std::string("none")
-                                        : "1." + std::to_string(KubectlMinor()))
-                 << ")";
+  if (std::string why = NoRecentKubectl("the simulated cluster's kubectl test does not run");
+      !why.empty()) {
+    GTEST_SKIP() << why;
   }
   CreatePod("hello", 1, "echo hello from the cluster; " + WaitForGate("hello"));
   ASSERT_TRUE(Eventually([&] { return !Logs("hello").empty(); }));
