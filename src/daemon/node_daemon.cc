@@ -223,12 +223,10 @@ void NodeDaemon::SyncSlices(bool verify) {
     std::lock_guard lock(mu_);
     devices_ = *devices;
   }
-  // The node's status for people and the cluster CLI, beside the slices.
-  if (absl::Status s = status_writer_.Write(
-          driver::NodeGpuStatusObject(parts_.node_name, uid, *view, clock_.Now()), verify);
-      !s.ok()) {
-    options_.log(StrCat("cannot write the NodeGpuStatus: ", s.message()));
-  }
+  // The node's status for people and the cluster CLI follows the slices,
+  // debounced (WritePendingStatus): the slices are what the scheduler waits
+  // for, and the client's 5 requests a second are shared.
+  pending_status_ = driver::NodeGpuStatusObject(parts_.node_name, uid, *view, clock_.Now());
   absl::StatusOr<driver::PublishResult> published = publisher_.Publish(*devices, verify);
   if (!published.ok()) {
     publish_errors_.Add();
@@ -245,6 +243,20 @@ void NodeDaemon::SyncSlices(bool verify) {
                         published->generation, ")"));
   }
   ready_ = true;
+}
+
+// At most one NodeGpuStatus write a second; the last state always follows.
+constexpr std::chrono::milliseconds kStatusInterval{1000};
+
+void NodeDaemon::WritePendingStatus(bool now_anyway) {
+  if (!pending_status_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!now_anyway && now < status_written_at_ + kStatusInterval) return;
+  if (absl::Status s = status_writer_.Write(*pending_status_, /*refresh=*/now_anyway); !s.ok()) {
+    options_.log(StrCat("cannot write the NodeGpuStatus: ", s.message()));
+  }
+  pending_status_.reset();
+  status_written_at_ = now;
 }
 
 void NodeDaemon::SliceLoop() {
@@ -268,9 +280,13 @@ void NodeDaemon::SliceLoop() {
       settle = kNever;
     }
     if (due || now >= next_resync) {
-      SyncSlices(/*verify=*/now >= next_resync);
+      const bool resync = now >= next_resync;
+      SyncSlices(/*verify=*/resync);
+      WritePendingStatus(/*now_anyway=*/resync);
       next_resync = SteadyClock::now() + options_.resync;
       due = false;
+    } else {
+      WritePendingStatus(/*now_anyway=*/false);
     }
     // Wake for a commit to the state file, a health change, the resync or
     // Stop(), checking the last two at least five times a second.

@@ -78,6 +78,10 @@ class NodeDaemon {
   // Reads the node and publishes; logs what changed or failed. `verify`
   // reads the API even when the devices did not change (the resync).
   void SyncSlices(bool verify);
+  // Writes the NodeGpuStatus SyncSlices left pending, unless one was
+  // written less than kStatusInterval ago (then the loop comes back), or
+  // `now_anyway` (the resync).
+  void WritePendingStatus(bool now_anyway);
   driver::NodeDevices Devices();
 
   const NodeDaemonOptions options_;
@@ -97,6 +101,9 @@ class NodeDaemon {
   driver::ApiClaimSource claims_;
   driver::SlicePublisher publisher_;
   driver::NodeStatusWriter status_writer_;
+  // Only the slice loop's thread touches these two.
+  std::optional<nlohmann::json> pending_status_;
+  std::chrono::steady_clock::time_point status_written_at_{};
   driver::HealthBoard health_board_;
   std::unique_ptr<driver::ClaimPreparer> preparer_;
   std::unique_ptr<driver::NodeService> metered_;  // the preparer, counted and timed

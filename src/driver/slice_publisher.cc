@@ -37,10 +37,31 @@ absl::StatusOr<PublishResult> SlicePublisher::Publish(const NodeDevices& devices
     same.changed = false;
     return same;
   }
+  // A change needs no list when this publisher wrote the slices last: it
+  // kept what the server answered. Someone else having changed them shows
+  // as a conflict (or a missing slice), and then it reads after all.
+  std::optional<json> known;
+  if (!verify && written_) known = json(*written_);
+  absl::StatusOr<PublishResult> result = Write(devices, std::move(known));
+  if (!result.ok() && !verify &&
+      (kube::IsApiConflict(result.status()) || kube::IsApiNotFound(result.status()))) {
+    result = Write(devices, std::nullopt);
+  }
+  return result;
+}
+
+absl::StatusOr<PublishResult> SlicePublisher::Write(const NodeDevices& devices,
+                                                    std::optional<json> known) {
   last_.reset();  // until this call succeeds, the API may hold anything
+  written_.reset();
   const std::string& node = devices.pool.pool;
   const std::string& driver = devices.pool.driver;
-  ASSIGN_OR_RETURN(json existing, ListSlices(node, driver));
+  json existing;
+  if (known) {
+    existing = *std::move(known);
+  } else {
+    ASSIGN_OR_RETURN(existing, ListSlices(node, driver));
+  }
   std::map<std::string, json> by_name;
   int64_t generation = 0;
   for (json& slice : existing) {
@@ -61,6 +82,8 @@ absl::StatusOr<PublishResult> SlicePublisher::Publish(const NodeDevices& devices
   if (unchanged) {
     last_ = result;
     last_slices_ = std::move(same.slices);
+    written_.emplace();
+    for (auto& [name, slice] : by_name) written_->push_back(std::move(slice));
     return result;
   }
 
@@ -79,18 +102,23 @@ absl::StatusOr<PublishResult> SlicePublisher::Publish(const NodeDevices& devices
     absl::Status deleted = client_.Delete(kube::kResourceSlices, "", name);
     if (!deleted.ok() && !kube::IsApiNotFound(deleted)) return deleted;
   }
+  std::vector<json> written;
   for (json& slice : next.slices) {
     auto it = by_name.find(NameOf(slice));
     if (it == by_name.end()) {
       absl::StatusOr<json> created = client_.CreateObject(kube::kResourceSlices, "", slice);
-      if (created.ok()) continue;
+      if (created.ok()) {
+        written.push_back(*std::move(created));
+        continue;
+      }
       if (!kube::IsApiAlreadyExists(created.status())) return created.status();
       // Made meanwhile (by our own earlier, interrupted run): update it.
       ASSIGN_OR_RETURN(json current, client_.Get(kube::kResourceSlices, "", NameOf(slice)));
       it = by_name.emplace(NameOf(slice), std::move(current)).first;
     }
     slice["metadata"]["resourceVersion"] = it->second["metadata"]["resourceVersion"];
-    RETURN_IF_ERROR(client_.Update(kube::kResourceSlices, "", slice).status());
+    ASSIGN_OR_RETURN(json updated, client_.Update(kube::kResourceSlices, "", slice));
+    written.push_back(std::move(updated));
   }
   last_ = PublishResult{.changed = true,
                         .generation = generation + 1,
@@ -98,6 +126,7 @@ absl::StatusOr<PublishResult> SlicePublisher::Publish(const NodeDevices& devices
                         .dropped = std::move(next.dropped)};
   // As built (without the resourceVersions the writes added).
   last_slices_ = BuildSlices(devices, generation + 1).slices;
+  written_ = std::move(written);
   return *last_;
 }
 

@@ -29,7 +29,9 @@ class SlicePublisher {
   // `client` must outlive the publisher.
   explicit SlicePublisher(kube::Client& client) : client_(client) {}
 
-  // Reads the node's slices, then writes what differs. An error leaves the
+  // Reads the node's slices (or, when this publisher wrote them last and
+  // not `verify`, uses what the server answered then), then writes what
+  // differs. An error leaves the
   // API partly updated at worst; the next call finishes the job. When the
   // devices are what this publisher last published successfully, nothing
   // is read or written unless `verify` (the periodic resync, which repairs
@@ -41,12 +43,18 @@ class SlicePublisher {
 
  private:
   absl::StatusOr<nlohmann::json> ListSlices(const std::string& node, const std::string& driver);
+  // Publish's work, from `known` (the slices as last written) or, without
+  // it, from a list.
+  absl::StatusOr<PublishResult> Write(const NodeDevices& devices,
+                                      std::optional<nlohmann::json> known);
 
   kube::Client& client_;
   // What the last successful Publish left in the API (its slices at their
   // generation): a repeat of the same devices costs no request.
   std::optional<PublishResult> last_;
   std::vector<nlohmann::json> last_slices_;
+  // The node's slices as the server answered the last successful Publish.
+  std::optional<std::vector<nlohmann::json>> written_;
 };
 
 }  // namespace canhazgpu::driver

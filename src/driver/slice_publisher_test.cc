@@ -134,6 +134,30 @@ TEST_F(SlicePublisherTest, ARepeatCostsNoRequestUnlessVerified) {
   EXPECT_THAT(Published(), ElementsAre("gpu-1", "gpu-2", "gpu-3"));
 }
 
+TEST_F(SlicePublisherTest, AChangeAfterItsOwnWriteNeedsNoListUnlessSomeoneElseWrote) {
+  ASSERT_TRUE(publisher_.Publish(Node(4)).ok());
+  sim_.server().faults().Add(
+      {.verb = "list", .resource = "resourceslices", .count = 100, .code = 500});
+  NodeDevices changed = Node(4);
+  changed.withheld = {"gpu-0"};
+  absl::StatusOr<PublishResult> written = publisher_.Publish(changed, /*verify=*/false);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->generation, 2);
+  EXPECT_EQ(sim_.server().faults().Pending()[0].count, 100);  // not one list
+  sim_.server().faults().Clear();
+  EXPECT_THAT(Published(), ElementsAre("gpu-1", "gpu-2", "gpu-3"));
+
+  // Someone else writes the slice: the next change meets a conflict, reads,
+  // and still lands.
+  json slice = Slices()[0];
+  slice["metadata"]["labels"]["touched"] = "yes";
+  ASSERT_TRUE(client_->Update(kube::kResourceSlices, "", slice).ok());
+  absl::StatusOr<PublishResult> again = publisher_.Publish(Node(4), /*verify=*/false);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->generation, 3);
+  EXPECT_THAT(Published(), ElementsAre("gpu-0", "gpu-1", "gpu-2", "gpu-3"));
+}
+
 TEST_F(SlicePublisherTest, AnApiErrorIsReturnedAndTheNextPublishFinishes) {
   sim_.server().faults().Add({.verb = "create", .resource = "resourceslices", .code = 500});
   absl::StatusOr<PublishResult> failed = publisher_.Publish(Node(2));
