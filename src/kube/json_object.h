@@ -16,12 +16,22 @@
 // mutate from two threads, like any struct).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::kube {
+
+// The string at `pointer` in an object read as plain JSON; "" when it is
+// absent or not a string (code that reads a few fields of many objects).
+inline std::string StringAt(const nlohmann::json& object,
+                            const nlohmann::json::json_pointer& pointer) {
+  if (!object.is_object() || !object.contains(pointer)) return "";
+  const nlohmann::json& value = object.at(pointer);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
 
 template <typename T>
 struct JsonObject {

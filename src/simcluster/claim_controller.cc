@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "kube/json_object.h"
 #include "simcluster/placement.h"
 
 namespace canhazgpu::simcluster {
@@ -11,13 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& object, const json::json_pointer& pointer) {
-  const json v = object.value(pointer, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 bool PodDone(const json& pod) {
-  const std::string phase = Str(pod, "/status/phase"_json_pointer);
+  const std::string phase = kube::StringAt(pod, "/status/phase"_json_pointer);
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -26,7 +22,7 @@ bool PodDone(const json& pod) {
 const json* GeneratedClaim(const View& view, const std::string& ns, const std::string& pod_uid,
                            const std::string& entry) {
   for (const auto& [key, claim] : view.claims) {
-    if (Str(claim, "/metadata/namespace"_json_pointer) != ns) continue;
+    if (kube::StringAt(claim, "/metadata/namespace"_json_pointer) != ns) continue;
     const json annotations = claim.value("/metadata/annotations"_json_pointer, json::object());
     if (annotations.value(kPodClaimNameAnnotation, "") != entry) continue;
     for (const json& o : claim.value("/metadata/ownerReferences"_json_pointer, json::array()))
@@ -38,11 +34,12 @@ const json* GeneratedClaim(const View& view, const std::string& ns, const std::s
 // The claim the real controller makes from a template.
 json ClaimFromTemplate(const json& pod, const std::string& entry, const json& tmpl) {
   // Room for the five random characters within a 63-character name.
-  std::string generate_name = StrCat(Str(pod, "/metadata/name"_json_pointer), "-", entry);
+  std::string generate_name =
+      StrCat(kube::StringAt(pod, "/metadata/name"_json_pointer), "-", entry);
   if (generate_name.size() > 57) generate_name.resize(57);
   generate_name += "-";
   json meta = {{"generateName", generate_name},
-               {"namespace", Str(pod, "/metadata/namespace"_json_pointer)}};
+               {"namespace", kube::StringAt(pod, "/metadata/namespace"_json_pointer)}};
   json annotations = tmpl.value("/spec/metadata/annotations"_json_pointer, json::object());
   annotations[kPodClaimNameAnnotation] = entry;
   meta["annotations"] = annotations;
@@ -50,8 +47,8 @@ json ClaimFromTemplate(const json& pod, const std::string& entry, const json& tm
   if (!labels.empty()) meta["labels"] = labels;
   meta["ownerReferences"] = {{{"apiVersion", "v1"},
                               {"kind", "Pod"},
-                              {"name", Str(pod, "/metadata/name"_json_pointer)},
-                              {"uid", Str(pod, "/metadata/uid"_json_pointer)},
+                              {"name", kube::StringAt(pod, "/metadata/name"_json_pointer)},
+                              {"uid", kube::StringAt(pod, "/metadata/uid"_json_pointer)},
                               {"controller", true},
                               {"blockOwnerDeletion", true}}};
   return {{"apiVersion", "resource.k8s.io/v1"},
@@ -66,10 +63,10 @@ bool PodNeedsClaim(const View& view, const std::string& ns, const json& ref) {
   auto it = view.pods.find(StrCat(ns, "/", ref.value("name", "")));
   if (it == view.pods.end()) return false;
   const json& pod = it->second;
-  if (Str(pod, "/metadata/uid"_json_pointer) != ref.value("uid", "")) return false;
+  if (kube::StringAt(pod, "/metadata/uid"_json_pointer) != ref.value("uid", "")) return false;
   if (PodDone(pod)) return false;
-  return Str(pod, "/metadata/deletionTimestamp"_json_pointer).empty() ||
-         !Str(pod, "/spec/nodeName"_json_pointer).empty();
+  return kube::StringAt(pod, "/metadata/deletionTimestamp"_json_pointer).empty() ||
+         !kube::StringAt(pod, "/spec/nodeName"_json_pointer).empty();
 }
 
 }  // namespace
@@ -84,9 +81,10 @@ void ClaimController::Sync(View& view) {
 }
 
 void ClaimController::CreateTemplateClaims(View& view, const json& pod) {
-  if (PodDone(pod) || !Str(pod, "/metadata/deletionTimestamp"_json_pointer).empty()) return;
-  const std::string ns = Str(pod, "/metadata/namespace"_json_pointer);
-  const std::string uid = Str(pod, "/metadata/uid"_json_pointer);
+  if (PodDone(pod) || !kube::StringAt(pod, "/metadata/deletionTimestamp"_json_pointer).empty())
+    return;
+  const std::string ns = kube::StringAt(pod, "/metadata/namespace"_json_pointer);
+  const std::string uid = kube::StringAt(pod, "/metadata/uid"_json_pointer);
   const json entries = pod.value("/spec/resourceClaims"_json_pointer, json::array());
   const auto names = PodClaimNames(pod);
   json statuses = pod.value("/status/resourceClaimStatuses"_json_pointer, json::array());
@@ -97,7 +95,7 @@ void ClaimController::CreateTemplateClaims(View& view, const json& pod) {
     if (template_name.empty() || !names[i].second.empty()) continue;
     std::string claim_name;
     if (const json* existing = GeneratedClaim(view, ns, uid, entry)) {
-      claim_name = Str(*existing, "/metadata/name"_json_pointer);
+      claim_name = kube::StringAt(*existing, "/metadata/name"_json_pointer);
     } else {
       auto tmpl = view.templates.find(StrCat(ns, "/", template_name));
       if (tmpl == view.templates.end()) continue;  // the scheduler says what it waits for
@@ -108,7 +106,7 @@ void ClaimController::CreateTemplateClaims(View& view, const json& pod) {
         continue;
       }
       Wrote(claims_, view.claims, *created);
-      claim_name = Str(*created, "/metadata/name"_json_pointer);
+      claim_name = kube::StringAt(*created, "/metadata/name"_json_pointer);
     }
     statuses.erase(std::remove_if(statuses.begin(), statuses.end(),
                                   [&](const json& s) { return s.value("name", "") == entry; }),
@@ -128,7 +126,7 @@ void ClaimController::CreateTemplateClaims(View& view, const json& pod) {
 }
 
 void ClaimController::ReleaseClaim(View& view, const json& claim) {
-  const std::string ns = Str(claim, "/metadata/namespace"_json_pointer);
+  const std::string ns = kube::StringAt(claim, "/metadata/namespace"_json_pointer);
   const json reserved = claim.value("/status/reservedFor"_json_pointer, json::array());
   json kept = json::array();
   for (const json& ref : reserved) {
@@ -168,7 +166,7 @@ void ClaimController::ReleaseClaim(View& view, const json& claim) {
     return;
   }
   // Without finalizers a claim being deleted is gone now.
-  if (!Str(*written, "/metadata/deletionTimestamp"_json_pointer).empty()) {
+  if (!kube::StringAt(*written, "/metadata/deletionTimestamp"_json_pointer).empty()) {
     claims_.Erase(KeyOf(claim));
     view.claims.erase(KeyOf(claim));
     return;

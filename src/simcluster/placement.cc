@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "core/strings.h"
+#include "kube/json_object.h"
 #include "kube/objects_resource.h"
 #include "simcluster/claim_spec.h"
 #include "simcluster/node_fit.h"
@@ -21,18 +22,13 @@ using nlohmann::json;
 constexpr char kCannotAllocate[] = "cannot allocate all claims";
 constexpr char kNotAvailableOnNode[] = "resourceclaim not available on the node";
 
-std::string Str(const json& object, const json::json_pointer& pointer) {
-  const json v = object.value(pointer, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 bool Allocated(const json& claim) {
   const json a = claim.value("/status/allocation"_json_pointer, json());
   return a.is_object() && !a.empty();
 }
 
 bool PodDone(const json& pod) {
-  const std::string phase = Str(pod, "/status/phase"_json_pointer);
+  const std::string phase = kube::StringAt(pod, "/status/phase"_json_pointer);
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -87,8 +83,8 @@ struct PodClaim {
 
 // The pod's claims, or the message why they cannot be used (yet).
 std::variant<std::vector<PodClaim>, std::string> ResolveClaims(const View& view, const json& pod) {
-  const std::string ns = Str(pod, "/metadata/namespace"_json_pointer);
-  const std::string uid = Str(pod, "/metadata/uid"_json_pointer);
+  const std::string ns = kube::StringAt(pod, "/metadata/namespace"_json_pointer);
+  const std::string uid = kube::StringAt(pod, "/metadata/uid"_json_pointer);
   std::vector<PodClaim> out;
   const json entries = pod.value("/spec/resourceClaims"_json_pointer, json::array());
   const auto names = PodClaimNames(pod);
@@ -114,7 +110,7 @@ std::variant<std::vector<PodClaim>, std::string> ResolveClaims(const View& view,
                       " (pod is not owner)");
       }
     }
-    if (!Str(claim, "/metadata/deletionTimestamp"_json_pointer).empty())
+    if (!kube::StringAt(claim, "/metadata/deletionTimestamp"_json_pointer).empty())
       return StrCat("resourceclaim \"", name, "\" is being deleted");
     PodClaim c{it->first, claim, std::nullopt};
     if (!Allocated(claim)) {
@@ -292,7 +288,7 @@ Placement PlacePod(const View& view, const json& pod) {
   // Fewest running pods first, then by name.
   std::map<std::string, int> pods_on;
   for (const auto& [key, p] : view.pods) {
-    const std::string node = Str(p, "/spec/nodeName"_json_pointer);
+    const std::string node = kube::StringAt(p, "/spec/nodeName"_json_pointer);
     if (!node.empty() && !PodDone(p)) ++pods_on[node];
   }
   std::vector<std::pair<int, std::string>> order;

@@ -6,6 +6,7 @@
 
 #include "core/duration.h"
 #include "core/strings.h"
+#include "kube/json_object.h"
 #include "simcluster/claim_controller.h"
 #include "simcluster/placement.h"
 
@@ -14,17 +15,12 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& object, const json::json_pointer& pointer) {
-  const json v = object.value(pointer, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 bool Pending(const json& pod, const std::string& scheduler_name) {
-  const std::string phase = Str(pod, "/status/phase"_json_pointer);
+  const std::string phase = kube::StringAt(pod, "/status/phase"_json_pointer);
   if (phase == "Succeeded" || phase == "Failed") return false;
-  if (!Str(pod, "/spec/nodeName"_json_pointer).empty()) return false;
-  if (!Str(pod, "/metadata/deletionTimestamp"_json_pointer).empty()) return false;
-  std::string name = Str(pod, "/spec/schedulerName"_json_pointer);
+  if (!kube::StringAt(pod, "/spec/nodeName"_json_pointer).empty()) return false;
+  if (!kube::StringAt(pod, "/metadata/deletionTimestamp"_json_pointer).empty()) return false;
+  std::string name = kube::StringAt(pod, "/spec/schedulerName"_json_pointer);
   if (name.empty()) name = "default-scheduler";
   return name == scheduler_name;
 }
@@ -53,7 +49,8 @@ void Scheduler::ScheduleAll(View& view) {
   std::vector<std::tuple<std::string, std::string, json>> pending;
   for (const auto& [key, pod] : view.pods) {
     if (Pending(pod, scheduler_name_))
-      pending.emplace_back(Str(pod, "/metadata/creationTimestamp"_json_pointer), key, pod);
+      pending.emplace_back(kube::StringAt(pod, "/metadata/creationTimestamp"_json_pointer), key,
+                           pod);
   }
   std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
@@ -76,11 +73,11 @@ void Scheduler::Schedule(View& view, const json& pod_in) {
 
 bool Scheduler::Commit(View& view, const json& pod, const std::string& key,
                        const json& allocation) {
-  const std::string uid = Str(pod, "/metadata/uid"_json_pointer);
+  const std::string uid = kube::StringAt(pod, "/metadata/uid"_json_pointer);
   auto it = view.claims.find(key);
   if (it == view.claims.end()) return false;
   json claim = it->second;
-  const std::string ns = Str(claim, "/metadata/namespace"_json_pointer);
+  const std::string ns = kube::StringAt(claim, "/metadata/namespace"_json_pointer);
   auto failed = [&](const absl::Status& status) {
     log_(StrCat("scheduler: pod ", KeyOf(pod), ": claim ", key, ": ", status.message()));
     return false;
@@ -102,8 +99,9 @@ bool Scheduler::Commit(View& view, const json& pod, const std::string& key,
   if (!ReservedFor(claim, uid)) {
     json& reserved = claim["status"]["reservedFor"];
     if (!reserved.is_array()) reserved = json::array();
-    reserved.push_back(
-        {{"resource", "pods"}, {"name", Str(pod, "/metadata/name"_json_pointer)}, {"uid", uid}});
+    reserved.push_back({{"resource", "pods"},
+                        {"name", kube::StringAt(pod, "/metadata/name"_json_pointer)},
+                        {"uid", uid}});
   }
   auto written = client_.UpdateStatus(kube::kResourceClaims, ns, claim);
   if (!written.ok()) return failed(written.status());
@@ -112,11 +110,12 @@ bool Scheduler::Commit(View& view, const json& pod, const std::string& key,
 }
 
 void Scheduler::Bind(View& view, const json& pod, const std::string& node) {
-  const std::string ns = Str(pod, "/metadata/namespace"_json_pointer);
-  const std::string name = Str(pod, "/metadata/name"_json_pointer);
+  const std::string ns = kube::StringAt(pod, "/metadata/namespace"_json_pointer);
+  const std::string name = kube::StringAt(pod, "/metadata/name"_json_pointer);
   // With the uid, a pod deleted and made again under the name is not bound
   // by mistake.
-  absl::Status bound = client_.BindPod(ns, name, Str(pod, "/metadata/uid"_json_pointer), node);
+  absl::Status bound =
+      client_.BindPod(ns, name, kube::StringAt(pod, "/metadata/uid"_json_pointer), node);
   if (!bound.ok()) {
     log_(StrCat("scheduler: binding pod ", ns, "/", name, " to ", node, ": ", bound.message()));
     return;
@@ -153,8 +152,8 @@ void Scheduler::ReportUnschedulable(View& view, const json& pod, const std::stri
   }
   json updated = pod;
   updated["status"]["conditions"] = conditions;
-  auto written =
-      client_.UpdateStatus(kube::kPods, Str(pod, "/metadata/namespace"_json_pointer), updated);
+  auto written = client_.UpdateStatus(
+      kube::kPods, kube::StringAt(pod, "/metadata/namespace"_json_pointer), updated);
   if (!written.ok()) {
     log_(StrCat("scheduler: pod ", KeyOf(pod), ": ", written.status().message()));
     return;

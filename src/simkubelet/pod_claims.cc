@@ -1,19 +1,16 @@
 #include "simkubelet/pod_claims.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "core/strings.h"
+#include "kube/json_object.h"
 
 namespace canhazgpu::simkubelet {
 namespace {
 
 using nlohmann::json;
-
-std::string Str(const json& object, const json::json_pointer& pointer) {
-  const json value = object.value(pointer, json());
-  return value.is_string() ? value.get<std::string>() : "";
-}
 
 // The claim's name for spec.resourceClaims[] entry `pod_claim`; "" when the
 // pod needs no claim for it (its template produced none).
@@ -44,24 +41,36 @@ bool ServesRequest(const driver::PreparedDevice& device, const std::string& requ
       [&](const std::string& r) { return r == request || r.rfind(request + "/", 0) == 0; });
 }
 
-}  // namespace
-
-std::vector<std::string> CdiIdsForContainer(const json& container,
-                                            const std::vector<PreparedClaim>& prepared) {
-  std::vector<std::string> ids;
+// Calls `use(claim name, request, device)` for every prepared device the
+// container's resources.claims give it (a claim, or one of its requests).
+void ForEachDeviceOfContainer(
+    const json& container, const std::vector<PreparedClaim>& prepared,
+    const std::function<void(const std::string&, const std::string&, const ClaimDevice&)>& use) {
   for (const json& used : container.value("/resources/claims"_json_pointer, json::array())) {
     const std::string name = used.value("name", "");
     const std::string request = used.value("request", "");
     for (const PreparedClaim& claim : prepared) {
       if (claim.pod_claim_name != name) continue;
       for (const ClaimDevice& d : claim.devices) {
-        if (!ServesRequest(d.device, request)) continue;
-        for (const std::string& id : d.device.cdi_device_ids) {
-          if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-        }
+        if (ServesRequest(d.device, request)) use(name, request, d);
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::string> CdiIdsForContainer(const json& container,
+                                            const std::vector<PreparedClaim>& prepared) {
+  std::vector<std::string> ids;
+  ForEachDeviceOfContainer(container, prepared,
+                           [&](const std::string&, const std::string&, const ClaimDevice& d) {
+                             for (const std::string& id : d.device.cdi_device_ids) {
+                               if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+                                 ids.push_back(id);
+                               }
+                             }
+                           });
   return ids;
 }
 
@@ -69,13 +78,9 @@ json AllocatedResourcesStatus(const json& container, const std::vector<PreparedC
                               const DeviceHealthCache& health) {
   // By status name, in the order first seen.
   std::vector<std::pair<std::string, json>> statuses;
-  for (const json& used : container.value("/resources/claims"_json_pointer, json::array())) {
-    const std::string name = used.value("name", "");
-    const std::string request = used.value("request", "");
-    for (const PreparedClaim& claim : prepared) {
-      if (claim.pod_claim_name != name) continue;
-      for (const ClaimDevice& d : claim.devices) {
-        if (!ServesRequest(d.device, request)) continue;
+  ForEachDeviceOfContainer(
+      container, prepared,
+      [&](const std::string& name, const std::string& request, const ClaimDevice& d) {
         std::string served = request;
         if (served.empty() && !d.device.request_names.empty()) {
           served = d.device.request_names[0];
@@ -91,9 +96,7 @@ json AllocatedResourcesStatus(const json& container, const std::vector<PreparedC
         it->second.push_back(
             {{"resourceID", StrCat(d.driver, "/", d.device.pool, "/", d.device.device)},
              {"health", health.Health(d.driver, d.device.pool, d.device.device)}});
-      }
-    }
-  }
+      });
   json out = json::array();
   for (auto& [status_name, resources] : statuses) {
     out.push_back({{"name", status_name}, {"resources", std::move(resources)}});
@@ -105,9 +108,9 @@ DraManager::DraManager(kube::Client& client, const PluginWatcher& plugins)
     : client_(client), plugins_(plugins) {}
 
 absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const json& pod) {
-  const std::string ns = Str(pod, "/metadata/namespace"_json_pointer);
-  const std::string pod_name = Str(pod, "/metadata/name"_json_pointer);
-  const std::string pod_uid = Str(pod, "/metadata/uid"_json_pointer);
+  const std::string ns = kube::StringAt(pod, "/metadata/namespace"_json_pointer);
+  const std::string pod_name = kube::StringAt(pod, "/metadata/name"_json_pointer);
+  const std::string pod_uid = kube::StringAt(pod, "/metadata/uid"_json_pointer);
   auto fail = [](const std::string& message) {
     return absl::FailedPreconditionError(StrCat("prepare dynamic resources: ", message));
   };
@@ -127,7 +130,7 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
     if (!claim.ok()) {
       return fail(StrCat("fetch ResourceClaim ", *name, ": ", claim.status().message()));
     }
-    const std::string claim_uid = Str(*claim, "/metadata/uid"_json_pointer);
+    const std::string claim_uid = kube::StringAt(*claim, "/metadata/uid"_json_pointer);
     if (!claim->contains("status") || !(*claim)["status"].contains("allocation")) {
       return fail(StrCat("ResourceClaim ", *name, " (", claim_uid, ") is not allocated"));
     }

@@ -14,6 +14,8 @@
 #include "absl/strings/ascii.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
+#include "cli/common/listen_address.h"
+#include "cli/common/stop_signals.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -145,21 +147,12 @@ int Main(const std::vector<std::string>& args) {
   absl::StatusOr<Duration> resync = ParseDuration(s["resync"]);
   if (!resync.ok())
     return Fail("--resync: " + std::string(resync.status().message()), cli::kExitUsage);
-  const size_t colon = s["http-listen"].rfind(':');
-  const int http_port =
-      colon == std::string::npos ? -1 : std::atoi(s["http-listen"].c_str() + colon + 1);
-  if (colon == std::string::npos || http_port < 0 || http_port > 65535) {
-    return Fail("--http-listen: expected HOST:PORT, got '" + s["http-listen"] + "'",
-                cli::kExitUsage);
+  absl::StatusOr<cli::ListenAddress> http_listen = cli::ParseListenAddress(s["http-listen"]);
+  if (!http_listen.ok()) {
+    return Fail("--http-listen: " + std::string(http_listen.status().message()), cli::kExitUsage);
   }
 
-  // Signals are taken by one thread with sigwait, before any other starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = cli::BlockStopSignals();  // before any thread starts
 
   Logger logger(s["log-format"] == "json");
   auto log = [&logger](const std::string& line) { logger(line); };
@@ -228,7 +221,8 @@ int Main(const std::vector<std::string>& args) {
   http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content((*node)->Metrics(), "text/plain; version=0.0.4");
   });
-  const std::string http_host = s["http-listen"].substr(0, colon);
+  const std::string& http_host = http_listen->host;
+  const int http_port = http_listen->port;
   const int bound = http_port == 0 ? http.bind_to_any_port(http_host)
                                    : (http.bind_to_port(http_host, http_port) ? http_port : -1);
   if (bound < 0) return Fail("cannot listen on " + s["http-listen"]);

@@ -15,6 +15,9 @@
 
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
+#include "cli/common/listen_address.h"
+#include "cli/common/stop_signals.h"
+#include "cli/k8shazgpu_sim/command_flags.h"
 #include "cli/k8shazgpu_sim/commands.h"
 #include "cli/k8shazgpu_sim/sim_kubeconfig.h"
 #include "core/file_write.h"
@@ -64,53 +67,25 @@ constexpr char kApiServerUsage[] =
 }  // namespace
 
 int ApiServerMain(const std::vector<std::string>& args) {
-  absl::StatusOr<cli::ParsedFlags> flags = cli::ParseFlags(args, kFlags, "apiserver");
-  if (!flags.ok()) {
-    std::cerr << "k8shazgpu-sim: " << flags.status().message() << "\n";
-    return cli::kExitUsage;
+  cli::ParsedFlags flags;
+  if (std::optional<int> exit =
+          ParseCommandFlags(args, kFlags, "apiserver", kApiServerUsage, &flags)) {
+    return *exit;
   }
-  if (flags->Has("help")) {
-    std::cout << kApiServerUsage << cli::FlagHelp(kFlags);
-    return 0;
-  }
-  auto value = [&](const char* name) {
-    if (auto v = flags->Value(name)) return *v;
-    for (const cli::FlagSpec& spec : kFlags) {
-      if (spec.name == name) return spec.default_value;
-    }
-    return std::string();
-  };
-  for (const cli::FlagSpec& spec : kFlags) {
-    if (auto v = flags->Value(spec.name); v) {
-      if (absl::Status s = cli::CheckFlagValue(spec, *v); !s.ok()) {
-        std::cerr << "k8shazgpu-sim: --" << spec.name << ": " << s.message() << "\n";
-        return cli::kExitUsage;
-      }
-    }
-  }
+  auto value = [&](const char* name) { return FlagOrDefault(flags, kFlags, name); };
   const std::string out_path = value("kubeconfig-out");
   if (out_path.empty()) {
     std::cerr << "k8shazgpu-sim: apiserver: --kubeconfig-out FILE is required\n";
     return cli::kExitUsage;
   }
-  const std::string listen = value("listen");
-  const size_t colon = listen.rfind(':');
-  const std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
-  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
-  char* end = nullptr;
-  const long port = std::strtol(port_text.c_str(), &end, 10);
-  if (host.empty() || port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
-    std::cerr << "k8shazgpu-sim: --listen: expected HOST:PORT, got '" << listen << "'\n";
+  absl::StatusOr<cli::ListenAddress> listen = cli::ParseListenAddress(value("listen"));
+  if (!listen.ok()) {
+    std::cerr << "k8shazgpu-sim: --listen: " << listen.status().message() << "\n";
     return cli::kExitUsage;
   }
-
-  // Signals are taken by one thread with sigwait, before any other starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const std::string host = listen->host;
+  const int port = listen->port;
+  sigset_t signals = cli::BlockStopSignals();  // before any thread starts
 
   kubesim::ObjectStore store(static_cast<size_t>(std::stol(value("event-window"))));
   std::mutex log_mu;
@@ -123,7 +98,7 @@ int ApiServerMain(const std::vector<std::string>& args) {
     options.deny.emplace_back(rule);
   }
   std::optional<kubesim::Certificates> certs;
-  if (flags->Has("tls")) {
+  if (flags.Has("tls")) {
     absl::StatusOr<kubesim::Certificates> made = kubesim::GenerateCertificates();
     if (!made.ok()) {
       std::cerr << "k8shazgpu-sim: " << made.status().message() << "\n";
@@ -135,7 +110,7 @@ int ApiServerMain(const std::vector<std::string>& args) {
     options.tls_client_ca_pem = certs->ca_pem;
   }
   kubesim::ApiServer server(store, options);
-  absl::StatusOr<int> bound = server.Bind(host, static_cast<int>(port));
+  absl::StatusOr<int> bound = server.Bind(host, port);
   if (!bound.ok()) {
     std::cerr << "k8shazgpu-sim: " << bound.status().message() << "\n";
     return 1;

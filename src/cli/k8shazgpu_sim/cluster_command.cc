@@ -12,7 +12,10 @@
 
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
+#include "cli/common/listen_address.h"
+#include "cli/common/stop_signals.h"
 #include "cli/k8shazgpu_sim/cluster.h"
+#include "cli/k8shazgpu_sim/command_flags.h"
 #include "cli/k8shazgpu_sim/commands.h"
 #include "core/file_write.h"
 #include "core/strings.h"
@@ -85,30 +88,11 @@ std::string DefaultNodeBinary() {
 }  // namespace
 
 int ClusterMain(const std::vector<std::string>& args) {
-  absl::StatusOr<cli::ParsedFlags> flags = cli::ParseFlags(args, kFlags, "cluster");
-  if (!flags.ok()) {
-    std::cerr << "k8shazgpu-sim: " << flags.status().message() << "\n";
-    return cli::kExitUsage;
+  cli::ParsedFlags flags;
+  if (std::optional<int> exit = ParseCommandFlags(args, kFlags, "cluster", kUsage, &flags)) {
+    return *exit;
   }
-  if (flags->Has("help")) {
-    std::cout << kUsage << cli::FlagHelp(kFlags);
-    return 0;
-  }
-  auto value = [&](const char* name) {
-    if (auto v = flags->Value(name)) return *v;
-    for (const cli::FlagSpec& spec : kFlags) {
-      if (spec.name == name) return spec.default_value;
-    }
-    return std::string();
-  };
-  for (const cli::FlagSpec& spec : kFlags) {
-    if (auto v = flags->Value(spec.name); v) {
-      if (absl::Status s = cli::CheckFlagValue(spec, *v); !s.ok()) {
-        std::cerr << "k8shazgpu-sim: --" << spec.name << ": " << s.message() << "\n";
-        return cli::kExitUsage;
-      }
-    }
-  }
+  auto value = [&](const char* name) { return FlagOrDefault(flags, kFlags, name); };
   ClusterOptions options;
   options.dir = value("dir");
   if (options.dir.empty()) {
@@ -123,22 +107,14 @@ int ClusterMain(const std::vector<std::string>& args) {
               << " is more than --gpus-per-node " << options.shape.gpus << "\n";
     return cli::kExitUsage;
   }
-  const std::string listen = value("listen");
-  const size_t colon = listen.rfind(':');
-  char* end = nullptr;
-  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
-  const long port = std::strtol(port_text.c_str(), &end, 10);
-  if (colon == std::string::npos || colon == 0 || port_text.empty() || *end != '\0' || port < 0 ||
-      port > 65535) {
-    std::cerr << "k8shazgpu-sim: --listen: expected HOST:PORT, got '" << listen << "'\n";
+  absl::StatusOr<cli::ListenAddress> listen = cli::ParseListenAddress(value("listen"));
+  if (!listen.ok()) {
+    std::cerr << "k8shazgpu-sim: --listen: " << listen.status().message() << "\n";
     return cli::kExitUsage;
   }
-  options.listen_host = listen.substr(0, colon);
-  if (options.listen_host.size() > 2 && options.listen_host.front() == '[') {
-    options.listen_host = options.listen_host.substr(1, options.listen_host.size() - 2);
-  }
-  options.port = static_cast<int>(port);
-  options.node_binary = flags->Value("node-binary").value_or(DefaultNodeBinary());
+  options.listen_host = listen->host;
+  options.port = listen->port;
+  options.node_binary = flags.Value("node-binary").value_or(DefaultNodeBinary());
   if (options.node_binary.empty()) {
     std::cerr << "k8shazgpu-sim: cannot find k8shazgpu-node beside this binary; pass --node-binary "
                  "PATH\n";
@@ -150,13 +126,7 @@ int ClusterMain(const std::vector<std::string>& args) {
     std::cerr << "k8shazgpu-sim: " << line << "\n";
   };
 
-  // Signals are taken by sigwait, blocked before any thread starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = cli::BlockStopSignals();  // before any thread starts
 
   const std::string dir = options.dir;
   absl::StatusOr<std::unique_ptr<SimCluster>> cluster = SimCluster::Start(std::move(options));
