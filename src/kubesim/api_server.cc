@@ -11,6 +11,7 @@
 #include "httplib.h"
 #include "kubesim/discovery.h"
 #include "kubesim/http_common.h"
+#include "kubesim/table.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -214,7 +215,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
   if (verb == "get") {
     Outcome out = store_.Get(*type, route->ns, route->name);
     if (!out.ok()) return Fail(res, *out.error);
-    return Reply(res, 200, out.object);
+    return ReplyRead(*type, req, res, out.object);
   }
   if (verb == "patch") return HandlePatch(*type, *route, req, res);
   if (verb == "create" || verb == "update" || verb == "delete" || verb == "deletecollection") {
@@ -223,6 +224,23 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
   Fail(res, {.code = 405,
              .reason = "MethodNotAllowed",
              .message = StrCat(req.method, " is not supported here")});
+}
+
+void ApiServer::ReplyRead(const ResourceType& type, const httplib::Request& req,
+                          httplib::Response& res, const nlohmann::json& objects) {
+  if (!WantsTable(req.get_header_value("Accept"))) return Reply(res, 200, objects);
+  nlohmann::json crd;
+  if (!type.group.empty()) {
+    if (std::optional<ResourceType> crds =
+            store_.FindType("apiextensions.k8s.io", "v1", "customresourcedefinitions")) {
+      Outcome found = store_.Get(*crds, "", type.resource + "." + type.group);
+      if (found.ok()) crd = found.object;
+    }
+  }
+  res.status = 200;
+  res.set_content(
+      ToTable(type, objects, crd, Param(req, "includeObject"), store_.clock().Now()).dump(),
+      "application/json;as=Table;v=v1;g=meta.k8s.io");
 }
 
 bool ApiServer::Denied(const std::string& verb, const Route& route, httplib::Response& res) const {

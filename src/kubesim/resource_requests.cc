@@ -112,7 +112,7 @@ void ApiServer::HandleList(const ResourceType& type, const Route& route,
   options->continue_token = Param(req, "continue");
   Outcome out = store_.List(type, route.ns, *options);
   if (!out.ok()) return Fail(res, *out.error);
-  Reply(res, 200, out.object);
+  ReplyRead(type, req, res, out.object);
 }
 
 void ApiServer::HandleWrite(const std::string& verb, const ResourceType& type, const Route& route,

@@ -331,8 +331,10 @@ TEST_F(KubeletTest, DeviceHealthShowsInTheContainerStatus) {
   const driver::ClaimRef claim = MakeClaim("claim-1");
   MakePod("p", {{"command", {"sleep", "1000"}}}, &claim, {{"terminationGracePeriodSeconds", 1}});
   auto health_of_gpu3 = [&] {
-    const json status =
-        MainState("p").value("/allocatedResourcesStatus"_json_pointer, json::array());
+    // (No container status at all until the container has started.)
+    const json state = MainState("p");
+    if (!state.is_object()) return std::string();
+    const json status = state.value("/allocatedResourcesStatus"_json_pointer, json::array());
     if (status.size() != 1 || status[0]["name"] != "claim:gpu/gpu") return std::string();
     const json resources = status[0]["resources"];
     if (resources.size() != 1 || resources[0]["resourceID"] != "gpu.canhazgpu.dev/node-a/gpu-3") {
@@ -452,8 +454,9 @@ TEST_F(KubeletTest, UnknownCdiDeviceKeepsTheContainerFromBeingCreated) {
                    .error = ""});
   MakePod("p", {{"command", {"true"}}}, &*claim);
   ASSERT_TRUE(Eventually([&] {
-    return MainState("p").value("/state/waiting/reason"_json_pointer, std::string()) ==
-           "CreateContainerError";
+    const json state = MainState("p");
+    return state.is_object() && state.value("/state/waiting/reason"_json_pointer, std::string()) ==
+                                    "CreateContainerError";
   }));
   EXPECT_THAT(MainState("p")["state"]["waiting"]["message"].get<std::string>(),
               HasSubstr("unresolvable CDI devices k8s.gpu.canhazgpu.dev/claim=missing"));

@@ -334,6 +334,17 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
   CliResult logs = RunProgram({"kubectl", "logs", "hello"}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_EQ(logs.out, "hello from the cluster\n");
+  // The server prints the columns kubectl shows (a Table), as a real one.
+  CliResult pods = RunProgram({"kubectl", "get", "pods", "-o", "wide"}, env);
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_THAT(pods.out, ::testing::ContainsRegex("NAME +READY +STATUS +RESTARTS +AGE +IP +NODE"));
+  EXPECT_THAT(pods.out, ::testing::ContainsRegex("hello +1/1 +Running +0 +[0-9]+s "));
+  CliResult statuses = RunProgram({"kubectl", "get", "nodegpustatuses"}, env);
+  EXPECT_EQ(statuses.exit_code, 0) << statuses.err;
+  EXPECT_THAT(
+      statuses.out,
+      ::testing::ContainsRegex(
+          "NAME +NODE +FREE +HELD +PREPARED +AGE\nnode-0 +node-0 +[0-9]+ +0 +[0-9]+ +[0-9]+s"));
   // kubectl delete waits until the kubelet has stopped the pod and removed it.
   CliResult deleted = RunProgram({"kubectl", "delete", "pod", "hello", "--timeout=60s"}, env);
   EXPECT_EQ(deleted.exit_code, 0) << deleted.err;

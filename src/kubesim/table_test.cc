@@ -1,0 +1,113 @@
+#include "kubesim/table.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::kubesim {
+namespace {
+
+using nlohmann::json;
+
+const TimePoint kNow = FromEpochMillis(1'795'497'600'000);  // 2026-11-24T05:20:00Z
+
+ResourceType Type(const std::string& group, const std::string& resource) {
+  return {.group = group, .version = group.empty() ? "v1" : "v1alpha1", .resource = resource};
+}
+
+json Pod(const std::string& name, json status) {
+  return {{"metadata", {{"name", name}, {"creationTimestamp", "2026-11-24T05:16:40Z"}}},
+          {"spec", {{"nodeName", "node-0"}, {"containers", {{{"name", "c"}}}}}},
+          {"status", std::move(status)}};
+}
+
+TEST(TableTest, KubectlsAges) {
+  using std::chrono::seconds;
+  EXPECT_EQ(HumanAge(seconds(45)), "45s");
+  EXPECT_EQ(HumanAge(seconds(119)), "119s");
+  EXPECT_EQ(HumanAge(seconds(200)), "3m20s");
+  EXPECT_EQ(HumanAge(seconds(300)), "5m");
+  EXPECT_EQ(HumanAge(seconds(3600 * 2 + 60 * 5)), "125m");
+  EXPECT_EQ(HumanAge(seconds(3600 * 4 + 60 * 5)), "4h5m");
+  EXPECT_EQ(HumanAge(seconds(3600 * 20)), "20h");
+  EXPECT_EQ(HumanAge(seconds(86400 * 3 + 3600)), "3d1h");
+  EXPECT_EQ(HumanAge(seconds(86400 * 40)), "40d");
+  EXPECT_EQ(HumanAge(seconds(86400 * (365 * 3 + 10))), "3y10d");
+  EXPECT_EQ(HumanAge(seconds(-5)), "0s");
+}
+
+TEST(TableTest, OnlyAnAcceptThatAsksForATableFirstGetsOne) {
+  EXPECT_TRUE(
+      WantsTable("application/json;as=Table;v=v1;g=meta.k8s.io,application/"
+                 "json;as=Table;v=v1beta1;g=meta.k8s.io,"
+                 "application/json"));
+  EXPECT_FALSE(WantsTable("application/json"));
+  EXPECT_FALSE(WantsTable(""));
+  EXPECT_FALSE(WantsTable("application/json, application/json;as=Table;v=v1;g=meta.k8s.io"));
+}
+
+TEST(TableTest, PodsShowReadinessStatusRestartsAgeAndWideColumns) {
+  const json running = Pod(
+      "a", {{"phase", "Running"},
+            {"podIP", "10.0.0.7"},
+            {"containerStatuses",
+             {{{"ready", true}, {"restartCount", 2}, {"state", {{"running", json::object()}}}}}}});
+  const json failed =
+      Pod("b", {{"phase", "Failed"},
+                {"containerStatuses",
+                 {{{"ready", false}, {"state", {{"terminated", {{"exitCode", 3}}}}}}}}});
+  json deleting = Pod("c", {{"phase", "Running"}});
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-24T05:20:30Z";
+  const json waiting =
+      Pod("d",
+          {{"phase", "Pending"},
+           {"containerStatuses", {{{"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}}}}});
+  const json list = {{"metadata", {{"resourceVersion", "42"}}},
+                     {"items", {running, failed, deleting, waiting}}};
+  const json table = ToTable(Type("", "pods"), list, nullptr, "", kNow);
+  EXPECT_EQ(table["kind"], "Table");
+  EXPECT_EQ(table["apiVersion"], "meta.k8s.io/v1");
+  EXPECT_EQ(table["metadata"]["resourceVersion"], "42");
+  std::vector<std::string> names;
+  for (const json& c : table["columnDefinitions"]) names.push_back(c["name"]);
+  EXPECT_THAT(names,
+              ::testing::ElementsAre("Name", "Ready", "Status", "Restarts", "Age", "IP", "Node"));
+  EXPECT_EQ(table["columnDefinitions"][5]["priority"], 1);  // -o wide
+  EXPECT_EQ(table["rows"][0]["cells"],
+            json({"a", "1/1", "Running", 2, "3m20s", "10.0.0.7", "node-0"}));
+  EXPECT_EQ(table["rows"][1]["cells"][2], "ExitCode:3");
+  EXPECT_EQ(table["rows"][2]["cells"][2], "Terminating");
+  EXPECT_EQ(table["rows"][3]["cells"][2], "ContainerCreating");
+  EXPECT_EQ(table["rows"][3]["cells"][5], "<none>");
+  EXPECT_EQ(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+  EXPECT_EQ(table["rows"][0]["object"]["metadata"]["name"], "a");
+  EXPECT_FALSE(table["rows"][0]["object"].contains("status"));
+}
+
+TEST(TableTest, CustomResourcesUseTheirPrinterColumnsAndOthersNameAndAge) {
+  const json crd = {
+      {"spec",
+       {{"versions",
+         {{{"name", "v1alpha1"},
+           {"additionalPrinterColumns",
+            {{{"name", "Free"}, {"type", "integer"}, {"jsonPath", ".status.summary.free"}},
+             {{"name", "Age"},
+              {"type", "date"},
+              {"jsonPath", ".metadata.creationTimestamp"}}}}}}}}}};
+  const json status = {
+      {"metadata", {{"name", "node-0"}, {"creationTimestamp", "2026-11-24T05:16:40Z"}}},
+      {"status", {{"summary", {{"free", 3}}}}}};
+  const json custom =
+      ToTable(Type("canhazgpu.dev", "nodegpustatuses"), status, crd, "Object", kNow);
+  ASSERT_EQ(custom["columnDefinitions"].size(), 3u);  // Name, Free, Age: no second Age
+  EXPECT_EQ(custom["rows"][0]["cells"], json({"node-0", 3, "3m20s"}));
+  EXPECT_EQ(custom["rows"][0]["object"], status);  // includeObject=Object
+
+  const json plain =
+      ToTable(Type("resource.k8s.io", "resourceclaims"), status, nullptr, "None", kNow);
+  ASSERT_EQ(plain["columnDefinitions"].size(), 2u);
+  EXPECT_EQ(plain["rows"][0]["cells"], json({"node-0", "3m20s"}));
+  EXPECT_FALSE(plain["rows"][0].contains("object"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::kubesim
