@@ -229,18 +229,19 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
 void ApiServer::ReplyRead(const ResourceType& type, const httplib::Request& req,
                           httplib::Response& res, const nlohmann::json& objects) {
   if (!WantsTable(req.get_header_value("Accept"))) return Reply(res, 200, objects);
-  nlohmann::json crd;
-  if (!type.group.empty()) {
-    if (std::optional<ResourceType> crds =
-            store_.FindType("apiextensions.k8s.io", "v1", "customresourcedefinitions")) {
-      Outcome found = store_.Get(*crds, "", type.resource + "." + type.group);
-      if (found.ok()) crd = found.object;
-    }
-  }
   res.status = 200;
   res.set_content(
-      ToTable(type, objects, crd, Param(req, "includeObject"), store_.clock().Now()).dump(),
+      ToTable(type, objects, CrdOf(type), Param(req, "includeObject"), store_.clock().Now()).dump(),
       "application/json;as=Table;v=v1;g=meta.k8s.io");
+}
+
+nlohmann::json ApiServer::CrdOf(const ResourceType& type) const {
+  if (type.group.empty()) return nullptr;
+  std::optional<ResourceType> crds =
+      store_.FindType("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  if (!crds) return nullptr;
+  Outcome found = store_.Get(*crds, "", type.resource + "." + type.group);
+  return found.ok() ? found.object : nlohmann::json();
 }
 
 bool ApiServer::Denied(const std::string& verb, const Route& route, httplib::Response& res) const {

@@ -87,6 +87,9 @@ class ApiServer {
   // for one (table.h).
   void ReplyRead(const ResourceType& type, const httplib::Request& req, httplib::Response& res,
                  const nlohmann::json& objects);
+  // The CustomResourceDefinition of a custom kind (its printer columns);
+  // null for a built-in one.
+  nlohmann::json CrdOf(const ResourceType& type) const;
 
   ObjectStore& store_;
   ApiServerOptions options_;

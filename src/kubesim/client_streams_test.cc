@@ -4,6 +4,7 @@
 // deletecollection, and tls-server-name.
 #include <atomic>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -425,6 +426,52 @@ TEST(KubeClientMoreTest, RequestsIntroduceTheProgramAndItsVersion) {
   EXPECT_THAT(agents[0],
               ::testing::MatchesRegex("k8shazgpu/[0-9]+\\.[0-9]+\\.[0-9]+ \\(linux/[a-z0-9]+\\)"));
   EXPECT_THAT(agents[1], ::testing::StartsWith("k8shazgpu-node/"));
+}
+
+TEST(KubeTablesTest, KubectlsAcceptGetsTablesFromGetListAndWatch) {
+  TestApiServer sim;
+  auto client = Client::Create(sim.Config(), {.qps = 1000, .burst = 1000}).value();
+  const json pod = {{"apiVersion", "v1"},
+                    {"kind", "Pod"},
+                    {"metadata", {{"name", "p"}}},
+                    {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  ASSERT_TRUE(client->CreateObject(kPods, "default", pod).ok());
+  httplib::Client http("127.0.0.1", sim.port());
+  const httplib::Headers table = {
+      {"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}};
+  httplib::Result list = http.Get("/api/v1/namespaces/default/pods", table);
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->get_header_value("Content-Type"), "application/json;as=Table;v=v1;g=meta.k8s.io");
+  const json listed = json::parse(list->body);
+  EXPECT_EQ(listed["kind"], "Table");
+  EXPECT_EQ(listed["rows"][0]["cells"][2], "Pending");
+  httplib::Result one = http.Get("/api/v1/namespaces/default/pods/p", table);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(json::parse(one->body)["rows"].size(), 1u);
+  // Without asking: the object itself.
+  EXPECT_EQ(json::parse(http.Get("/api/v1/namespaces/default/pods/p")->body)["kind"], "Pod");
+
+  // A watch: every event a Table of one row, only the first with columns.
+  const std::string rv = listed["metadata"]["resourceVersion"];
+  for (const char* value : {"1", "2"}) {
+    json changed = client->Get(kPods, "default", "p").value();
+    changed["metadata"]["labels"]["x"] = value;
+    ASSERT_TRUE(client->Update(kPods, "default", changed).ok());
+  }
+  httplib::Result watched = http.Get(
+      "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1&resourceVersion=" + rv, table);
+  ASSERT_TRUE(watched);
+  std::vector<json> events;
+  std::istringstream lines(watched->body);
+  for (std::string line; std::getline(lines, line);) events.push_back(json::parse(line));
+  ASSERT_EQ(events.size(), 2u) << watched->body;
+  for (const json& event : events) {
+    EXPECT_EQ(event["type"], "MODIFIED");
+    EXPECT_EQ(event["object"]["kind"], "Table");
+    EXPECT_EQ(event["object"]["rows"][0]["cells"][0], "p");
+  }
+  EXPECT_EQ(events[0]["object"]["columnDefinitions"].size(), 7u);
+  EXPECT_TRUE(events[1]["object"]["columnDefinitions"].empty());
 }
 
 }  // namespace

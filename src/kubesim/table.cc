@@ -131,7 +131,7 @@ std::string HumanAge(std::chrono::seconds age) {
 }
 
 json ToTable(const ResourceType& type, const json& objects, const json& crd,
-             const std::string& include_object, TimePoint now) {
+             const std::string& include_object, TimePoint now, bool with_columns) {
   const bool pods = type.group.empty() && type.resource == "pods";
   json printer_columns = json::array();
   if (crd.is_object()) {
@@ -203,7 +203,7 @@ json ToTable(const ResourceType& type, const json& objects, const json& crd,
   json table = {{"kind", "Table"},
                 {"apiVersion", "meta.k8s.io/v1"},
                 {"metadata", json::object()},
-                {"columnDefinitions", std::move(columns)},
+                {"columnDefinitions", with_columns ? std::move(columns) : json::array()},
                 {"rows", std::move(rows)}};
   if (list) {
     for (const char* key : {"resourceVersion", "continue"}) {

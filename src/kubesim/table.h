@@ -22,8 +22,11 @@ bool WantsTable(const std::string& accept);
 // `objects` is one object or a List; `crd` the CustomResourceDefinition of
 // a custom kind (null otherwise); `include_object` is the includeObject
 // parameter ("" means Metadata).
+// Watch events after the first carry no columnDefinitions
+// (`with_columns` false), as the real server sends them.
 nlohmann::json ToTable(const ResourceType& type, const nlohmann::json& objects,
-                       const nlohmann::json& crd, const std::string& include_object, TimePoint now);
+                       const nlohmann::json& crd, const std::string& include_object, TimePoint now,
+                       bool with_columns = true);
 
 // kubectl's human age: "45s", "3m20s", "5h", "12d", "2y30d".
 std::string HumanAge(std::chrono::seconds age);

@@ -7,6 +7,7 @@
 #include "core/strings.h"
 #include "kubesim/api_server.h"
 #include "kubesim/http_common.h"
+#include "kubesim/table.h"
 
 namespace canhazgpu::kubesim {
 
@@ -44,17 +45,31 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
       std::make_shared<std::pair<int64_t, std::vector<WatchEvent>>>(after, std::move(initial));
   auto last_bookmark = std::make_shared<Clock::time_point>(Clock::now());
   const int epoch = watch_epoch_;
+  // kubectl get -w asks for Tables: each event's object becomes one, the
+  // first with the column definitions.
+  const bool table = WantsTable(req.get_header_value("Accept"));
+  const json crd = table ? CrdOf(type) : json();
+  const std::string include_object = Param(req, "includeObject");
+  auto columns_sent = std::make_shared<bool>(false);
   KeepUncompressed(req);
   res.status = 200;
   res.set_chunked_content_provider(kJsonMedia, [this, state, watched, ns, options = *options,
-                                                bookmarks, deadline, last_bookmark,
-                                                epoch](size_t, httplib::DataSink& sink) {
+                                                bookmarks, deadline, last_bookmark, epoch, table,
+                                                crd, include_object,
+                                                columns_sent](size_t, httplib::DataSink& sink) {
     auto send = [&](const json& event) {
       const std::string line = event.dump() + "\n";
       return sink.write(line.data(), line.size());
     };
+    auto send_change = [&](const WatchEvent& e) {
+      if (!table) return send({{"type", e.type}, {"object", e.object}});
+      json rendered = ToTable(watched, e.object, crd, include_object, store_.clock().Now(),
+                              /*with_columns=*/!*columns_sent);
+      *columns_sent = true;
+      return send({{"type", e.type}, {"object", std::move(rendered)}});
+    };
     for (WatchEvent& e : state->second) {
-      if (!send({{"type", e.type}, {"object", e.object}})) return false;
+      if (!send_change(e)) return false;
     }
     state->second.clear();
     if (stopping_ || watch_epoch_ != epoch || Clock::now() >= deadline) {
@@ -81,7 +96,7 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
           !options.fields.Matches(e.object)) {
         continue;
       }
-      if (!send({{"type", e.type}, {"object", e.object}})) return false;
+      if (!send_change(e)) return false;
     }
     if (bookmarks &&
         Clock::now() - *last_bookmark >= std::chrono::seconds(options_.bookmark_seconds)) {
