@@ -4,9 +4,12 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "daemon/kubelet_client.h"
 #include "daemon/testing/plugin_harness.h"
@@ -20,6 +23,14 @@ using ::testing::HasSubstr;
 using testing::MakeStaleSocket;
 using testing::PluginHarness;
 using testing::RawUnaryCall;
+
+bool WaitUntil(const std::function<bool()>& condition) {
+  for (int i = 0; i < 2000; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
 
 bool IsSocket(const std::string& path) {
   struct stat info;
@@ -107,6 +118,39 @@ TEST(PluginServerTest, ShutdownRemovesBothSockets) {
   EXPECT_FALSE(std::filesystem::exists(registration));
   EXPECT_FALSE(std::filesystem::exists(dra));
   (*server)->Shutdown();  // idempotent
+}
+
+TEST(PluginServerTest, ShutdownLetsAPrepareInFlightFinishAndAnswer) {
+  PluginHarness harness;
+  auto server = harness.Start(harness.Options());
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = KubeletClient::Register((*server)->registration_socket());
+  ASSERT_TRUE(client.ok()) << client.status();
+  harness.node.Hold();
+  absl::StatusOr<std::map<std::string, driver::PrepareResult>> answer;
+  std::thread kubelet([&] {
+    answer = (*client)->NodePrepareResources({{.namespace_name = "ns", .uid = "u1", .name = "c1"}});
+  });
+  ASSERT_TRUE(harness.node.WaitForPreparesStarted(1, std::chrono::seconds(20)));
+  std::atomic<bool> shut{false};
+  std::thread stopper([&] {
+    (*server)->Shutdown();
+    shut = true;
+  });
+  // Shutdown has begun (the registration socket goes first). Held past
+  // the 300 ms gRPC gets once nothing of ours runs, the prepare would be
+  // cancelled if Shutdown did not wait for it; it has 5 s of grace.
+  const std::string registration = (*server)->registration_socket();
+  ASSERT_TRUE(WaitUntil([&] { return !std::filesystem::exists(registration); }));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_FALSE(shut);
+  harness.node.Release();
+  kubelet.join();
+  stopper.join();
+  EXPECT_TRUE(shut);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->at("u1").error, "");
+  EXPECT_FALSE(IsSocket((*server)->dra_socket()));
 }
 
 TEST(PluginServerTest, DestructorRemovesBothSockets) {

@@ -530,7 +530,11 @@ std::optional<Outcome> ObjectStore::DeletePodGracefullyLocked(const ResourceType
   return Outcome{std::nullopt, pod};
 }
 
-Outcome ObjectStore::BindPod(const std::string& ns, const std::string& name, const json& binding) {
+Outcome ObjectStore::BindPod(const std::string& ns, const std::string& name, json binding,
+                             bool strict) {
+  const ResourceType binding_type{
+      .version = "v1", .resource = "bindings", .singular = "binding", .kind = "Binding"};
+  if (auto invalid = Check(binding_type, binding, nullptr, strict)) return {std::move(invalid), {}};
   std::lock_guard lock(mu_);
   const ResourceType* type = types_.Find("", "v1", "pods");
   const json target = binding.is_object() ? binding.value("target", json::object()) : json();

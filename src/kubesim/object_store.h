@@ -93,9 +93,12 @@ class ObjectStore {
                  const DeleteOptions& options);
 
   // pods/binding: assigns the pod to `binding`'s target node (spec.nodeName
-  // and a PodScheduled condition), as the scheduler's bind does. Conflict
-  // when the pod is already assigned or being deleted.
-  Outcome BindPod(const std::string& ns, const std::string& name, const nlohmann::json& binding);
+  // and a PodScheduled condition), as the scheduler's bind does. The
+  // Binding is validated against core/v1's schema like any write (`strict`:
+  // fieldValidation=Strict). Conflict when the pod is already assigned or
+  // being deleted.
+  Outcome BindPod(const std::string& ns, const std::string& name, nlohmann::json binding,
+                  bool strict = false);
 
   int64_t resource_version() const;
   void set_event_window(size_t events);

@@ -171,6 +171,16 @@ TEST(ObjectStorePodTest, BindingAssignsAPodOnceWithTheSchedulersCondition) {
   json wrong_uid = binding;
   wrong_uid["metadata"]["uid"] = "not-the-uid";
   EXPECT_EQ(store.BindPod("default", "q", wrong_uid).error->code, 409);
+  // Checked against core/v1's Binding schema, as every write.
+  json unknown_field = binding;
+  unknown_field["target"]["node"] = "node-2";
+  Outcome strict = store.BindPod("default", "q", unknown_field, /*strict=*/true);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.error->code, 400);
+  EXPECT_EQ(strict.error->message, "strict decoding error: unknown field \"target.node\"");
+  json wrong_type = binding;
+  wrong_type["target"]["name"] = 7;
+  EXPECT_EQ(store.BindPod("default", "q", wrong_type).error->code, 400);
   EXPECT_FALSE(store.Get(pods, "default", "q").object["spec"].contains("nodeName"));
 }
 

@@ -120,7 +120,7 @@ void ApiServer::HandleWrite(const std::string& verb, const ResourceType& type, c
   std::optional<json> body = BodyOf(req, res);
   if (!body) return;
   if (verb == "create" && route.sub == "binding") {
-    Outcome out = store_.BindPod(route.ns, route.name, *body);
+    Outcome out = store_.BindPod(route.ns, route.name, *std::move(body), StrictOf(req));
     if (!out.ok()) return Fail(res, *out.error);
     return Reply(res, 201, out.object);
   }

@@ -180,15 +180,7 @@ void PodWorker::Run() {
     if (!terminal) {
       // Exits the process threads reported.
       for (auto& slot : slots_) {
-        std::optional<ProcessExit> exit;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (slot->exit.has_value() && !slot->exit_handled) {
-            slot->exit_handled = true;
-            exit = slot->exit;
-          }
-        }
-        if (exit.has_value()) HandleExit(*slot, *exit);
+        if (std::optional<ProcessExit> exit = TakeUnhandledExit(*slot)) HandleExit(*slot, *exit);
       }
       // Restarts that are due.
       for (auto& slot : slots_) {
@@ -358,6 +350,13 @@ void PodWorker::StartContainer(Slot& slot) {
   Event(kube::kEventNormal, "Started", StrCat("Started container ", r.name));
 }
 
+std::optional<ProcessExit> PodWorker::TakeUnhandledExit(Slot& slot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!slot.exit.has_value() || slot.exit_handled) return std::nullopt;
+  slot.exit_handled = true;
+  return slot.exit;
+}
+
 void PodWorker::HandleExit(Slot& slot, const ProcessExit& exit, const std::string& reason) {
   ContainerRecord& r = Record(slot);
   const std::string message = reason.empty() ? "" : r.message;
@@ -416,15 +415,9 @@ void PodWorker::KillAll(milliseconds grace, const std::string& reason) {
     }
   }
   for (auto& slot : slots_) {
-    std::optional<ProcessExit> exit;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (slot->exit.has_value() && !slot->exit_handled) {
-        slot->exit_handled = true;
-        exit = slot->exit;
-      }
+    if (std::optional<ProcessExit> exit = TakeUnhandledExit(*slot)) {
+      Record(*slot).Terminate(exit->exit_code, exit->signal, Now());
     }
-    if (exit.has_value()) Record(*slot).Terminate(exit->exit_code, exit->signal, Now());
   }
 }
 

@@ -94,6 +94,9 @@ class PodWorker {
   bool PrepareClaims();
   void StartContainer(Slot& slot);
   void HandleExit(Slot& slot, const ProcessExit& exit, const std::string& reason = "");
+  // The exit a process thread reported for `slot` and nobody handled yet,
+  // marked handled; nullopt otherwise.
+  std::optional<ProcessExit> TakeUnhandledExit(Slot& slot);
   void RetryLater(Slot& slot);
   // Stops every running container: SIGTERM, SIGKILL after `grace`.
   void KillAll(std::chrono::milliseconds grace, const std::string& reason);

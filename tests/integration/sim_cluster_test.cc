@@ -165,8 +165,12 @@ TEST_F(SimClusterTest, EveryNodePublishesValidSlicesBesideDeploysClasses) {
 }
 
 TEST_F(SimClusterTest, AMigDeviceIsPreparedWithItsCapabilityNodes) {
+  // The kubelet's 1 s for GetInfo is short for a loaded CI machine running
+  // several clusters at once.
+  daemon::KubeletClientOptions patient;
+  patient.get_info_timeout = std::chrono::seconds(10);
   absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet = daemon::KubeletClient::Register(
-      NodeDir("node-0") + "/plugins_registry/gpu.canhazgpu.dev-reg.sock");
+      NodeDir("node-0") + "/plugins_registry/gpu.canhazgpu.dev-reg.sock", patient);
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   ASSERT_TRUE(client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
   const driver::ClaimRef claim = driver::testing::CreateAllocatedClaim(
@@ -339,6 +343,10 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
   EXPECT_EQ(pods.exit_code, 0) << pods.err;
   EXPECT_THAT(pods.out, ::testing::ContainsRegex("NAME +READY +STATUS +RESTARTS +AGE +IP +NODE"));
   EXPECT_THAT(pods.out, ::testing::ContainsRegex("hello +1/1 +Running +0 +[0-9]+s "));
+  // The scheduler's events, as kubectl reads them.
+  CliResult events = RunProgram({"kubectl", "get", "events", "-o", "json"}, env);
+  EXPECT_EQ(events.exit_code, 0) << events.err;
+  EXPECT_THAT(events.out, HasSubstr("\"reason\": \"Scheduled\""));
   CliResult statuses = RunProgram({"kubectl", "get", "nodegpustatuses"}, env);
   EXPECT_EQ(statuses.exit_code, 0) << statuses.err;
   EXPECT_THAT(
