@@ -134,7 +134,6 @@ void NodeProcess::Supervise() {
     std::unique_lock lock(mu_);
     if (cv_.wait_for(lock, backoff, [this] { return stopping_; })) return;
     backoff = std::min(backoff * 2, kMaxBackoff);
-    ++restarts_;
   }
 }
 

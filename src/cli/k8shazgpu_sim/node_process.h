@@ -6,7 +6,7 @@
 // only the simulator, which stops it in order; and it is told SIGTERM if the
 // simulator dies first (PR_SET_PDEATHSIG).
 //
-// Threading: Start and Stop from one thread; pid() and restarts() from any.
+// Threading: Start and Stop from one thread.
 #pragma once
 
 #include <atomic>
@@ -42,9 +42,6 @@ class NodeProcess {
   // SIGTERM, then SIGKILL after `grace`; waits for it. Idempotent.
   void Stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
 
-  int pid() const { return pid_; }
-  int restarts() const { return restarts_; }
-
  private:
   // Forks and execs the daemon; the child's pid or -errno.
   int Spawn();
@@ -52,7 +49,6 @@ class NodeProcess {
 
   NodeProcessOptions options_;
   std::atomic<int> pid_{0};
-  std::atomic<int> restarts_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;      // guarded by mu_
