@@ -31,8 +31,8 @@ std::string CelString(std::string_view text) {
   return out + "\"";
 }
 
-std::string Attribute(std::string_view name) {
-  return StrCat("device.attributes[\"", kDriverName, "\"].", name);
+std::string Attribute(std::string_view driver, std::string_view name) {
+  return StrCat("device.attributes[\"", driver, "\"].", name);
 }
 
 std::string AsciiLower(std::string_view s) {
@@ -64,26 +64,27 @@ std::string DeviceWants::Describe() const {
   return Join(parts, " ");
 }
 
-absl::StatusOr<std::vector<std::string>> DeviceWants::Selectors() const {
+absl::StatusOr<std::vector<std::string>> DeviceWants::Selectors(std::string_view driver) const {
   for (auto [value, flag] :
        {std::pair{&min_memory, "--min-memory"}, {&product, "--product"}, {&mig_profile, "--mig"}}) {
     if (absl::Status s = NotEmpty(*value, flag); !s.ok()) return s;
   }
   // Without --mig the store's unit, a whole GPU; with it, a MIG instance.
   std::vector<std::string> out = {
-      StrCat(Attribute("type"), " == ", mig_profile ? "\"mig\"" : "\"gpu\"")};
-  if (mig_profile) out.push_back(StrCat(Attribute("profile"), " == ", CelString(*mig_profile)));
+      StrCat(Attribute(driver, "type"), " == ", mig_profile ? "\"mig\"" : "\"gpu\"")};
+  if (mig_profile)
+    out.push_back(StrCat(Attribute(driver, "profile"), " == ", CelString(*mig_profile)));
   if (min_memory) {
     absl::StatusOr<cel::Quantity> q = cel::Quantity::Parse(*min_memory);
     if (!q.ok() || q->Sign() < 0) {
       return absl::InvalidArgumentError(StrCat("--min-memory '", *min_memory,
                                                "' is not a size; use a quantity like 40Gi or 80G"));
     }
-    out.push_back(StrCat("device.capacity[\"", kDriverName, "\"].memory.compareTo(quantity(",
+    out.push_back(StrCat("device.capacity[\"", driver, "\"].memory.compareTo(quantity(",
                          CelString(*min_memory), ")) >= 0"));
   }
   if (product) {
-    out.push_back(StrCat(Attribute("productName"), ".lowerAscii().contains(",
+    out.push_back(StrCat(Attribute(driver, "productName"), ".lowerAscii().contains(",
                          CelString(AsciiLower(*product)), ")"));
   }
   for (const std::string& w : where) {

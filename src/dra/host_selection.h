@@ -13,10 +13,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/gpu.h"
+#include "dra/devices.h"
 
 namespace canhazgpu::dra {
 
@@ -30,10 +32,12 @@ struct DeviceWants {
   // The flags as a user would type them, for the queue and messages:
   // "--min-memory 40Gi --product a100".
   std::string Describe() const;
-  // The CEL selectors the wants compile to, the device type first.
+  // The CEL selectors the wants compile to, the device type first, over
+  // the attributes of `driver`: ours and NVIDIA's (gpu.nvidia.com) name
+  // them alike (type, productName, profile, the memory capacity).
   // InvalidArgument for a bad quantity, an empty value or a --where that
   // does not compile.
-  absl::StatusOr<std::vector<std::string>> Selectors() const;
+  absl::StatusOr<std::vector<std::string>> Selectors(std::string_view driver = kDriverName) const;
 };
 
 struct HostSelection {

@@ -44,6 +44,21 @@ TEST(HostSelectionTest, WholeGpusByMemoryProductAndCel) {
       ElementsAre(2));
 }
 
+TEST(HostSelectionTest, SelectorsNameTheAttributesOfTheDriverAskedFor) {
+  const DeviceWants wants = {.min_memory = "40Gi", .product = "A100", .mig_profile = "1g.10gb"};
+  absl::StatusOr<std::vector<std::string>> nvidia = wants.Selectors("gpu.nvidia.com");
+  ASSERT_TRUE(nvidia.ok()) << nvidia.status();
+  EXPECT_THAT(*nvidia, ElementsAre("device.attributes[\"gpu.nvidia.com\"].type == \"mig\"",
+                                   "device.attributes[\"gpu.nvidia.com\"].profile == \"1g.10gb\"",
+                                   "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity("
+                                   "\"40Gi\")) >= 0",
+                                   "device.attributes[\"gpu.nvidia.com\"].productName.lowerAscii()"
+                                   ".contains(\"a100\")"));
+  absl::StatusOr<std::vector<std::string>> ours = wants.Selectors();
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  EXPECT_THAT((*ours)[0], HasSubstr("\"gpu.canhazgpu.dev\""));
+}
+
 TEST(HostSelectionTest, MigProfileSelectsTheParentAndNamesTheInstance) {
   absl::StatusOr<HostSelection> s =
       SelectHostGpus(MixedHost(), "node", {.mig_profile = "1g.5gb"}, 1);

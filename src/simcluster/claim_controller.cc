@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <vector>
 
+#include "clusterview/placement.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
-#include "simcluster/placement.h"
 
 namespace canhazgpu::simcluster {
+
+using clusterview::KeyOf;
+using clusterview::kPodClaimNameAnnotation;
+using clusterview::PodClaimNames;
+using clusterview::View;
 namespace {
 
 using nlohmann::json;

@@ -16,8 +16,9 @@
 #include <functional>
 #include <string>
 
+#include "clusterview/view.h"
 #include "kube/client.h"
-#include "simcluster/view.h"
+#include "simcluster/overlay.h"
 
 namespace canhazgpu::simcluster {
 
@@ -33,11 +34,11 @@ class ClaimController {
   // Both steps over `view`, which is updated with what was written. A
   // write that fails (a conflict: the object changed) is logged and left
   // for the next pass, which the change itself triggers.
-  void Sync(View& view);
+  void Sync(clusterview::View& view);
 
  private:
-  void CreateTemplateClaims(View& view, const nlohmann::json& pod);
-  void ReleaseClaim(View& view, const nlohmann::json& claim);
+  void CreateTemplateClaims(clusterview::View& view, const nlohmann::json& pod);
+  void ReleaseClaim(clusterview::View& view, const nlohmann::json& claim);
 
   kube::Client& client_;
   Overlay& pods_;

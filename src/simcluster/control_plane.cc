@@ -5,6 +5,11 @@
 
 namespace canhazgpu::simcluster {
 
+using clusterview::ByKey;
+using clusterview::KeyOf;
+using clusterview::PoolsFromJson;
+using clusterview::View;
+
 absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Create(kube::Client& client,
                                                                    ControlPlaneOptions options) {
   if (options.clock == nullptr)

@@ -23,12 +23,13 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "clusterview/view.h"
 #include "core/clock.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "simcluster/claim_controller.h"
+#include "simcluster/overlay.h"
 #include "simcluster/scheduler.h"
-#include "simcluster/view.h"
 
 namespace canhazgpu::simcluster {
 
@@ -64,7 +65,7 @@ class ControlPlane {
   ControlPlane(kube::Client& client, ControlPlaneOptions options);
   void Wake();
   void Loop();
-  View Snapshot();
+  clusterview::View Snapshot();
 
   kube::Client& client_;
   const ControlPlaneOptions options_;

@@ -4,13 +4,21 @@
 #include <tuple>
 #include <vector>
 
+#include "clusterview/placement.h"
 #include "core/duration.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
 #include "simcluster/claim_controller.h"
-#include "simcluster/placement.h"
 
 namespace canhazgpu::simcluster {
+
+using clusterview::KeyOf;
+using clusterview::ClaimPlan;
+using clusterview::Placement;
+using clusterview::PlacePod;
+using clusterview::ReservedFor;
+using clusterview::VersionOf;
+using clusterview::View;
 namespace {
 
 using nlohmann::json;

@@ -13,10 +13,11 @@
 #include <functional>
 #include <string>
 
+#include "clusterview/view.h"
 #include "core/clock.h"
 #include "kube/client.h"
 #include "kube/events.h"
-#include "simcluster/view.h"
+#include "simcluster/overlay.h"
 
 namespace canhazgpu::simcluster {
 
@@ -26,16 +27,17 @@ class Scheduler {
             std::string scheduler_name, std::function<void(const std::string&)> log);
 
   // Tries every pending pod once, updating `view` with what it wrote.
-  void ScheduleAll(View& view);
+  void ScheduleAll(clusterview::View& view);
 
  private:
-  void Schedule(View& view, const nlohmann::json& pod);
+  void Schedule(clusterview::View& view, const nlohmann::json& pod);
   // Finalizer, allocation and reservation for one claim; false when a
   // write failed.
-  bool Commit(View& view, const nlohmann::json& pod, const std::string& key,
+  bool Commit(clusterview::View& view, const nlohmann::json& pod, const std::string& key,
               const nlohmann::json& allocation);
-  void Bind(View& view, const nlohmann::json& pod, const std::string& node);
-  void ReportUnschedulable(View& view, const nlohmann::json& pod, const std::string& message);
+  void Bind(clusterview::View& view, const nlohmann::json& pod, const std::string& node);
+  void ReportUnschedulable(clusterview::View& view, const nlohmann::json& pod,
+                           const std::string& message);
 
   kube::Client& client_;
   Overlay& pods_;

@@ -12,7 +12,7 @@
 #include "dra/allocator.h"
 #include "kube/objects_resource.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 
 // `holder` names the claim in the allocator's explanations ("ns/name").
 absl::StatusOr<dra::Claim> ClaimFromSpec(const kube::ResourceClaimSpec& spec,
@@ -20,4 +20,4 @@ absl::StatusOr<dra::Claim> ClaimFromSpec(const kube::ResourceClaimSpec& spec,
 
 absl::StatusOr<dra::DeviceClass> DeviceClassFrom(const kube::DeviceClass& device_class);
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

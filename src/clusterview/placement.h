@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "clusterview/view.h"
 #include "nlohmann/json.hpp"
-#include "simcluster/view.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 
 inline constexpr char kPodClaimNameAnnotation[] = "resource.kubernetes.io/pod-claim-name";
 
@@ -50,4 +50,4 @@ Placement PlacePod(const View& view, const nlohmann::json& pod);
 nlohmann::json AllocationJson(const nlohmann::json& claim, const dra::Allocation& allocation,
                               const std::string& node, const View& view);
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

@@ -1,10 +1,10 @@
-#include "simcluster/slice_pools.h"
+#include "clusterview/slice_pools.h"
 
 #include "dra/test_pools.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 namespace {
 
 using ::testing::ElementsAre;
@@ -140,4 +140,4 @@ TEST(SlicePoolsTest, MalformedSlicesLeaveTheirPoolOutWithOneLine) {
 }
 
 }  // namespace
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

@@ -14,7 +14,7 @@
 #include "dra/devices.h"
 #include "kube/objects_resource.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 
 struct NodePool {
   std::string node;  // spec.nodeName; empty for an allNodes pool
@@ -34,4 +34,4 @@ SlicePools PoolsFromSlices(const std::vector<kube::ResourceSlice>& slices);
 // for a malformed attribute, quantity or taint.
 absl::StatusOr<dra::Device> DeviceFromSlice(const kube::Device& device);
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

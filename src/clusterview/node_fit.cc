@@ -1,8 +1,8 @@
-#include "simcluster/node_fit.h"
+#include "clusterview/node_fit.h"
 
 #include "core/strings.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 namespace {
 
 using nlohmann::json;
@@ -64,4 +64,4 @@ std::string NodeMismatch(const json& pod, const json& node) {
   return "";
 }
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

@@ -1,4 +1,4 @@
-#include "simcluster/placement.h"
+#include "clusterview/placement.h"
 
 #include <algorithm>
 #include <map>
@@ -7,13 +7,13 @@
 #include <tuple>
 #include <variant>
 
+#include "clusterview/claim_spec.h"
+#include "clusterview/node_fit.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
 #include "kube/objects_resource.h"
-#include "simcluster/claim_spec.h"
-#include "simcluster/node_fit.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 namespace {
 
 using nlohmann::json;
@@ -386,4 +386,4 @@ Placement PlacePod(const View& view, const json& pod) {
   return out;
 }
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

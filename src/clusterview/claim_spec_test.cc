@@ -1,9 +1,9 @@
-#include "simcluster/claim_spec.h"
+#include "clusterview/claim_spec.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 namespace {
 
 using ::testing::ElementsAre;
@@ -109,4 +109,4 @@ TEST(ClaimSpecTest, DeviceClassSelectors) {
 }
 
 }  // namespace
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

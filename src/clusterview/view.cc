@@ -1,10 +1,10 @@
-#include "simcluster/view.h"
+#include "clusterview/view.h"
 
 #include <charconv>
 
 #include "core/strings.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 
 using nlohmann::json;
 
@@ -20,35 +20,6 @@ int64_t VersionOf(const json& object) {
   int64_t v = 0;
   std::from_chars(rv.data(), rv.data() + rv.size(), v);
   return v;
-}
-
-void Overlay::Put(const std::string& key, json object, int64_t caught_up_at) {
-  std::lock_guard<std::mutex> lock(mu_);
-  entries_[key] = {std::move(object), caught_up_at};
-}
-
-void Overlay::Erase(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  entries_.erase(key);
-}
-
-void Overlay::Apply(std::map<std::string, json>& objects) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    auto seen = objects.find(it->first);
-    if (seen != objects.end() && VersionOf(seen->second) >= it->second.caught_up_at) {
-      it = entries_.erase(it);
-      continue;
-    }
-    objects[it->first] = it->second.object;
-    ++it;
-  }
-}
-
-void Wrote(Overlay& overlay, std::map<std::string, json>& objects, const json& object) {
-  const std::string key = KeyOf(object);
-  overlay.Put(key, object, VersionOf(object));
-  objects[key] = object;
 }
 
 std::map<std::string, json> ByKey(const std::vector<json>& objects) {
@@ -73,4 +44,4 @@ SlicePools PoolsFromJson(const std::vector<json>& slices) {
   return pools;
 }
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

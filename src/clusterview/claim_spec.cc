@@ -1,11 +1,11 @@
-#include "simcluster/claim_spec.h"
+#include "clusterview/claim_spec.h"
 
 #include <set>
 #include <utility>
 
 #include "core/strings.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 namespace {
 
 absl::StatusOr<std::vector<std::string>> Selectors(const std::vector<kube::DeviceSelector>& in) {
@@ -160,4 +160,4 @@ absl::StatusOr<dra::DeviceClass> DeviceClassFrom(const kube::DeviceClass& device
   return dra::DeviceClass{device_class.metadata.name, *std::move(selectors)};
 }
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

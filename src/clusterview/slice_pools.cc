@@ -1,4 +1,4 @@
-#include "simcluster/slice_pools.h"
+#include "clusterview/slice_pools.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include "core/strings.h"
 #include "kube/quantity.h"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 namespace {
 
 absl::StatusOr<dra::AttributeValue> AttributeFrom(const kube::DeviceAttribute& a) {
@@ -185,4 +185,4 @@ SlicePools PoolsFromSlices(const std::vector<kube::ResourceSlice>& slices) {
   return out;
 }
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview

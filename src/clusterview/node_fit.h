@@ -9,7 +9,7 @@
 
 #include "nlohmann/json.hpp"
 
-namespace canhazgpu::simcluster {
+namespace canhazgpu::clusterview {
 
 inline constexpr char kNotReadyTaint[] = "node.kubernetes.io/not-ready";
 
@@ -19,4 +19,4 @@ inline constexpr char kNotReadyTaint[] = "node.kubernetes.io/not-ready";
 // didn't match Pod's node affinity/selector").
 std::string NodeMismatch(const nlohmann::json& pod, const nlohmann::json& node);
 
-}  // namespace canhazgpu::simcluster
+}  // namespace canhazgpu::clusterview
