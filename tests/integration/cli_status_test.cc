@@ -54,6 +54,19 @@ class CliStatusTest : public ::testing::Test {
   std::string root_;
 };
 
+// The Go tool's (and kubectl's) convention: global flags before the command.
+TEST_F(CliStatusTest, GlobalFlagsMayComeBeforeTheCommand) {
+  const std::string state = root_ + "/gpu1/state.db";
+  CliResult r = RunProgram({CANHAZGPU_BINARY, "--state", state, "--no-color", "--memory-threshold",
+                            "512", "status", "--json"},
+                           {{"HOME", root_ + "/gpu1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).size(), 4u);  // gpu1's four GPUs, not this host's two
+  r = RunProgram({CANHAZGPU_BINARY, "--gpus", "1", "status"}, {{"HOME", root_}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag '--gpus' before the command"));
+}
+
 TEST_F(CliStatusTest, RemoteHostJsonIsKeyedByHost) {
   ASSERT_EQ(RunOn("gpu1", {"reserve", "-g", "2", "--note", "remote job"}).exit_code, 0);
   CliResult r = host_.Run({"status", "--remote", "gpu1", "--json"});

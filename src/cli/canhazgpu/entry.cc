@@ -77,7 +77,13 @@ absl::StatusOr<std::unique_ptr<store::StateStore>> OpenStore(const std::string& 
 }  // namespace
 
 int Main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<std::vector<std::string>> command_first =
+      CommandFirst(std::vector<std::string>(argv + 1, argv + argc), GlobalFlags(), "canhazgpu");
+  if (!command_first.ok()) {
+    std::fprintf(stderr, "canhazgpu: %s\n", std::string(command_first.status().message()).c_str());
+    return kExitUsage;
+  }
+  std::vector<std::string> args = *std::move(command_first);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::fputs(Usage().c_str(), args.empty() ? stderr : stdout);
     return args.empty() ? kExitUsage : kExitOk;

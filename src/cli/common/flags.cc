@@ -150,4 +150,40 @@ absl::StatusOr<int> PositiveInt(const std::string& flag, const std::string& valu
   return n;
 }
 
+absl::StatusOr<std::vector<std::string>> CommandFirst(const std::vector<std::string>& args,
+                                                      const std::vector<FlagSpec>& globals,
+                                                      const std::string& program) {
+  std::vector<std::string> leading;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-' || arg == "--") break;
+    if (arg == "--help" || arg == "-h" || arg == "--version") return args;
+    const bool is_long = arg[1] == '-';
+    const std::string name = is_long ? arg.substr(2, arg.find('=') - 2) : arg.substr(1);
+    const FlagSpec* spec = nullptr;
+    for (const FlagSpec& g : globals) {
+      if (g.config_only) continue;
+      if (is_long ? g.name == name : (name.size() == 1 && g.short_name == name[0])) spec = &g;
+    }
+    if (spec == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("unknown flag '", arg, "' before the command; only global flags may come first (",
+                 program, " --help lists them)"));
+    }
+    leading.push_back(arg);
+    if (spec->has_value && arg.find('=') == std::string::npos) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(StrCat("flag '", arg, "' needs a value"));
+      }
+      leading.push_back(args[++i]);
+    }
+  }
+  if (i == 0 || i >= args.size() || args[i] == "--") return args;
+  std::vector<std::string> out = {args[i]};
+  out.insert(out.end(), leading.begin(), leading.end());
+  out.insert(out.end(), args.begin() + static_cast<ptrdiff_t>(i) + 1, args.end());
+  return out;
+}
+
 }  // namespace canhazgpu::cli

@@ -83,6 +83,20 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
                                        const std::vector<FlagSpec>& specs,
                                        const std::string& command);
 
+// kubectl's and cobra's convention, which the Go canhazgpu followed: global
+// flags may come before the subcommand. Returns `args` (without the program
+// name) with the subcommand first and the global flags given before it
+// moved right after it, in their order, so that the command's own parser
+// sees them: {"--state", "F", "status", "-v"} -> {"status", "--state", "F",
+// "-v"}. `args` that start with the subcommand, or with --help, -h or
+// --version, are returned unchanged, as are global flags with no
+// subcommand after them (the caller prints its usage). A flag before the
+// subcommand that is not a global one is an error naming it; `program`
+// names the program in it.
+absl::StatusOr<std::vector<std::string>> CommandFirst(const std::vector<std::string>& args,
+                                                      const std::vector<FlagSpec>& globals,
+                                                      const std::string& program);
+
 // Checks `value` against the flag's kind and range; no value may hold a NUL
 // byte. The error either says what was expected ("expected an integer from
 // 1 to 1024") or, from the duration and GPU id

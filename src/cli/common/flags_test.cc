@@ -45,6 +45,31 @@ TEST(FlagsTest, Issue14NulInAnyValueIsRejected) {
   EXPECT_TRUE(CheckFlagValue(note, "before").ok());
 }
 
+TEST(FlagsTest, GlobalFlagsBeforeTheCommandMoveAfterIt) {
+  const std::vector<FlagSpec> globals = {
+      {.name = "state", .has_value = true},
+      {.name = "namespace", .short_name = 'n', .has_value = true},
+      {.name = "no-color"},
+      {.name = "remote_hosts", .has_value = true, .config_only = true}};
+  auto moved = [&](std::vector<std::string> args) { return CommandFirst(args, globals, "prog"); };
+  EXPECT_THAT(*moved({"--state", "F", "status", "-v"}),
+              ElementsAre("status", "--state", "F", "-v"));
+  EXPECT_THAT(*moved({"--state=F", "-n", "team", "--no-color", "run", "--", "-x"}),
+              ElementsAre("run", "--state=F", "-n", "team", "--no-color", "--", "-x"));
+  // Nothing to move, or nothing to move it after.
+  EXPECT_THAT(*moved({"status", "--state", "F"}), ElementsAre("status", "--state", "F"));
+  EXPECT_THAT(*moved({"--state", "F"}), ElementsAre("--state", "F"));
+  EXPECT_THAT(*moved({"--no-color", "--help"}), ElementsAre("--no-color", "--help"));
+  EXPECT_THAT(*moved({}), ElementsAre());
+
+  EXPECT_EQ(moved({"--gpus", "2", "run"}).status().message(),
+            "unknown flag '--gpus' before the command; only global flags may come first (prog "
+            "--help lists them)");
+  EXPECT_FALSE(moved({"--remote_hosts", "a", "status"}).ok());  // a setting, not a flag
+  EXPECT_EQ(moved({"status"}).value(), std::vector<std::string>{"status"});
+  EXPECT_EQ(moved({"--state"}).status().message(), "flag '--state' needs a value");
+}
+
 TEST(FlagsTest, ParsesLongShortAndInlineForms) {
   auto parsed = ParseFlags({"-g", "2", "--gpu-ids=1,3", "--short"}, kSpecs, "reserve");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
