@@ -50,6 +50,8 @@ TEST_F(CliCompletionTest, BashCompletesCommandsFlagsAndGpuIds) {
   EXPECT_EQ(Complete({"canhazgpu", "run", "-G", "1"}), "1\n");
   // A flag's value is not completed as a flag.
   EXPECT_EQ(Complete({"canhazgpu", "reserve", "--duration", "-"}), "\n");
+  // The shells, not flags (the case was written twice, the flags' first).
+  EXPECT_EQ(Complete({"canhazgpu", "completion", ""}), "bash\nzsh\n");
   // Hidden commands stay hidden.
   EXPECT_THAT(Complete({"canhazgpu", "m"}), Not(HasSubstr("manpage")));
 }
