@@ -83,6 +83,10 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(ClusterOptions opt
 
 absl::Status SimCluster::StartServer() {
   store_ = std::make_unique<kubesim::ObjectStore>(10'000);
+  // As in a real cluster, deleting an owner leaves its dependents to the
+  // garbage collector (the control plane's), which also collects those
+  // whose owner never existed.
+  store_->set_collect_background_dependents(false);
   auto log_file = std::make_shared<std::ofstream>(options_.dir + "/apiserver.log", std::ios::app);
   auto log_mu = std::make_shared<std::mutex>();
   kubesim::ApiServerOptions server_options{.log = [log_file, log_mu](const std::string& line) {
