@@ -146,6 +146,11 @@ int64_t ObjectStore::resource_version() const {
   return resource_version_;
 }
 
+void ObjectStore::set_collect_background_dependents(bool collect) {
+  std::lock_guard lock(mu_);
+  collect_background_dependents_ = collect;
+}
+
 void ObjectStore::set_event_window(size_t events) {
   std::lock_guard lock(mu_);
   event_window_ = std::max<size_t>(events, 1);
@@ -487,7 +492,9 @@ Outcome ObjectStore::DeleteLocked(const ResourceType& type, const std::string& n
         foreground_.insert(key);
         changed = true;
       }
-      CollectDependentsLocked(Text(m, "uid"), "Background");
+      // The owner waits for its dependents, so they go now whoever else
+      // collects garbage.
+      CollectDependentsLocked(Text(m, "uid"), "Foreground");
     }
     if (changed) {
       m["resourceVersion"] = std::to_string(++resource_version_);
@@ -611,6 +618,7 @@ void ObjectStore::RemoveLocked(const ResourceType& type, const Key& key,
 
 void ObjectStore::CollectDependentsLocked(const std::string& owner_uid, const std::string& policy) {
   if (owner_uid.empty()) return;
+  if (policy == "Background" && !collect_background_dependents_) return;
   std::vector<Key> dependents;
   for (const auto& [key, object] : objects_) {
     if (OwnedBy(object, owner_uid)) dependents.push_back(key);

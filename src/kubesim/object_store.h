@@ -102,6 +102,13 @@ class ObjectStore {
 
   int64_t resource_version() const;
   void set_event_window(size_t events);
+  // Whether deleting an owner in the background (the default propagation)
+  // deletes its dependents here and now (true, the default: the server
+  // alone, with nobody else to do it) or leaves them to a garbage collector
+  // watching the API, as a real server leaves them to kube-controller-
+  // manager (false: the simulated cluster, simcluster/garbage_collector.h).
+  // Orphan and Foreground propagation stay the store's own either way.
+  void set_collect_background_dependents(bool collect);
 
   // Appends to `out` the events of `type` (in `ns`, or every namespace when
   // empty) after `after`, waiting up to `wait` for the first. false when
@@ -147,6 +154,7 @@ class ObjectStore {
   int64_t resource_version_ = 1;
   std::deque<WatchEvent> events_;
   size_t event_window_;
+  bool collect_background_dependents_ = true;
   int64_t oldest_resumable_ = 0;  // the newest event dropped from the window
   uint64_t generation_ = 0;       // bumped at every wake-up, so waiters notice
 };

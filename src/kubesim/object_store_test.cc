@@ -310,6 +310,33 @@ TEST_F(ObjectStoreTest, DeletePreconditionsAndGarbageCollection) {
   EXPECT_EQ(store_.Get(cm, "default", "d2").error->code, 404);
 }
 
+TEST_F(ObjectStoreTest, BackgroundDependentsCanBeLeftToAGarbageCollector) {
+  store_.set_collect_background_dependents(false);
+  const ResourceType cm = Type("", "configmaps");
+  const ResourceType pods = Type("", "pods");
+  auto make_owner_with_dependent = [&](const std::string& name) {
+    Outcome owner = store_.Create(pods, "default", {{"metadata", {{"name", name}}}});
+    json dependent = ConfigMap(name + "-dep");
+    dependent["metadata"]["ownerReferences"] = {{{"apiVersion", "v1"},
+                                                 {"kind", "Pod"},
+                                                 {"name", name},
+                                                 {"uid", owner.object["metadata"]["uid"]}}};
+    EXPECT_TRUE(store_.Create(cm, "default", dependent).ok());
+  };
+  make_owner_with_dependent("bg");
+  ASSERT_TRUE(store_.Delete(pods, "default", "bg", {}).ok());
+  EXPECT_TRUE(store_.Get(cm, "default", "bg-dep").ok()) << "the collector's to delete";
+  // Orphan and Foreground stay the store's.
+  make_owner_with_dependent("orphaner");
+  ASSERT_TRUE(store_.Delete(pods, "default", "orphaner", {.propagation = "Orphan"}).ok());
+  EXPECT_TRUE(
+      store_.Get(cm, "default", "orphaner-dep").object["metadata"]["ownerReferences"].empty());
+  make_owner_with_dependent("fg");
+  ASSERT_TRUE(store_.Delete(pods, "default", "fg", {.propagation = "Foreground"}).ok());
+  EXPECT_EQ(store_.Get(cm, "default", "fg-dep").error->code, 404);
+  EXPECT_EQ(store_.Get(pods, "default", "fg").error->code, 404);
+}
+
 TEST_F(ObjectStoreTest, OrphanAndForegroundPropagation) {
   const ResourceType cm = Type("", "configmaps");
   const ResourceType pods = Type("", "pods");

@@ -22,7 +22,8 @@ ControlPlane::ControlPlane(kube::Client& client, ControlPlaneOptions options)
       options_(std::move(options)),
       controller_(client, pod_overlay_, claim_overlay_, options_.log),
       scheduler_(client, pod_overlay_, claim_overlay_, *options_.clock, options_.scheduler_name,
-                 options_.log) {
+                 options_.log),
+      garbage_collector_(client, options_.log) {
   auto wake = [this](Overlay* overlay) {
     kube::InformerHandlers h;
     h.on_add = [this](const nlohmann::json&) { Wake(); };
@@ -45,13 +46,15 @@ ControlPlane::ControlPlane(kube::Client& client, ControlPlaneOptions options)
                                                 kube::ListOptions{}, wake(nullptr));
   classes_ = std::make_unique<kube::Informer>(client_, kube::kDeviceClasses, "",
                                               kube::ListOptions{}, wake(nullptr));
+  config_maps_ = std::make_unique<kube::Informer>(client_, kube::kConfigMaps, "",
+                                                  kube::ListOptions{}, wake(nullptr));
 }
 
 ControlPlane::~ControlPlane() { Stop(); }
 
 absl::Status ControlPlane::Start() {
-  kube::Informer* all[] = {pods_.get(),   nodes_.get(),     slices_.get(),
-                           claims_.get(), templates_.get(), classes_.get()};
+  kube::Informer* all[] = {pods_.get(),      nodes_.get(),   slices_.get(),     claims_.get(),
+                           templates_.get(), classes_.get(), config_maps_.get()};
   for (kube::Informer* i : all) i->Start();
   for (kube::Informer* i : all) {
     if (!i->WaitForSync(options_.sync_timeout)) {
@@ -73,7 +76,7 @@ void ControlPlane::Stop() {
   if (loop_.joinable()) loop_.join();
   // Each informer takes up to a second to notice; all at once, not in turn.
   std::vector<std::thread> stopping;
-  for (auto* i : {&pods_, &nodes_, &slices_, &claims_, &templates_, &classes_}) {
+  for (auto* i : {&pods_, &nodes_, &slices_, &claims_, &templates_, &classes_, &config_maps_}) {
     kube::Informer* informer = i->get();
     stopping.emplace_back([informer] { informer->Stop(); });
   }
@@ -107,6 +110,22 @@ View ControlPlane::Snapshot() {
   return view;
 }
 
+std::vector<WatchedObjects> ControlPlane::Watched(const View& view) {
+  auto values = [](const std::map<std::string, nlohmann::json>& objects) {
+    std::vector<nlohmann::json> out;
+    out.reserve(objects.size());
+    for (const auto& [key, object] : objects) out.push_back(object);
+    return out;
+  };
+  return {{&kube::kPods, values(view.pods)},
+          {&kube::kResourceClaims, values(view.claims)},
+          {&kube::kResourceClaimTemplates, values(view.templates)},
+          {&kube::kNodes, values(view.nodes)},
+          {&kube::kDeviceClasses, values(view.classes)},
+          {&kube::kResourceSlices, slices_->List()},
+          {&kube::kConfigMaps, config_maps_->List()}};
+}
+
 void ControlPlane::Loop() {
   for (;;) {
     {
@@ -118,6 +137,7 @@ void ControlPlane::Loop() {
     View view = Snapshot();
     controller_.Sync(view);
     scheduler_.ScheduleAll(view);
+    garbage_collector_.Collect(Watched(view));
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++passes_;

@@ -1,9 +1,11 @@
 // The control plane of the simulated cluster (`k8shazgpu-sim cluster`): the
-// scheduler stand-in (scheduler.h) and the resourceclaim controller
-// (claim_controller.h) on one loop, fed by informers on pods, nodes,
-// ResourceSlices, ResourceClaims, ResourceClaimTemplates and DeviceClasses.
-// Any change an informer hears wakes the loop, which then runs one pass:
-// the controller, then the scheduler over every pending pod. A pass also
+// scheduler stand-in (scheduler.h), the resourceclaim controller
+// (claim_controller.h) and the garbage collector (garbage_collector.h) on
+// one loop, fed by informers on pods, nodes, ResourceSlices, ResourceClaims,
+// ResourceClaimTemplates, DeviceClasses and ConfigMaps. Any change an
+// informer hears wakes the loop, which then runs one pass: the controller,
+// the scheduler over every pending pod, then the garbage collector over
+// every watched object. A pass also
 // runs every `resync` as a safety net; there is no faster polling.
 //
 // Threading: Start() starts the informers' threads and the loop thread;
@@ -28,6 +30,7 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "simcluster/claim_controller.h"
+#include "simcluster/garbage_collector.h"
 #include "simcluster/overlay.h"
 #include "simcluster/scheduler.h"
 
@@ -66,6 +69,9 @@ class ControlPlane {
   void Wake();
   void Loop();
   clusterview::View Snapshot();
+  // What the garbage collector looks at: every watched object, the pass's
+  // own writes (in `view`) included.
+  std::vector<WatchedObjects> Watched(const clusterview::View& view);
 
   kube::Client& client_;
   const ControlPlaneOptions options_;
@@ -73,7 +79,9 @@ class ControlPlane {
   Overlay claim_overlay_;
   ClaimController controller_;
   Scheduler scheduler_;
-  std::unique_ptr<kube::Informer> pods_, nodes_, slices_, claims_, templates_, classes_;
+  GarbageCollector garbage_collector_;
+  std::unique_ptr<kube::Informer> pods_, nodes_, slices_, claims_, templates_, classes_,
+      config_maps_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -34,6 +34,8 @@ class ControlPlaneTest : public ::testing::Test {
  protected:
   void SetUp() override {
     client_ = *kube::Client::Create(server_.Config(), {.qps = 1000, .burst = 1000});
+    // As in the simulated cluster: dependents are the garbage collector's.
+    server_.store().set_collect_background_dependents(false);
     // deploy/deviceclasses.yaml
     for (const char* type : {"gpu", "mig"}) {
       json cls = json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
@@ -189,6 +191,34 @@ class ControlPlaneTest : public ::testing::Test {
     json p = Get(kube::kPods, pod);
     p["status"]["phase"] = phase;
     ASSERT_TRUE(client_->UpdateStatus(kube::kPods, "default", p).ok());
+  }
+
+  // An object owned by `owner` (kind Pod, name and uid), created in
+  // "default".
+  json AddOwned(const kube::ResourceRef& ref, json object, const std::string& owner,
+                const std::string& owner_uid) {
+    object["metadata"]["namespace"] = "default";
+    object["metadata"]["ownerReferences"] = {{{"apiVersion", "v1"},
+                                              {"kind", "Pod"},
+                                              {"name", owner},
+                                              {"uid", owner_uid},
+                                              {"controller", true},
+                                              {"blockOwnerDeletion", true}}};
+    auto created = client_->CreateObject(ref, "default", object);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.value_or(json());
+  }
+  json ConfigMap(const std::string& name) {
+    return {{"apiVersion", "v1"},
+            {"kind", "ConfigMap"},
+            {"metadata", {{"name", name}}},
+            {"data", {{"k", "v"}}}};
+  }
+  json Template(const std::string& name) {
+    return {{"apiVersion", "resource.k8s.io/v1"},
+            {"kind", "ResourceClaimTemplate"},
+            {"metadata", {{"name", name}}},
+            {"spec", {{"spec", {{"devices", {{"requests", {Request(kGpuClass)}}}}}}}}};
   }
 
   kubesim::TestApiServer server_;
@@ -477,6 +507,45 @@ TEST_F(ControlPlaneTest, MissingTemplateIsWhatThePodWaitsFor) {
   AddSlice("node-0", {dra::testing::TestGpu(0)});
   AddTemplate("not-yet", Request(kGpuClass));
   WaitBound("early");
+}
+
+TEST_F(ControlPlaneTest, TemplateAndConfigMapOwnedByADeletedPodAreCollected) {
+  AddNode("node-0");
+  StartPlane();
+  AddPod("run", "");
+  const std::string uid = Get(kube::kPods, "run")["metadata"]["uid"];
+  AddOwned(kube::kResourceClaimTemplates, Template("run-gpus"), "run", uid);
+  AddOwned(kube::kConfigMaps, ConfigMap("run-env"), "run", uid);
+  // A pass with the owner alive keeps them.
+  plane_->WaitForPasses(plane_->WaitForPasses(-1, std::chrono::milliseconds(0)),
+                        std::chrono::seconds(1));
+  EXPECT_FALSE(Get(kube::kResourceClaimTemplates, "run-gpus").is_null());
+  EXPECT_FALSE(Get(kube::kConfigMaps, "run-env").is_null());
+  // The store leaves them (set_collect_background_dependents(false)): what
+  // deletes them is the control plane's garbage collector.
+  KubeletRemoves("run");
+  WaitFor(kube::kResourceClaimTemplates, "run-gpus", [](const json& t) { return t.is_null(); });
+  WaitFor(kube::kConfigMaps, "run-env", [](const json& c) { return c.is_null(); });
+}
+
+TEST_F(ControlPlaneTest, ObjectsWhoseOwnerNeverExistedOrWasReplacedAreCollected) {
+  AddNode("node-0");
+  AddPod("alive", "");
+  const std::string alive_uid = Get(kube::kPods, "alive")["metadata"]["uid"];
+  AddOwned(kube::kConfigMaps, ConfigMap("kept"), "alive", alive_uid);
+  AddOwned(kube::kConfigMaps, ConfigMap("orphan"), "never", "5d1c0f2e-0000-4000-8000-000000000001");
+  // The owner's name exists, but it is another pod: the owner is gone.
+  AddOwned(kube::kResourceClaimTemplates, Template("stale"), "alive",
+           "5d1c0f2e-0000-4000-8000-000000000002");
+  StartPlane();
+  WaitFor(kube::kConfigMaps, "orphan", [](const json& c) { return c.is_null(); });
+  WaitFor(kube::kResourceClaimTemplates, "stale", [](const json& t) { return t.is_null(); });
+  // Objects created after the plane started are looked at too.
+  AddOwned(kube::kConfigMaps, ConfigMap("late-orphan"), "never",
+           "5d1c0f2e-0000-4000-8000-000000000003");
+  WaitFor(kube::kConfigMaps, "late-orphan", [](const json& c) { return c.is_null(); });
+  EXPECT_FALSE(Get(kube::kConfigMaps, "kept").is_null());
+  EXPECT_FALSE(Get(kube::kPods, "alive").is_null());
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 
 #include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
-#include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/cli_runner.h"
@@ -26,15 +25,27 @@ namespace fs = std::filesystem;
 
 class SimClusterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { StartCluster({}); }
+  // Two nodes of two GPUs, the first in MIG mode; `extra` flags added.
+  void StartCluster(const std::vector<std::string>& extra) {
     char tmpl[] = "/tmp/sim_cluster_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     cluster_dir_ = dir_ + "/cluster";
-    sim_ = SpawnUntilReady(
-        {K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes", "2", "--gpus-per-node",
-         "2", "--mig-gpus", "1", "--node-binary", K8SHAZGPU_NODE_BINARY},
-        {}, cluster_dir_ + "/ready", Log());
+    std::vector<std::string> args = {K8SHAZGPU_SIM_BINARY,
+                                     "cluster",
+                                     "--dir",
+                                     cluster_dir_,
+                                     "--nodes",
+                                     "2",
+                                     "--gpus-per-node",
+                                     "2",
+                                     "--mig-gpus",
+                                     "1",
+                                     "--node-binary",
+                                     K8SHAZGPU_NODE_BINARY};
+    args.insert(args.end(), extra.begin(), extra.end());
+    sim_ = SpawnUntilReady(args, {}, cluster_dir_ + "/ready", Log());
     ASSERT_TRUE(fs::exists(cluster_dir_ + "/ready")) << ReadFile(Log());
     kube::LoadOptions load;
     load.kubeconfig_flag = cluster_dir_ + "/kubeconfig";
@@ -61,9 +72,10 @@ class SimClusterTest : public ::testing::Test {
   std::map<std::string, std::string> NodeEnv(const std::string& node) const {
     return {{"CANHAZGPU_STATE", NodeDir(node) + "/state.db"}, {"HOME", dir_}};
   }
-  // A claim template for `count` GPUs and a pod using it that runs
-  // `script` with sh, labelled with the canhazgpu user.
-  void CreatePod(const std::string& name, int count, const std::string& script) {
+  // A claim template for `count` GPUs of `device_class` and a pod using it
+  // that runs `script` with sh, labelled with the canhazgpu user.
+  void CreatePod(const std::string& name, int count, const std::string& script,
+                 const std::string& device_class = "gpu.canhazgpu.dev") {
     const json template_object = {
         {"apiVersion", "resource.k8s.io/v1"},
         {"kind", "ResourceClaimTemplate"},
@@ -73,8 +85,7 @@ class SimClusterTest : public ::testing::Test {
            {{"devices",
              {{"requests",
                {{{"name", "gpus"},
-                 {"exactly",
-                  {{"deviceClassName", "gpu.canhazgpu.dev"}, {"count", count}}}}}}}}}}}}};
+                 {"exactly", {{"deviceClassName", device_class}, {"count", count}}}}}}}}}}}}};
     ASSERT_TRUE(client_->CreateObject(kTemplates, "default", template_object).ok());
     const json pod = {
         {"apiVersion", "v1"},
@@ -173,9 +184,22 @@ TEST_F(SimClusterTest, AMigDeviceIsPreparedWithItsCapabilityNodes) {
       NodeDir("node-0") + "/plugins_registry/gpu.canhazgpu.dev-reg.sock", patient);
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   ASSERT_TRUE(client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
-  const driver::ClaimRef claim = driver::testing::CreateAllocatedClaim(
-                                     *client_, "ml", "mig", {"gpu-0-mig-1g10gb-19-1"}, "node-0")
-                                     .value();
+  // Allocated and reserved in one write: the control plane deallocates a
+  // claim that nobody reserves, and a pod consumer would have to exist.
+  json object = client_
+                    ->CreateObject(kube::kResourceClaims, "ml", json::parse(R"({
+      "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "mig"},
+      "spec": {"devices": {"requests": [{"name": "gpu",
+        "exactly": {"deviceClassName": "mig.canhazgpu.dev"}}]}}})"))
+                    .value();
+  object["status"] = json::parse(R"({
+      "allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.canhazgpu.dev",
+        "pool": "node-0", "device": "gpu-0-mig-1g10gb-19-1"}]}},
+      "reservedFor": [{"apiGroup": "batch", "resource": "jobs", "name": "train",
+        "uid": "7c1e5a52-0000-4000-8000-000000000001"}]})");
+  ASSERT_TRUE(client_->UpdateStatus(kube::kResourceClaims, "ml", object).ok());
+  const driver::ClaimRef claim{
+      .namespace_name = "ml", .uid = object["metadata"]["uid"], .name = "mig"};
   absl::StatusOr<std::map<std::string, driver::PrepareResult>> out =
       (*kubelet)->NodePrepareResources({claim});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -374,6 +398,95 @@ TEST_F(SimClusterTest, TheExamplePodOfDeployRuns) {
               ::testing::StartsWith("CUDA_VISIBLE_DEVICES=0 NVIDIA_VISIBLE_DEVICES=GPU-"));
 }
 
+// The same cluster as it looks when it runs NVIDIA's DRA driver.
+class NvidiaSimClusterTest : public SimClusterTest {
+ protected:
+  void SetUp() override { StartCluster({"--driver", "nvidia"}); }
+};
+
+TEST_F(NvidiaSimClusterTest, SlicesAndClassesAreNvidiasAndOursAreAbsent) {
+  absl::StatusOr<json> slices = client_->ListAll(kube::kResourceSlices, "");
+  ASSERT_TRUE(slices.ok());
+  std::set<std::string> devices;
+  for (json slice : (*slices)["items"]) {
+    EXPECT_EQ(slice["spec"]["driver"], "gpu.nvidia.com");
+    EXPECT_EQ(slice["spec"]["pool"]["name"], slice["spec"]["nodeName"]);
+    for (const json& d : slice["spec"].value("devices", json::array())) {
+      devices.insert(d["name"]);
+      EXPECT_TRUE(d["attributes"].contains("uuid")) << d.dump();
+      EXPECT_TRUE(d["attributes"]["cudaComputeCapability"].contains("version")) << d.dump();
+      EXPECT_TRUE(d["capacity"].contains("memory")) << d.dump();
+      if (d["attributes"]["type"]["string"] == "mig") {
+        EXPECT_TRUE(d["attributes"].contains("parentUUID")) << d.dump();
+        EXPECT_TRUE(d["attributes"].contains("profile")) << d.dump();
+      }
+    }
+    slice["apiVersion"] = "resource.k8s.io/v1";
+    slice["kind"] = "ResourceSlice";
+    EXPECT_THAT(StrictValidationErrors(slice), ::testing::IsEmpty()) << slice.dump();
+  }
+  EXPECT_TRUE(devices.contains("gpu-0")) << ::testing::PrintToString(devices);
+  EXPECT_TRUE(devices.contains("gpu-1"));
+  EXPECT_EQ(devices.size(), 9u) << ::testing::PrintToString(devices);
+  for (const std::string klass : {"gpu.nvidia.com", "mig.nvidia.com"}) {
+    absl::StatusOr<json> c = client_->Get(kube::kDeviceClasses, "", klass);
+    ASSERT_TRUE(c.ok()) << klass;
+    EXPECT_THAT((*c)["spec"]["selectors"][0]["cel"]["expression"].get<std::string>(),
+                HasSubstr("device.attributes[\"gpu.nvidia.com\"].type =="));
+  }
+  for (const std::string klass : {"gpu.canhazgpu.dev", "mig.canhazgpu.dev"}) {
+    EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kDeviceClasses, "", klass).status()))
+        << klass;
+  }
+  const kube::ResourceRef crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+  EXPECT_TRUE(
+      kube::IsApiNotFound(client_->Get(crds, "", "nodegpustatuses.canhazgpu.dev").status()));
+}
+
+TEST_F(NvidiaSimClusterTest, APodOfNvidiasClassRunsWithItsGpuAndGivesItBack) {
+  CreatePod(
+      "infer", 1,
+      "echo NVIDIA=$NVIDIA_VISIBLE_DEVICES CUDA=$CUDA_VISIBLE_DEVICES; " + WaitForGate("infer"),
+      "gpu.nvidia.com");
+  ASSERT_TRUE(Eventually([&] { return Logs("infer").starts_with("NVIDIA="); }))
+      << Pod("infer").dump() << ReadFile(Log());
+  const json pod = Pod("infer");
+  const std::string node = pod["spec"]["nodeName"];
+  const std::string claim = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"];
+  const json allocated = client_->Get(kube::kResourceClaims, "default", claim).value();
+  const json& result = allocated["status"]["allocation"]["devices"]["results"][0];
+  EXPECT_EQ(result["driver"], "gpu.nvidia.com");
+  // The uuid its slice publishes for the allocated device.
+  std::string uuid;
+  absl::StatusOr<json> slices =
+      client_->ListAll(kube::kResourceSlices, "", {.field_selector = "spec.nodeName=" + node});
+  for (const json& s : (*slices)["items"]) {
+    for (const json& d : s["spec"].value("devices", json::array())) {
+      if (d["name"] == result["device"]) uuid = d["attributes"]["uuid"]["string"];
+    }
+  }
+  ASSERT_FALSE(uuid.empty()) << allocated.dump();
+  EXPECT_EQ(Logs("infer"), "NVIDIA=" + uuid + " CUDA=0\n");
+  // The spec it prepared is valid by the official schema.
+  std::vector<std::string> specs;
+  for (const auto& entry : fs::directory_iterator(NodeDir(node) + "/cdi")) {
+    specs.push_back(entry.path());
+  }
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_THAT(specs[0], HasSubstr("k8s.gpu.nvidia.com"));
+  EXPECT_EQ(CdiSchemaErrors(specs[0]), "");
+
+  WriteFile(Gate("infer"), "");
+  EXPECT_TRUE(Eventually([&] { return Phase("infer") == "Succeeded"; })) << Pod("infer").dump();
+  EXPECT_TRUE(Eventually([&] { return fs::is_empty(NodeDir(node) + "/cdi"); }));
+  // Deleting the pod takes its generated claim with it (the garbage
+  // collector).
+  ASSERT_TRUE(client_->Delete(kube::kPods, "default", "infer").ok());
+  EXPECT_TRUE(Eventually([&] {
+    return kube::IsApiNotFound(client_->Get(kube::kResourceClaims, "default", claim).status());
+  }));
+}
+
 TEST(SimClusterFlagsTest, BadFlagsAndAForeignDirectoryAreOneLineErrors) {
   char tmpl[] = "/tmp/sim_cluster_flags.XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -388,6 +501,10 @@ TEST(SimClusterFlagsTest, BadFlagsAndAForeignDirectoryAreOneLineErrors) {
   CliResult too_many_mig = run({"--dir", dir + "/c", "--gpus-per-node", "2", "--mig-gpus", "3"});
   EXPECT_EQ(too_many_mig.exit_code, 2);
   EXPECT_EQ(too_many_mig.err, "k8shazgpu-sim: --mig-gpus 3 is more than --gpus-per-node 2\n");
+  CliResult bad_driver = run({"--dir", dir + "/c", "--driver", "amd"});
+  EXPECT_EQ(bad_driver.exit_code, 2);
+  EXPECT_EQ(bad_driver.err,
+            "k8shazgpu-sim: --driver: unknown driver 'amd'; say canhazgpu or nvidia\n");
   CliResult zero_nodes = run({"--dir", dir + "/c", "--nodes", "0"});
   EXPECT_EQ(zero_nodes.exit_code, 2);
   EXPECT_THAT(zero_nodes.err, HasSubstr("--nodes"));

@@ -62,7 +62,29 @@ absl::Status PrepareDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// NVIDIA's DeviceClasses, as its Helm chart (k8s-dra-driver-gpu) ships them.
+std::vector<json> NvidiaDeviceClasses() {
+  std::vector<json> classes;
+  for (const std::string type : {"gpu", "mig"}) {
+    json cls = json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                               "metadata": {}, "spec": {"selectors": [{"cel": {}}]}})");
+    cls["metadata"]["name"] = type + ".nvidia.com";
+    cls["spec"]["selectors"][0]["cel"]["expression"] =
+        R"(device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == ")" +
+        type + "\"";
+    classes.push_back(std::move(cls));
+  }
+  return classes;
+}
+
 }  // namespace
+
+absl::StatusOr<SimDriver> ParseSimDriver(const std::string& name) {
+  if (name == "canhazgpu") return SimDriver::kCanhazgpu;
+  if (name == "nvidia") return SimDriver::kNvidia;
+  return absl::InvalidArgumentError(
+      StrCat("--driver: unknown driver '", name, "'; say canhazgpu or nvidia"));
+}
 
 SimCluster::SimCluster(ClusterOptions options) : options_(std::move(options)) {
   if (!options_.log) options_.log = [](const std::string&) {};
@@ -83,6 +105,10 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(ClusterOptions opt
 
 absl::Status SimCluster::StartServer() {
   store_ = std::make_unique<kubesim::ObjectStore>(10'000);
+  // As in a real cluster, deleting an owner leaves its dependents to the
+  // garbage collector (the control plane's), which also collects those
+  // whose owner never existed.
+  store_->set_collect_background_dependents(false);
   auto log_file = std::make_shared<std::ofstream>(options_.dir + "/apiserver.log", std::ios::app);
   auto log_mu = std::make_shared<std::mutex>();
   kubesim::ApiServerOptions server_options{.log = [log_file, log_mu](const std::string& line) {
@@ -107,7 +133,19 @@ kube::RestConfig SimCluster::rest_config() const {
   return config;
 }
 
+std::string SimCluster::DriverName() const {
+  return options_.driver == SimDriver::kNvidia ? kNvidiaDriverName : dra::kDriverName;
+}
+
 absl::Status SimCluster::ApplyAddons() {
+  if (options_.driver == SimDriver::kNvidia) {
+    for (const json& cls : NvidiaDeviceClasses()) {
+      absl::StatusOr<json> created = client_->CreateObject(kube::kDeviceClasses, "", cls);
+      if (!created.ok())
+        return absl::InternalError(StrCat("NVIDIA's DeviceClasses: ", created.status().message()));
+    }
+    return absl::OkStatus();
+  }
   for (const Addon& addon : Addons()) {
     absl::StatusOr<std::vector<json>> objects = kubesim::YamlDocumentsToJson(addon.yaml);
     if (!objects.ok())
@@ -146,11 +184,44 @@ absl::Status SimCluster::StartNode(int index) {
       return absl::FailedPreconditionError(StrCat("cannot create ", node.dir, ": ", ec.message()));
   }
   const std::string host_file = node.dir + "/fake-host.json";
-  const std::string state = node.dir + "/state.db";
   RETURN_IF_ERROR(WriteFileAtomically(host_file, SimulatedHostJson(index, options_.shape), 0644));
   // What the driver would list in /proc for the host's MIG instances.
   const std::string mig_minors = node.dir + "/mig-minors";
   RETURN_IF_ERROR(WriteFileAtomically(mig_minors, SimulatedMigMinors(options_.shape), 0644));
+  const std::string name = node.name;
+  auto log = [log = options_.log, name](const std::string& line) { log(StrCat(name, ": ", line)); };
+  // The kubelet first: it registers the Node the driver's objects belong
+  // to, and it watches for the plugin's socket.
+  ASSIGN_OR_RETURN(node.kubelet_client,
+                   kube::Client::Create(rest_config(), {.qps = 1000, .burst = 1000}));
+  simkubelet::KubeletOptions kubelet;
+  kubelet.node_name = node.name;
+  kubelet.registrar_dir = node.dir + "/plugins_registry";
+  kubelet.cdi_dir = node.dir + "/cdi";
+  kubelet.pods_dir = node.dir + "/pods";
+  kubelet.log = log;
+  node.kubelet =
+      std::make_unique<simkubelet::Kubelet>(*node.kubelet_client, server_->logs(), kubelet);
+  RETURN_IF_ERROR(node.kubelet->Start());
+  if (options_.driver == SimDriver::kNvidia) {
+    ASSIGN_OR_RETURN(
+        node.nvidia_plugin,
+        FakeNvidiaPlugin::Start(rest_config(), {.node_name = node.name,
+                                                .host_file = host_file,
+                                                .plugin_dir = node.dir + "/plugins",
+                                                .registrar_dir = node.dir + "/plugins_registry",
+                                                .cdi_dir = node.dir + "/cdi",
+                                                .log = log}));
+  } else {
+    RETURN_IF_ERROR(StartNodeDaemon(node, host_file, mig_minors));
+  }
+  nodes_.push_back(std::move(node));
+  return absl::OkStatus();
+}
+
+absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_file,
+                                         const std::string& mig_minors) {
+  const std::string state = node.dir + "/state.db";
   {
     // The node's canhazgpu store, initialised as `canhazgpu admin --provider
     // fake` would: the daemon and anyone running canhazgpu there share it.
@@ -164,19 +235,6 @@ absl::Status SimCluster::StartNode(int index) {
   }
   const std::string name = node.name;
   auto log = [log = options_.log, name](const std::string& line) { log(StrCat(name, ": ", line)); };
-  // The kubelet first: it registers the Node the daemon's NodeGpuStatus
-  // belongs to, and it watches for the plugin's socket.
-  ASSIGN_OR_RETURN(node.kubelet_client,
-                   kube::Client::Create(rest_config(), {.qps = 1000, .burst = 1000}));
-  simkubelet::KubeletOptions kubelet;
-  kubelet.node_name = node.name;
-  kubelet.registrar_dir = node.dir + "/plugins_registry";
-  kubelet.cdi_dir = node.dir + "/cdi";
-  kubelet.pods_dir = node.dir + "/pods";
-  kubelet.log = log;
-  node.kubelet =
-      std::make_unique<simkubelet::Kubelet>(*node.kubelet_client, server_->logs(), kubelet);
-  RETURN_IF_ERROR(node.kubelet->Start());
   node.daemon = std::make_unique<NodeProcess>(
       NodeProcessOptions{.binary = options_.node_binary,
                          .args = {"--node-name",     node.name,
@@ -191,9 +249,7 @@ absl::Status SimCluster::StartNode(int index) {
                                   "--http-listen",   "127.0.0.1:0"},
                          .log_path = node.dir + "/node.log",
                          .log = log});
-  RETURN_IF_ERROR(node.daemon->Start());
-  nodes_.push_back(std::move(node));
-  return absl::OkStatus();
+  return node.daemon->Start();
 }
 
 absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
@@ -211,7 +267,7 @@ absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
       }
     }
     for (const SimNode& node : nodes_) {
-      if (node.kubelet->plugins().Registrations(dra::kDriverName) == 0) missing.insert(node.name);
+      if (node.kubelet->plugins().Registrations(DriverName()) == 0) missing.insert(node.name);
     }
     if (missing.empty()) return absl::OkStatus();
     if (std::chrono::steady_clock::now() >= deadline) break;
@@ -220,6 +276,8 @@ absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
   std::vector<std::string> logs;
   for (const std::string& name : missing)
     logs.push_back(StrCat(options_.dir, "/nodes/", name, "/node.log"));
+  // The fake NVIDIA plugins log to the simulator's own output.
+  if (options_.driver == SimDriver::kNvidia) logs = {"the output above"};
   return absl::DeadlineExceededError(
       StrCat("no ResourceSlices from ",
              Join(std::vector<std::string>(missing.begin(), missing.end()), ", "), " after ",
@@ -242,6 +300,7 @@ void SimCluster::Stop() {
   });
   on_every_node([](SimNode& node) {
     if (node.daemon) node.daemon->Stop();
+    if (node.nvidia_plugin) node.nvidia_plugin->Stop();
   });
   if (server_) server_->Stop();
   if (serve_thread_.joinable()) serve_thread_.join();

@@ -11,9 +11,15 @@
 // Stop() stops the control plane, the kubelets (and their containers), the
 // daemons, then the server.
 //
+// With SimDriver::kNvidia the cluster looks like one running NVIDIA's DRA
+// driver instead: NVIDIA's DeviceClasses (gpu.nvidia.com, mig.nvidia.com)
+// instead of deploy/'s, no NodeGpuStatus CRD, and on each node, in place
+// of k8shazgpu-node and the node's canhazgpu store, a FakeNvidiaPlugin
+// (fake_nvidia_plugin.h) in this process.
+//
 // Layout of DIR:
 //   kubeconfig, apiserver.log
-//   nodes/<node>/state.db           the node's canhazgpu store
+//   nodes/<node>/state.db           the node's canhazgpu store (ours only)
 //   nodes/<node>/fake-host.json     its GPUs (docs/fake-host.md)
 //   nodes/<node>/mig-minors         its MIG capability minors (--mig-minors)
 //   nodes/<node>/plugins/           --plugin-dir (dra.sock, checkpoint)
@@ -34,6 +40,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cli/k8shazgpu_sim/fake_nvidia_plugin.h"
 #include "cli/k8shazgpu_sim/node_process.h"
 #include "cli/k8shazgpu_sim/simulated_host.h"
 #include "host/system_clock.h"
@@ -45,13 +52,23 @@
 
 namespace canhazgpu::sim {
 
+// Whose DRA driver the nodes run.
+enum class SimDriver {
+  kCanhazgpu,  // ours: the real k8shazgpu-node
+  kNvidia,     // a test double of NVIDIA's (gpu.nvidia.com)
+};
+
+// "canhazgpu" or "nvidia"; InvalidArgument in one line otherwise.
+absl::StatusOr<SimDriver> ParseSimDriver(const std::string& name);
+
 struct ClusterOptions {
   std::string dir;
+  SimDriver driver = SimDriver::kCanhazgpu;
   int nodes = 1;
   SimulatedHostShape shape;
   std::string listen_host = "127.0.0.1";
   int port = 0;             // 0: a free one
-  std::string node_binary;  // k8shazgpu-node
+  std::string node_binary;  // k8shazgpu-node; unused with kNvidia
   // Progress and the daemons' restarts, one line each.
   std::function<void(const std::string&)> log;
 };
@@ -61,7 +78,8 @@ struct SimNode {
   std::string dir;
   std::unique_ptr<kube::Client> kubelet_client;  // each kubelet has its own, as real ones do
   std::unique_ptr<simkubelet::Kubelet> kubelet;
-  std::unique_ptr<NodeProcess> daemon;
+  std::unique_ptr<NodeProcess> daemon;              // SimDriver::kCanhazgpu
+  std::unique_ptr<FakeNvidiaPlugin> nvidia_plugin;  // SimDriver::kNvidia
 };
 
 class SimCluster {
@@ -85,6 +103,11 @@ class SimCluster {
   absl::Status StartControlPlane();
   absl::Status ApplyAddons();
   absl::Status StartNode(int index);
+  // Writes the node's canhazgpu store and starts k8shazgpu-node on it.
+  absl::Status StartNodeDaemon(SimNode& node, const std::string& host_file,
+                               const std::string& mig_minors);
+  // The driver the nodes' plugins register as.
+  std::string DriverName() const;
 
   ClusterOptions options_;
   std::unique_ptr<kubesim::ObjectStore> store_;

@@ -1,5 +1,6 @@
 // `k8shazgpu-sim cluster --dir DIR [--nodes N] [--gpus-per-node M]
-//  [--mig-gpus K] [--listen HOST:PORT] [--node-binary PATH]`: runs a whole
+//  [--mig-gpus K] [--listen HOST:PORT] [--node-binary PATH]
+//  [--driver canhazgpu|nvidia]`: runs a whole
 // simulated cluster in the foreground (cluster.h) until SIGTERM or SIGINT.
 // Once every node has published its GPUs it prints how to reach the
 // cluster and writes DIR/ready, which scripts and tests wait for.
@@ -64,6 +65,12 @@ const std::vector<cli::FlagSpec> kFlags = {
      .has_value = true,
      .value_name = "PATH",
      .help = "the k8shazgpu-node to run (default: the one installed or built beside this)"},
+    {.name = "driver",
+     .has_value = true,
+     .value_name = "NAME",
+     .help = "whose DRA driver the nodes run: canhazgpu (ours, the real k8shazgpu-node) or "
+             "nvidia (a stand-in for NVIDIA's gpu.nvidia.com driver)",
+     .default_value = "canhazgpu"},
     {.name = "help", .short_name = 'h', .help = "show this help"},
 };
 
@@ -114,8 +121,14 @@ int ClusterMain(const std::vector<std::string>& args) {
   }
   options.listen_host = listen->host;
   options.port = listen->port;
+  absl::StatusOr<SimDriver> driver = ParseSimDriver(value("driver"));
+  if (!driver.ok()) {
+    std::cerr << "k8shazgpu-sim: " << driver.status().message() << "\n";
+    return cli::kExitUsage;
+  }
+  options.driver = *driver;
   options.node_binary = flags.Value("node-binary").value_or(DefaultNodeBinary());
-  if (options.node_binary.empty()) {
+  if (options.node_binary.empty() && options.driver == SimDriver::kCanhazgpu) {
     std::cerr << "k8shazgpu-sim: cannot find k8shazgpu-node beside this binary; pass --node-binary "
                  "PATH\n";
     return cli::kExitUsage;
@@ -143,10 +156,12 @@ int ClusterMain(const std::vector<std::string>& args) {
   std::cout << "k8shazgpu-sim: cluster ready: " << (*cluster)->nodes().size() << " nodes on "
             << (*cluster)->server_url() << "\n"
             << "  export KUBECONFIG=" << kubeconfig << "\n"
-            << "  kubectl get resourceslices\n"
-            << "  CANHAZGPU_STATE=" << (*cluster)->nodes().front().dir
-            << "/state.db canhazgpu status   # a node's GPUs, as its users see them\n"
-            << std::flush;
+            << "  kubectl get resourceslices\n";
+  if (*driver == SimDriver::kCanhazgpu) {
+    std::cout << "  CANHAZGPU_STATE=" << (*cluster)->nodes().front().dir
+              << "/state.db canhazgpu status   # a node's GPUs, as its users see them\n";
+  }
+  std::cout << std::flush;
   if (absl::Status s = WriteFileAtomically(StrCat(fs::absolute(dir).string(), "/ready"),
                                            kubeconfig + "\n", 0644);
       !s.ok()) {
