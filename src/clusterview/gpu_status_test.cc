@@ -9,10 +9,10 @@ namespace canhazgpu::clusterview {
 namespace {
 
 using nlohmann::json;
+using testing::ClaimObject;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using testing::ClaimObject;
 using testing::NodeGpuStatusObject;
 using testing::NodeObject;
 using testing::PodObject;
@@ -96,9 +96,9 @@ TEST_F(GpuStatusTest, FreeDevicesComeFromTheSlices) {
   EXPECT_EQ(r.product, "NVIDIA A100-SXM4-40GB");
   EXPECT_EQ(r.memory_bytes, 40LL << 30);
   EXPECT_EQ(r.state, GpuState::kFree);
-  EXPECT_THAT(Cells(report, "node-a", "gpu-1"),
-              ElementsAre("node-a", "gpu-1", "gpu", "NVIDIA A100-SXM4-40GB", "40Gi", "Free", "-",
-                          "-", ""));
+  EXPECT_THAT(
+      Cells(report, "node-a", "gpu-1"),
+      ElementsAre("node-a", "gpu-1", "gpu", "NVIDIA A100-SXM4-40GB", "40Gi", "Free", "-", "-", ""));
 }
 
 TEST_F(GpuStatusTest, ClaimedShowsPodsUserAndHowLong) {
@@ -189,9 +189,9 @@ TEST_F(GpuStatusTest, LocallyHeldDevicesWithdrawnFromTheSliceAreStillListed) {
   EXPECT_EQ(r.product, "NVIDIA A100-SXM4-40GB");
   EXPECT_EQ(r.memory_bytes, 0);  // not in the slice: unknown
   std::vector<std::string> cells = Cells(report, "node-a", "gpu-2");
-  EXPECT_THAT(cells, ElementsAre("node-a", "gpu-2", "gpu", "NVIDIA A100-SXM4-40GB", "-", "Held",
-                                 "bob (canhazgpu)", "1h 0m",
-                                 "until 2026-11-24T11:05:00Z (in 1h 5m)"));
+  EXPECT_THAT(cells,
+              ElementsAre("node-a", "gpu-2", "gpu", "NVIDIA A100-SXM4-40GB", "-", "Held",
+                          "bob (canhazgpu)", "1h 0m", "until 2026-11-24T11:05:00Z (in 1h 5m)"));
   // gpu-3 is in the slice and held by a run: no expiry.
   EXPECT_EQ(Row(report, "node-a", "gpu-3").state, GpuState::kHeld);
   EXPECT_FALSE(Row(report, "node-a", "gpu-3").held->until.has_value());
@@ -224,7 +224,7 @@ TEST_F(GpuStatusTest, TaintsFromSliceAndNodeStatusSayWhy) {
   AddNode("node-a");
   dra::DevicePool pool = Gpus("node-a", 4);
   pool.devices[0].taints = {{"gpu.canhazgpu.dev/xid", "79", "NoSchedule"}};
-  pool.devices[1].taints = {{"maintenance", "", "None"}};        // informs only
+  pool.devices[1].taints = {{"maintenance", "", "None"}};                 // informs only
   pool.devices[3].taints = {{"gpu.canhazgpu.dev/ecc", "", "NoExecute"}};  // and claimed
   AddSlices({pool});
   view_.node_gpu_statuses["node-a"] = NodeGpuStatusObject(
@@ -320,7 +320,7 @@ TEST_F(GpuStatusTest, AGpuBesideItsClaimedMigInstanceIsUnavailable) {
   AddSlices({pool});
   std::vector<std::string> names;
   for (const dra::Device& d : pool.devices) names.push_back(d.name);
-  ASSERT_EQ(names.size(), 4u);  // gpu-0 and its three instances
+  ASSERT_EQ(names.size(), 4u);       // gpu-0 and its three instances
   const std::string big = names[3];  // 3g.20gb
   ASSERT_THAT(big, HasSubstr("3g20gb"));
   Add(ClaimObject("ml", "slice", "node-a", {big}));
@@ -430,18 +430,18 @@ TEST_F(GpuStatusTest, JsonShape) {
   AddSlices({published});
   Add(PodObject("ml", "train-0", "node-a", "alice", "2026-11-24T09:00:00Z"));
   Add(ClaimObject("ml", "train-gpu", "node-a", {"gpu-0"}, {"train-0"}));
-  view_.node_gpu_statuses["node-a"] = NodeGpuStatusObject(
-      "node-a",
-      {{{"name", "gpu-1"},
-        {"type", "gpu"},
-        {"state", "Held"},
-        {"held",
-         {{"user", "bob"},
-          {"kind", "Manual"},
-          {"since", "2026-11-24T09:30:00Z"},
-          {"until", "2026-11-24T11:00:00Z"}}},
-        {"usage", {{"memoryUsedBytes", 1024}, {"users", {"bob"}}}}}},
-      kNowText);
+  view_.node_gpu_statuses["node-a"] =
+      NodeGpuStatusObject("node-a",
+                          {{{"name", "gpu-1"},
+                            {"type", "gpu"},
+                            {"state", "Held"},
+                            {"held",
+                             {{"user", "bob"},
+                              {"kind", "Manual"},
+                              {"since", "2026-11-24T09:30:00Z"},
+                              {"until", "2026-11-24T11:00:00Z"}}},
+                            {"usage", {{"memoryUsedBytes", 1024}, {"users", {"bob"}}}}}},
+                          kNowText);
   const nlohmann::ordered_json j = StatusJson(Status());
   EXPECT_EQ(j.dump(), nlohmann::ordered_json::parse(R"({
     "nodes": [{"node": "node-a", "total": 4, "free": 1, "claimed": 1, "held": 1, "inUse": 0,
