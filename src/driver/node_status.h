@@ -17,8 +17,7 @@
 
 namespace canhazgpu::driver {
 
-inline const kube::ResourceRef kNodeGpuStatuses{"canhazgpu.dev", "v1alpha1", "nodegpustatuses",
-                                                false};
+using kube::kNodeGpuStatuses;
 
 // The whole object, named after the node and owned by it (`node_uid`, when
 // known), status included.

@@ -57,6 +57,9 @@ inline const ResourceRef kResourceClaims{"resource.k8s.io", "v1", "resourceclaim
 inline const ResourceRef kResourceClaimTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates",
                                                  true};
 inline const ResourceRef kDeviceClasses{"resource.k8s.io", "v1", "deviceclasses", false};
+// Our CRD (deploy/crds): each node's GPUs as its k8shazgpu-node sees them;
+// the node driver writes it, the cluster CLI reads it.
+inline const ResourceRef kNodeGpuStatuses{"canhazgpu.dev", "v1alpha1", "nodegpustatuses", false};
 
 // "PROGRAM/<version> (linux/<arch>)", as client-go's programs introduce
 // themselves; the node daemon says k8shazgpu-node.

@@ -1,0 +1,579 @@
+#include "clusterview/gpu_status.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "core/duration.h"
+#include "core/strings.h"
+#include "dra/devices.h"
+
+namespace canhazgpu::clusterview {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// node, driver, device
+using DeviceKey = std::tuple<std::string, std::string, std::string>;
+
+std::optional<TimePoint> ParseTime(const std::string& text) {
+  absl::Time t;
+  std::string why;
+  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, text, &t, &why)) return std::nullopt;
+  return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
+}
+
+std::string Text(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string TextAt(const json& j, const json::json_pointer& p) {
+  return j.contains(p) && j.at(p).is_string() ? j.at(p).get<std::string>() : "";
+}
+
+const json& Items(const json& j, const char* key) {
+  static const json kEmpty = json::array();
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : kEmpty;
+}
+
+std::string StringAttribute(const dra::Device& d, const std::string& driver, const char* name) {
+  const dra::AttributeValue* v = dra::FindAttribute(d, driver, StrCat(driver, "/", name));
+  return v != nullptr && v->kind == dra::AttributeValue::Kind::kString ? v->string_value : "";
+}
+
+int64_t Memory(const dra::Device& d, const std::string& driver) {
+  for (const std::string& name : {std::string("memory"), StrCat(driver, "/memory")}) {
+    if (auto it = d.capacity.find(name); it != d.capacity.end()) return it->second;
+  }
+  return 0;
+}
+
+bool Blocks(const std::string& effect) { return effect == "NoSchedule" || effect == "NoExecute"; }
+
+void AddTaint(std::vector<GpuTaint>& taints, GpuTaint taint) {
+  for (GpuTaint& t : taints) {
+    if (t.key == taint.key && t.value == taint.value && t.effect == taint.effect) {
+      if (t.reason.empty()) t.reason = taint.reason;  // the driver says it in both places
+      return;
+    }
+  }
+  taints.push_back(std::move(taint));
+}
+
+// What the node's NodeGpuStatus says of one device.
+struct NodeReport {
+  std::string state;  // Free, Held, Prepared, InUse
+  const json* device = nullptr;
+};
+
+// The user label of the first reserved pod that has one, else the claim's.
+std::string UserOf(const View& view, const json& claim, const std::vector<PodRef>& pods) {
+  for (const PodRef& p : pods) {
+    auto pod = view.pods.find(StrCat(p.namespace_name, "/", p.name));
+    if (pod == view.pods.end()) continue;
+    std::string user =
+        TextAt(pod->second, json::json_pointer("/metadata/labels/canhazgpu.dev~1user"));
+    if (!user.empty()) return user;
+  }
+  return TextAt(claim, json::json_pointer("/metadata/labels/canhazgpu.dev~1user"));
+}
+
+std::optional<TimePoint> ClaimSince(const View& view, const json& claim,
+                                    const std::vector<PodRef>& pods) {
+  if (auto t = ParseTime(TextAt(claim, "/status/allocation/allocationTimestamp"_json_pointer))) {
+    return t;
+  }
+  std::optional<TimePoint> earliest;
+  for (const PodRef& p : pods) {
+    auto pod = view.pods.find(StrCat(p.namespace_name, "/", p.name));
+    if (pod == view.pods.end()) continue;
+    auto t = ParseTime(TextAt(pod->second, "/status/startTime"_json_pointer));
+    if (t && (!earliest || *t < *earliest)) earliest = t;
+  }
+  if (earliest) return earliest;
+  return ParseTime(TextAt(claim, "/metadata/creationTimestamp"_json_pointer));
+}
+
+ClaimHolder HolderOf(const View& view, const json& claim) {
+  ClaimHolder h;
+  h.namespace_name = TextAt(claim, "/metadata/namespace"_json_pointer);
+  h.name = TextAt(claim, "/metadata/name"_json_pointer);
+  if (claim.contains("status")) {
+    for (const json& ref : Items(claim["status"], "reservedFor")) {
+      if (Text(ref, "resource") != "pods" || !Text(ref, "apiGroup").empty()) continue;
+      h.pods.push_back({h.namespace_name, Text(ref, "name")});
+    }
+  }
+  h.user = UserOf(view, claim, h.pods);
+  h.since = ClaimSince(view, claim, h.pods);
+  return h;
+}
+
+// The closest names to `wanted`, for "did you mean".
+std::string Closest(const std::string& wanted, const std::set<std::string>& names) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const std::string& n : names) scored.emplace_back(EditDistance(wanted, n), n);
+  std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : NaturalLess(a.second, b.second);
+  });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
+  return Join(out, ", ");
+}
+
+bool Occupied(GpuState s) {
+  return s == GpuState::kClaimed || s == GpuState::kHeld || s == GpuState::kInUse;
+}
+
+// A free device whose GPU's shared counters are spent by devices that are
+// not free cannot be allocated: it is Unavailable.
+void MarkUnavailable(std::vector<GpuRow*>& rows, const std::vector<const dra::Device*>& devices,
+                     const dra::DevicePool& pool) {
+  std::map<std::string, std::map<std::string, int64_t>> used;  // set -> counter -> units
+  std::map<std::string, std::vector<std::string>> users;       // set -> devices
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!Occupied(rows[i]->state) || devices[i] == nullptr) continue;
+    for (const dra::CounterConsumption& c : devices[i]->consumes_counters) {
+      for (const auto& [counter, units] : c.counters) used[c.counter_set][counter] += units;
+      users[c.counter_set].push_back(rows[i]->device);
+    }
+  }
+  if (used.empty()) return;
+  std::map<std::string, const dra::CounterSet*> sets;
+  for (const dra::CounterSet& s : pool.shared_counters) sets[s.name] = &s;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i]->state != GpuState::kFree || devices[i] == nullptr) continue;
+    for (const dra::CounterConsumption& c : devices[i]->consumes_counters) {
+      auto set = sets.find(c.counter_set);
+      auto spent = used.find(c.counter_set);
+      if (set == sets.end() || spent == used.end()) continue;
+      bool fits = true;
+      for (const auto& [counter, units] : c.counters) {
+        auto have = set->second->counters.find(counter);
+        const int64_t total = have == set->second->counters.end() ? 0 : have->second;
+        if (spent->second[counter] + units > total) fits = false;
+      }
+      if (!fits) {
+        rows[i]->state = GpuState::kUnavailable;
+        for (const std::string& d : users[c.counter_set]) {
+          if (std::find(rows[i]->blocked_by.begin(), rows[i]->blocked_by.end(), d) ==
+              rows[i]->blocked_by.end()) {
+            rows[i]->blocked_by.push_back(d);
+          }
+        }
+      }
+    }
+  }
+}
+
+std::string Since(const std::optional<TimePoint>& since, TimePoint now) {
+  if (!since) return "-";
+  return FormatDurationShort(
+      std::max(Duration(0), std::chrono::duration_cast<Duration>(now - *since)));
+}
+
+int64_t Seconds(const std::optional<TimePoint>& since, TimePoint now) {
+  return std::max<int64_t>(0,
+                           std::chrono::duration_cast<std::chrono::seconds>(now - *since).count());
+}
+
+}  // namespace
+
+const char* GpuStateName(GpuState state) {
+  switch (state) {
+    case GpuState::kClaimed:
+      return "Claimed";
+    case GpuState::kHeld:
+      return "Held";
+    case GpuState::kInUse:
+      return "InUse";
+    case GpuState::kTainted:
+      return "Tainted";
+    case GpuState::kUnavailable:
+      return "Unavailable";
+    case GpuState::kFree:
+      return "Free";
+  }
+  return "Free";
+}
+
+std::string GpuTaint::ToString() const {
+  return value.empty() ? StrCat(key, ":", effect) : StrCat(key, "=", value, ":", effect);
+}
+
+bool NaturalLess(const std::string& a, const std::string& b) {
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && is_digit(a[ie])) ++ie;
+      while (je < b.size() && is_digit(b[je])) ++je;
+      std::string_view x(a.data() + i, ie - i), y(b.data() + j, je - j);
+      while (x.size() > 1 && x[0] == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y[0] == '0') y.remove_prefix(1);
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = ie;
+      j = je;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;  // "gpu-01" vs "gpu-1": some order, always the same
+}
+
+absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
+                                          const GpuStatusOptions& options) {
+  const std::string& only = options.node;
+  if (!only.empty()) {
+    std::set<std::string> known;
+    for (const auto& [name, node] : view.nodes) known.insert(name);
+    for (const NodePool& p : view.pools.pools) {
+      if (!p.node.empty()) known.insert(p.node);
+    }
+    for (const auto& [name, status] : view.node_gpu_statuses) known.insert(name);
+    if (!known.contains(only)) {
+      if (known.empty()) {
+        return absl::NotFoundError(StrCat("no node \"", only, "\": the cluster has no nodes"));
+      }
+      return absl::NotFoundError(
+          StrCat("no node \"", only, "\" in the cluster; closest: ", Closest(only, known)));
+    }
+  }
+  auto wanted = [&](const std::string& node) { return only.empty() || node == only; };
+
+  GpuStatusReport report;
+  report.now = now;
+  std::map<DeviceKey, GpuRow> rows;
+  std::map<DeviceKey, const dra::Device*> devices;
+  std::map<DeviceKey, const NodePool*> pool_of;
+  std::map<std::pair<std::string, std::string>, std::string> node_of_pool;  // driver, pool
+
+  for (const NodePool& p : view.pools.pools) {
+    if (p.node.empty()) continue;  // devices reachable from many nodes are not GPUs of one
+    node_of_pool[{p.pool.driver, p.pool.pool}] = p.node;
+    if (!wanted(p.node)) continue;
+    for (const dra::Device& d : p.pool.devices) {
+      const std::string type = StringAttribute(d, p.pool.driver, "type");
+      if (type != "gpu" && type != "mig") continue;
+      const DeviceKey key{p.node, p.pool.driver, d.name};
+      GpuRow& row = rows[key];
+      row.node = p.node;
+      row.driver = p.pool.driver;
+      row.device = d.name;
+      row.type = type;
+      row.product = StringAttribute(d, p.pool.driver, "productName");
+      row.memory_bytes = Memory(d, p.pool.driver);
+      for (const dra::DeviceTaint& t : d.taints) {
+        AddTaint(row.taints, {t.key, t.value, t.effect, "", "ResourceSlice"});
+      }
+      devices[key] = &d;
+      pool_of[key] = &p;
+    }
+  }
+
+  // The node's own account: it lists the devices it withheld from the slice.
+  std::map<DeviceKey, NodeReport> reports;
+  for (const auto& [node, status] : view.node_gpu_statuses) {
+    if (!wanted(node) || !status.contains("status")) continue;
+    for (const json& d : Items(status["status"], "devices")) {
+      const std::string name = Text(d, "name");
+      if (name.empty()) continue;
+      const DeviceKey key{node, dra::kDriverName, name};
+      GpuRow& row = rows[key];
+      if (row.device.empty()) {
+        row.node = node;
+        row.driver = dra::kDriverName;
+        row.device = name;
+        row.type = Text(d, "type");
+        row.product = Text(d, "productName");
+      }
+      for (const json& t : Items(d, "taints")) {
+        AddTaint(row.taints, {Text(t, "key"), Text(t, "value"), Text(t, "effect"),
+                              Text(t, "reason"), "NodeGpuStatus"});
+      }
+      if (auto usage = d.find("usage"); usage != d.end() && usage->is_object()) {
+        DeviceUsage u;
+        for (const json& user : Items(*usage, "users")) {
+          if (user.is_string()) u.users.push_back(user.get<std::string>());
+        }
+        if (auto m = usage->find("memoryUsedBytes"); m != usage->end() && m->is_number_integer()) {
+          u.memory_used_bytes = m->get<int64_t>();
+        }
+        row.usage = std::move(u);
+      }
+      reports[key] = {Text(d, "state"), &d};
+    }
+  }
+
+  for (const auto& [key, claim] : view.claims) {
+    const json::json_pointer results("/status/allocation/devices/results");
+    if (!claim.contains(results) || !claim.at(results).is_array()) continue;
+    std::optional<ClaimHolder> holder;
+    for (const json& r : claim.at(results)) {
+      const std::string driver = Text(r, "driver");
+      const std::string pool = Text(r, "pool");
+      auto node = node_of_pool.find({driver, pool});
+      // A pool not readable now (incomplete): ours and NVIDIA's name it after the node.
+      const std::string node_name = node != node_of_pool.end() ? node->second : pool;
+      auto row = rows.find({node_name, driver, Text(r, "device")});
+      if (row == rows.end()) continue;  // not a GPU, or not on the node asked for
+      if (!holder) holder = HolderOf(view, claim);
+      row->second.claims.push_back(*holder);
+    }
+  }
+
+  for (auto& [key, row] : rows) {
+    auto reported = reports.find(key);
+    const NodeReport* r = reported == reports.end() ? nullptr : &reported->second;
+    if (!row.claims.empty()) {
+      row.state = GpuState::kClaimed;
+    } else if (r != nullptr && r->state == "Held") {
+      row.state = GpuState::kHeld;
+      const json held = r->device->value("held", json::object());
+      row.held = LocalHold{.user = Text(held, "user"),
+                           .kind = Text(held, "kind"),
+                           .since = ParseTime(Text(held, "since")),
+                           .until = ParseTime(Text(held, "until"))};
+    } else if (r != nullptr && r->state == "InUse") {
+      row.state = GpuState::kInUse;
+      if (!row.usage) row.usage = DeviceUsage{};
+    } else if (r != nullptr && r->state == "Prepared") {
+      // Prepared for a claim the API no longer has (its unprepare is still
+      // to come): still the claim's. A claim the API has was allocated
+      // other devices of this GPU (the node counts whole GPUs).
+      for (const json& c : Items(*r->device, "claims")) {
+        const std::string ns = Text(c, "namespace");
+        const std::string name = Text(c, "name");
+        if (view.claims.contains(StrCat(ns, "/", name))) continue;
+        ClaimHolder h{.namespace_name = ns, .name = name};
+        for (const json& pod : Items(c, "pods")) {
+          if (pod.is_string()) h.pods.push_back({ns, pod.get<std::string>()});
+        }
+        row.claims.push_back(std::move(h));
+      }
+      if (!row.claims.empty()) row.state = GpuState::kClaimed;
+    }
+    if (row.state == GpuState::kFree &&
+        std::any_of(row.taints.begin(), row.taints.end(),
+                    [](const GpuTaint& t) { return Blocks(t.effect); })) {
+      row.state = GpuState::kTainted;
+    }
+  }
+
+  std::map<const NodePool*, std::pair<std::vector<GpuRow*>, std::vector<const dra::Device*>>>
+      by_pool;
+  for (auto& [key, row] : rows) {
+    auto pool = pool_of.find(key);
+    if (pool == pool_of.end()) continue;
+    by_pool[pool->second].first.push_back(&row);
+    by_pool[pool->second].second.push_back(devices[key]);
+  }
+  for (auto& [pool, members] : by_pool) MarkUnavailable(members.first, members.second, pool->pool);
+
+  for (auto& [key, row] : rows) report.rows.push_back(std::move(row));
+  std::sort(report.rows.begin(), report.rows.end(), [](const GpuRow& a, const GpuRow& b) {
+    if (a.node != b.node) return NaturalLess(a.node, b.node);
+    if (a.device != b.device) return NaturalLess(a.device, b.device);
+    return a.driver < b.driver;
+  });
+
+  std::map<std::string, NodeSummary> summaries;
+  if (!only.empty()) summaries[only].node = only;
+  for (const auto& [node, status] : view.node_gpu_statuses) {
+    if (!wanted(node)) continue;
+    summaries[node].node = node;
+    summaries[node].status_updated = ParseTime(TextAt(status, "/status/updateTime"_json_pointer));
+  }
+  for (const GpuRow& row : report.rows) {
+    NodeSummary& s = summaries[row.node];
+    s.node = row.node;
+    ++s.total;
+    switch (row.state) {
+      case GpuState::kClaimed:
+        ++s.claimed;
+        break;
+      case GpuState::kHeld:
+        ++s.held;
+        break;
+      case GpuState::kInUse:
+        ++s.in_use;
+        break;
+      case GpuState::kTainted:
+        ++s.tainted;
+        break;
+      case GpuState::kUnavailable:
+        ++s.unavailable;
+        break;
+      case GpuState::kFree:
+        ++s.free;
+        break;
+    }
+  }
+  for (auto& [node, s] : summaries) report.nodes.push_back(std::move(s));
+  std::sort(report.nodes.begin(), report.nodes.end(),
+            [](const NodeSummary& a, const NodeSummary& b) { return NaturalLess(a.node, b.node); });
+
+  for (const std::string& problem : view.pools.problems) {
+    // "pool DRIVER/NODE: ..." or "slice NAME: ..."; with --node, those that name it.
+    if (only.empty() || problem.find(only) != std::string::npos) report.problems.push_back(problem);
+  }
+  return report;
+}
+
+TextRows StatusRows(const GpuStatusReport& report) {
+  TextRows out;
+  out.headers = {"NODE", "DEVICE", "TYPE", "PRODUCT", "MEMORY", "STATE", "HOLDER", "FOR", "NOTE"};
+  out.rows.reserve(report.rows.size());
+  for (const GpuRow& row : report.rows) {
+    std::string holder = "-";
+    std::string age = "-";
+    std::vector<std::string> notes;
+    switch (row.state) {
+      case GpuState::kClaimed: {
+        std::vector<std::string> holders;
+        std::vector<std::string> claims;
+        for (const ClaimHolder& c : row.claims) {
+          std::vector<std::string> pods;
+          for (const PodRef& p : c.pods) pods.push_back(StrCat(p.namespace_name, "/", p.name));
+          const std::string who =
+              pods.empty() ? StrCat("claim ", c.namespace_name, "/", c.name) : Join(pods, ", ");
+          holders.push_back(c.user.empty() ? who : StrCat(c.user, " (", who, ")"));
+          claims.push_back(StrCat(c.namespace_name, "/", c.name));
+          if (pods.empty()) claims.back() += " (no pod yet)";
+        }
+        holder = Join(holders, "; ");
+        age = Since(row.claims.front().since, report.now);
+        notes.push_back(StrCat(row.claims.size() == 1 ? "claim " : "claims ", Join(claims, ", ")));
+        break;
+      }
+      case GpuState::kHeld:
+        holder = StrCat(row.held->user, " (canhazgpu)");
+        age = Since(row.held->since, report.now);
+        if (row.held->until) {
+          const Duration left = std::chrono::duration_cast<Duration>(*row.held->until - report.now);
+          notes.push_back(StrCat("until ", FormatTimestampSeconds(*row.held->until),
+                                 left.count() > 0 ? StrCat(" (in ", FormatDurationShort(left), ")")
+                                                  : std::string(" (expired)")));
+        } else {
+          notes.push_back("while its command runs");
+        }
+        break;
+      case GpuState::kInUse:
+        holder = row.usage && !row.usage->users.empty() ? Join(row.usage->users, ", ") : "unknown";
+        notes.push_back(StrCat("no reservation, ",
+                               dra::FormatQuantity(row.usage ? row.usage->memory_used_bytes : 0),
+                               " used"));
+        break;
+      case GpuState::kUnavailable:
+        notes.push_back(StrCat("GPU shared with ", Join(row.blocked_by, ", ")));
+        break;
+      case GpuState::kTainted:
+      case GpuState::kFree:
+        break;
+    }
+    for (const GpuTaint& t : row.taints) {
+      notes.push_back(t.reason.empty() ? StrCat("taint ", t.ToString())
+                                       : StrCat("taint ", t.ToString(), " (", t.reason, ")"));
+    }
+    out.rows.push_back({row.node, row.device, row.type.empty() ? "-" : row.type,
+                        row.product.empty() ? "-" : row.product,
+                        row.memory_bytes > 0 ? dra::FormatQuantity(row.memory_bytes) : "-",
+                        GpuStateName(row.state), holder, age, Join(notes, "; ")});
+  }
+  return out;
+}
+
+TextRows SummaryRows(const GpuStatusReport& report) {
+  TextRows out;
+  out.headers = {"NODE", "TOTAL", "FREE", "CLAIMED", "HELD", "IN-USE", "TAINTED", "UNAVAILABLE"};
+  for (const NodeSummary& s : report.nodes) {
+    out.rows.push_back({s.node, StrCat(s.total), StrCat(s.free), StrCat(s.claimed), StrCat(s.held),
+                        StrCat(s.in_use), StrCat(s.tainted), StrCat(s.unavailable)});
+  }
+  return out;
+}
+
+ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
+  ordered_json nodes = ordered_json::array();
+  for (const NodeSummary& s : report.nodes) {
+    ordered_json n = {{"node", s.node},       {"total", s.total},
+                      {"free", s.free},       {"claimed", s.claimed},
+                      {"held", s.held},       {"inUse", s.in_use},
+                      {"tainted", s.tainted}, {"unavailable", s.unavailable}};
+    if (s.status_updated) n["statusUpdateTime"] = FormatTimestampSeconds(*s.status_updated);
+    nodes.push_back(std::move(n));
+  }
+  ordered_json out = {{"nodes", std::move(nodes)}};
+  if (!summary_only) {
+    ordered_json devices = ordered_json::array();
+    for (const GpuRow& row : report.rows) {
+      ordered_json d = {{"node", row.node},
+                        {"driver", row.driver},
+                        {"device", row.device},
+                        {"type", row.type},
+                        {"product", row.product},
+                        {"memoryBytes", row.memory_bytes},
+                        {"state", GpuStateName(row.state)}};
+      if (!row.claims.empty()) {
+        ordered_json claims = ordered_json::array();
+        for (const ClaimHolder& c : row.claims) {
+          ordered_json pods = ordered_json::array();
+          for (const PodRef& p : c.pods) {
+            pods.push_back({{"namespace", p.namespace_name}, {"name", p.name}});
+          }
+          ordered_json j = {{"namespace", c.namespace_name},
+                            {"name", c.name},
+                            {"pods", std::move(pods)},
+                            {"user", c.user}};
+          if (c.since) {
+            j["since"] = FormatTimestampSeconds(*c.since);
+            j["seconds"] = Seconds(c.since, report.now);
+          }
+          claims.push_back(std::move(j));
+        }
+        d["claims"] = std::move(claims);
+      }
+      if (row.held) {
+        ordered_json h = {{"user", row.held->user}, {"kind", row.held->kind}};
+        if (row.held->since) h["since"] = FormatTimestampSeconds(*row.held->since);
+        if (row.held->until) h["until"] = FormatTimestampSeconds(*row.held->until);
+        if (row.held->since) h["seconds"] = Seconds(row.held->since, report.now);
+        d["held"] = std::move(h);
+      }
+      if (row.usage) {
+        d["usage"] = {{"users", row.usage->users},
+                      {"memoryUsedBytes", row.usage->memory_used_bytes}};
+      }
+      if (!row.taints.empty()) {
+        ordered_json taints = ordered_json::array();
+        for (const GpuTaint& t : row.taints) {
+          taints.push_back({{"key", t.key},
+                            {"value", t.value},
+                            {"effect", t.effect},
+                            {"reason", t.reason},
+                            {"source", t.source}});
+        }
+        d["taints"] = std::move(taints);
+      }
+      if (!row.blocked_by.empty()) d["blockedBy"] = row.blocked_by;
+      devices.push_back(std::move(d));
+    }
+    out["devices"] = std::move(devices);
+  }
+  out["problems"] = report.problems;
+  return out;
+}
+
+}  // namespace canhazgpu::clusterview
