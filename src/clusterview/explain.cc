@@ -323,7 +323,11 @@ void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& cl
   const auto& cls = std::get<std::vector<dra::DeviceClass>>(classes);
   const std::vector<TakenDevice> taken = internal::TakenDevices(view);
   std::map<std::string, const TakenDevice*> by_device;  // "pool/device"
-  for (const TakenDevice& t : taken) by_device[StrCat(t.pool, "/", t.device)] = &t;
+  std::map<std::string, std::vector<TakenDevice>> by_pool;
+  for (const TakenDevice& t : taken) {
+    by_device[StrCat(t.pool, "/", t.device)] = &t;
+    by_pool[t.pool].push_back(t);
+  }
 
   std::vector<std::pair<NodeDiagnosis, int>> tried;  // with claims allocated
   bool some_fit = false;
@@ -339,7 +343,14 @@ void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& cl
       n.fits = true;
     } else if (n.unsuitable.empty()) {
       std::vector<dra::DevicePool> pools = internal::PoolsOf(view, name);
-      std::vector<TakenDevice> node_taken = taken;
+      // Only the devices of this node's pools: 100 nodes must not each
+      // look at every claim of the cluster.
+      std::vector<TakenDevice> node_taken;
+      for (const dra::DevicePool& p : pools) {
+        auto it = by_pool.find(p.pool);
+        if (it != by_pool.end())
+          node_taken.insert(node_taken.end(), it->second.begin(), it->second.end());
+      }
       internal::PutBackHeld(view, name, pools, n.held, &node_taken);
       internal::NodeAttempt a =
           internal::AttemptNode(view, name, claims, cls, std::move(pools), node_taken, false);
