@@ -309,7 +309,7 @@ void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& cl
     requests_of[c.key] = static_cast<int>(c.spec->requests.size());
   }
   if (pinned.size() > 1) {
-    d.summary = StrCat("its claims are allocated on different nodes (",
+    d.summary = StrCat("can never run: its claims are allocated on different nodes (",
                        Join(std::vector<std::string>(pinned.begin(), pinned.end()), ", "),
                        "), so no node can run it");
     d.never = true;
@@ -536,8 +536,7 @@ std::string SelectorTopic(const std::string& expression) {
 }
 
 std::string Diagnosis::Text() const {
-  std::string out = StrCat(object, pending ? (never ? " can never run" : " is pending") : "", ": ",
-                           summary, "\n");
+  std::string out = StrCat(object, pending ? " is pending" : "", ": ", summary, "\n");
   if (!asks.empty()) {
     out += "asks for:\n";
     for (const std::string& a : asks) out += StrCat("  ", a, "\n");
@@ -656,7 +655,7 @@ Diagnosis ExplainClaim(const View& view, const json& claim, TimePoint now) {
   }
   auto spec = ClaimFromSpec(typed->spec, key);
   if (!spec.ok()) {
-    d.summary = StrCat("resourceclaim ", key, ": ", spec.status().message());
+    d.summary = StrCat("can never run: resourceclaim ", key, ": ", spec.status().message());
     d.never = true;
     return d;
   }
@@ -678,7 +677,8 @@ absl::StatusOr<Diagnosis> ExplainClaimSpec(const View& view, const json& claim_s
     for (const dra::RequestSpec& s : r.alternatives) {
       if (view.classes.contains(s.device_class)) continue;
       d.never = true;
-      d.summary = StrCat("device class '", s.device_class, "' does not exist in the cluster");
+      d.summary = StrCat("can never run: device class '", s.device_class,
+                         "' does not exist in the cluster");
       return d;
     }
   }

@@ -76,7 +76,7 @@ struct Diagnosis {
   std::string object;  // "pod default/train", "resourceclaim default/x"
   bool pending = true;
   bool never = false;   // no node could ever satisfy it, even with every device free
-  std::string summary;  // one line
+  std::string summary;  // one line; starts "can never run: " when `never`
   // Where it runs (or is allocated) when !pending.
   std::string node;
   std::vector<std::string> devices;  // "gpu-0" (pool/device when not the node's pool)

@@ -170,6 +170,7 @@ TEST_F(ExplainTest, CelRuntimeErrorCarriesTheHasHint) {
       {Request("gpu", kGpuClass, 1, {"device.attributes[\"gpu.canhazgpu.dev\"].nosuch == 1"})});
   EXPECT_TRUE(d.never);
   EXPECT_THAT(d.summary, HasSubstr("resourceclaim default/train-gpu cannot be allocated"));
+  EXPECT_THAT(d.summary, StartsWith("can never run: "));
   EXPECT_THAT(d.summary, HasSubstr("CEL runtime error"));
   EXPECT_THAT(d.summary, HasSubstr("has()"));
 }
@@ -182,7 +183,7 @@ TEST_F(ExplainTest, CountLargerThanAnyNodeIsNever) {
   EXPECT_THAT(d.summary, StartsWith("can never run: no node can allocate request gpu (3 x "
                                     "gpu.canhazgpu.dev) even with every device free: node-a has "
                                     "only 2 matching, node-b has only 1 matching"));
-  EXPECT_THAT(d.Text(), StartsWith("pod default/train can never run: "));
+  EXPECT_THAT(d.Text(), StartsWith("pod default/train is pending: can never run: no node"));
 }
 
 TEST_F(ExplainTest, ScheduledPodSaysWhereAndWithWhat) {
@@ -249,7 +250,8 @@ TEST_F(ExplainTest, ClaimSpecBeforeCreation) {
       ExplainClaimSpec(view_, spec(Request("gpu", "gpu.nvidia.com", 1)), "default", kNow);
   ASSERT_TRUE(unknown.ok()) << unknown.status();
   EXPECT_TRUE(unknown->never);
-  EXPECT_THAT(unknown->summary, HasSubstr("device class 'gpu.nvidia.com' does not exist"));
+  EXPECT_EQ(unknown->summary,
+            "can never run: device class 'gpu.nvidia.com' does not exist in the cluster");
 
   auto too_many = ExplainClaimSpec(view_, spec(Request("gpu", kGpuClass, 3)), "default", kNow);
   ASSERT_TRUE(too_many.ok()) << too_many.status();

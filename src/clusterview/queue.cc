@@ -83,7 +83,7 @@ std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now) {
     e.age = std::max(Duration(0), std::chrono::duration_cast<Duration>(now - created));
     Diagnosis d = ExplainPod(view, *pod, now);
     e.never = d.never;
-    e.why = d.never ? StrCat("never: ", d.summary) : d.summary;
+    e.why = d.summary;  // starts "can never run: " when it never can
     out.push_back(std::move(e));
   }
   return out;

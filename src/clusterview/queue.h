@@ -27,7 +27,7 @@ struct QueueEntry {
   std::vector<std::string> asks;
   Duration age{0};
   bool never = false;
-  std::string why;  // the explanation's summary
+  std::string why;  // the explanation's summary ("can never run: ..." when never)
 };
 
 std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now);
