@@ -7,7 +7,7 @@
 #include <tuple>
 #include <variant>
 
-#include "clusterview/claim_spec.h"
+#include "clusterview/node_attempt.h"
 #include "clusterview/node_fit.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
@@ -16,114 +16,21 @@
 namespace canhazgpu::clusterview {
 namespace {
 
+using internal::AllocatedNode;
+using internal::AttemptNode;
+using internal::ClassesFor;
+using internal::NodeAttempt;
+using internal::PodClaim;
+using internal::PodDone;
+using internal::PoolsOf;
+using internal::ResolveClaims;
+using internal::TakenDevice;
+using internal::TakenDevices;
 using nlohmann::json;
 
 // The DynamicResources plugin's reasons (kube-scheduler 1.34).
 constexpr char kCannotAllocate[] = "cannot allocate all claims";
 constexpr char kNotAvailableOnNode[] = "resourceclaim not available on the node";
-
-bool Allocated(const json& claim) {
-  const json a = claim.value("/status/allocation"_json_pointer, json());
-  return a.is_object() && !a.empty();
-}
-
-bool PodDone(const json& pod) {
-  const std::string phase = kube::StringAt(pod, "/status/phase"_json_pointer);
-  return phase == "Succeeded" || phase == "Failed";
-}
-
-// The node an allocated claim is limited to ("" = any node).
-std::string AllocatedNode(const json& claim) {
-  const json terms =
-      claim.value("/status/allocation/nodeSelector/nodeSelectorTerms"_json_pointer, json::array());
-  for (const json& term : terms) {
-    for (const json& field : term.value("matchFields", json::array())) {
-      const json values = field.value("values", json::array());
-      if (field.value("key", "") == "metadata.name" && field.value("operator", "") == "In" &&
-          values.size() == 1 && values[0].is_string()) {
-        return values[0].get<std::string>();
-      }
-    }
-  }
-  return "";
-}
-
-// A device some claim in the cluster has, and who has it, for the
-// explanation ("default/train-gpu-x2k9q (pod train)").
-struct TakenDevice {
-  std::string pool;
-  std::string device;
-  std::string holder;
-};
-
-std::vector<TakenDevice> TakenDevices(const View& view) {
-  std::vector<TakenDevice> out;
-  for (const auto& [key, claim] : view.claims) {
-    if (!Allocated(claim)) continue;
-    std::vector<std::string> pods;
-    for (const json& r : claim.value("/status/reservedFor"_json_pointer, json::array()))
-      if (r.value("resource", "") == "pods") pods.push_back(r.value("name", ""));
-    std::string holder = key;
-    if (!pods.empty())
-      holder += StrCat(" (pod", pods.size() > 1 ? "s " : " ", Join(pods, ", "), ")");
-    for (const json& r :
-         claim.value("/status/allocation/devices/results"_json_pointer, json::array())) {
-      if (r.value("adminAccess", false)) continue;  // not considered allocated
-      out.push_back({r.value("pool", ""), r.value("device", ""), holder});
-    }
-  }
-  return out;
-}
-
-struct PodClaim {
-  std::string key;
-  json object;
-  std::optional<dra::Claim> spec;  // set when it still needs an allocation
-};
-
-// The pod's claims, or the message why they cannot be used (yet).
-std::variant<std::vector<PodClaim>, std::string> ResolveClaims(const View& view, const json& pod) {
-  const std::string ns = kube::StringAt(pod, "/metadata/namespace"_json_pointer);
-  const std::string uid = kube::StringAt(pod, "/metadata/uid"_json_pointer);
-  std::vector<PodClaim> out;
-  const json entries = pod.value("/spec/resourceClaims"_json_pointer, json::array());
-  const auto names = PodClaimNames(pod);
-  for (size_t i = 0; i < names.size(); ++i) {
-    const auto& [entry, name] = names[i];
-    const std::string template_name = entries[i].value("resourceClaimTemplateName", "");
-    if (name.empty()) {
-      std::string why = StrCat(
-          "waiting for dynamic resource controller to create the resourceclaim \"", entry, "\"");
-      if (!template_name.empty() && !view.templates.contains(StrCat(ns, "/", template_name)))
-        why += StrCat(" (resourceclaimtemplate ", ns, "/", template_name, " does not exist)");
-      return why;
-    }
-    auto it = view.claims.find(StrCat(ns, "/", name));
-    if (it == view.claims.end()) return StrCat("resourceclaim \"", name, "\" not found");
-    const json& claim = it->second;
-    if (!template_name.empty()) {
-      bool owned = false;
-      for (const json& o : claim.value("/metadata/ownerReferences"_json_pointer, json::array()))
-        owned |= o.value("uid", "") == uid && o.value("controller", false);
-      if (!owned) {
-        return StrCat("resourceclaim \"", name, "\" was not created for pod ", KeyOf(pod),
-                      " (pod is not owner)");
-      }
-    }
-    if (!kube::StringAt(claim, "/metadata/deletionTimestamp"_json_pointer).empty())
-      return StrCat("resourceclaim \"", name, "\" is being deleted");
-    PodClaim c{it->first, claim, std::nullopt};
-    if (!Allocated(claim)) {
-      auto typed = kube::ResourceClaim::FromJson(claim);
-      if (!typed.ok()) return StrCat("resourceclaim ", it->first, ": ", typed.status().message());
-      auto spec = ClaimFromSpec(typed->spec, it->first);
-      if (!spec.ok()) return StrCat("resourceclaim ", it->first, ": ", spec.status().message());
-      c.spec = *std::move(spec);
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
-}
 
 // How close a node came: the more claims allocated, the better; then one
 // that could fit later over one that never can; then more free devices.
@@ -250,7 +157,6 @@ Placement PlacePod(const View& view, const json& pod) {
   // Claims allocated before pin the pod to their node.
   std::set<std::string> pinned;
   bool needs_allocation = false;
-  std::set<std::string> used_classes;
   for (const PodClaim& c : claims) {
     if (!c.spec) {
       const std::string node = AllocatedNode(c.object);
@@ -258,8 +164,6 @@ Placement PlacePod(const View& view, const json& pod) {
       continue;
     }
     needs_allocation = true;
-    for (const dra::DeviceRequest& r : c.spec->requests)
-      for (const dra::RequestSpec& s : r.alternatives) used_classes.insert(s.device_class);
   }
   if (pinned.size() > 1) {
     out.message = Unavailable(
@@ -267,24 +171,11 @@ Placement PlacePod(const View& view, const json& pod) {
                         Join(std::vector<std::string>(pinned.begin(), pinned.end()), ", "), ")"));
     return out;
   }
-  std::vector<dra::DeviceClass> classes;
-  for (const std::string& name : used_classes) {
-    auto it = view.classes.find(name);
-    if (it == view.classes.end()) continue;  // the allocator names it as not found
-    auto typed = kube::DeviceClass::FromJson(it->second);
-    if (!typed.ok()) {
-      out.message =
-          Unavailable(n_nodes, StrCat("device class ", name, ": ", typed.status().message()));
-      return out;
-    }
-    auto cls = DeviceClassFrom(*typed);
-    if (!cls.ok()) {
-      out.message = Unavailable(n_nodes, std::string(cls.status().message()));
-      return out;
-    }
-    classes.push_back(*std::move(cls));
+  auto classes = ClassesFor(view, claims);
+  if (auto* why = std::get_if<std::string>(&classes)) {
+    out.message = Unavailable(n_nodes, *why);
+    return out;
   }
-
   // Fewest running pods first, then by name.
   std::map<std::string, int> pods_on;
   for (const auto& [key, p] : view.pods) {
@@ -315,53 +206,28 @@ Placement PlacePod(const View& view, const json& pod) {
       out.node = name;
       return out;
     }
-    std::vector<dra::DevicePool> pools;
-    std::set<std::string> pool_names;
-    for (const NodePool& p : view.pools.pools) {
-      if (p.node != name && !p.node.empty()) continue;
-      pools.push_back(p.pool);
-      pool_names.insert(p.pool.pool);
-    }
-    auto allocator = dra::Allocator::Create(classes, std::move(pools));
-    if (!allocator.ok()) {
-      out.message = Unavailable(n_nodes, std::string(allocator.status().message()));
-      return out;
-    }
-    for (const TakenDevice& t : taken) {
-      if (pool_names.contains(t.pool))
-        (void)(*allocator)->MarkAllocated(t.pool, t.device, t.holder);
-    }
-    int done = 0;
-    std::optional<Attempt> failed;
-    for (const PodClaim& c : claims) {
-      if (!c.spec) {
-        out.claims.push_back({c.key, nullptr});
-        continue;
-      }
-      dra::Explanation why;
-      auto allocation = (*allocator)->Allocate(*c.spec, &why);
-      if (absl::IsInvalidArgument(allocation.status())) {
-        // A bad claim or selector: no node will do better.
-        out.claims.clear();
-        out.message = Unavailable(
-            n_nodes, StrCat("resourceclaim ", c.key, ": ", allocation.status().message()));
-        return out;
-      }
-      if (!allocation.ok()) {
-        Attempt a{name, c.key, std::move(why), done, 0};
-        for (const dra::RequestReport& r : a.why.requests) a.available += r.available;
-        failed = std::move(a);
-        break;
-      }
-      out.claims.push_back({c.key, AllocationJson(c.object, *allocation, name, view)});
-      ++done;
-    }
-    if (!failed) {
+    NodeAttempt attempt =
+        AttemptNode(view, name, claims, std::get<std::vector<dra::DeviceClass>>(classes),
+                    PoolsOf(view, name), taken, /*plans=*/true);
+    if (attempt.fits) {
+      out.claims = std::move(attempt.plans);
       out.node = name;
       return out;
     }
+    if (attempt.claim.empty()) {  // the classes do not compile
+      out.message = Unavailable(n_nodes, std::string(attempt.status.message()));
+      return out;
+    }
+    if (absl::IsInvalidArgument(attempt.status)) {
+      // A bad claim or selector: no node will do better.
+      out.message = Unavailable(
+          n_nodes, StrCat("resourceclaim ", attempt.claim, ": ", attempt.status.message()));
+      return out;
+    }
+    Attempt failed{name, attempt.claim, std::move(attempt.why), attempt.claims_done, 0};
+    for (const dra::RequestReport& r : failed.why.requests) failed.available += r.available;
     ++reasons[kCannotAllocate];
-    if (!closest || failed->Rank() > closest->Rank()) closest = std::move(failed);
+    if (!closest || failed.Rank() > closest->Rank()) closest = std::move(failed);
   }
   out.claims.clear();
   if (n_nodes == 0) {

@@ -185,4 +185,4 @@ BENCHMARK(BM_LoadViewAndStatus)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace
 }  // namespace canhazgpu::clusterview
 
-BENCHMARK_MAIN();
+// main() is explain_benchmark.cc's: one binary runs both.

@@ -1,0 +1,43 @@
+// The queue of `k8shazgpu queue`: pending pods that use DRA claims - runs of
+// k8shazgpu (label canhazgpu.dev/run) and any other - in creation order,
+// each with what it asks for and why it waits (ExplainPod's summary).
+// Kubernetes has no queue order for them (the scheduler retries each on its
+// own backoff), so the position is only the order in which they came.
+// Pure functions of a View; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "clusterview/view.h"
+#include "core/clock.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::clusterview {
+
+inline constexpr char kRunLabel[] = "canhazgpu.dev/run";
+
+struct QueueEntry {
+  int position = 0;  // 1-based
+  std::string ns;
+  std::string name;
+  std::string user;  // canhazgpu.dev/user, "" when none
+  std::string run;   // canhazgpu.dev/run, "" for a pod not made by k8shazgpu
+  // Per request: "gpu: 2 x gpu.canhazgpu.dev where memory" (DescribeRequest).
+  std::vector<std::string> asks;
+  Duration age{0};
+  bool never = false;
+  std::string why;  // the explanation's summary ("can never run: ..." when never)
+};
+
+std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now);
+
+// Rows for a table: the header first ("#", "POD", "USER", "ASKS", "AGE",
+// "WHY"), then a row per entry (asks joined with "; ", POD "ns/name").
+std::vector<std::vector<std::string>> QueueRows(const std::vector<QueueEntry>& queue);
+
+// [{"position", "namespace", "name", "user", "run", "asks", "ageSeconds",
+//   "never", "why"}].
+nlohmann::ordered_json QueueJson(const std::vector<QueueEntry>& queue);
+
+}  // namespace canhazgpu::clusterview
