@@ -49,7 +49,7 @@ absl::StatusOr<ClassChoice> ChooseClass(const std::vector<json>& classes,
   if (!request.device_class.empty()) {
     const json* c = find(request.device_class);
     if (c == nullptr) {
-      return absl::NotFoundError(StrCat("DeviceClass '", request.device_class,
+      return absl::InvalidArgumentError(StrCat("DeviceClass '", request.device_class,
                                         "' does not exist; the cluster has ",
                                         names.empty() ? std::string("none") : Join(names, ", ")));
     }

@@ -36,7 +36,7 @@ struct ClassChoice {
 };
 
 // The class for `request` among `classes` (DeviceClass objects as listed):
-// --class when it exists (else NotFound naming the classes there are);
+// --class when it exists (else InvalidArgument naming the classes there are);
 // otherwise ours when installed, else NVIDIA's (mig.* with --mig); none of
 // them: FailedPrecondition naming what was looked for. The driver is read
 // from the class's `device.driver == "..."` selector, else its name's.
