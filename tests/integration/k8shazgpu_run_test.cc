@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/cli_runner.h"
+#include "integration/terminal_session.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 
@@ -32,11 +33,11 @@ class K8shazgpuRunTest : public ::testing::Test {
   }
   // A cluster of `nodes` x `gpus`, the first `mig` GPUs of each in MIG mode.
   void StartCluster(int nodes, int gpus, int mig = 0) {
-    sim_ = SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes",
-                            std::to_string(nodes), "--gpus-per-node", std::to_string(gpus),
-                            "--mig-gpus", std::to_string(mig), "--node-binary",
-                            K8SHAZGPU_NODE_BINARY},
-                           {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
+    sim_ =
+        SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes",
+                         std::to_string(nodes), "--gpus-per-node", std::to_string(gpus),
+                         "--mig-gpus", std::to_string(mig), "--node-binary", K8SHAZGPU_NODE_BINARY},
+                        {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
     ASSERT_TRUE(fs::exists(cluster_dir_ + "/ready")) << ReadFile(dir_ + "/sim.log");
     kube::LoadOptions load;
     load.kubeconfig_flag = Kubeconfig();
@@ -102,8 +103,7 @@ class K8shazgpuRunTest : public ::testing::Test {
   }
   // The UUID of GPU `index` of `node` as its fake host has it.
   std::string Uuid(const std::string& node, int index) {
-    const json host =
-        json::parse(ReadFile(cluster_dir_ + "/nodes/" + node + "/fake-host.json"));
+    const json host = json::parse(ReadFile(cluster_dir_ + "/nodes/" + node + "/fake-host.json"));
     return host["gpus"][index]["uuid"];
   }
   // The devices pod `name`'s container was given ("gpu-0"), from the
@@ -111,8 +111,8 @@ class K8shazgpuRunTest : public ::testing::Test {
   std::vector<std::string> Devices(const std::string& name) {
     std::vector<std::string> out;
     const json pod = Pod(name);
-    for (const json& s : pod.value("/status/containerStatuses/0/allocatedResourcesStatus"_json_pointer,
-                                   json::array())) {
+    for (const json& s : pod.value(
+             "/status/containerStatuses/0/allocatedResourcesStatus"_json_pointer, json::array())) {
       for (const json& r : s.value("resources", json::array())) {
         const std::string id = r.value("resourceID", "");
         out.push_back(id.substr(id.rfind('/') + 1));
@@ -133,8 +133,8 @@ class K8shazgpuRunTest : public ::testing::Test {
 
 TEST_F(K8shazgpuRunTest, ASingleGpuRunSeesExactlyItsGpuAndReturnsTheExitCode) {
   StartCluster(1, 2);
-  CliResult r = K8s({"run", "--name", "one", "--",
-                     "sh", "-c", "echo $CUDA_VISIBLE_DEVICES $NVIDIA_VISIBLE_DEVICES; exit 3"});
+  CliResult r = K8s({"run", "--name", "one", "--", "sh", "-c",
+                     "echo $CUDA_VISIBLE_DEVICES $NVIDIA_VISIBLE_DEVICES; exit 3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const json pod = Pod("one");
   const std::vector<std::string> devices = Devices("one");
@@ -162,38 +162,38 @@ TEST_F(K8shazgpuRunTest, TwoGpusAndArgumentsKeptByteForByte) {
   EXPECT_EQ(two.out, "0,1\n");
   const std::vector<std::string> args = {"a  b", "{\"method\": \"mtp\", \"k\": [1, 2]}",
                                          "$(HOME) $$ $", "'quoted' \"twice\"", ""};
-  std::vector<std::string> argv = {"run", "--env", "GREETING=hi $(USER)", "--", "printf",
-                                   "[%s]\\n"};
+  std::vector<std::string> argv = {"run", "--env",  "GREETING=hi $(USER)",
+                                   "--",  "printf", "[%s]\\n"};
   argv.insert(argv.end(), args.begin(), args.end());
   CliResult printed = K8s(argv);
   EXPECT_EQ(printed.exit_code, 0) << printed.err;
   EXPECT_EQ(printed.out,
             "[a  b]\n[{\"method\": \"mtp\", \"k\": [1, 2]}]\n[$(HOME) $$ $]\n"
             "['quoted' \"twice\"]\n[]\n");
-  CliResult env = K8s({"run", "--env", "GREETING=hi $(USER)", "--", "sh", "-c", "echo \"$GREETING\""});
+  CliResult env =
+      K8s({"run", "--env", "GREETING=hi $(USER)", "--", "sh", "-c", "echo \"$GREETING\""});
   EXPECT_EQ(env.out, "hi $(USER)\n") << env.err;
 }
 
 TEST_F(K8shazgpuRunTest, AttributesSelectTheGpus) {
   StartCluster(1, 1);
-  CliResult r = K8s({"run", "--product", "h100", "--min-memory", "40Gi", "--",
-                     "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  CliResult r = K8s({"run", "--product", "h100", "--min-memory", "40Gi", "--", "sh", "-c",
+                     "echo $CUDA_VISIBLE_DEVICES"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "0\n");
   const json tmpl =
       client_->Get(kTemplates, "default", Labelled(kTemplates, "default").at(0)).value();
-  const json selectors =
-      tmpl["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"];
+  const json selectors = tmpl["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"];
   ASSERT_EQ(selectors.size(), 2u) << tmpl.dump();
   EXPECT_THAT(selectors[1]["cel"]["expression"].get<std::string>(), HasSubstr("h100"));
 }
 
 TEST_F(K8shazgpuRunTest, TwoRunsShareOneNamedClaim) {
   StartCluster(1, 2);
-  CliResult a = K8s({"run", "--share", "pool", "--name", "a", "--", "sh", "-c",
-                     "echo $NVIDIA_VISIBLE_DEVICES"});
-  CliResult b = K8s({"run", "--share", "pool", "--name", "b", "--", "sh", "-c",
-                     "echo $NVIDIA_VISIBLE_DEVICES"});
+  CliResult a = K8s(
+      {"run", "--share", "pool", "--name", "a", "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
+  CliResult b = K8s(
+      {"run", "--share", "pool", "--name", "b", "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(a.out, b.out);
@@ -235,8 +235,8 @@ TEST_F(K8shazgpuRunTest, AMigPairIsTwoInstancesOfOneGpu) {
 
 TEST_F(K8shazgpuRunTest, ARunWaitsInLineWhileTheClusterIsFullAndStartsWhenAGpuFrees) {
   StartCluster(1, 1);
-  CliResult first = K8s({"run", "--detach", "--name", "first", "--", "sh", "-c",
-                         WaitForGate("first")});
+  CliResult first =
+      K8s({"run", "--detach", "--name", "first", "--", "sh", "-c", WaitForGate("first")});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   ASSERT_TRUE(Eventually([&] { return Phase("first") == "Running"; })) << Pod("first").dump();
   const int second = SpawnK8s("second", {"run", "--name", "second", "--", "echo", "second ran"});
@@ -258,8 +258,8 @@ TEST_F(K8shazgpuRunTest, ASignalEndingTheCommandIs128PlusIt) {
 
 TEST_F(K8shazgpuRunTest, DetachReturnsOnceScheduledAndSaysHowToFollow) {
   StartCluster(1, 1);
-  CliResult r = K8s({"run", "--detach", "--name", "bg", "--port", "8080", "--", "sh", "-c",
-                     WaitForGate("bg")});
+  CliResult r = K8s(
+      {"run", "--detach", "--name", "bg", "--port", "8080", "--", "sh", "-c", WaitForGate("bg")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("pod bg is on node node-0"));
   EXPECT_THAT(r.out, HasSubstr("kubectl logs -f -n default pod/bg"));
@@ -273,8 +273,8 @@ TEST_F(K8shazgpuRunTest, DetachReturnsOnceScheduledAndSaysHowToFollow) {
 TEST_F(K8shazgpuRunTest, AnInterruptWithoutATerminalDeletesEverything) {
   StartCluster(1, 1);
   // Running, streaming its output.
-  const int running = SpawnK8s("running", {"run", "--name", "running", "--", "sh", "-c",
-                                           "echo started; exec sleep 600"});
+  const int running = SpawnK8s(
+      "running", {"run", "--name", "running", "--", "sh", "-c", "echo started; exec sleep 600"});
   ASSERT_TRUE(Eventually([&] { return ReadFile(Out("running")) == "started\n"; }))
       << ReadFile(Err("running"));
   kill(running, SIGINT);
@@ -303,12 +303,18 @@ TEST_F(K8shazgpuRunTest, BadInputIsOneLineAndCreatesNothing) {
   const std::vector<Case> cases = {
       {{"run", "--gpus", "2", "-G", "node-0:0", "--", "true"}, 2, "--gpus and -G"},
       {{"run", "--where", "device.attributes[", "--", "true"}, 2, "--where: 1:"},
-      {{"run", "--class", "fast", "--", "true"}, 2,
+      {{"run", "--class", "fast", "--", "true"},
+       2,
        "DeviceClass 'fast' does not exist; the cluster has gpu.canhazgpu.dev, mig.canhazgpu.dev"},
       {{"run", "--node", "node-7", "--", "true"}, 2, "node 'node-7' does not exist"},
       {{"run", "--env", "NOVALUE", "--", "true"}, 2, "NAME=VALUE"},
       {{"run", "--gpu", "1", "--", "true"}, 2, "did you mean --gpus"},
-      {{"run", "--", }, 2, "no command"},
+      {{
+           "run",
+           "--",
+       },
+       2,
+       "no command"},
       {{"-n", "nowhere", "run", "--", "true"}, 1, "namespace 'nowhere' does not exist"},
       {{"--output", "toml", "run", "--", "true"}, 2, "json, yaml, wide"},
       {{"walk"}, 2, "unknown command 'walk'"},
@@ -342,6 +348,70 @@ TEST_F(K8shazgpuRunTest, GlobalFlagsWorkBeforeTheCommandAndAServerThatIsGoneIsOn
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_THAT(gone.err, HasSubstr("k8shazgpu: cannot reach the API server http"));
   EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+}
+
+TEST_F(K8shazgpuRunTest, NoPermissionAndASlowServerAreOneLineEach) {
+  StartCluster(1, 1);
+  // The simulated server's fault injection: the next create of a template
+  // is refused as RBAC refuses, then every list of classes stalls.
+  auto fault = [&](const json& rule) {
+    CliResult r =
+        RunProgram({"curl", "-sf", "-X", "POST", "-H", "Content-Type: application/json", "--data",
+                    rule.dump(), client_->config().server + "/debug/k8shazgpu-sim/faults"},
+                   {});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  fault({{"verb", "create"}, {"resource", "resourceclaimtemplates"}, {"code", 403}});
+  CliResult denied = K8s({"run", "--", "true"});
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_THAT(denied.err,
+              HasSubstr("k8shazgpu: cannot create resourceclaimtemplates.resource.k8s.io"));
+  EXPECT_THAT(denied.err, HasSubstr("no RBAC permission"));
+  EXPECT_EQ(std::count(denied.err.begin(), denied.err.end(), '\n'), 1) << denied.err;
+  EXPECT_THAT(AllPods(), IsEmpty());
+
+  fault({{"verb", "list"}, {"resource", "deviceclasses"}, {"count", 10}, {"stallMillis", 5000}});
+  std::map<std::string, std::string> env = Env();
+  env["K8SHAZGPU_REQUEST_TIMEOUT_MS"] = "300";
+  CliResult slow = RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "run", "--", "true"}, env);
+  EXPECT_EQ(slow.exit_code, 1);
+  EXPECT_THAT(slow.err, HasSubstr("k8shazgpu: cannot reach the API server http"));
+  EXPECT_THAT(slow.err, HasSubstr("gave up after 3 tries of at most 300 ms"));
+  EXPECT_EQ(std::count(slow.err.begin(), slow.err.end(), '\n'), 1) << slow.err;
+  EXPECT_THAT(AllPods(), IsEmpty());
+}
+
+TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) {
+  StartCluster(1, 1);
+  CliHost host;
+  host.env() = Env();
+  {
+    // Waits in line (no GPU is that product); ^C, then "d": detached, the
+    // pod stays.
+    TerminalSession session(host, {"run", "--name", "kept", "--product", "b200", "--", "true"}, 100,
+                            K8SHAZGPU_BINARY);
+    ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
+    EXPECT_THAT(session.screen(),
+                HasSubstr("\r\033[Kwaiting for 1 GPU (--product 'b200'), 1st of 1"));
+    session.Type("\x03");
+    ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();
+    session.Type("d\n");
+    EXPECT_TRUE(session.WaitFor("k8shazgpu cleanup -n default --name kept")) << session.screen();
+    EXPECT_EQ(session.Wait(), 0) << session.screen();
+    EXPECT_EQ(Phase("kept"), "Pending");
+  }
+  {
+    TerminalSession session(host, {"run", "--name", "gone", "--product", "b200", "--", "true"}, 100,
+                            K8SHAZGPU_BINARY);
+    ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
+    session.Type("\x03");
+    ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();
+    session.Type("D\n");
+    EXPECT_EQ(session.Wait(), 130) << session.screen();
+    EXPECT_TRUE(Eventually([&] {
+      return kube::IsApiNotFound(client_->Get(kube::kPods, "default", "gone").status());
+    }));
+  }
 }
 
 }  // namespace

@@ -47,7 +47,15 @@ absl::Status Context::Connect() {
   // waits on; bounded timeouts are.
   options.qps = 50;
   options.burst = 100;
-  options.timeout = kRequestTimeout;
+  if (std::optional<std::string> ms = getenv("K8SHAZGPU_REQUEST_TIMEOUT_MS")) {
+    int64_t value = 0;
+    if (!ParseInt(*ms, &value) || value <= 0 || value > 600'000) {
+      return absl::InvalidArgumentError(StrCat("K8SHAZGPU_REQUEST_TIMEOUT_MS '", *ms,
+                                               "' is not a number of milliseconds (1 to 600000)"));
+    }
+    request_timeout = std::chrono::milliseconds(value);
+  }
+  options.timeout = request_timeout;
   options.max_retries = kRequestRetries;
   options.backoff_cap = std::chrono::milliseconds(2'000);
   options.clock = clock;
@@ -103,11 +111,13 @@ absl::Status Explain(const absl::Status& status, const Context& ctx) {
                                       "' does not exist; name another with -n/--namespace"));
   }
   if (reason.empty() && (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status))) {
-    return absl::UnavailableError(
-        StrCat("cannot reach the API server ", ctx.rest.server, " (", ctx.rest.source,
-               ctx.rest.context.empty() ? std::string() : ", context " + ctx.rest.context,
-               "; gave up after ", kRequestRetries + 1, " tries of at most ",
-               kRequestTimeout.count() / 1000, " s): ", message));
+    return absl::UnavailableError(StrCat(
+        "cannot reach the API server ", ctx.rest.server, " (", ctx.rest.source,
+        ctx.rest.context.empty() ? std::string() : ", context " + ctx.rest.context,
+        "; gave up after ", kRequestRetries + 1, " tries of at most ",
+        ctx.request_timeout.count() % 1000 == 0 ? StrCat(ctx.request_timeout.count() / 1000, " s")
+                                                : StrCat(ctx.request_timeout.count(), " ms"),
+        "): ", message));
   }
   return status;
 }

@@ -22,9 +22,10 @@
 
 namespace canhazgpu::cli::k8s {
 
-// The client's bounds: a request gives up after kRequestTimeout and is
-// retried at most kRequestRetries times, so a dead server is reported in
-// well under a minute instead of client-go's default patience.
+// The client's bounds: a request gives up after kRequestTimeout (or
+// K8SHAZGPU_REQUEST_TIMEOUT_MS) and is retried at most kRequestRetries
+// times, so a dead server is reported in well under a minute instead of
+// client-go's default patience.
 inline constexpr std::chrono::milliseconds kRequestTimeout{10'000};
 inline constexpr int kRequestRetries = 2;
 
@@ -52,6 +53,7 @@ struct Context {
   std::unique_ptr<kube::Client> client;
   std::string namespace_name;
   kube::RestConfig rest;
+  std::chrono::milliseconds request_timeout = kRequestTimeout;
 
   // Loads the kubeconfig as kubectl does and makes the client; idempotent.
   absl::Status Connect();

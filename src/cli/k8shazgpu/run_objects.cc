@@ -49,9 +49,9 @@ absl::StatusOr<ClassChoice> ChooseClass(const std::vector<json>& classes,
   if (!request.device_class.empty()) {
     const json* c = find(request.device_class);
     if (c == nullptr) {
-      return absl::InvalidArgumentError(StrCat("DeviceClass '", request.device_class,
-                                        "' does not exist; the cluster has ",
-                                        names.empty() ? std::string("none") : Join(names, ", ")));
+      return absl::InvalidArgumentError(
+          StrCat("DeviceClass '", request.device_class, "' does not exist; the cluster has ",
+                 names.empty() ? std::string("none") : Join(names, ", ")));
     }
     return ClassChoice{.name = request.device_class, .driver = DriverOf(*c)};
   }
