@@ -70,14 +70,7 @@ absl::Status PodWatch::Start(std::chrono::milliseconds timeout) {
     return Field(o, "/metadata/name") == pod_ && Field(o, "/metadata/namespace") == ns_;
   };
   kube::InformerHandlers runs{
-      .on_add =
-          [this, ours](const json& o) {
-            if (ours(o)) {
-              std::lock_guard<std::mutex> lock(mu_);
-              seen_pod_ = true;
-            }
-            Changed();
-          },
+      .on_add = [this](const json&) { Changed(); },
       .on_update = [this](const json&, const json&) { Changed(); },
       .on_delete =
           [this, ours](const json& o) {
@@ -91,17 +84,21 @@ absl::Status PodWatch::Start(std::chrono::milliseconds timeout) {
   runs_ = std::make_unique<kube::Informer>(client_, kube::kPods, all_namespaces_ ? "" : ns_,
                                            kube::ListOptions{.label_selector = kRunLabel},
                                            std::move(runs));
-  kube::InformerHandlers events{
-      .on_add = [this](const json&) { Changed(); },
-      .on_update = [this](const json&, const json&) { Changed(); },
-      .on_delete = nullptr,
-  };
-  events_ = std::make_unique<kube::Informer>(
-      client_, kube::kEvents, ns_,
-      kube::ListOptions{.field_selector = StrCat("involvedObject.name=", pod_)}, std::move(events));
   runs_->Start();
-  events_->Start();
-  if (!runs_->WaitForSync(timeout) || !events_->WaitForSync(timeout)) {
+  // The driver's prepare errors come as Events; a user who may not read
+  // them still gets the pod's own status.
+  const std::string about = StrCat("involvedObject.name=", pod_);
+  if (client_.List(kube::kEvents, ns_, {.field_selector = about, .limit = 1}).ok()) {
+    kube::InformerHandlers events{
+        .on_add = [this](const json&) { Changed(); },
+        .on_update = [this](const json&, const json&) { Changed(); },
+        .on_delete = nullptr,
+    };
+    events_ = std::make_unique<kube::Informer>(
+        client_, kube::kEvents, ns_, kube::ListOptions{.field_selector = about}, std::move(events));
+    events_->Start();
+  }
+  if (!runs_->WaitForSync(timeout) || (events_ && !events_->WaitForSync(timeout))) {
     return absl::DeadlineExceededError(StrCat("could not list pods and events in ",
                                               timeout.count() / 1000, " s to follow pod ", pod_));
   }

@@ -66,7 +66,6 @@ class PodWatch {
   std::condition_variable changed_cv_;
   uint64_t changes_ = 0;
   uint64_t seen_changes_ = 0;
-  bool seen_pod_ = false;
   bool deleted_ = false;
 };
 

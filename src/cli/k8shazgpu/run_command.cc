@@ -243,7 +243,9 @@ absl::StatusOr<int> Runner::Follow() {
   progress_ = std::make_unique<ProgressLine>(ctx_.stderr_tty);
   if (absl::Status s = watch_->Start(kSyncTimeout); !s.ok()) {
     if (InterruptGuard::Interrupted()) return Interrupted();
-    return s;
+    // The pod exists and will run: say how to find it.
+    return absl::Status(s.code(), StrCat(Explain(s, ctx_).message(), "; pod ", pod_name,
+                                         " runs on: kubectl logs -f -n ", ns, " pod/", pod_name));
   }
   const std::atomic<bool>* cancel = &InterruptGuard::Flag();
   PodStage stage = PodStage::kPending;
