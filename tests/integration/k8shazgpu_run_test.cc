@@ -52,6 +52,15 @@ class K8shazgpuRunTest : public ::testing::Test {
       }
       return static_cast<int>(published.size()) == nodes;
     }));
+    // ... and its kubelet has registered the driver.
+    ASSERT_TRUE(Eventually([&] {
+      const std::string log = ReadFile(dir_ + "/sim.log");
+      int registered = 0;
+      for (size_t at = 0; (at = log.find("registered DRA driver", at)) != std::string::npos; ++at) {
+        ++registered;
+      }
+      return registered >= nodes;
+    })) << ReadFile(dir_ + "/sim.log");
   }
   void TearDown() override {
     if (sim_ > 0) {
@@ -412,6 +421,23 @@ TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) 
       return kube::IsApiNotFound(client_->Get(kube::kPods, "default", "gone").status());
     }));
   }
+}
+
+TEST_F(K8shazgpuRunTest, VllmRunHasItsDefaultsAndTimeoutIsTheDeadline) {
+  StartCluster(1, 1);
+  CliResult vllm = K8s(
+      {"vllm", "run", "--name", "llm", "--", "sh", "-c", "echo serving on $CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(vllm.exit_code, 0) << vllm.err;
+  EXPECT_EQ(vllm.out, "serving on 0\n");
+  EXPECT_THAT(vllm.err, HasSubstr("kubectl port-forward -n default pod/llm 8000:8000"));
+  const json pod = Pod("llm");
+  EXPECT_EQ(pod["spec"]["containers"][0]["image"], "vllm/vllm-openai:latest");
+  EXPECT_EQ(pod["spec"]["volumes"][0]["emptyDir"]["medium"], "Memory");
+  EXPECT_EQ(pod["spec"]["containers"][0]["volumeMounts"][0]["mountPath"], "/dev/shm");
+
+  CliResult late = K8s({"run", "--timeout", "1s", "--", "sleep", "600"});
+  EXPECT_GT(late.exit_code, 128) << late.err;
+  EXPECT_THAT(late.err, HasSubstr("DeadlineExceeded"));
 }
 
 }  // namespace
