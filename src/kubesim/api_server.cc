@@ -283,13 +283,23 @@ bool ApiServer::InjectFault(const std::string& verb, const std::string& resource
   }
   if (fault->code == 0) return false;
   const bool throttled = fault->code == 429;
+  const bool forbidden = fault->code == 403;
+  // The reason the real server gives each code, so clients tell them apart.
   Fail(res, {.code = fault->code,
              .reason = throttled            ? "TooManyRequests"
+                       : forbidden          ? "Forbidden"
+                       : fault->code == 401 ? "Unauthorized"
+                       : fault->code == 404 ? "NotFound"
+                       : fault->code == 409 ? "Conflict"
                        : fault->code >= 500 ? "InternalError"
                                             : "BadRequest",
              .message = throttled ? "the server has received too many requests and has asked "
                                     "us to try again later"
-                                  : StrCat("injected fault: ", verb, " ", resource),
+                        : forbidden
+                            // The authorizer's wording (RBAC denies as "forbidden").
+                            ? StrCat(resource, " is forbidden: User \"system:anonymous\" cannot ",
+                                     verb, " resource \"", resource, "\" (injected fault)")
+                            : StrCat("injected fault: ", verb, " ", resource),
              .retry_after_seconds = fault->retry_after_seconds});
   return true;
 }

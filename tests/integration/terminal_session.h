@@ -1,5 +1,6 @@
-// canhazgpu on a real pseudo-terminal, for the tests of what it does on a
-// terminal (run's job control, status --watch redrawing in place).
+// canhazgpu (or k8shazgpu) on a real pseudo-terminal, for the tests of what
+// it does on a terminal (run's job control, status --watch redrawing in
+// place, k8shazgpu run's Ctrl-C question).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,11 +24,13 @@ namespace canhazgpu::testing {
 class TerminalSession {
  public:
   // `columns` > 0 gives the terminal that width (else the pty's 0x0).
-  TerminalSession(const CliHost& host, std::vector<std::string> args, int columns = 0) {
+  // `program` runs instead of canhazgpu when given (k8shazgpu).
+  TerminalSession(const CliHost& host, std::vector<std::string> args, int columns = 0,
+                  const std::string& program = CANHAZGPU_BINARY) {
     int follower = -1;
     winsize size{.ws_row = 50, .ws_col = static_cast<unsigned short>(columns)};
     if (openpty(&leader_, &follower, nullptr, nullptr, columns > 0 ? &size : nullptr) != 0) return;
-    args.insert(args.begin(), CANHAZGPU_BINARY);
+    args.insert(args.begin(), program);
     pid_ = fork();
     if (pid_ == 0) {
       setsid();

@@ -69,7 +69,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
       if (arg.size() > 2) inline_value = arg.substr(2);
     }
     if (spec == nullptr || spec->config_only) return UnknownFlag(specs, arg, command);
-    if (out.Has(spec->name)) {
+    if (out.Has(spec->name) && !spec->repeatable) {
       return absl::InvalidArgumentError(StrCat("flag --", spec->name, " given more than once"));
     }
     if (!spec->has_value) {
@@ -88,6 +88,7 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
       inline_value = args[++i];
     }
     out.values[spec->name] = *inline_value;
+    if (spec->repeatable) out.repeated[spec->name].push_back(*inline_value);
     out.origins[spec->name] = {FlagSource::kCommandLine, StrCat("--", spec->name)};
   }
   return out;

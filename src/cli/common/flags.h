@@ -42,6 +42,10 @@ struct FlagSpec {
   // config file); set by the same layer they are left for the command to
   // reject.
   std::string overrides;
+  // May be given more than once on the command line (--env K=V --env
+  // K2=V2): every value is kept in ParsedFlags::repeated, in order, and
+  // `values` holds the last.
+  bool repeatable = false;
 };
 
 // Where a flag's value came from, highest last.
@@ -59,16 +63,25 @@ struct ParsedFlags {
   bool saw_separator = false;
   std::vector<std::string> rest;              // after `--`
   std::map<std::string, FlagOrigin> origins;  // every flag some layer set
+  // Every value of a repeatable flag, in command-line order.
+  std::map<std::string, std::vector<std::string>> repeated;
 
   // Removes a flag (a value or a switch) and its origin.
   void Erase(const std::string& name) {
     values.erase(name);
+    repeated.erase(name);
     switches.erase(name);
     origins.erase(name);
   }
 
   bool Has(const std::string& name) const {
     return values.contains(name) || switches.contains(name);
+  }
+  // Every value of a repeatable flag (the one value of another), in order.
+  std::vector<std::string> Values(const std::string& name) const {
+    if (auto it = repeated.find(name); it != repeated.end()) return it->second;
+    if (auto it = values.find(name); it != values.end()) return {it->second};
+    return {};
   }
   std::optional<std::string> Value(const std::string& name) const {
     auto it = values.find(name);

@@ -80,6 +80,19 @@ TEST(FlagsTest, ParsesLongShortAndInlineForms) {
   EXPECT_EQ(attached->Value("gpus"), "3");
 }
 
+TEST(FlagsTest, ARepeatableFlagKeepsEveryValueInOrder) {
+  const std::vector<FlagSpec> specs = {
+      {.name = "env", .has_value = true, .value_name = "K=V", .repeatable = true},
+      {.name = "image", .has_value = true}};
+  auto parsed = ParseFlags({"--env", "A=1", "--env=B=2 3", "--image", "x"}, specs, "run");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_THAT(parsed->Values("env"), ElementsAre("A=1", "B=2 3"));
+  EXPECT_THAT(parsed->Values("image"), ElementsAre("x"));
+  EXPECT_THAT(parsed->Values("absent"), ::testing::IsEmpty());
+  // Other flags still refuse a second value.
+  EXPECT_FALSE(ParseFlags({"--image", "x", "--image", "y"}, specs, "run").ok());
+}
+
 TEST(FlagsTest, StopsAtSeparator) {
   auto parsed = ParseFlags({"-g", "1", "--", "python", "--gpus", "x"}, kSpecs, "run");
   ASSERT_TRUE(parsed.ok());

@@ -1,0 +1,38 @@
+// The k8shazgpu subcommands. Each takes the arguments after its name,
+// prints its output, and returns the process exit code (cli/common/
+// exit_code.h; run returns its container's). Commands() is the one list of
+// them: dispatch and help are made from it. To add a command: write
+// NAME_command.cc with `int NameCommand(Context&, const Args&)` (usually
+// RunCommandBody(ctx, args, NameFlags(), "name", body)), declare it and
+// its flags here, add a row to Commands() in command_table.cc and the file
+// to CMakeLists.txt.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/common/flags.h"
+#include "cli/k8shazgpu/context.h"
+
+namespace canhazgpu::cli::k8s {
+
+using Args = std::vector<std::string>;
+
+struct CommandSpec {
+  std::string name;
+  std::string summary;  // one line for help
+  std::string usage;    // after "k8shazgpu NAME", e.g. "[flags] -- COMMAND [ARGS...]"
+  std::vector<FlagSpec> flags;
+  int (*run)(Context&, const Args&);
+  bool hidden = false;  // left out of help
+};
+
+const std::vector<CommandSpec>& Commands();
+const CommandSpec* FindCommand(const std::string& name);
+
+int RunCommand(Context& ctx, const Args& args);
+int VllmCommand(Context& ctx, const Args& args);
+
+std::vector<FlagSpec> VllmFlags();
+
+}  // namespace canhazgpu::cli::k8s

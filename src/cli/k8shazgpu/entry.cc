@@ -1,0 +1,89 @@
+// The entry point of k8shazgpu: global flags first or last, usage, version,
+// dispatch; wires the real clock, user and terminal into the Context. The
+// commands live in *_command.cc.
+#include "cli/k8shazgpu/entry.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/common/exit_code.h"
+#include "cli/k8shazgpu/commands.h"
+#include "core/strings.h"
+#include "host/linux_process_table.h"
+#include "host/signals.h"
+#include "host/system_clock.h"
+
+namespace canhazgpu::cli::k8s {
+namespace {
+
+std::string Usage() {
+  std::string out = "usage: k8shazgpu COMMAND [flags]\n\n";
+  for (const CommandSpec& c : Commands()) {
+    if (c.hidden) continue;
+    out += StrCat("  ", c.name, std::string(10 - std::min<size_t>(c.name.size(), 9), ' '),
+                  c.summary, "\n");
+  }
+  out += StrCat("\nglobal flags (before or after the command):\n", FlagHelp(GlobalFlags()),
+                "\n'k8shazgpu COMMAND --help' lists a command's flags.\n");
+  return out;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<std::vector<std::string>> command_first =
+      CommandFirst(std::vector<std::string>(argv + 1, argv + argc), GlobalFlags(), "k8shazgpu");
+  if (!command_first.ok()) {
+    std::fprintf(stderr, "k8shazgpu: %s\n", std::string(command_first.status().message()).c_str());
+    return kExitUsage;
+  }
+  std::vector<std::string> args = *std::move(command_first);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(Usage().c_str(), args.empty() ? stderr : stdout);
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  if (args[0] == "--version") {
+    std::printf("k8shazgpu %s (%s)\n", CANHAZGPU_VERSION, CANHAZGPU_GIT_COMMIT);
+    return kExitOk;
+  }
+  if (args[0].starts_with("-")) {
+    // Global flags and no command after them.
+    std::fprintf(stderr, "k8shazgpu: no command after the global flags; see 'k8shazgpu --help'\n");
+    return kExitUsage;
+  }
+  const CommandSpec* command = FindCommand(args[0]);
+  if (command == nullptr) {
+    std::string suggestion;
+    for (const CommandSpec& c : Commands()) {
+      if (EditDistance(args[0], c.name) <= 2)
+        suggestion = StrCat(" (did you mean '", c.name, "'?)");
+    }
+    std::fprintf(stderr, "k8shazgpu: unknown command '%s'%s; see 'k8shazgpu --help'\n",
+                 args[0].c_str(), suggestion.c_str());
+    return kExitUsage;
+  }
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h") {
+      std::printf("usage: k8shazgpu %s %s\n\n%s\n\nflags:\n%s\nglobal flags:\n%s",
+                  command->name.c_str(), command->usage.c_str(), command->summary.c_str(),
+                  FlagHelp(command->flags).c_str(), FlagHelp(GlobalFlags()).c_str());
+      return kExitOk;
+    }
+  }
+  // Output goes to pipes that may close early (`| head`); run must live to
+  // clean up what it created.
+  host::IgnoreBrokenPipes();
+  host::SystemClock clock;
+  host::LinuxProcessTable processes;
+  Context ctx;
+  ctx.user = processes.UserName(getuid());
+  ctx.clock = &clock;
+  ctx.stdin_tty = isatty(STDIN_FILENO) == 1;
+  ctx.stderr_tty = isatty(STDERR_FILENO) == 1;
+  return command->run(ctx, Args(args.begin() + 1, args.end()));
+}
+
+}  // namespace canhazgpu::cli::k8s

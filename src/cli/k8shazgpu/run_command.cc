@@ -1,0 +1,359 @@
+#include "cli/k8shazgpu/run_command.h"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "cli/k8shazgpu/commands.h"
+#include "cli/k8shazgpu/interrupt.h"
+#include "cli/k8shazgpu/log_follow.h"
+#include "cli/k8shazgpu/pod_outcome.h"
+#include "cli/k8shazgpu/pod_watch.h"
+#include "cli/k8shazgpu/run_objects.h"
+#include "cli/k8shazgpu/run_objects_client.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+
+namespace canhazgpu::cli::k8s {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+// How long the first list of pods and events may take.
+constexpr milliseconds kSyncTimeout{30'000};
+// The why hook reads the cluster: not more often than this.
+constexpr milliseconds kWhyInterval{500};
+
+// Ten characters of [a-z0-9]: the run label, unique enough to never meet
+// another run's.
+std::string NewRunId() {
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 10; ++i) id += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
+  return id;
+}
+
+// The pending line: redrawn in place on a terminal, a plain line per
+// change otherwise. On stderr, so stdout carries only the command's output.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool tty) : tty_(tty) {}
+  ~ProgressLine() { Clear(); }
+  void Show(const std::string& line) {
+    if (line == last_) return;
+    last_ = line;
+    if (!tty_) {
+      std::fprintf(stderr, "k8shazgpu: %s\n", line.c_str());
+      return;
+    }
+    winsize size = {};
+    const size_t width =
+        ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 ? size.ws_col - 1 : 119;
+    std::fprintf(stderr, "\r\033[K%s", std::string(Utf8Prefix(line, width)).c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void Clear() {
+    if (tty_ && shown_) std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
+    last_.clear();
+  }
+
+ private:
+  const bool tty_;
+  bool shown_ = false;
+  std::string last_;
+};
+
+std::string OneLine(const std::string& text) {
+  std::string out;
+  for (std::string_view line : Split(text, '\n', /*skip_empty=*/true)) {
+    if (!out.empty()) out += "; ";
+    out += Trim(line);
+  }
+  return out;
+}
+
+std::string Ordinal(int n) {
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
+                       : n % 10 == 1                    ? "st"
+                       : n % 10 == 2                    ? "nd"
+                       : n % 10 == 3                    ? "rd"
+                                                        : "th";
+  return StrCat(n, suffix);
+}
+
+std::string Wanted(const RunRequest& r) {
+  std::string what = r.wants.mig_profile ? StrCat(r.gpus, " MIG instance", r.gpus == 1 ? "" : "s")
+                                         : StrCat(r.gpus, " GPU", r.gpus == 1 ? "" : "s");
+  if (!r.wants.empty()) what += StrCat(" (", r.wants.Describe(), ")");
+  return what;
+}
+
+// Asks a person at a terminal what Ctrl-C should do. True: detach.
+// A second Ctrl-C, or the end of input, means delete.
+bool AskDetach() {
+  InterruptGuard::Clear();
+  for (int tries = 0; tries < 3; ++tries) {
+    std::fprintf(stderr, "\nk8shazgpu: detach (the pod runs on) or delete it? [d/D] ");
+    std::fflush(stderr);
+    std::string answer;
+    while (true) {
+      if (InterruptGuard::Interrupted()) return false;
+      pollfd in = {STDIN_FILENO, POLLIN, 0};
+      if (poll(&in, 1, 100) <= 0) continue;
+      char c;
+      if (read(STDIN_FILENO, &c, 1) != 1) return false;
+      if (c == '\n') break;
+      answer += c;
+    }
+    answer = std::string(Trim(answer));
+    if (answer == "d") return true;
+    if (answer == "D") return false;
+  }
+  return false;
+}
+
+class Runner {
+ public:
+  Runner(Context& ctx, const RunRequest& request, const RunHooks& hooks)
+      : ctx_(ctx), request_(request), hooks_(hooks) {}
+
+  absl::StatusOr<int> Go();
+
+ private:
+  // Before the pod exists (or right after): delete what was made.
+  int Abandon() {
+    if (objects_) objects_->Delete();
+    std::fprintf(stderr, "k8shazgpu: interrupted; deleted what this run created\n");
+    return InterruptGuard::ExitCode();
+  }
+  // Ctrl-C once the pod exists: detach or delete; the exit code.
+  int Interrupted() {
+    progress_->Clear();
+    if (ctx_.stdin_tty && ctx_.stderr_tty && AskDetach()) {
+      std::fputs(FollowHints(ctx_, objects_->names().pod, request_).c_str(), stderr);
+      return 0;
+    }
+    objects_->Delete();
+    std::fprintf(stderr, "k8shazgpu: interrupted; deleted pod %s and its claim\n",
+                 objects_->names().pod.c_str());
+    return InterruptGuard::ExitCode();
+  }
+  absl::StatusOr<int> Follow();
+  // The pending or scheduled line for `pod`.
+  std::string PendingLine(const json& pod, PodStage stage);
+
+  Context& ctx_;
+  const RunRequest& request_;
+  const RunHooks& hooks_;
+  std::optional<RunObjectsClient> objects_;
+  std::unique_ptr<PodWatch> watch_;
+  std::unique_ptr<ProgressLine> progress_;
+  std::string why_;
+  std::chrono::steady_clock::time_point why_asked_{};
+  std::string why_for_version_;
+};
+
+absl::StatusOr<int> Runner::Go() {
+  const auto started = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(ctx_.Connect());
+  kube::Client& client = *ctx_.client;
+  const std::string& ns = ctx_.namespace_name;
+
+  ASSIGN_OR_RETURN(json classes, client.ListAll(kube::kDeviceClasses, ""));
+  ASSIGN_OR_RETURN(ClassChoice klass, ChooseClass(classes["items"], request_));
+  if (!request_.node.empty()) {
+    absl::StatusOr<json> node = client.Get(kube::kNodes, "", request_.node);
+    if (kube::IsApiNotFound(node.status())) {
+      return absl::InvalidArgumentError(StrCat("node '", request_.node, "' does not exist"));
+    }
+    // Not allowed to read nodes: the scheduler will tell.
+  }
+  ASSIGN_OR_RETURN(json claim_spec, ClaimSpec(request_, klass));
+  RETURN_IF_ERROR(hooks_.check_claim(client, ns, claim_spec));
+
+  const RunNames names = MakeRunNames(request_, ctx_.user, NewRunId());
+  objects_.emplace(ctx_, names, request_.share);
+  if (InterruptGuard::Interrupted()) return Abandon();
+  if (absl::Status s = objects_->CreateClaim(claim_spec); !s.ok()) {
+    objects_->Delete();
+    return s;
+  }
+  if (InterruptGuard::Interrupted()) return Abandon();
+  absl::StatusOr<json> pod = objects_->CreatePod(PodObject(request_, names));
+  if (!pod.ok()) {
+    objects_->Delete();
+    return pod.status();
+  }
+  if (ctx_.getenv("K8SHAZGPU_TIMING")) {
+    std::fprintf(stderr, "k8shazgpu: timing: pod created after %lld ms\n",
+                 static_cast<long long>(std::chrono::duration_cast<milliseconds>(
+                                            std::chrono::steady_clock::now() - started)
+                                            .count()));
+  }
+  if (InterruptGuard::Interrupted()) return Abandon();
+  if (absl::Status s = objects_->Adopt(); !s.ok()) {
+    // Not fatal: the claim keeps its run label for cleanup.
+    std::fprintf(stderr, "k8shazgpu: warning: %s\n",
+                 std::string(Explain(s, ctx_).message()).c_str());
+  }
+  std::fprintf(stderr, "k8shazgpu: pod %s created in namespace %s (run %s, class %s)\n",
+               names.pod.c_str(), ns.c_str(), names.run_id.c_str(), klass.name.c_str());
+  return Follow();
+}
+
+std::string Runner::PendingLine(const json& pod, PodStage stage) {
+  if (stage == PodStage::kScheduled) {
+    const std::string error = watch_->PrepareError();
+    return StrCat("scheduled on ", pod.value("/spec/nodeName"_json_pointer, std::string()),
+                  "; preparing its GPUs", error.empty() ? "" : ": " + OneLine(error));
+  }
+  // The why hook may read the whole cluster: at most every kWhyInterval,
+  // and again when the pod changed.
+  const auto now = std::chrono::steady_clock::now();
+  const std::string version = pod.value("/metadata/resourceVersion"_json_pointer, std::string());
+  if (version != why_for_version_ || now - why_asked_ >= kWhyInterval) {
+    why_ = OneLine(hooks_.why_pending(*ctx_.client, pod));
+    why_asked_ = now;
+    why_for_version_ = version;
+  }
+  const QueuePlace place = watch_->Place();
+  std::string line = StrCat("waiting for ", Wanted(request_));
+  if (place.position > 0)
+    line += StrCat(", ", Ordinal(place.position), " of ", place.of, " in line");
+  if (!why_.empty()) line += StrCat(": ", why_);
+  return line;
+}
+
+absl::StatusOr<int> Runner::Follow() {
+  kube::Client& client = *ctx_.client;
+  const std::string& ns = ctx_.namespace_name;
+  const std::string pod_name = objects_->names().pod;
+  // The line is the cluster's when we may list every namespace's pods.
+  const bool all_namespaces =
+      client.List(kube::kPods, "", {.label_selector = kRunLabel, .limit = 1}).ok();
+  watch_ = std::make_unique<PodWatch>(client, ns, pod_name, all_namespaces);
+  progress_ = std::make_unique<ProgressLine>(ctx_.stderr_tty);
+  if (absl::Status s = watch_->Start(kSyncTimeout); !s.ok()) {
+    if (InterruptGuard::Interrupted()) return Interrupted();
+    // The pod exists and will run: say how to find it.
+    return absl::Status(s.code(), StrCat(Explain(s, ctx_).message(), "; pod ", pod_name,
+                                         " runs on: kubectl logs -f -n ", ns, " pod/", pod_name));
+  }
+  const std::atomic<bool>* cancel = &InterruptGuard::Flag();
+  PodStage stage = PodStage::kPending;
+  while (true) {
+    if (InterruptGuard::Interrupted()) return Interrupted();
+    if (watch_->Deleted()) {
+      return absl::AbortedError(StrCat("pod ", pod_name, " was deleted before it ended"));
+    }
+    std::optional<json> pod = watch_->Pod();
+    if (pod) {
+      stage = StageOf(*pod);
+      if (request_.detach && stage != PodStage::kPending) {
+        progress_->Clear();
+        std::printf("pod %s is on node %s\n%s", pod_name.c_str(),
+                    pod->value("/spec/nodeName"_json_pointer, std::string()).c_str(),
+                    FollowHints(ctx_, pod_name, request_).c_str());
+        return 0;
+      }
+      if (stage == PodStage::kRunning || stage == PodStage::kFinished) break;
+      progress_->Show(PendingLine(*pod, stage));
+    }
+    watch_->WaitForChange(kWhyInterval, cancel);
+  }
+  progress_->Clear();
+  const json started = *watch_->Pod();
+  if (request_.port && stage == PodStage::kRunning) {
+    std::fprintf(stderr, "k8shazgpu: reach port %d with: kubectl port-forward -n %s pod/%s %d:%d\n",
+                 *request_.port, ns.c_str(), pod_name.c_str(), *request_.port, *request_.port);
+  }
+  // A container that started has a log, even when it has ended already.
+  if (MainContainerStatus(started).is_object()) {
+    FollowOptions options{.container = kContainerName,
+                          .cancel = cancel,
+                          .ended =
+                              [&] {
+                                for (int i = 0; i < 10; ++i) {
+                                  std::optional<json> p = watch_->Pod();
+                                  if (!p || StageOf(*p) == PodStage::kFinished) return true;
+                                  if (InterruptGuard::Interrupted()) return true;
+                                  watch_->WaitForChange(milliseconds(200), cancel);
+                                }
+                                return false;
+                              },
+                          .max_reconnects = 50};
+    absl::Status logs = FollowLogs(client, ns, pod_name, options, [](std::string_view text) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    });
+    if (InterruptGuard::Interrupted()) return Interrupted();
+    if (!logs.ok()) {
+      std::fprintf(stderr, "k8shazgpu: warning: %s\n",
+                   std::string(Explain(logs, ctx_).message()).c_str());
+    }
+  }
+  // The log ends with the container; its status follows.
+  while (true) {
+    if (InterruptGuard::Interrupted()) return Interrupted();
+    std::optional<json> pod = watch_->Pod();
+    if (!pod) {
+      return absl::AbortedError(StrCat("pod ", pod_name, " was deleted before it ended"));
+    }
+    if (StageOf(*pod) == PodStage::kFinished) {
+      const PodOutcome outcome = OutcomeOf(*pod, watch_->PrepareError());
+      if (!outcome.message.empty()) {
+        std::fprintf(stderr, "k8shazgpu: %s\n", outcome.message.c_str());
+      }
+      return outcome.exit_code;
+    }
+    watch_->WaitForChange(milliseconds(1000), cancel);
+  }
+}
+
+}  // namespace
+
+std::string FollowHints(const Context& ctx, const std::string& pod, const RunRequest& request) {
+  const std::string& ns = ctx.namespace_name;
+  std::string out = StrCat("  follow:   kubectl logs -f -n ", ns, " pod/", pod, "\n");
+  if (request.port) {
+    out += StrCat("  reach:    kubectl port-forward -n ", ns, " pod/", pod, " ", *request.port, ":",
+                  *request.port, "\n");
+  }
+  out += StrCat("  clean up: k8shazgpu cleanup -n ", ns, " --name ", pod, "\n");
+  return out;
+}
+
+absl::StatusOr<int> Run(Context& ctx, const RunRequest& request, const RunHooks& hooks) {
+  InterruptGuard guard;
+  Runner runner(ctx, request, hooks);
+  absl::StatusOr<int> code = runner.Go();
+  if (!code.ok() && InterruptGuard::Interrupted()) {
+    std::fprintf(stderr, "k8shazgpu: %s\n",
+                 std::string(Explain(code.status(), ctx).message()).c_str());
+    return InterruptGuard::ExitCode();
+  }
+  return code;
+}
+
+int RunCommand(Context& ctx, const Args& args) {
+  return RunCommandBody(
+      ctx, args, RunFlags(), "run",
+      [](Context& c, const ParsedFlags& flags) -> absl::StatusOr<int> {
+        ASSIGN_OR_RETURN(
+            RunRequest request,
+            ParseRunRequest(flags, {.image = c.Env("K8SHAZGPU_IMAGE", kDefaultRunImage),
+                                    .port = std::nullopt,
+                                    .shared_memory = false}));
+        return Run(c, request, DefaultRunHooks());
+      });
+}
+
+}  // namespace canhazgpu::cli::k8s

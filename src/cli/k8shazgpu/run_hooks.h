@@ -1,0 +1,40 @@
+// The two places where `run` asks the cluster-wide read model: why a pod
+// waits (shown while it is pending) and whether a claim could ever be
+// satisfied (asked before anything is created). DefaultRunHooks() is the
+// seam: today it reads the PodScheduled condition the scheduler wrote and
+// lets every claim through; clusterview's ExplainPod and ExplainClaimSpec
+// plug in there. Hooks are called from the command's thread only.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "kube/client.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::cli::k8s {
+
+// Why `pod` (as last seen) is not running yet, in a few lines; "" when
+// nothing is known. Called at most about twice a second while it waits.
+using PendingReason = std::function<std::string(kube::Client&, const nlohmann::json& pod)>;
+
+// Called with the claim spec about to be created in `ns`. A non-OK status
+// stops the run before anything exists: FailedPrecondition (exit 1) for
+// "no device in the cluster could ever satisfy this", with the reason.
+using ClaimCheck = std::function<absl::Status(kube::Client&, const std::string& ns,
+                                              const nlohmann::json& claim_spec)>;
+
+struct RunHooks {
+  PendingReason why_pending;
+  ClaimCheck check_claim;
+};
+
+// What run uses. Fill in clusterview here.
+RunHooks DefaultRunHooks();
+
+// The message of the pod's PodScheduled=False condition ("0/2 nodes are
+// available: ..."), or "".
+std::string PodScheduledMessage(const nlohmann::json& pod);
+
+}  // namespace canhazgpu::cli::k8s

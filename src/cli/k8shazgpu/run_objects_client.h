@@ -1,0 +1,50 @@
+// One run's objects in the cluster, created in the order ADR 0008 sets so
+// that `cleanup` can always finish: the claim template (or the --share
+// claim), then the Pod, then an owner reference from the template to the
+// Pod - so that deleting the Pod deletes the rest. Everything carries the
+// run's labels, so an interruption between two steps leaves nothing
+// `cleanup` cannot find; Delete() removes what this run made. Used from
+// one thread.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "cli/k8shazgpu/context.h"
+#include "cli/k8shazgpu/run_objects.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::cli::k8s {
+
+class RunObjectsClient {
+ public:
+  RunObjectsClient(Context& ctx, RunNames names, std::string share)
+      : ctx_(ctx), names_(std::move(names)), share_(std::move(share)) {}
+
+  // The template, or the shared claim: created, or (--share) reused when
+  // it exists with the same request (InvalidArgument when it asks for
+  // something else).
+  absl::Status CreateClaim(const nlohmann::json& claim_spec);
+  // The Pod; AlreadyExists for a taken --name says so in one line.
+  absl::StatusOr<nlohmann::json> CreatePod(const nlohmann::json& pod);
+  // The owner reference from the claim (template or shared) to the Pod.
+  absl::Status Adopt();
+  // Deletes the Pod and the template; a shared claim this run made that
+  // no pod owns yet (a later one goes with its last owner); errors are reported on stderr and
+  // otherwise ignored (what is left carries the labels).
+  void Delete();
+
+  const RunNames& names() const { return names_; }
+  bool shared() const { return !share_.empty(); }
+
+ private:
+  Context& ctx_;
+  const RunNames names_;
+  const std::string share_;
+  bool claim_created_ = false;  // by this run
+  bool adopted_ = false;        // the shared claim lists this run's pod as an owner
+  std::optional<nlohmann::json> pod_;
+};
+
+}  // namespace canhazgpu::cli::k8s

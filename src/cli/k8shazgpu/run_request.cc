@@ -1,0 +1,208 @@
+#include "cli/k8shazgpu/run_request.h"
+
+#include "core/duration.h"
+#include "core/strings.h"
+
+namespace canhazgpu::cli::k8s {
+namespace {
+
+absl::Status Conflict(std::string_view a, std::string_view b, std::string_view why) {
+  return absl::InvalidArgumentError(StrCat(a, " and ", b, " cannot be used together: ", why));
+}
+
+// A DNS-1123 subdomain, as Kubernetes wants object names.
+bool ValidObjectName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (alnum) continue;
+    if ((c == '-' || c == '.') && i > 0 && i + 1 < name.size()) continue;
+    return false;
+  }
+  return true;
+}
+
+// A C identifier-ish env name, as the API server's validation accepts:
+// letters, digits, '_', '-', '.', not starting with a digit.
+bool ValidEnvName(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<FlagSpec> RunFlags() {
+  return {
+      {.name = "gpus",
+       .short_name = 'g',
+       .has_value = true,
+       .value_name = "N",
+       .help = "how many GPUs (or MIG instances with --mig)",
+       .kind = FlagKind::kPositiveInt,
+       .max = 128},
+      {.name = "gpu-ids",
+       .short_name = 'G',
+       .has_value = true,
+       .value_name = "NODE:ID,...",
+       .help = "exactly these GPUs (by index) on this node"},
+      {.name = "min-memory",
+       .has_value = true,
+       .value_name = "Q",
+       .help = "GPUs with at least this much memory (40Gi)"},
+      {.name = "product",
+       .has_value = true,
+       .value_name = "S",
+       .help = "GPUs whose product name contains S (any case)"},
+      {.name = "mig",
+       .has_value = true,
+       .value_name = "PROFILE",
+       .help = "MIG instances of this profile (1g.10gb); with N > 1, all of one GPU"},
+      {.name = "where",
+       .has_value = true,
+       .value_name = "CEL",
+       .help = "a CEL selector every device must pass (repeatable)",
+       .repeatable = true},
+      {.name = "class",
+       .has_value = true,
+       .value_name = "NAME",
+       .help = "the DeviceClass (default: gpu.canhazgpu.dev, else gpu.nvidia.com)"},
+      {.name = "share",
+       .has_value = true,
+       .value_name = "NAME",
+       .help = "use the named claim several runs share (created if missing)"},
+      {.name = "node", .has_value = true, .value_name = "NODE", .help = "run on this node"},
+      {.name = "image", .has_value = true, .value_name = "IMAGE", .help = "the container image"},
+      {.name = "name",
+       .has_value = true,
+       .value_name = "NAME",
+       .help = "the pod's name (default USER-ID)"},
+      {.name = "env",
+       .short_name = 'e',
+       .has_value = true,
+       .value_name = "K=V",
+       .help = "an environment variable of the command (repeatable)",
+       .repeatable = true},
+      {.name = "port",
+       .short_name = 'p',
+       .has_value = true,
+       .value_name = "P",
+       .help = "the container port (prints the kubectl port-forward line)",
+       .kind = FlagKind::kPositiveInt,
+       .max = 65535},
+      {.name = "timeout",
+       .has_value = true,
+       .value_name = "D",
+       .help = "end the pod after this long running (30m, 2h)",
+       .kind = FlagKind::kDuration},
+      {.name = "detach",
+       .short_name = 'd',
+       .help = "return once the pod is scheduled; print how to follow it"},
+  };
+}
+
+absl::StatusOr<PinnedGpus> ParsePinnedGpus(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    return absl::InvalidArgumentError(
+        StrCat("-G '", text, "' is not NODE:ID,...; use e.g. -G node-0:0,1"));
+  }
+  PinnedGpus out{.node = text.substr(0, colon), .indices = {}};
+  for (std::string_view id : Split(std::string_view(text).substr(colon + 1), ',')) {
+    int64_t index = 0;
+    if (!ParseInt(Trim(id), &index) || index < 0) {
+      return absl::InvalidArgumentError(
+          StrCat("-G '", text, "': '", id, "' is not a GPU index (0, 1, ...)"));
+    }
+    for (int64_t seen : out.indices) {
+      if (seen == index) {
+        return absl::InvalidArgumentError(StrCat("-G '", text, "' names GPU ", index, " twice"));
+      }
+    }
+    out.indices.push_back(index);
+  }
+  return out;
+}
+
+absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDefaults& defaults) {
+  for (const FlagSpec& spec : RunFlags()) {
+    for (const std::string& v : flags.Values(spec.name)) {
+      if (absl::Status s = CheckFlagValue(spec, v); !s.ok()) {
+        return absl::InvalidArgumentError(StrCat("--", spec.name, ": ", s.message()));
+      }
+    }
+  }
+  RunRequest r;
+  r.image = flags.Value("image").value_or(defaults.image);
+  r.port = defaults.port;
+  r.shared_memory = defaults.shared_memory;
+  if (auto g = flags.Value("gpus")) r.gpus = std::stoi(*g);
+  if (auto ids = flags.Value("gpu-ids")) {
+    if (flags.Has("gpus")) return Conflict("--gpus", "-G", "-G names the GPUs, so their count");
+    if (flags.Has("mig")) return Conflict("--mig", "-G", "-G names whole GPUs by index");
+    absl::StatusOr<PinnedGpus> pinned = ParsePinnedGpus(*ids);
+    if (!pinned.ok()) return pinned.status();
+    r.pinned = *pinned;
+    r.gpus = static_cast<int>(pinned->indices.size());
+    if (auto node = flags.Value("node"); node && *node != pinned->node) {
+      return Conflict("--node", "-G", StrCat("-G names node ", pinned->node));
+    }
+    r.node = pinned->node;
+  }
+  if (auto node = flags.Value("node")) r.node = *node;
+  r.wants.where = flags.Values("where");
+  if (auto v = flags.Value("min-memory")) r.wants.min_memory = *v;
+  if (auto v = flags.Value("product")) r.wants.product = *v;
+  if (auto v = flags.Value("mig")) r.wants.mig_profile = *v;
+  // The CEL is compiled now, so that a typo is shown with its position
+  // before anything is created.
+  if (absl::StatusOr<std::vector<std::string>> s = r.wants.Selectors(); !s.ok()) return s.status();
+  if (auto v = flags.Value("class")) r.device_class = *v;
+  if (auto v = flags.Value("share")) {
+    if (!ValidObjectName(*v)) {
+      return absl::InvalidArgumentError(StrCat(
+          "--share '", *v, "' is not a valid claim name (lower-case letters, digits, '-', '.')"));
+    }
+    r.share = *v;
+  }
+  if (auto v = flags.Value("name")) {
+    if (!ValidObjectName(*v)) {
+      return absl::InvalidArgumentError(StrCat(
+          "--name '", *v, "' is not a valid pod name (lower-case letters, digits, '-', '.')"));
+    }
+    r.name = *v;
+  }
+  if (r.image.empty()) return absl::InvalidArgumentError("--image is empty");
+  for (const std::string& kv : flags.Values("env")) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || !ValidEnvName(std::string_view(kv).substr(0, eq))) {
+      return absl::InvalidArgumentError(
+          StrCat("--env '", kv, "' is not NAME=VALUE (a name of letters, digits, '_', '-', '.')"));
+    }
+    r.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  if (auto p = flags.Value("port")) r.port = std::stoi(*p);
+  if (auto t = flags.Value("timeout")) {
+    absl::StatusOr<Duration> d = ParseDuration(*t);
+    if (!d.ok()) return absl::InvalidArgumentError(StrCat("--timeout: ", d.status().message()));
+    // activeDeadlineSeconds is at least 1.
+    r.timeout_seconds = std::max<int64_t>(1, (d->count() + 999) / 1000);
+  }
+  r.detach = flags.Has("detach");
+  if (!flags.positional.empty()) {
+    return absl::InvalidArgumentError(StrCat("unexpected argument '", flags.positional[0],
+                                             "'; the command goes after --: run [flags] -- CMD"));
+  }
+  r.argv = flags.rest;
+  if (r.argv.empty()) {
+    return absl::InvalidArgumentError("no command: run [flags] -- COMMAND [ARGS...]");
+  }
+  return r;
+}
+
+}  // namespace canhazgpu::cli::k8s

@@ -1,0 +1,444 @@
+// k8shazgpu run end to end: the real binary against the real simulated
+// cluster (k8shazgpu-sim cluster, with k8shazgpu-node on every node), from
+// the command line through scheduling, prepare, the CDI environment and
+// the emulated container to the exit code, and what is left behind.
+#include <signal.h>
+
+#include <filesystem>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/cli_runner.h"
+#include "integration/terminal_session.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+
+namespace canhazgpu::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+namespace fs = std::filesystem;
+
+const kube::ResourceRef kTemplates = kube::kResourceClaimTemplates;
+
+class K8shazgpuRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/k8shazgpu_run_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    cluster_dir_ = dir_ + "/cluster";
+  }
+  // A cluster of `nodes` x `gpus`, the first `mig` GPUs of each in MIG mode.
+  void StartCluster(int nodes, int gpus, int mig = 0) {
+    sim_ =
+        SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes",
+                         std::to_string(nodes), "--gpus-per-node", std::to_string(gpus),
+                         "--mig-gpus", std::to_string(mig), "--node-binary", K8SHAZGPU_NODE_BINARY},
+                        {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
+    ASSERT_TRUE(fs::exists(cluster_dir_ + "/ready")) << ReadFile(dir_ + "/sim.log");
+    kube::LoadOptions load;
+    load.kubeconfig_flag = Kubeconfig();
+    client_ = kube::Client::Create(kube::LoadRestConfig(load).value(), {.qps = 1000, .burst = 1000})
+                  .value();
+    // Every node has published its GPUs: a run never waits for a slice.
+    ASSERT_TRUE(Eventually([&] {
+      absl::StatusOr<json> slices = client_->ListAll(kube::kResourceSlices, "");
+      std::set<std::string> published;
+      for (const json& s : slices.ok() ? (*slices)["items"] : json::array()) {
+        published.insert(s["spec"].value("nodeName", ""));
+      }
+      return static_cast<int>(published.size()) == nodes;
+    }));
+    // ... and its kubelet has registered the driver.
+    ASSERT_TRUE(Eventually([&] {
+      const std::string log = ReadFile(dir_ + "/sim.log");
+      int registered = 0;
+      for (size_t at = 0; (at = log.find("registered DRA driver", at)) != std::string::npos; ++at) {
+        ++registered;
+      }
+      return registered >= nodes;
+    })) << ReadFile(dir_ + "/sim.log");
+  }
+  void TearDown() override {
+    if (sim_ > 0) {
+      kill(sim_, SIGTERM);
+      ExitCodeOf(sim_);
+    }
+    fs::remove_all(dir_);
+  }
+
+  std::string Kubeconfig() const { return cluster_dir_ + "/kubeconfig"; }
+  std::map<std::string, std::string> Env() const {
+    return {{"KUBECONFIG", Kubeconfig()}, {"HOME", dir_}};
+  }
+  // k8shazgpu with `args`, bounded so that a hang fails the test.
+  CliResult K8s(std::vector<std::string> args) {
+    args.insert(args.begin(), {"timeout", "120", K8SHAZGPU_BINARY});
+    return RunProgram(args, Env());
+  }
+  // Started in the background, stdout and stderr into files.
+  int SpawnK8s(const std::string& name, std::vector<std::string> args) {
+    std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" > " + Out(name),
+                                     K8SHAZGPU_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return SpawnProgram(argv, Env(), {.stderr_path = Err(name)});
+  }
+  std::string Out(const std::string& name) const { return dir_ + "/" + name + ".out"; }
+  std::string Err(const std::string& name) const { return dir_ + "/" + name + ".err"; }
+
+  json Pod(const std::string& name, const std::string& ns = "default") {
+    return client_->Get(kube::kPods, ns, name).value_or(json::object());
+  }
+  std::string Phase(const std::string& name) {
+    return Pod(name).value("/status/phase"_json_pointer, std::string());
+  }
+  // The names of the objects of `ref` that carry a run label.
+  std::vector<std::string> Labelled(const kube::ResourceRef& ref, const std::string& ns = "") {
+    std::vector<std::string> names;
+    absl::StatusOr<json> list = client_->ListAll(ref, ns, {.label_selector = "canhazgpu.dev/run"});
+    if (!list.ok()) return {"error: " + std::string(list.status().message())};
+    for (const json& o : (*list)["items"]) names.push_back(o["metadata"]["name"]);
+    return names;
+  }
+  std::vector<std::string> AllPods() {
+    std::vector<std::string> names;
+    for (const json& o : client_->ListAll(kube::kPods, "").value()["items"]) {
+      names.push_back(o["metadata"]["name"]);
+    }
+    return names;
+  }
+  // The UUID of GPU `index` of `node` as its fake host has it.
+  std::string Uuid(const std::string& node, int index) {
+    const json host = json::parse(ReadFile(cluster_dir_ + "/nodes/" + node + "/fake-host.json"));
+    return host["gpus"][index]["uuid"];
+  }
+  // The devices pod `name`'s container was given ("gpu-0"), from the
+  // kubelet's allocatedResourcesStatus (the claim is freed once it ends).
+  std::vector<std::string> Devices(const std::string& name) {
+    std::vector<std::string> out;
+    const json pod = Pod(name);
+    for (const json& s : pod.value(
+             "/status/containerStatuses/0/allocatedResourcesStatus"_json_pointer, json::array())) {
+      for (const json& r : s.value("resources", json::array())) {
+        const std::string id = r.value("resourceID", "");
+        out.push_back(id.substr(id.rfind('/') + 1));
+      }
+    }
+    return out;
+  }
+  std::string Gate(const std::string& name) const { return dir_ + "/gate-" + name; }
+  std::string WaitForGate(const std::string& name) const {
+    return "while [ ! -e " + Gate(name) + " ]; do sleep 0.05; done";
+  }
+
+  std::string dir_;
+  std::string cluster_dir_;
+  int sim_ = 0;
+  std::unique_ptr<kube::Client> client_;
+};
+
+TEST_F(K8shazgpuRunTest, ASingleGpuRunSeesExactlyItsGpuAndReturnsTheExitCode) {
+  StartCluster(1, 2);
+  CliResult r = K8s({"run", "--name", "one", "--", "sh", "-c",
+                     "echo $CUDA_VISIBLE_DEVICES $NVIDIA_VISIBLE_DEVICES; exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const json pod = Pod("one");
+  const std::vector<std::string> devices = Devices("one");
+  ASSERT_EQ(devices.size(), 1u) << pod.dump();
+  const int index = devices[0] == "gpu-0" ? 0 : 1;
+  EXPECT_EQ(r.out, std::to_string(index) + " " + Uuid("node-0", index) + "\n");
+  EXPECT_THAT(r.err, HasSubstr("pod one created in namespace default"));
+  // What run made: the pod and its template, labelled, the template owned
+  // by the pod.
+  EXPECT_EQ(pod["metadata"]["labels"]["canhazgpu.dev/user"].get<std::string>().empty(), false);
+  EXPECT_EQ(pod["spec"]["restartPolicy"], "Never");
+  EXPECT_EQ(pod["spec"]["containers"][0]["command"],
+            (json{"sh", "-c", "echo $$CUDA_VISIBLE_DEVICES $$NVIDIA_VISIBLE_DEVICES; exit 3"}));
+  const std::vector<std::string> templates = Labelled(kTemplates, "default");
+  ASSERT_EQ(templates.size(), 1u);
+  const json tmpl = client_->Get(kTemplates, "default", templates[0]).value();
+  EXPECT_EQ(tmpl["metadata"]["labels"], pod["metadata"]["labels"]);
+  EXPECT_EQ(tmpl["metadata"]["ownerReferences"][0]["uid"], pod["metadata"]["uid"]);
+}
+
+TEST_F(K8shazgpuRunTest, TwoGpusAndArgumentsKeptByteForByte) {
+  StartCluster(1, 2);
+  CliResult two = K8s({"run", "--gpus", "2", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out, "0,1\n");
+  const std::vector<std::string> args = {"a  b", "{\"method\": \"mtp\", \"k\": [1, 2]}",
+                                         "$(HOME) $$ $", "'quoted' \"twice\"", ""};
+  std::vector<std::string> argv = {"run", "--env",  "GREETING=hi $(USER)",
+                                   "--",  "printf", "[%s]\\n"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CliResult printed = K8s(argv);
+  EXPECT_EQ(printed.exit_code, 0) << printed.err;
+  EXPECT_EQ(printed.out,
+            "[a  b]\n[{\"method\": \"mtp\", \"k\": [1, 2]}]\n[$(HOME) $$ $]\n"
+            "['quoted' \"twice\"]\n[]\n");
+  CliResult env =
+      K8s({"run", "--env", "GREETING=hi $(USER)", "--", "sh", "-c", "echo \"$GREETING\""});
+  EXPECT_EQ(env.out, "hi $(USER)\n") << env.err;
+}
+
+TEST_F(K8shazgpuRunTest, AttributesSelectTheGpus) {
+  StartCluster(1, 1);
+  CliResult r = K8s({"run", "--product", "h100", "--min-memory", "40Gi", "--", "sh", "-c",
+                     "echo $CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "0\n");
+  const json tmpl =
+      client_->Get(kTemplates, "default", Labelled(kTemplates, "default").at(0)).value();
+  const json selectors = tmpl["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"];
+  ASSERT_EQ(selectors.size(), 2u) << tmpl.dump();
+  EXPECT_THAT(selectors[1]["cel"]["expression"].get<std::string>(), HasSubstr("h100"));
+}
+
+TEST_F(K8shazgpuRunTest, TwoRunsShareOneNamedClaim) {
+  StartCluster(1, 2);
+  CliResult a = K8s(
+      {"run", "--share", "pool", "--name", "a", "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
+  CliResult b = K8s(
+      {"run", "--share", "pool", "--name", "b", "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_THAT(a.out, HasSubstr("GPU-"));
+  const json claim = client_->Get(kube::kResourceClaims, "default", "pool").value();
+  EXPECT_EQ(claim["metadata"]["labels"]["canhazgpu.dev/share"], "pool");
+  std::set<std::string> owners;
+  for (const json& o : claim["metadata"]["ownerReferences"]) owners.insert(o["name"]);
+  EXPECT_EQ(owners, (std::set<std::string>{"a", "b"}));
+  // By name, not from a template.
+  EXPECT_FALSE(Pod("a")["status"].contains("resourceClaimStatuses")) << Pod("a").dump();
+  EXPECT_EQ(Pod("b")["spec"]["resourceClaims"][0]["resourceClaimName"], "pool");
+  EXPECT_THAT(Labelled(kTemplates, "default"), IsEmpty());
+  // Another request under the same name is refused, creating nothing.
+  CliResult other = K8s({"run", "--share", "pool", "--gpus", "2", "--name", "c", "--", "true"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_THAT(other.err, HasSubstr("exists with another request"));
+  EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kPods, "default", "c").status()));
+}
+
+TEST_F(K8shazgpuRunTest, AMigPairIsTwoInstancesOfOneGpu) {
+  StartCluster(1, 2, 2);
+  CliResult r = K8s({"run", "--mig", "1g.10gb", "--gpus", "2", "--name", "pair", "--", "sh", "-c",
+                     "echo $CUDA_VISIBLE_DEVICES"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::MatchesRegex("MIG-[^,]+,MIG-[^,]+\n"));
+  const std::vector<std::string> devices = Devices("pair");
+  ASSERT_EQ(devices.size(), 2u);
+  // gpu-N-mig-...: the same N.
+  EXPECT_EQ(devices[0].substr(0, devices[0].find("-mig")),
+            devices[1].substr(0, devices[1].find("-mig")));
+  const json tmpl =
+      client_->Get(kTemplates, "default", Labelled(kTemplates, "default").at(0)).value();
+  EXPECT_EQ(tmpl["spec"]["spec"]["devices"]["constraints"][0]["matchAttribute"],
+            "gpu.canhazgpu.dev/parentUUID");
+  EXPECT_EQ(tmpl["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"],
+            "mig.canhazgpu.dev");
+}
+
+TEST_F(K8shazgpuRunTest, ARunWaitsInLineWhileTheClusterIsFullAndStartsWhenAGpuFrees) {
+  StartCluster(1, 1);
+  CliResult first =
+      K8s({"run", "--detach", "--name", "first", "--", "sh", "-c", WaitForGate("first")});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(Eventually([&] { return Phase("first") == "Running"; })) << Pod("first").dump();
+  const int second = SpawnK8s("second", {"run", "--name", "second", "--", "echo", "second ran"});
+  EXPECT_TRUE(Eventually([&] {
+    const std::string err = ReadFile(Err("second"));
+    return err.find("1st of 1 in line: 0/1 nodes are available") != std::string::npos;
+  })) << ReadFile(Err("second"));
+  EXPECT_EQ(Phase("second"), "Pending");
+  WriteFile(Gate("first"), "");
+  EXPECT_EQ(ExitCodeOf(second), 0) << ReadFile(Err("second"));
+  EXPECT_EQ(ReadFile(Out("second")), "second ran\n");
+}
+
+TEST_F(K8shazgpuRunTest, ASignalEndingTheCommandIs128PlusIt) {
+  StartCluster(1, 1);
+  CliResult r = K8s({"run", "--", "sh", "-c", "kill -KILL $$"});
+  EXPECT_EQ(r.exit_code, 137) << r.err;
+}
+
+TEST_F(K8shazgpuRunTest, DetachReturnsOnceScheduledAndSaysHowToFollow) {
+  StartCluster(1, 1);
+  CliResult r = K8s(
+      {"run", "--detach", "--name", "bg", "--port", "8080", "--", "sh", "-c", WaitForGate("bg")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("pod bg is on node node-0"));
+  EXPECT_THAT(r.out, HasSubstr("kubectl logs -f -n default pod/bg"));
+  EXPECT_THAT(r.out, HasSubstr("kubectl port-forward -n default pod/bg 8080:8080"));
+  EXPECT_THAT(r.out, HasSubstr("k8shazgpu cleanup -n default --name bg"));
+  EXPECT_EQ(Pod("bg")["spec"]["containers"][0]["ports"][0]["containerPort"], 8080);
+  EXPECT_TRUE(Eventually([&] { return Phase("bg") == "Running"; }));
+  WriteFile(Gate("bg"), "");
+}
+
+TEST_F(K8shazgpuRunTest, AnInterruptWithoutATerminalDeletesEverything) {
+  StartCluster(1, 1);
+  // Running, streaming its output.
+  const int running = SpawnK8s(
+      "running", {"run", "--name", "running", "--", "sh", "-c", "echo started; exec sleep 600"});
+  ASSERT_TRUE(Eventually([&] { return ReadFile(Out("running")) == "started\n"; }))
+      << ReadFile(Err("running"));
+  kill(running, SIGINT);
+  EXPECT_EQ(ExitCodeOf(running), 130) << ReadFile(Err("running"));
+  EXPECT_THAT(ReadFile(Err("running")), HasSubstr("deleted pod running"));
+  // Pending in line (no GPU is that product).
+  const int pending = SpawnK8s("pending", {"run", "--product", "b200", "--", "true"});
+  ASSERT_TRUE(Eventually([&] {
+    return ReadFile(Err("pending")).find("in line") != std::string::npos;
+  })) << ReadFile(Err("pending"));
+  kill(pending, SIGTERM);
+  EXPECT_EQ(ExitCodeOf(pending), 143) << ReadFile(Err("pending"));
+  EXPECT_TRUE(Eventually([&] {
+    return Labelled(kube::kPods).empty() && Labelled(kTemplates).empty();
+  })) << ::testing::PrintToString(Labelled(kube::kPods))
+      << ::testing::PrintToString(Labelled(kTemplates));
+}
+
+TEST_F(K8shazgpuRunTest, BadInputIsOneLineAndCreatesNothing) {
+  StartCluster(1, 1);
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "--gpus", "2", "-G", "node-0:0", "--", "true"}, 2, "--gpus and -G"},
+      {{"run", "--where", "device.attributes[", "--", "true"}, 2, "--where: 1:"},
+      {{"run", "--class", "fast", "--", "true"},
+       2,
+       "DeviceClass 'fast' does not exist; the cluster has gpu.canhazgpu.dev, mig.canhazgpu.dev"},
+      {{"run", "--node", "node-7", "--", "true"}, 2, "node 'node-7' does not exist"},
+      {{"run", "--env", "NOVALUE", "--", "true"}, 2, "NAME=VALUE"},
+      {{"run", "--gpu", "1", "--", "true"}, 2, "did you mean --gpus"},
+      {{
+           "run",
+           "--",
+       },
+       2,
+       "no command"},
+      {{"-n", "nowhere", "run", "--", "true"}, 1, "namespace 'nowhere' does not exist"},
+      {{"--output", "toml", "run", "--", "true"}, 2, "json, yaml, wide"},
+      {{"walk"}, 2, "unknown command 'walk'"},
+  };
+  for (const Case& c : cases) {
+    CliResult r = K8s(c.args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << ::testing::PrintToString(c.args) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.says)) << ::testing::PrintToString(c.args);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_THAT(r.err, ::testing::StartsWith("k8shazgpu: "));
+  }
+  EXPECT_THAT(AllPods(), IsEmpty());
+  EXPECT_THAT(Labelled(kTemplates), IsEmpty());
+}
+
+TEST_F(K8shazgpuRunTest, GlobalFlagsWorkBeforeTheCommandAndAServerThatIsGoneIsOneLine) {
+  StartCluster(1, 1);
+  ASSERT_TRUE(
+      client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
+  CliResult r = RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "--kubeconfig", Kubeconfig(), "-n",
+                            "team", "run", "--name", "early", "--", "echo", "ok"},
+                           {{"HOME", dir_}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+  EXPECT_EQ(Pod("early", "team")["metadata"]["namespace"], "team");
+
+  kill(sim_, SIGTERM);
+  EXPECT_EQ(ExitCodeOf(sim_), 0);
+  sim_ = 0;
+  CliResult gone = K8s({"run", "--", "true"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_THAT(gone.err, HasSubstr("k8shazgpu: cannot reach the API server http"));
+  EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+}
+
+TEST_F(K8shazgpuRunTest, NoPermissionAndASlowServerAreOneLineEach) {
+  StartCluster(1, 1);
+  // The simulated server's fault injection: the next create of a template
+  // is refused as RBAC refuses, then every list of classes stalls.
+  auto fault = [&](const json& rule) {
+    CliResult r =
+        RunProgram({"curl", "-sf", "-X", "POST", "-H", "Content-Type: application/json", "--data",
+                    rule.dump(), client_->config().server + "/debug/k8shazgpu-sim/faults"},
+                   {});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  fault({{"verb", "create"}, {"resource", "resourceclaimtemplates"}, {"code", 403}});
+  CliResult denied = K8s({"run", "--", "true"});
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_THAT(denied.err,
+              HasSubstr("k8shazgpu: cannot create resourceclaimtemplates.resource.k8s.io"));
+  EXPECT_THAT(denied.err, HasSubstr("no RBAC permission"));
+  EXPECT_EQ(std::count(denied.err.begin(), denied.err.end(), '\n'), 1) << denied.err;
+  EXPECT_THAT(AllPods(), IsEmpty());
+
+  fault({{"verb", "list"}, {"resource", "deviceclasses"}, {"count", 10}, {"stallMillis", 5000}});
+  std::map<std::string, std::string> env = Env();
+  env["K8SHAZGPU_REQUEST_TIMEOUT_MS"] = "300";
+  CliResult slow = RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "run", "--", "true"}, env);
+  EXPECT_EQ(slow.exit_code, 1);
+  EXPECT_THAT(slow.err, HasSubstr("k8shazgpu: cannot reach the API server http"));
+  EXPECT_THAT(slow.err, HasSubstr("gave up after 3 tries of at most 300 ms"));
+  EXPECT_EQ(std::count(slow.err.begin(), slow.err.end(), '\n'), 1) << slow.err;
+  EXPECT_THAT(AllPods(), IsEmpty());
+}
+
+TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) {
+  StartCluster(1, 1);
+  CliHost host;
+  host.env() = Env();
+  {
+    // Waits in line (no GPU is that product); ^C, then "d": detached, the
+    // pod stays.
+    TerminalSession session(host, {"run", "--name", "kept", "--product", "b200", "--", "true"}, 100,
+                            K8SHAZGPU_BINARY);
+    ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
+    EXPECT_THAT(session.screen(),
+                HasSubstr("\r\033[Kwaiting for 1 GPU (--product 'b200'), 1st of 1"));
+    session.Type("\x03");
+    ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();
+    session.Type("d\n");
+    EXPECT_TRUE(session.WaitFor("k8shazgpu cleanup -n default --name kept")) << session.screen();
+    EXPECT_EQ(session.Wait(), 0) << session.screen();
+    EXPECT_EQ(Phase("kept"), "Pending");
+  }
+  {
+    TerminalSession session(host, {"run", "--name", "gone", "--product", "b200", "--", "true"}, 100,
+                            K8SHAZGPU_BINARY);
+    ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
+    session.Type("\x03");
+    ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();
+    session.Type("D\n");
+    EXPECT_EQ(session.Wait(), 130) << session.screen();
+    EXPECT_TRUE(Eventually([&] {
+      return kube::IsApiNotFound(client_->Get(kube::kPods, "default", "gone").status());
+    }));
+  }
+}
+
+TEST_F(K8shazgpuRunTest, VllmRunHasItsDefaultsAndTimeoutIsTheDeadline) {
+  StartCluster(1, 1);
+  CliResult vllm = K8s(
+      {"vllm", "run", "--name", "llm", "--", "sh", "-c", "echo serving on $CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(vllm.exit_code, 0) << vllm.err;
+  EXPECT_EQ(vllm.out, "serving on 0\n");
+  EXPECT_THAT(vllm.err, HasSubstr("kubectl port-forward -n default pod/llm 8000:8000"));
+  const json pod = Pod("llm");
+  EXPECT_EQ(pod["spec"]["containers"][0]["image"], "vllm/vllm-openai:latest");
+  EXPECT_EQ(pod["spec"]["volumes"][0]["emptyDir"]["medium"], "Memory");
+  EXPECT_EQ(pod["spec"]["containers"][0]["volumeMounts"][0]["mountPath"], "/dev/shm");
+
+  CliResult late = K8s({"run", "--timeout", "1s", "--", "sleep", "600"});
+  EXPECT_GT(late.exit_code, 128) << late.err;
+  EXPECT_THAT(late.err, HasSubstr("DeadlineExceeded"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
