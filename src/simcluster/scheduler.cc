@@ -12,8 +12,8 @@
 
 namespace canhazgpu::simcluster {
 
-using clusterview::KeyOf;
 using clusterview::ClaimPlan;
+using clusterview::KeyOf;
 using clusterview::Placement;
 using clusterview::PlacePod;
 using clusterview::ReservedFor;

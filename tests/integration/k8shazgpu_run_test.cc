@@ -32,12 +32,13 @@ class K8shazgpuRunTest : public ::testing::Test {
     cluster_dir_ = dir_ + "/cluster";
   }
   // A cluster of `nodes` x `gpus`, the first `mig` GPUs of each in MIG mode.
-  void StartCluster(int nodes, int gpus, int mig = 0) {
-    sim_ =
-        SpawnUntilReady({K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes",
-                         std::to_string(nodes), "--gpus-per-node", std::to_string(gpus),
-                         "--mig-gpus", std::to_string(mig), "--node-binary", K8SHAZGPU_NODE_BINARY},
-                        {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
+  // `driver` "nvidia": NVIDIA's classes and slices (k8shazgpu-sim --driver).
+  void StartCluster(int nodes, int gpus, int mig = 0, const std::string& driver = "canhazgpu") {
+    sim_ = SpawnUntilReady(
+        {K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes", std::to_string(nodes),
+         "--gpus-per-node", std::to_string(gpus), "--mig-gpus", std::to_string(mig), "--driver",
+         driver, "--node-binary", K8SHAZGPU_NODE_BINARY},
+        {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
     ASSERT_TRUE(fs::exists(cluster_dir_ + "/ready")) << ReadFile(dir_ + "/sim.log");
     kube::LoadOptions load;
     load.kubeconfig_flag = Kubeconfig();
@@ -128,6 +129,21 @@ class K8shazgpuRunTest : public ::testing::Test {
       }
     }
     return out;
+  }
+  // A canhazgpu user on `node` takes its GPUs: the node driver withdraws
+  // them from the slice, so runs wait in line (and are not refused as
+  // never satisfiable: the node's NodeGpuStatus still names them).
+  void HoldLocally(const std::string& node, int gpus = 1) {
+    CliResult held = RunProgram(
+        {CANHAZGPU_BINARY, "reserve", "--gpus", std::to_string(gpus), "--note", "local user"},
+        {{"CANHAZGPU_STATE", cluster_dir_ + "/nodes/" + node + "/state.db"}, {"HOME", dir_}});
+    ASSERT_EQ(held.exit_code, 0) << held.err;
+    // Its NodeGpuStatus (written at most once a second) says so: until
+    // then a node without devices looks like one that never has any.
+    ASSERT_TRUE(Eventually([&] {
+      const json status = client_->Get(kube::kNodeGpuStatuses, "", node).value_or(json());
+      return status.value("/status/summary/held"_json_pointer, 0) == gpus;
+    }));
   }
   std::string Gate(const std::string& name) const { return dir_ + "/gate-" + name; }
   std::string WaitForGate(const std::string& name) const {
@@ -251,12 +267,109 @@ TEST_F(K8shazgpuRunTest, ARunWaitsInLineWhileTheClusterIsFullAndStartsWhenAGpuFr
   const int second = SpawnK8s("second", {"run", "--name", "second", "--", "echo", "second ran"});
   EXPECT_TRUE(Eventually([&] {
     const std::string err = ReadFile(Err("second"));
-    return err.find("1st of 1 in line: 0/1 nodes are available") != std::string::npos;
+    // Why, from the allocator over the cluster: who has the GPU.
+    return err.find("1st of 1 in line: no node can allocate") != std::string::npos &&
+           err.find("(pod first, user ") != std::string::npos;
   })) << ReadFile(Err("second"));
   EXPECT_EQ(Phase("second"), "Pending");
   WriteFile(Gate("first"), "");
   EXPECT_EQ(ExitCodeOf(second), 0) << ReadFile(Err("second"));
   EXPECT_EQ(ReadFile(Out("second")), "second ran\n");
+}
+
+// status, queue and explain over the same cluster: a GPU held locally with
+// canhazgpu on node-0, one taken by a run on node-1, and a run waiting.
+TEST_F(K8shazgpuRunTest, StatusQueueAndExplainSayWhoHoldsWhatAndWhyARunWaits) {
+  StartCluster(2, 1);
+  CliResult held =
+      RunProgram({CANHAZGPU_BINARY, "reserve", "--gpus", "1", "--note", "mine"},
+                 {{"CANHAZGPU_STATE", cluster_dir_ + "/nodes/node-0/state.db"}, {"HOME", dir_}});
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  CliResult first =
+      K8s({"run", "--detach", "--name", "first", "--", "sh", "-c", WaitForGate("first")});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_THAT(first.err, HasSubstr("node-1"));
+  const int waiting = SpawnK8s("waiting", {"run", "--name", "waiting", "--", "true"});
+  ASSERT_TRUE(Eventually([&] {
+    return ReadFile(Err("waiting")).find("in line: ") != std::string::npos;
+  })) << ReadFile(Err("waiting"));
+  // The run's own line names both holders.
+  EXPECT_TRUE(Eventually([&] {
+    const std::string err = ReadFile(Err("waiting"));
+    return err.find("(canhazgpu)") != std::string::npos &&
+           err.find("(pod first, user ") != std::string::npos;
+  })) << ReadFile(Err("waiting"));
+
+  CliResult status = K8s({"status", "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  std::map<std::string, std::string> states;
+  const json report = json::parse(status.out);
+  for (const json& d : report["devices"]) {
+    states[d.value("node", "")] = d.value("state", "");
+  }
+  EXPECT_EQ(states, (std::map<std::string, std::string>{{"node-0", "Held"}, {"node-1", "Claimed"}}))
+      << status.out;
+  CliResult table = K8s({"status", "--node", "node-1"});
+  EXPECT_THAT(table.out, HasSubstr("(default/first)"));
+  EXPECT_THAT(table.out, ::testing::Not(HasSubstr("node-0")));
+  EXPECT_THAT(K8s({"status", "--summary"}).out, HasSubstr("TOTAL"));
+  CliResult unknown = K8s({"status", "--node", "node-9"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("no node \"node-9\" in the cluster"));
+
+  CliResult queue = K8s({"queue", "--json"});
+  ASSERT_EQ(queue.exit_code, 0) << queue.err;
+  const json entries = json::parse(queue.out);
+  ASSERT_EQ(entries.size(), 1u) << queue.out;
+  EXPECT_EQ(entries[0]["name"], "waiting");
+  EXPECT_EQ(entries[0]["position"], 1);
+
+  // Global flags after the command, yaml: the same explanation as data.
+  CliResult why = K8s({"explain", "waiting", "-n", "default"});
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_THAT(why.out, HasSubstr("pod default/waiting is pending"));
+  EXPECT_THAT(why.out, HasSubstr("held by"));
+  EXPECT_THAT(why.out, HasSubstr("(pod first, user "));
+  EXPECT_THAT(why.out, HasSubstr("preemption cannot help"));
+  CliResult as_yaml = K8s({"-o", "yaml", "explain", "pod/waiting"});
+  EXPECT_THAT(as_yaml.out, HasSubstr("pending: true"));
+  CliResult missing = K8s({"explain", "resourceclaim/nope"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("no resourceclaim 'nope' in namespace default"));
+
+  // The GPU frees: the waiting run starts.
+  WriteFile(Gate("first"), "");
+  EXPECT_EQ(ExitCodeOf(waiting), 0) << ReadFile(Err("waiting"));
+  EXPECT_THAT(K8s({"queue"}).out, HasSubstr("No pod is waiting"));
+}
+
+TEST_F(K8shazgpuRunTest, ARequestNoNodeCouldEverHoldFailsAtOnceAndCreatesNothing) {
+  StartCluster(2, 2);
+  CliResult r = K8s({"run", "--gpus", "3", "--", "true"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("can never run: "));
+  EXPECT_THAT(r.err, HasSubstr("nothing was created"));
+  EXPECT_THAT(Labelled(kTemplates), IsEmpty());
+  EXPECT_THAT(AllPods(), IsEmpty());
+  CliResult product = K8s({"run", "--product", "no-such-gpu", "--", "true"});
+  EXPECT_EQ(product.exit_code, 1);
+  EXPECT_THAT(product.err, HasSubstr("can never run: "));
+}
+
+// The same run against NVIDIA's DRA driver: its classes, its attribute
+// domain, its CDI environment.
+TEST_F(K8shazgpuRunTest, TheSameRunWorksWithNvidiasDriver) {
+  StartCluster(1, 2, 0, "nvidia");
+  CliResult r = K8s({"run", "--name", "nv", "--product", "h100", "--min-memory", "40Gi", "--", "sh",
+                     "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("class gpu.nvidia.com"));
+  EXPECT_THAT(r.out, HasSubstr("GPU-"));
+  CliResult status = K8s({"status", "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const json devices = json::parse(status.out)["devices"];
+  ASSERT_EQ(devices.size(), 2u) << status.out;
+  EXPECT_EQ(devices[0]["driver"], "gpu.nvidia.com");
 }
 
 TEST_F(K8shazgpuRunTest, ASignalEndingTheCommandIs128PlusIt) {
@@ -289,8 +402,9 @@ TEST_F(K8shazgpuRunTest, AnInterruptWithoutATerminalDeletesEverything) {
   kill(running, SIGINT);
   EXPECT_EQ(ExitCodeOf(running), 130) << ReadFile(Err("running"));
   EXPECT_THAT(ReadFile(Err("running")), HasSubstr("deleted pod running"));
-  // Pending in line (no GPU is that product).
-  const int pending = SpawnK8s("pending", {"run", "--product", "b200", "--", "true"});
+  // Pending in line (the GPU is held on the node).
+  HoldLocally("node-0");
+  const int pending = SpawnK8s("pending", {"run", "--", "true"});
   ASSERT_TRUE(Eventually([&] {
     return ReadFile(Err("pending")).find("in line") != std::string::npos;
   })) << ReadFile(Err("pending"));
@@ -392,16 +506,15 @@ TEST_F(K8shazgpuRunTest, NoPermissionAndASlowServerAreOneLineEach) {
 
 TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) {
   StartCluster(1, 1);
+  HoldLocally("node-0");
   CliHost host;
   host.env() = Env();
   {
-    // Waits in line (no GPU is that product); ^C, then "d": detached, the
-    // pod stays.
-    TerminalSession session(host, {"run", "--name", "kept", "--product", "b200", "--", "true"}, 100,
-                            K8SHAZGPU_BINARY);
+    // Waits in line (the GPU is held on the node); ^C, then "d": detached,
+    // the pod stays.
+    TerminalSession session(host, {"run", "--name", "kept", "--", "true"}, 100, K8SHAZGPU_BINARY);
     ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
-    EXPECT_THAT(session.screen(),
-                HasSubstr("\r\033[Kwaiting for 1 GPU (--product 'b200'), 1st of 1"));
+    EXPECT_THAT(session.screen(), HasSubstr("\r\033[Kwaiting for 1 GPU, 1st of 1"));
     session.Type("\x03");
     ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();
     session.Type("d\n");
@@ -410,8 +523,7 @@ TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) 
     EXPECT_EQ(Phase("kept"), "Pending");
   }
   {
-    TerminalSession session(host, {"run", "--name", "gone", "--product", "b200", "--", "true"}, 100,
-                            K8SHAZGPU_BINARY);
+    TerminalSession session(host, {"run", "--name", "gone", "--", "true"}, 100, K8SHAZGPU_BINARY);
     ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
     session.Type("\x03");
     ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();

@@ -6,12 +6,12 @@
 #include "alloc/reservations.h"
 #include "cli/canhazgpu/commands.h"
 #include "cli/common/table.h"
+#include "cli/common/yaml_output.h"
 #include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "dra/devices.h"
 #include "host/self_executable.h"
-#include "yaml-cpp/yaml.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -25,32 +25,6 @@ const std::vector<FlagSpec> kFlags = {
      .help = "table, json or yaml",
      .default_value = "table"},
 };
-
-void EmitYaml(YAML::Emitter& out, const nlohmann::ordered_json& j) {
-  if (j.is_object()) {
-    out << YAML::BeginMap;
-    for (const auto& [key, value] : j.items()) {
-      out << YAML::Key << key << YAML::Value;
-      EmitYaml(out, value);
-    }
-    out << YAML::EndMap;
-  } else if (j.is_array()) {
-    out << YAML::BeginSeq;
-    for (const auto& value : j) EmitYaml(out, value);
-    out << YAML::EndSeq;
-  } else if (j.is_string()) {
-    // Quoted, so "8.0.0" or "true" stay strings.
-    out << YAML::DoubleQuoted << j.get<std::string>();
-  } else if (j.is_boolean()) {
-    out << j.get<bool>();
-  } else if (j.is_number_integer()) {
-    out << j.get<int64_t>();
-  } else if (j.is_null()) {
-    out << YAML::Null;
-  } else {
-    out << DumpJson(j);
-  }
-}
 
 std::string Attr(const dra::Device& d, const std::string& name) {
   auto it = d.attributes.find(name);
@@ -108,11 +82,7 @@ absl::Status Devices(Context& ctx, const ParsedFlags& flags) {
     out = DumpJson(dra::ResourceSliceJson(devices), 2) + "\n";
   } else {
     // Product names come from the driver or a simulated-host file.
-    nlohmann::ordered_json slice = dra::ResourceSliceJson(devices);
-    MakeValidUtf8(slice);
-    YAML::Emitter emitter;
-    EmitYaml(emitter, slice);
-    out = StrCat(emitter.c_str(), "\n");
+    out = ToYaml(dra::ResourceSliceJson(devices));
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return absl::OkStatus();

@@ -9,6 +9,12 @@ const std::vector<CommandSpec>& Commands() {
        "[flags] -- COMMAND [ARGS...]", RunFlags(), RunCommand},
       {"vllm", "vllm run: run vLLM with its defaults (image, port 8000, shared memory)",
        "run [flags] -- vllm serve MODEL [ARGS...]", VllmFlags(), VllmCommand},
+      {"status", "every GPU of the cluster by node: who holds it, since when, or why not free",
+       "[flags]", StatusFlags(), StatusCommand},
+      {"queue", "the pods waiting for devices, in order, and why each waits", "[flags]",
+       QueueFlags(), QueueCommand},
+      {"explain", "why a pod or ResourceClaim waits: per node, selector, constraint and holder",
+       "POD|CLAIM [flags]", ExplainFlags(), ExplainCommand},
   };
   return kCommands;
 }

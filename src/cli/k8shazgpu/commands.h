@@ -32,7 +32,13 @@ const CommandSpec* FindCommand(const std::string& name);
 
 int RunCommand(Context& ctx, const Args& args);
 int VllmCommand(Context& ctx, const Args& args);
+int StatusCommand(Context& ctx, const Args& args);
+int QueueCommand(Context& ctx, const Args& args);
+int ExplainCommand(Context& ctx, const Args& args);
 
 std::vector<FlagSpec> VllmFlags();
+std::vector<FlagSpec> StatusFlags();
+std::vector<FlagSpec> QueueFlags();
+std::vector<FlagSpec> ExplainFlags();
 
 }  // namespace canhazgpu::cli::k8s

@@ -26,8 +26,9 @@ using std::chrono::milliseconds;
 
 // How long the first list of pods and events may take.
 constexpr milliseconds kSyncTimeout{30'000};
-// The why hook reads the cluster: not more often than this.
-constexpr milliseconds kWhyInterval{500};
+// The why hook reads the whole cluster (seven lists): not more often than
+// this, so that it stays well within the client's 5 QPS.
+constexpr milliseconds kWhyInterval{3000};
 
 // Ten characters of [a-z0-9]: the run label, unique enough to never meet
 // another run's.
@@ -352,7 +353,7 @@ int RunCommand(Context& ctx, const Args& args) {
             ParseRunRequest(flags, {.image = c.Env("K8SHAZGPU_IMAGE", kDefaultRunImage),
                                     .port = std::nullopt,
                                     .shared_memory = false}));
-        return Run(c, request, DefaultRunHooks());
+        return Run(c, request, DefaultRunHooks(*c.clock));
       });
 }
 

@@ -1,5 +1,9 @@
 #include "cli/k8shazgpu/run_hooks.h"
 
+#include "clusterview/explain.h"
+#include "clusterview/load.h"
+#include "core/strings.h"
+
 namespace canhazgpu::cli::k8s {
 
 using nlohmann::json;
@@ -13,13 +17,32 @@ std::string PodScheduledMessage(const json& pod) {
   return "";
 }
 
-RunHooks DefaultRunHooks() {
+RunHooks DefaultRunHooks(const Clock& clock) {
   return RunHooks{
-      // TODO(issue 17): clusterview::ExplainPod over a View of the cluster.
-      .why_pending = [](kube::Client&, const json& pod) { return PodScheduledMessage(pod); },
-      // TODO(issue 17): clusterview::ExplainClaimSpec; `never` -> FailedPrecondition.
-      .check_claim = [](kube::Client&, const std::string&,
-                        const json&) { return absl::OkStatus(); },
+      // The allocator's explanation over the whole cluster, which names
+      // holders, local users and taints; the scheduler's own message when
+      // the cluster cannot be read (a user allowed only their namespace).
+      .why_pending =
+          [&clock](kube::Client& client, const json& pod) {
+            absl::StatusOr<clusterview::View> view = clusterview::LoadView(client);
+            if (!view.ok()) return PodScheduledMessage(pod);
+            return clusterview::ExplainPod(*view, pod, clock.Now()).summary;
+          },
+      // A request no device in the cluster could ever satisfy fails before
+      // anything is created. Not being allowed to read the cluster is not a
+      // reason to refuse: the scheduler will tell.
+      .check_claim = [&clock](kube::Client& client, const std::string& ns,
+                              const json& claim_spec) -> absl::Status {
+        absl::StatusOr<clusterview::View> view = clusterview::LoadView(client);
+        if (!view.ok()) return absl::OkStatus();
+        absl::StatusOr<clusterview::Diagnosis> diagnosis =
+            clusterview::ExplainClaimSpec(*view, claim_spec, ns, clock.Now());
+        if (!diagnosis.ok()) return diagnosis.status();
+        if (!diagnosis->never) return absl::OkStatus();
+        // The summary names every node's lack; `explain` would add the
+        // allocator's counts, but there is nothing to explain it on.
+        return absl::FailedPreconditionError(StrCat(diagnosis->summary, "; nothing was created"));
+      },
   };
 }
 

@@ -1,15 +1,16 @@
 // The two places where `run` asks the cluster-wide read model: why a pod
 // waits (shown while it is pending) and whether a claim could ever be
-// satisfied (asked before anything is created). DefaultRunHooks() is the
-// seam: today it reads the PodScheduled condition the scheduler wrote and
-// lets every claim through; clusterview's ExplainPod and ExplainClaimSpec
-// plug in there. Hooks are called from the command's thread only.
+// satisfied (asked before anything is created). DefaultRunHooks() answers
+// both with clusterview's ExplainPod and ExplainClaimSpec over the cluster
+// read afresh; tests may pass others. Hooks are called from the command's
+// thread only.
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/clock.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
 
@@ -30,8 +31,8 @@ struct RunHooks {
   ClaimCheck check_claim;
 };
 
-// What run uses. Fill in clusterview here.
-RunHooks DefaultRunHooks();
+// What run uses; `clock` (for "held since") must outlive the hooks.
+RunHooks DefaultRunHooks(const Clock& clock);
 
 // The message of the pod's PodScheduled=False condition ("0/2 nodes are
 // available: ..."), or "".

@@ -31,7 +31,7 @@ int VllmCommand(Context& ctx, const Args& args) {
         // The node's model cache (a later issue) mounts here: a hostPath of
         // the node's Hugging Face cache at /root/.cache/huggingface with
         // HF_HUB_CACHE set, so that models are not downloaded per run.
-        return Run(c, request, DefaultRunHooks());
+        return Run(c, request, DefaultRunHooks(*c.clock));
       });
 }
 
