@@ -372,6 +372,29 @@ TEST_F(K8shazgpuRunTest, TheSameRunWorksWithNvidiasDriver) {
   EXPECT_EQ(devices[0]["driver"], "gpu.nvidia.com");
 }
 
+// Completion from the command table, with the cluster's node names; the
+// man page the build made is the binary's.
+TEST_F(K8shazgpuRunTest, CompletionOffersCommandsFlagsAndNodeNames) {
+  StartCluster(2, 1);
+  const std::string script = dir_ + "/completion.bash";
+  WriteFile(script, K8s({"completion", "bash"}).out);
+  auto complete = [&](const std::string& words, int cword) {
+    const std::string program = "source '" + script + "'; COMP_WORDS=(" + words +
+                                "); COMP_CWORD=" + std::to_string(cword) +
+                                "; _k8shazgpu; printf '%s\\n' \"${COMPREPLY[@]}\"";
+    return RunProgram({"bash", "-c", program}, Env()).out;
+  };
+  EXPECT_EQ(complete(std::string("'") + K8SHAZGPU_BINARY + "' 'ex'", 1), "explain\n");
+  EXPECT_EQ(complete(std::string("'") + K8SHAZGPU_BINARY + "' 'run' '--node' ''", 3),
+            "node-0\nnode-1\n");
+  EXPECT_EQ(complete(std::string("'") + K8SHAZGPU_BINARY + "' 'completion' ''", 2), "bash\nzsh\n");
+  EXPECT_THAT(K8s({"completion", "zsh"}).out, ::testing::StartsWith("#compdef k8shazgpu\n"));
+  const CliResult man = K8s({"manpage"});
+  EXPECT_THAT(man.out, HasSubstr(".SS \"k8shazgpu explain POD|CLAIM [flags]\""));
+  EXPECT_EQ(ReadFile(std::string(K8SHAZGPU_BINARY) + ".1"), man.out);
+  EXPECT_THAT(K8s({"--help"}).out, ::testing::Not(HasSubstr("manpage")));
+}
+
 TEST_F(K8shazgpuRunTest, ASignalEndingTheCommandIs128PlusIt) {
   StartCluster(1, 1);
   CliResult r = K8s({"run", "--", "sh", "-c", "kill -KILL $$"});

@@ -15,6 +15,12 @@ const std::vector<CommandSpec>& Commands() {
        QueueFlags(), QueueCommand},
       {"explain", "why a pod or ResourceClaim waits: per node, selector, constraint and holder",
        "POD|CLAIM [flags]", ExplainFlags(), ExplainCommand},
+      {"completion",
+       "shell completion: source <(k8shazgpu completion bash), or zsh",
+       "bash|zsh",
+       {},
+       CompletionCommand},
+      {"manpage", "the man page, in roff", "", {}, ManpageCommand, /*hidden=*/true},
   };
   return kCommands;
 }

@@ -35,6 +35,8 @@ int VllmCommand(Context& ctx, const Args& args);
 int StatusCommand(Context& ctx, const Args& args);
 int QueueCommand(Context& ctx, const Args& args);
 int ExplainCommand(Context& ctx, const Args& args);
+int CompletionCommand(Context& ctx, const Args& args);
+int ManpageCommand(Context& ctx, const Args& args);
 
 std::vector<FlagSpec> VllmFlags();
 std::vector<FlagSpec> StatusFlags();

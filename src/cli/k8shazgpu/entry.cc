@@ -20,10 +20,11 @@ namespace {
 
 std::string Usage() {
   std::string out = "usage: k8shazgpu COMMAND [flags]\n\n";
+  size_t width = 0;
+  for (const CommandSpec& c : Commands()) width = std::max(width, c.name.size());
   for (const CommandSpec& c : Commands()) {
     if (c.hidden) continue;
-    out += StrCat("  ", c.name, std::string(10 - std::min<size_t>(c.name.size(), 9), ' '),
-                  c.summary, "\n");
+    out += StrCat("  ", c.name, std::string(width + 2 - c.name.size(), ' '), c.summary, "\n");
   }
   out += StrCat("\nglobal flags (before or after the command):\n", FlagHelp(GlobalFlags()),
                 "\n'k8shazgpu COMMAND --help' lists a command's flags.\n");
