@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cli/canhazgpu/commands.h"
+#include "cli/common/dispatch.h"
 #include "cli/common/exit_code.h"
 #include "core/strings.h"
 #include "gpu/amd_gpu_provider.h"
@@ -26,11 +27,11 @@ namespace {
 
 std::string Usage() {
   std::string out = "usage: canhazgpu COMMAND [flags]\n\n";
+  std::vector<std::pair<std::string, std::string>> commands;
   for (const CommandSpec& c : Commands()) {
-    if (c.hidden) continue;
-    out += StrCat("  ", c.name, std::string(10 - std::min<size_t>(c.name.size(), 9), ' '),
-                  c.summary, "\n");
+    if (!c.hidden) commands.emplace_back(c.name, c.summary);
   }
+  out += CommandList(commands);
   out +=
       "\nGlobal flags: --config FILE, --state PATH, --memory-threshold MIB, --no-color.\n"
       "Every flag can also be set as CANHAZGPU_<COMMAND>_<FLAG> or in the config file;\n"
@@ -94,23 +95,17 @@ int Main(int argc, char** argv) {
   }
   const CommandSpec* command = FindCommand(args[0]);
   if (command == nullptr) {
-    std::string suggestion;
-    for (const CommandSpec& c : Commands()) {
-      if (EditDistance(args[0], c.name) <= 2)
-        suggestion = StrCat(" (did you mean '", c.name, "'?)");
-    }
-    std::fprintf(stderr, "canhazgpu: unknown command '%s'%s; see 'canhazgpu --help'\n",
-                 args[0].c_str(), suggestion.c_str());
+    std::vector<std::string> names;
+    for (const CommandSpec& c : Commands()) names.push_back(c.name);
+    std::fprintf(stderr, "canhazgpu: %s\n", UnknownCommand("canhazgpu", args[0], names).c_str());
     return kExitUsage;
   }
-  for (const std::string& arg : args) {
-    if (arg == "--") break;
-    if (arg == "--help" || arg == "-h") {
-      std::printf("usage: canhazgpu %s %s\n\n%s\n\nflags:\n%s\nglobal flags:\n%s",
-                  command->name.c_str(), command->usage.c_str(), command->summary.c_str(),
-                  FlagHelp(command->flags).c_str(), FlagHelp(GlobalFlags()).c_str());
-      return kExitOk;
-    }
+  if (AsksForHelp(args)) {
+    std::fputs(CommandHelp("canhazgpu", command->name, command->usage, command->summary,
+                           command->flags, GlobalFlags())
+                   .c_str(),
+               stdout);
+    return kExitOk;
   }
   // Progress and results go to pipes that may close early (`| head`); a
   // command holding GPUs or a queue place must live to give them back.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/common/dispatch.h"
 #include "cli/common/exit_code.h"
 #include "cli/k8shazgpu/commands.h"
 #include "core/strings.h"
@@ -20,12 +21,11 @@ namespace {
 
 std::string Usage() {
   std::string out = "usage: k8shazgpu COMMAND [flags]\n\n";
-  size_t width = 0;
-  for (const CommandSpec& c : Commands()) width = std::max(width, c.name.size());
+  std::vector<std::pair<std::string, std::string>> commands;
   for (const CommandSpec& c : Commands()) {
-    if (c.hidden) continue;
-    out += StrCat("  ", c.name, std::string(width + 2 - c.name.size(), ' '), c.summary, "\n");
+    if (!c.hidden) commands.emplace_back(c.name, c.summary);
   }
+  out += CommandList(commands);
   out += StrCat("\nglobal flags (before or after the command):\n", FlagHelp(GlobalFlags()),
                 "\n'k8shazgpu COMMAND --help' lists a command's flags.\n");
   return out;
@@ -56,23 +56,17 @@ int Main(int argc, char** argv) {
   }
   const CommandSpec* command = FindCommand(args[0]);
   if (command == nullptr) {
-    std::string suggestion;
-    for (const CommandSpec& c : Commands()) {
-      if (EditDistance(args[0], c.name) <= 2)
-        suggestion = StrCat(" (did you mean '", c.name, "'?)");
-    }
-    std::fprintf(stderr, "k8shazgpu: unknown command '%s'%s; see 'k8shazgpu --help'\n",
-                 args[0].c_str(), suggestion.c_str());
+    std::vector<std::string> names;
+    for (const CommandSpec& c : Commands()) names.push_back(c.name);
+    std::fprintf(stderr, "k8shazgpu: %s\n", UnknownCommand("k8shazgpu", args[0], names).c_str());
     return kExitUsage;
   }
-  for (const std::string& arg : args) {
-    if (arg == "--") break;
-    if (arg == "--help" || arg == "-h") {
-      std::printf("usage: k8shazgpu %s %s\n\n%s\n\nflags:\n%s\nglobal flags:\n%s",
-                  command->name.c_str(), command->usage.c_str(), command->summary.c_str(),
-                  FlagHelp(command->flags).c_str(), FlagHelp(GlobalFlags()).c_str());
-      return kExitOk;
-    }
+  if (AsksForHelp(args)) {
+    std::fputs(CommandHelp("k8shazgpu", command->name, command->usage, command->summary,
+                           command->flags, GlobalFlags())
+                   .c_str(),
+               stdout);
+    return kExitOk;
   }
   // Output goes to pipes that may close early (`| head`); run must live to
   // clean up what it created.
