@@ -15,6 +15,12 @@ const std::vector<CommandSpec>& Commands() {
        QueueFlags(), QueueCommand},
       {"explain", "why a pod or ResourceClaim waits: per node, selector, constraint and holder",
        "POD|CLAIM [flags]", ExplainFlags(), ExplainCommand},
+      {"reserve", "hold GPUs without a job (a placeholder pod); print how to get a shell there",
+       "[flags]", ReserveFlags(), ReserveCommand},
+      {"release", "end your reservation NAME, or all of yours in the namespace", "[NAME] [flags]",
+       ReleaseFlags(), ReleaseCommand},
+      {"cleanup", "delete your runs and everything they created, found by their labels",
+       "--name NAME | --all [flags]", CleanupFlags(), CleanupCommand},
   };
   return kCommands;
 }
