@@ -13,6 +13,7 @@
 
 #include "cli/common/flags.h"
 #include "cli/k8shazgpu/context.h"
+#include "cli/k8shazgpu/run_request.h"
 
 namespace canhazgpu::cli::k8s {
 
@@ -35,6 +36,9 @@ int VllmCommand(Context& ctx, const Args& args);
 int StatusCommand(Context& ctx, const Args& args);
 int QueueCommand(Context& ctx, const Args& args);
 int ExplainCommand(Context& ctx, const Args& args);
+int ReserveCommand(Context& ctx, const Args& args);
+int ReleaseCommand(Context& ctx, const Args& args);
+int CleanupCommand(Context& ctx, const Args& args);
 int CompletionCommand(Context& ctx, const Args& args);
 int ManpageCommand(Context& ctx, const Args& args);
 
@@ -42,5 +46,14 @@ std::vector<FlagSpec> VllmFlags();
 std::vector<FlagSpec> StatusFlags();
 std::vector<FlagSpec> QueueFlags();
 std::vector<FlagSpec> ExplainFlags();
+std::vector<FlagSpec> ReserveFlags();
+std::vector<FlagSpec> ReleaseFlags();
+std::vector<FlagSpec> CleanupFlags();
+
+// reserve's request: run's, with a placeholder command, the reservation
+// label, --duration (default 8h) as the deadline and --wait (default 10m)
+// as how long it may wait in line. InvalidArgument as ParseRunRequest's,
+// and for any argument (reserve runs no command).
+absl::StatusOr<RunRequest> ParseReserveRequest(const ParsedFlags& flags, const std::string& image);
 
 }  // namespace canhazgpu::cli::k8s

@@ -15,6 +15,7 @@
 #include "cli/k8shazgpu/pod_watch.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
+#include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -135,10 +136,11 @@ class Runner {
     std::fprintf(stderr, "k8shazgpu: interrupted; deleted what this run created\n");
     return InterruptGuard::ExitCode();
   }
-  // Ctrl-C once the pod exists: detach or delete; the exit code.
+  // Ctrl-C once the pod exists: detach or delete; the exit code. A
+  // reservation that is not running yet holds nothing worth keeping.
   int Interrupted() {
     progress_->Clear();
-    if (ctx_.stdin_tty && ctx_.stderr_tty && AskDetach()) {
+    if (!request_.reservation && ctx_.stdin_tty && ctx_.stderr_tty && AskDetach()) {
       std::fputs(FollowHints(ctx_, objects_->names().pod, request_).c_str(), stderr);
       return 0;
     }
@@ -148,6 +150,8 @@ class Runner {
     return InterruptGuard::ExitCode();
   }
   absl::StatusOr<int> Follow();
+  // A reservation's pod runs: where, which devices, how to get a shell.
+  absl::StatusOr<int> Reserved(const json& pod);
   // The pending or scheduled line for `pod`.
   std::string PendingLine(const json& pod, PodStage stage);
 
@@ -250,8 +254,20 @@ absl::StatusOr<int> Runner::Follow() {
   }
   const std::atomic<bool>* cancel = &InterruptGuard::Flag();
   PodStage stage = PodStage::kPending;
+  const auto give_up = request_.wait_seconds ? std::chrono::steady_clock::now() +
+                                                   std::chrono::seconds(*request_.wait_seconds)
+                                             : std::chrono::steady_clock::time_point::max();
   while (true) {
     if (InterruptGuard::Interrupted()) return Interrupted();
+    if (std::chrono::steady_clock::now() >= give_up) {
+      progress_->Clear();
+      objects_->Delete();
+      // Exit 3, as canhazgpu's: the GPUs are not available now.
+      return absl::ResourceExhaustedError(
+          StrCat("pod ", pod_name, " did not run within ",
+                 FormatDurationShort(std::chrono::seconds(*request_.wait_seconds)),
+                 "; deleted it and its claim (a longer --wait waits longer in line)"));
+    }
     if (watch_->Deleted()) {
       return absl::AbortedError(StrCat("pod ", pod_name, " was deleted before it ended"));
     }
@@ -264,6 +280,15 @@ absl::StatusOr<int> Runner::Follow() {
                     pod->value("/spec/nodeName"_json_pointer, std::string()).c_str(),
                     FollowHints(ctx_, pod_name, request_).c_str());
         return 0;
+      }
+      if (request_.reservation && stage == PodStage::kRunning) return Reserved(*pod);
+      if (request_.reservation && stage == PodStage::kFinished) {
+        progress_->Clear();
+        const PodOutcome outcome = OutcomeOf(*pod, watch_->PrepareError());
+        objects_->Delete();
+        return absl::AbortedError(StrCat("reservation pod ", pod_name, " ended before it ran",
+                                         outcome.message.empty() ? "" : ": " + outcome.message,
+                                         "; deleted it"));
       }
       if (stage == PodStage::kRunning || stage == PodStage::kFinished) break;
       progress_->Show(PendingLine(*pod, stage));
@@ -317,6 +342,34 @@ absl::StatusOr<int> Runner::Follow() {
     }
     watch_->WaitForChange(milliseconds(1000), cancel);
   }
+}
+
+absl::StatusOr<int> Runner::Reserved(const json& pod) {
+  progress_->Clear();
+  const std::string& ns = ctx_.namespace_name;
+  const std::string pod_name = objects_->names().pod;
+  // The devices, from the allocation of the claim made from the template.
+  std::vector<std::string> devices;
+  for (const json& s : pod.value("/status/resourceClaimStatuses"_json_pointer, json::array())) {
+    absl::StatusOr<json> claim =
+        ctx_.client->Get(kube::kResourceClaims, ns, s.value("resourceClaimName", ""));
+    if (!claim.ok()) continue;
+    for (const json& r :
+         claim->value("/status/allocation/devices/results"_json_pointer, json::array())) {
+      devices.push_back(r.value("device", ""));
+    }
+  }
+  std::printf("reserved %s on node %s", devices.empty() ? "?" : Join(devices, ", ").c_str(),
+              pod.value("/spec/nodeName"_json_pointer, std::string()).c_str());
+  if (request_.timeout_seconds) {
+    std::printf(" for %s",
+                FormatDurationShort(std::chrono::seconds(*request_.timeout_seconds)).c_str());
+  }
+  std::printf(
+      " (pod %s)\n  shell:   kubectl exec -it -n %s pod/%s -- sh\n"
+      "  release: k8shazgpu release -n %s %s\n",
+      pod_name.c_str(), ns.c_str(), pod_name.c_str(), ns.c_str(), pod_name.c_str());
+  return 0;
 }
 
 }  // namespace

@@ -191,9 +191,11 @@ json PodObject(const RunRequest& request, const RunNames& names) {
   // spec.nodeName would skip it and leave the claim unallocated.
   if (!request.node.empty()) spec["nodeSelector"] = {{"kubernetes.io/hostname", request.node}};
   if (request.timeout_seconds) spec["activeDeadlineSeconds"] = *request.timeout_seconds;
+  json labels = Labels(names);
+  if (request.reservation) labels[kKindLabel] = kReservationKind;
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
-          {"metadata", {{"name", names.pod}, {"labels", Labels(names)}}},
+          {"metadata", {{"name", names.pod}, {"labels", labels}}},
           {"spec", spec}};
 }
 

@@ -20,6 +20,9 @@ namespace canhazgpu::cli::k8s {
 inline constexpr char kRunLabel[] = "canhazgpu.dev/run";
 inline constexpr char kUserLabel[] = "canhazgpu.dev/user";
 inline constexpr char kShareLabel[] = "canhazgpu.dev/share";
+// On a `reserve` pod: kKindLabel=kReservationKind (`release` finds them).
+inline constexpr char kKindLabel[] = "canhazgpu.dev/kind";
+inline constexpr char kReservationKind[] = "reservation";
 // The pod's claim and the claim's request are both called this.
 inline constexpr char kClaimName[] = "gpus";
 inline constexpr char kContainerName[] = "main";

@@ -39,6 +39,11 @@ struct RunRequest {
   bool detach = false;
   std::vector<std::string> argv;  // after `--`, exactly as given
   bool shared_memory = false;     // an emptyDir of medium Memory at /dev/shm (vllm)
+  // `reserve`: a placeholder pod, labelled a reservation; Run() returns once
+  // it runs (printing where and what it holds), and deletes what it made
+  // when it does not run within `wait_seconds` or is interrupted before.
+  bool reservation = false;
+  std::optional<int64_t> wait_seconds;
 };
 
 // The defaults a front-end (run, vllm run) gives where a flag is absent.

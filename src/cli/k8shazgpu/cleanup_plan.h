@@ -1,0 +1,46 @@
+// What `k8shazgpu cleanup` deletes, decided from the listed objects that
+// carry the run label: the chosen runs' pods and templates, and what runs
+// left half-created (a template or claim whose pod never came, found only
+// by its labels). Another user's runs are refused by name and skipped by
+// --all unless --all-users; a shared claim is deleted only once no pod
+// outside the deleted ones owns it. Pure functions; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kube/client.h"
+#include "nlohmann/json.hpp"
+
+namespace canhazgpu::cli::k8s {
+
+struct CleanupScope {
+  std::optional<std::string> name;  // --name: one run (its pod's name); else --all
+  bool all_users = false;
+  std::string me;  // the caller's canhazgpu.dev/user label value
+};
+
+struct CleanupTarget {
+  kube::ResourceRef ref;
+  std::string kind;  // "pod", "resourceclaimtemplate", "resourceclaim": for the output
+  std::string name;
+};
+
+struct CleanupPlan {
+  // In deletion order: templates (no pod needs one once it exists), then
+  // pods, then claims no remaining pod owns.
+  std::vector<CleanupTarget> targets;
+  std::vector<std::string> others_skipped;  // other users' pods --all left
+};
+
+// `pods`, `templates` and `claims`: the namespace's objects with the run
+// label. NotFound when --name matches nothing; PermissionDenied when it
+// names another user's run without all_users.
+absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<nlohmann::json>& pods,
+                                        const std::vector<nlohmann::json>& templates,
+                                        const std::vector<nlohmann::json>& claims,
+                                        const CleanupScope& scope);
+
+}  // namespace canhazgpu::cli::k8s

@@ -1,0 +1,90 @@
+// What cleanup deletes: the chosen runs' templates and pods, leftovers
+// found only by their labels, shared claims no remaining pod owns; and
+// what it refuses (another user's run by name) or skips (with --all).
+#include "cli/k8shazgpu/cleanup_plan.h"
+
+#include "cli/k8shazgpu/run_objects.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::cli::k8s {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+json Object(const std::string& name, const std::string& run, const std::string& user,
+            std::vector<std::string> owners = {}, const std::string& share = "") {
+  json o = {{"metadata", {{"name", name}, {"labels", {{kRunLabel, run}, {kUserLabel, user}}}}}};
+  if (!share.empty()) o["metadata"]["labels"][kShareLabel] = share;
+  for (const std::string& owner : owners) {
+    o["metadata"]["ownerReferences"].push_back({{"kind", "Pod"}, {"name", owner}});
+  }
+  return o;
+}
+
+std::vector<std::string> Names(const CleanupPlan& plan) {
+  std::vector<std::string> out;
+  for (const CleanupTarget& t : plan.targets) out.push_back(t.kind + "/" + t.name);
+  return out;
+}
+
+// alice's run a (template, claim), bob's run b, a half-created run of
+// alice's (template, no pod), a claim pool shared by a and b, and an
+// ownerless shared claim of alice's whose run never made its pod.
+const std::vector<json> kPods = {Object("a", "r1", "alice"), Object("b", "r2", "bob")};
+const std::vector<json> kTemplates = {Object("a-gpus-r1", "r1", "alice", {"a"}),
+                                      Object("b-gpus-r2", "r2", "bob", {"b"}),
+                                      Object("c-gpus-r3", "r3", "alice")};
+const std::vector<json> kClaims = {Object("a-gpus-r1-x", "r1", "alice", {"a"}),
+                                   Object("pool", "r1", "alice", {"a", "b"}, "pool"),
+                                   Object("lone", "r4", "alice", {}, "lone")};
+
+TEST(CleanupPlanTest, AllTakesYourRunsAndLeftoversAndSkipsOthers) {
+  absl::StatusOr<CleanupPlan> plan = PlanCleanup(kPods, kTemplates, kClaims, {.me = "alice"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // pool stays: bob's b still uses it. a's claim goes with a.
+  EXPECT_THAT(Names(*plan),
+              ElementsAre("resourceclaimtemplate/a-gpus-r1", "resourceclaimtemplate/c-gpus-r3",
+                          "pod/a", "resourceclaim/lone"));
+  EXPECT_THAT(plan->others_skipped, ElementsAre("b"));
+}
+
+TEST(CleanupPlanTest, AllUsersTakesEveryRunAndTheSharedClaimWithItsLastPod) {
+  absl::StatusOr<CleanupPlan> plan =
+      PlanCleanup(kPods, kTemplates, kClaims, {.all_users = true, .me = "alice"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // pool's owners are all deleted: the garbage collector takes it.
+  EXPECT_THAT(
+      Names(*plan),
+      ElementsAre("resourceclaimtemplate/a-gpus-r1", "resourceclaimtemplate/b-gpus-r2",
+                  "resourceclaimtemplate/c-gpus-r3", "pod/a", "pod/b", "resourceclaim/lone"));
+  EXPECT_THAT(plan->others_skipped, IsEmpty());
+}
+
+TEST(CleanupPlanTest, NameTakesOneRunOrItsLeftoverAndRefusesAnotherUsers) {
+  absl::StatusOr<CleanupPlan> a =
+      PlanCleanup(kPods, kTemplates, kClaims, {.name = "a", .me = "alice"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(Names(*a), ElementsAre("resourceclaimtemplate/a-gpus-r1", "pod/a"));
+  absl::StatusOr<CleanupPlan> c =
+      PlanCleanup(kPods, kTemplates, kClaims, {.name = "c", .me = "alice"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(Names(*c), ElementsAre("resourceclaimtemplate/c-gpus-r3"));
+  absl::StatusOr<CleanupPlan> b =
+      PlanCleanup(kPods, kTemplates, kClaims, {.name = "b", .me = "alice"});
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(b.status().message(), HasSubstr("run 'b' is bob's, not yours (alice)"));
+  absl::StatusOr<CleanupPlan> forced =
+      PlanCleanup(kPods, kTemplates, kClaims, {.name = "b", .all_users = true, .me = "alice"});
+  ASSERT_TRUE(forced.ok());
+  EXPECT_THAT(Names(*forced), ElementsAre("resourceclaimtemplate/b-gpus-r2", "pod/b"));
+  absl::StatusOr<CleanupPlan> none =
+      PlanCleanup(kPods, kTemplates, kClaims, {.name = "zz", .me = "alice"});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace canhazgpu::cli::k8s

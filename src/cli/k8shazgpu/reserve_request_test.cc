@@ -1,0 +1,67 @@
+// reserve's request: run's selection flags with a placeholder command, the
+// reservation label on its pod, --duration as the deadline, --wait as the
+// bound on waiting in line; bad input is one InvalidArgument line.
+#include "cli/k8shazgpu/commands.h"
+#include "cli/k8shazgpu/run_objects.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::cli::k8s {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<RunRequest> Parse(std::vector<std::string> args) {
+  absl::StatusOr<ParsedFlags> flags = ParseFlags(args, ReserveFlags(), "reserve");
+  if (!flags.ok()) return flags.status();
+  return ParseReserveRequest(*flags, "ubuntu:24.04");
+}
+
+TEST(ReserveRequestTest, DefaultsAreEightHoursHeldAndTenMinutesInLine) {
+  absl::StatusOr<RunRequest> r = Parse({});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->reservation);
+  EXPECT_EQ(r->gpus, 1);
+  EXPECT_EQ(r->timeout_seconds, 8 * 3600);
+  EXPECT_EQ(r->wait_seconds, 600);
+  EXPECT_FALSE(r->argv.empty());
+  const nlohmann::json pod = PodObject(*r, {.run_id = "abcde12345",
+                                            .user = "alice",
+                                            .pod = "alice-abcde",
+                                            .claim = "alice-abcde-gpus-abcde"});
+  EXPECT_EQ(pod["metadata"]["labels"][kKindLabel], kReservationKind);
+  EXPECT_EQ(pod["spec"]["activeDeadlineSeconds"], 8 * 3600);
+}
+
+TEST(ReserveRequestTest, TakesRunsSelectionFlags) {
+  absl::StatusOr<RunRequest> r = Parse({"--gpus", "2", "--min-memory", "40Gi", "--node", "node-1",
+                                        "--duration", "30m", "--wait", "5s", "--name", "mine"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->gpus, 2);
+  EXPECT_EQ(r->wants.min_memory, "40Gi");
+  EXPECT_EQ(r->node, "node-1");
+  EXPECT_EQ(r->timeout_seconds, 1800);
+  EXPECT_EQ(r->wait_seconds, 5);
+  EXPECT_EQ(r->name, "mine");
+}
+
+TEST(ReserveRequestTest, BadInputIsOneLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--", "sleep", "1"}, "runs no command"},
+      {{"extra"}, "unexpected argument 'extra'"},
+      {{"--gpus", "2", "-G", "node-0:0"}, "--gpus and -G"},
+      {{"--duration", "soon"}, "soon"},
+      {{"--share", "x"}, "--share"},
+      {{"--where", "device.attributes["}, "1:"},
+  };
+  for (const auto& [args, says] : cases) {
+    absl::StatusOr<RunRequest> r = Parse(args);
+    ASSERT_FALSE(r.ok()) << ::testing::PrintToString(args);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr(says)) << ::testing::PrintToString(args);
+    EXPECT_EQ(std::string(r.status().message()).find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace canhazgpu::cli::k8s
