@@ -285,18 +285,21 @@ TEST_F(ControlPlaneTest, SecondPodWaitsWithTheReasonAndBindsWhenTheFirstIsDone) 
   EXPECT_THAT(message, HasSubstr("gpu-0 is taken by default/" + first_claim + " (pod first)"));
   EXPECT_TRUE(Get(kube::kPods, "second")["spec"].value("nodeName", "").empty());
 
-  // The event a user sees in kubectl describe.
-  auto events = client_->List(kube::kEvents, "default");
-  ASSERT_TRUE(events.ok());
-  bool found = false;
-  for (const json& e : (*events)["items"]) {
-    if (e["reason"] == "FailedScheduling" && e["involvedObject"]["name"] == "second") {
-      found = true;
-      EXPECT_EQ(e["type"], "Warning");
-      EXPECT_THAT(e["message"].get<std::string>(), StartsWith("0/1 nodes are available"));
+  // The event a user sees in kubectl describe (written after the pod's
+  // condition, so waited for).
+  json event;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (event.is_null() && std::chrono::steady_clock::now() < deadline) {
+    auto events = client_->List(kube::kEvents, "default");
+    ASSERT_TRUE(events.ok());
+    for (const json& e : (*events)["items"]) {
+      if (e["reason"] == "FailedScheduling" && e["involvedObject"]["name"] == "second") event = e;
     }
+    if (event.is_null()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_TRUE(found) << events->dump();
+  ASSERT_FALSE(event.is_null()) << "no FailedScheduling event for pod second";
+  EXPECT_EQ(event["type"], "Warning");
+  EXPECT_THAT(event["message"].get<std::string>(), StartsWith("0/1 nodes are available"));
 
   SetPhase("first", "Succeeded");
   json freed = WaitFor(kube::kResourceClaims, first_claim, [](const json& c) {
