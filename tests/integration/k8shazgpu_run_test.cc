@@ -105,10 +105,10 @@ class K8shazgpuRunTest : public ::testing::Test {
     return names;
   }
   std::vector<std::string> AllPods() {
+    // Kept in a variable: a range-for over a temporary's member dangles.
+    const json pods = client_->ListAll(kube::kPods, "").value();
     std::vector<std::string> names;
-    for (const json& o : client_->ListAll(kube::kPods, "").value()["items"]) {
-      names.push_back(o["metadata"]["name"]);
-    }
+    for (const json& o : pods["items"]) names.push_back(o["metadata"]["name"]);
     return names;
   }
   // The UUID of GPU `index` of `node` as its fake host has it.
@@ -437,6 +437,43 @@ TEST_F(K8shazgpuRunTest, AnInterruptWithoutATerminalDeletesEverything) {
     return Labelled(kube::kPods).empty() && Labelled(kTemplates).empty();
   })) << ::testing::PrintToString(Labelled(kube::kPods))
       << ::testing::PrintToString(Labelled(kTemplates));
+}
+
+// SIGINT while each write of run is in flight (held by the simulated
+// server's fault injection): whatever the server made of it, nothing
+// labelled is left behind.
+TEST_F(K8shazgpuRunTest, AnInterruptDuringEachWriteLeavesNothing) {
+  StartCluster(1, 1);
+  auto stall = [&](const std::string& verb, const std::string& resource) {
+    const json rule = {{"verb", verb}, {"resource", resource}, {"stallMillis", 3000}};
+    CliResult r =
+        RunProgram({"curl", "-sf", "-X", "POST", "-H", "Content-Type: application/json", "--data",
+                    rule.dump(), client_->config().server + "/debug/k8shazgpu-sim/faults"},
+                   {});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  struct Stage {
+    std::string verb;
+    std::string resource;
+    std::function<bool()> in_flight;  // the write before the stalled one is done
+  };
+  const std::vector<Stage> stages = {
+      {"create", "resourceclaimtemplates", [] { return true; }},
+      {"create", "pods", [&] { return !Labelled(kTemplates).empty(); }},
+      {"patch", "resourceclaimtemplates", [&] { return !AllPods().empty(); }},
+  };
+  for (const Stage& stage : stages) {
+    SCOPED_TRACE(stage.verb + " " + stage.resource);
+    stall(stage.verb, stage.resource);
+    const int run = SpawnK8s("stage", {"run", "--", "true"});
+    ASSERT_TRUE(Eventually(stage.in_flight)) << ReadFile(Err("stage"));
+    kill(run, SIGINT);
+    EXPECT_EQ(ExitCodeOf(run), 130) << ReadFile(Err("stage"));
+    EXPECT_TRUE(Eventually([&] {
+      return Labelled(kube::kPods).empty() && Labelled(kTemplates).empty() &&
+             Labelled(kube::kResourceClaims).empty();
+    })) << ReadFile(Err("stage"));
+  }
 }
 
 TEST_F(K8shazgpuRunTest, BadInputIsOneLineAndCreatesNothing) {
