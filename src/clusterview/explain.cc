@@ -292,6 +292,26 @@ std::string NodesInShort(const std::vector<NodeDiagnosis>& nodes) {
   return out;
 }
 
+// Whether the node's NodeGpuStatus says a device is free that its slices
+// do not publish: the driver withdrew it for a local user a moment ago and
+// the status (written at most once a second) does not show the hold yet.
+// Until it does, the device's state is unknown, so it does not make a
+// request one that can never be met.
+bool UnpublishedFreeDevice(const View& view, const std::string& node) {
+  auto status = view.node_gpu_statuses.find(node);
+  if (status == view.node_gpu_statuses.end()) return false;
+  std::set<std::string> published;
+  for (const NodePool& p : view.pools.pools) {
+    if (p.node != node || p.pool.driver != dra::kDriverName) continue;
+    for (const dra::Device& d : p.pool.devices) published.insert(d.name);
+  }
+  for (const json& d : status->second.value("/status/devices"_json_pointer, json::array())) {
+    if (d.is_object() && d.value("state", "") == "Free" && !published.contains(d.value("name", "")))
+      return true;
+  }
+  return false;
+}
+
 // Everything that needs no claim object: the nodes tried, never, summary.
 void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& claims, TimePoint now,
               Diagnosis& d) {
@@ -400,7 +420,7 @@ void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& cl
         for (dra::Device& device : p.devices) device.taints.clear();
       const bool unchecked =
           std::any_of(held.begin(), held.end(), [](const HeldDevice& h) { return !h.checked; });
-      if (unchecked ||
+      if (unchecked || UnpublishedFreeDevice(view, name) ||
           internal::AttemptNode(view, name, claims, cls, std::move(pools), {}, false).fits) {
         d.never = false;
         break;

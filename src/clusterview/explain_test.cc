@@ -164,6 +164,19 @@ TEST_F(ExplainTest, HeldDeviceWithNothingLikeItPublishedIsListedAndKeepsNeverOff
                                    "gpu-0 in use outside any reservation by dave"));
 }
 
+// A local reserve took the node's only GPU and the driver withdrew it; the
+// NodeGpuStatus, written at most once a second, still says Free.
+TEST_F(ExplainTest, AFreeDeviceTheSliceNoLongerPublishesKeepsNeverOff) {
+  AddNode(view_, "node-a", dra::BuildDevicePool({}, "node-a"));
+  view_.node_gpu_statuses["node-a"] = {
+      {"status", {{"devices", {{{"name", "gpu-0"}, {"type", "gpu"}, {"state", "Free"}}}}}}};
+  EXPECT_FALSE(Pending({Request("gpu", kGpuClass, 1)}).never);
+  // Published and free, yet too few: never.
+  AddGpuNode(view_, "node-b", 1);
+  view_.node_gpu_statuses.erase("node-a");
+  EXPECT_TRUE(Pending({Request("gpu", kGpuClass, 2)}).never);
+}
+
 TEST_F(ExplainTest, CelRuntimeErrorCarriesTheHasHint) {
   AddGpuNode(view_, "node-a", 1);
   Diagnosis d = Pending(
