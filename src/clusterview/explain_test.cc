@@ -14,13 +14,6 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using namespace testing;  // NOLINT: the view builders
 
-TimePoint At(const char* rfc3339) {
-  absl::Time t;
-  std::string err;
-  EXPECT_TRUE(absl::ParseTime(absl::RFC3339_full, rfc3339, &t, &err)) << err;
-  return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
-}
-
 const TimePoint kNow = At("2026-11-24T11:00:00Z");
 
 class ExplainTest : public ::testing::Test {

@@ -8,13 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "clusterview/view.h"
+#include "core/clock.h"
 #include "core/strings.h"
 #include "dra/devices.h"
 #include "dra/test_pools.h"
+#include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::clusterview::testing {
+
+// A time written as RFC 3339 ("2026-11-24T11:00:00Z").
+inline TimePoint At(const char* rfc3339) {
+  absl::Time t;
+  std::string err;
+  EXPECT_TRUE(absl::ParseTime(absl::RFC3339_full, rfc3339, &t, &err)) << err;
+  return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
+}
 
 using nlohmann::json;
 
