@@ -3,6 +3,7 @@
 // bound on waiting in line; bad input is one InvalidArgument line.
 #include "cli/k8shazgpu/commands.h"
 #include "cli/k8shazgpu/run_objects.h"
+#include "cli/k8shazgpu/schema_refusals.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -31,6 +32,7 @@ TEST(ReserveRequestTest, DefaultsAreEightHoursHeldAndTenMinutesInLine) {
                                             .claim = "alice-abcde-gpus-abcde"});
   EXPECT_EQ(pod["metadata"]["labels"][kKindLabel], kReservationKind);
   EXPECT_EQ(pod["spec"]["activeDeadlineSeconds"], 8 * 3600);
+  EXPECT_THAT(Refusals(pod), ::testing::IsEmpty());
 }
 
 TEST(ReserveRequestTest, TakesRunsSelectionFlags) {

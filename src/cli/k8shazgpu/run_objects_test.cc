@@ -3,10 +3,9 @@
 // and rules, as the server checks every write with fieldValidation=Strict.
 #include "cli/k8shazgpu/run_objects.h"
 
+#include "cli/k8shazgpu/schema_refusals.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kubesim/resource_types.h"
-#include "kubesim/validation.h"
 
 namespace canhazgpu::cli::k8s {
 namespace {
@@ -15,21 +14,6 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-// Why the server would refuse `object`, one line each; empty when it takes it.
-std::vector<std::string> Refusals(const json& object) {
-  static const kubesim::ResourceTypes kTypes = kubesim::ResourceTypes::BuiltIn();
-  const kubesim::ResourceType* type =
-      kTypes.FindKind(object.value("apiVersion", ""), object.value("kind", ""));
-  if (type == nullptr) return {"unknown kind"};
-  json copy = object;
-  kubesim::Validation v = kubesim::Validate(*type, copy);
-  std::vector<std::string> out;
-  if (v.decode_error) out.push_back(*v.decode_error);
-  for (const kube::StatusCause& c : v.causes) out.push_back(c.field + ": " + c.message);
-  for (const std::string& f : v.unknown_fields) out.push_back("unknown field " + f);
-  return out;
-}
 
 absl::StatusOr<RunRequest> Parse(std::vector<std::string> args) {
   std::vector<FlagSpec> specs = RunFlags();
