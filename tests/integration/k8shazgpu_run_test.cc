@@ -395,6 +395,36 @@ TEST_F(K8shazgpuRunTest, CompletionOffersCommandsFlagsAndNodeNames) {
   EXPECT_THAT(K8s({"--help"}).out, ::testing::Not(HasSubstr("manpage")));
 }
 
+// The real kubectl, an independent client, reads what run created: the
+// argv as a list, the labels, the template owned by the pod; and deleting
+// the pod with kubectl takes the template with it (the garbage collector).
+TEST_F(K8shazgpuRunTest, KubectlSeesWhatRunCreatedAndDeletingThePodRemovesTheRest) {
+  if (std::string why = NoRecentKubectl("the kubectl check of k8shazgpu run does not run");
+      !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  StartCluster(1, 1);
+  CliResult run = K8s({"run", "--detach", "--name", "seen", "--", "sh", "-c", WaitForGate("seen"),
+                       "an argument with spaces"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CliResult pod = RunProgram({"kubectl", "get", "pod", "seen", "-o", "json"}, Env());
+  ASSERT_EQ(pod.exit_code, 0) << pod.err;
+  const json object = json::parse(pod.out);
+  EXPECT_EQ(object["spec"]["containers"][0]["command"],
+            (json{"sh", "-c", WaitForGate("seen"), "an argument with spaces"}));
+  EXPECT_TRUE(object["metadata"]["labels"].contains("canhazgpu.dev/run"));
+  CliResult templates = RunProgram(
+      {"kubectl", "get", "resourceclaimtemplates", "-l", "canhazgpu.dev/run", "-o", "json"}, Env());
+  ASSERT_EQ(templates.exit_code, 0) << templates.err;
+  const json items = json::parse(templates.out)["items"];
+  ASSERT_EQ(items.size(), 1u) << templates.out;
+  EXPECT_EQ(items[0]["metadata"]["ownerReferences"][0]["name"], "seen");
+  CliResult deleted = RunProgram({"kubectl", "delete", "pod", "seen", "--timeout=60s"}, Env());
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_TRUE(Eventually([&] { return Labelled(kTemplates).empty(); }))
+      << ::testing::PrintToString(Labelled(kTemplates));
+}
+
 TEST_F(K8shazgpuRunTest, ASignalEndingTheCommandIs128PlusIt) {
   StartCluster(1, 1);
   CliResult r = K8s({"run", "--", "sh", "-c", "kill -KILL $$"});
