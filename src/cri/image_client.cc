@@ -119,7 +119,21 @@ absl::StatusOr<std::string> ImageClient::Pull(const std::string& image,
   runtime::v1::PullImageResponse response;
   grpc::ClientContext context;
   SetDeadline(context, options_.pull_timeout);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pulls_.insert(&context);
+  }
   grpc::Status status = (**stub_).PullImage(&context, request, &response);
+  bool cancelled;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // CancelPulls erases what it cancels, so a missing entry is ours.
+    cancelled = pulls_.erase(&context) == 0;
+  }
+  if (cancelled && status.error_code() == grpc::StatusCode::CANCELLED) {
+    return absl::CancelledError(
+        StrCat("pulling ", image, " through ", endpoint_, ": cancelled by this node"));
+  }
   if (!status.ok()) {
     return stub_->Error(status, StrCat("pulling ", image), options_.pull_timeout, "PullImage");
   }
@@ -192,6 +206,14 @@ absl::StatusOr<std::vector<ImageFsUsage>> ImageClient::FsInfo() {
     });
   }
   return usage;
+}
+
+void ImageClient::CancelPulls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (grpc::ClientContext* context : pulls_) {
+    context->TryCancel();
+  }
+  pulls_.clear();
 }
 
 }  // namespace canhazgpu::cri

@@ -15,7 +15,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,7 @@
 #include "cri/registry_auth.h"
 
 namespace grpc {
-class Channel;
+class ClientContext;
 }  // namespace grpc
 
 namespace canhazgpu::cri {
@@ -80,12 +82,19 @@ class ImageClient {
 
   absl::StatusOr<std::vector<ImageFsUsage>> FsInfo();
 
+  // Ends every Pull in flight now, with Cancelled: for shutting down, or
+  // when the image is no longer wanted. The runtime may finish the pull
+  // on its own anyway. Pulls started afterwards are not affected.
+  void CancelPulls();
+
  private:
   class Stub;  // the generated stub, kept out of this header
 
   std::string endpoint_;
   ImageClientOptions options_;
   std::unique_ptr<Stub> stub_;
+  std::mutex mu_;
+  std::set<grpc::ClientContext*> pulls_;  // in flight; guarded by mu_
 };
 
 }  // namespace canhazgpu::cri

@@ -167,6 +167,31 @@ TEST_F(ImageClientTest, StalledPullIsObservedThenReleased) {
   EXPECT_TRUE(fake_->IsPresent(kVllm));
 }
 
+TEST_F(ImageClientTest, CancelPullsEndsPullsInFlight) {
+  fake_->StallPulls(kVllm);
+  fake_->StallPulls(kPrivate);
+  ImageClient client(socket_);
+  absl::StatusOr<std::string> first = "not run";
+  absl::StatusOr<std::string> second = "not run";
+  std::thread a([&] { first = client.Pull(kVllm); });
+  std::thread b([&] { second = client.Pull(kPrivate); });
+  ASSERT_TRUE(fake_->WaitForStalledPulls(kVllm, 1, kGenerous));
+  ASSERT_TRUE(fake_->WaitForStalledPulls(kPrivate, 1, kGenerous));
+  client.CancelPulls();
+  a.join();
+  b.join();
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(Message(first.status()),
+            "pulling " + kVllm + " through unix://" + socket_ + ": cancelled by this node");
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kCancelled);
+  // The runtime saw its callers go: nothing waits there any more.
+  EXPECT_TRUE(fake_->WaitForStalledPulls(kVllm, 0, kGenerous));
+
+  // Later pulls are not affected.
+  fake_->ReleasePulls(kVllm);
+  EXPECT_TRUE(client.Pull(kVllm).ok());
+}
+
 TEST_F(ImageClientTest, PullPastItsDeadline) {
   fake_->StallPulls(kVllm);
   ImageClient client(socket_, ImageClientOptions{.pull_timeout = std::chrono::milliseconds(300)});

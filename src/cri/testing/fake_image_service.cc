@@ -119,6 +119,7 @@ class FakeImageService::Service final : public v1::ImageService::Service {
         fake_.changed_.wait_for(lock, kCancelPoll);
       }
       --fake_.stalled_now_[reference];
+      fake_.changed_.notify_all();
       if (fake_.stopping_) {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the runtime is shutting down");
       }
@@ -262,7 +263,7 @@ bool FakeImageService::WaitForStalledPulls(const std::string& reference, int cou
   std::unique_lock<std::mutex> lock(mu_);
   return changed_.wait_for(lock, timeout, [&] {
     auto it = stalled_now_.find(reference);
-    return it != stalled_now_.end() && it->second >= count;
+    return (it == stalled_now_.end() ? 0 : it->second) == count;
   });
 }
 

@@ -68,8 +68,9 @@ class FakeImageService {
   // until ReleasePulls (or Stop, or the caller's deadline).
   void StallPulls(const std::string& reference);
   void ReleasePulls(const std::string& reference);
-  // Waits until `count` pulls of `reference` are stalled; false when that
-  // did not happen within `timeout`.
+  // Waits until exactly `count` pulls of `reference` are stalled (0: the
+  // callers of stalled pulls gave up); false when that did not happen
+  // within `timeout`.
   bool WaitForStalledPulls(const std::string& reference, int count,
                            std::chrono::milliseconds timeout);
 
