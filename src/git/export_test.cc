@@ -42,6 +42,33 @@ class ExportTest : public ::testing::Test {
   }
   void TearDown() override { ::umask(022); }
 
+  // `dest` holds what `git archive` of `commit` holds: the same paths, kinds
+  // and bytes; modes exactly 0644/0755 where git archive leaves them to tar.
+  void ExpectSameAsGitArchive(const fs::path& dest, const std::string& commit) {
+    const fs::path archived = temp_.path() / ("archived-" + commit);
+    const fs::path tar = temp_.path() / ("archive-" + commit + ".tar");
+    fs::create_directories(archived);
+    Git(work_, {"archive", "--format=tar", "-o", tar.string(), commit});
+    ASSERT_EQ(testing::RunCommand({"tar", "-xf", tar.string(), "-C", archived.string()}).exit_code,
+              0);
+    auto ours = Snapshot(dest);
+    auto theirs = Snapshot(archived);
+    fs::remove_all(archived);
+    fs::remove(tar);
+    ASSERT_EQ(ours.size(), theirs.size());
+    for (const auto& [path, entry] : theirs) {
+      ASSERT_TRUE(ours.count(path)) << path;
+      const testing::Entry& mine = ours.at(path);
+      EXPECT_EQ(mine.kind, entry.kind) << path;
+      EXPECT_EQ(mine.data, entry.data) << path;
+      if (entry.kind == 'f') {
+        EXPECT_EQ(mine.mode, (entry.mode & 0100) ? 0755u : 0644u) << path;
+      } else if (entry.kind == 'd') {
+        EXPECT_EQ(mine.mode, 0755u) << path;
+      }
+    }
+  }
+
   ScopedTempDir temp_{"export_test"};
   fs::path work_;
   std::string commit_;
@@ -54,29 +81,8 @@ TEST_F(ExportTest, EqualsGitArchiveOfTheSameCommitByteForByte) {
   ::umask(022);
   ASSERT_TRUE(status.ok()) << status;
 
-  const fs::path archived = temp_.path() / "archived";
-  fs::create_directories(archived);
-  Git(work_, {"archive", "--format=tar", "-o", (temp_.path() / "a.tar").string(), commit_});
-  ASSERT_EQ(testing::RunCommand({"tar", "-xf", (temp_.path() / "a.tar").string(), "-C",
-                                 archived.string()})
-                .exit_code,
-            0);
-
+  ExpectSameAsGitArchive(dest, commit_);
   auto ours = Snapshot(dest);
-  auto theirs = Snapshot(archived);
-  ASSERT_EQ(ours.size(), theirs.size());
-  for (const auto& [path, entry] : theirs) {
-    ASSERT_TRUE(ours.count(path)) << path;
-    const testing::Entry& mine = ours.at(path);
-    EXPECT_EQ(mine.kind, entry.kind) << path;
-    EXPECT_EQ(mine.data, entry.data) << path;
-    // git archive leaves modes to tar and the umask; ours are exact.
-    if (entry.kind == 'f') {
-      EXPECT_EQ(mine.mode, (entry.mode & 0100) ? 0755u : 0644u) << path;
-    } else if (entry.kind == 'd') {
-      EXPECT_EQ(mine.mode, 0755u) << path;
-    }
-  }
   EXPECT_EQ(ours.at("tools/run.sh").mode, 0755u);
   EXPECT_EQ(ours.at("model-link").kind, 'l');
   EXPECT_EQ(ours.at("model-link").data, "vllm/model.bin");
@@ -147,6 +153,51 @@ TEST_F(ExportTest, ATreeEntryThatWouldEscapeIsRefusedAndNothingIsLeft) {
   absl::Status status = ExportCommit(work_, ToHex(commit), dest);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(status.message(), HasSubstr("refusing to export the tree entry '..'"));
+  EXPECT_FALSE(fs::exists(dest));
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(temp_.path())) ++entries;
+  EXPECT_EQ(entries, 1);  // the work tree only
+}
+
+TEST_F(ExportTest, ManyFilesAreWrittenBySeveralThreadsExactly) {
+  // Enough files for the parallel writers (one thread per 256 files).
+  for (int i = 0; i < 600; ++i) {
+    WriteFile(work_ / ("pkg" + std::to_string(i % 37)) / ("m" + std::to_string(i) + ".py"),
+              std::string(static_cast<size_t>(i % 300), static_cast<char>('a' + i % 26)) + "\n",
+              /*executable=*/i % 50 == 0);
+  }
+  const std::string commit = CommitAll(work_, "many");
+  const fs::path dest = temp_.path() / "many";
+  ::umask(0077);
+  absl::Status status = ExportCommit(work_, commit, dest);
+  ::umask(022);
+  ASSERT_TRUE(status.ok()) << status;
+  ExpectSameAsGitArchive(dest, commit);
+}
+
+TEST_F(ExportTest, AMissingObjectFailsTheExportAndLeavesNothing) {
+  // A tree whose file's blob is not in the repository (a damaged mirror).
+  absl::StatusOr<Repository> repository = Open(work_);
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  git_odb* raw_odb = nullptr;
+  ASSERT_EQ(git_repository_odb(&raw_odb, repository->get()), 0);
+  Odb odb(raw_odb);
+  git_oid absent, tree, commit;
+  ASSERT_EQ(git_oid_fromstr(&absent, "1111111111111111111111111111111111111111"), 0);
+  std::string tree_bytes = "100644 lost.txt";
+  tree_bytes.push_back('\0');
+  tree_bytes.append(reinterpret_cast<const char*>(absent.id), GIT_OID_RAWSZ);
+  ASSERT_EQ(git_odb_write(&tree, odb.get(), tree_bytes.data(), tree_bytes.size(), GIT_OBJECT_TREE),
+            0);
+  const std::string commit_bytes = "tree " + ToHex(tree) +
+                                   "\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nx\n";
+  ASSERT_EQ(git_odb_write(&commit, odb.get(), commit_bytes.data(), commit_bytes.size(),
+                          GIT_OBJECT_COMMIT),
+            0);
+  const fs::path dest = temp_.path() / "damaged";
+  absl::Status status = ExportCommit(work_, ToHex(commit), dest);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("reading file lost.txt"));
   EXPECT_FALSE(fs::exists(dest));
   int entries = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(temp_.path())) ++entries;
