@@ -49,8 +49,8 @@ absl::StatusOr<GitCredentials> CredentialsFromSecretData(
   credentials.known_hosts = Lookup(data, "known_hosts");
   const std::string name(secret_name);
   if (!token.empty() && !password.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Secret ", name, " has both 'token' and 'password'; keep one of them"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Secret ", name, " has both 'token' and 'password'; keep one of them"));
   }
   if (!password.empty() && credentials.username.empty()) {
     return absl::InvalidArgumentError(
@@ -62,9 +62,8 @@ absl::StatusOr<GitCredentials> CredentialsFromSecretData(
   }
   credentials.password = token.empty() ? password : token;
   if (credentials.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Secret ", name,
-                     " has none of 'token', 'username'+'password' or 'ssh-privatekey'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Secret ", name, " has none of 'token', 'username'+'password' or 'ssh-privatekey'"));
   }
   return credentials;
 }
@@ -127,14 +126,14 @@ int CredentialSession::CertificateCallback(git_cert* cert, int valid, const char
 int CredentialSession::Acquire(git_credential** out, const char* username_from_url,
                                unsigned int allowed_types) {
   static const GitCredentials kNone;
-  CredentialChoice choice =
-      ChooseCredential(credentials_ != nullptr ? *credentials_ : kNone, username_from_url,
-                       allowed_types);
+  CredentialChoice choice = ChooseCredential(credentials_ != nullptr ? *credentials_ : kNone,
+                                             username_from_url, allowed_types);
   if (choice.kind == CredentialChoice::kNone) {
     failure_ = absl::PermissionDeniedError(
         credentials_ == nullptr || credentials_->empty()
-            ? absl::StrCat(url_, " requires authentication; reference a Secret with 'token' (or "
-                                 "'username'+'password') for HTTPS or 'ssh-privatekey' for SSH")
+            ? absl::StrCat(url_,
+                           " requires authentication; reference a Secret with 'token' (or "
+                           "'username'+'password') for HTTPS or 'ssh-privatekey' for SSH")
             : absl::StrCat("authentication failed for ", url_,
                            ": the server wants a kind of credential the Secret does not have"));
     git_error_set_str(GIT_ERROR_NET, std::string(failure_->message()).c_str());

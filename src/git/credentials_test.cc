@@ -57,8 +57,7 @@ TEST(CredentialsFromSecretData, RejectsIncompleteSecretsNamingThem) {
 
 TEST(ChooseCredential, HttpsTokenUsesTheConfiguredThenTheUrlThenTheDefaultUserName) {
   GitCredentials token{.password = "t"};
-  CredentialChoice choice =
-      ChooseCredential(token, nullptr, GIT_CREDENTIAL_USERPASS_PLAINTEXT);
+  CredentialChoice choice = ChooseCredential(token, nullptr, GIT_CREDENTIAL_USERPASS_PLAINTEXT);
   EXPECT_EQ(choice.kind, CredentialChoice::kUserPass);
   EXPECT_EQ(choice.username, kTokenUserName);
   EXPECT_EQ(ChooseCredential(token, "alice", GIT_CREDENTIAL_USERPASS_PLAINTEXT).username, "alice");
@@ -72,7 +71,8 @@ TEST(ChooseCredential, SshAnswersTheUserNameStepThenTheKey) {
   EXPECT_EQ(name.kind, CredentialChoice::kUsername);
   EXPECT_EQ(name.username, "git");
   CredentialChoice key = ChooseCredential(
-      ssh, "deploy", GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY | GIT_CREDENTIAL_SSH_CUSTOM);
+      ssh, "deploy",
+      GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY | GIT_CREDENTIAL_SSH_CUSTOM);
   EXPECT_EQ(key.kind, CredentialChoice::kSshKey);
   EXPECT_EQ(key.username, "deploy");
 }
@@ -82,18 +82,19 @@ TEST(ChooseCredential, NothingWhenTheSecretHasNoKindTheServerAccepts) {
   EXPECT_EQ(ChooseCredential(ssh, nullptr, GIT_CREDENTIAL_USERPASS_PLAINTEXT).kind,
             CredentialChoice::kNone);
   GitCredentials token{.password = "t"};
-  EXPECT_EQ(ChooseCredential(token, nullptr, GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY).kind,
-            CredentialChoice::kNone);
+  EXPECT_EQ(
+      ChooseCredential(token, nullptr, GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY).kind,
+      CredentialChoice::kNone);
   EXPECT_EQ(ChooseCredential(GitCredentials{}, nullptr, ~0u).kind, CredentialChoice::kNone);
 }
 
 TEST(KnownHosts, MatchesHostPortAndKeyExactly) {
   const std::string key = std::string("\x00\x00\x00\x0bssh-ed25519", 15) + "raw-key-bytes";
   const std::string encoded = absl::Base64Escape(key);
-  const std::string known = absl::StrCat("# comment\n", "other.example ssh-ed25519 ",
-                                         absl::Base64Escape("different"), "\n",
-                                         "git.example,10.0.0.1 ssh-ed25519 ", encoded, "\n",
-                                         "[git.example]:2222 ssh-ed25519 ", encoded, " comment\n");
+  const std::string known =
+      absl::StrCat("# comment\n", "other.example ssh-ed25519 ", absl::Base64Escape("different"),
+                   "\n", "git.example,10.0.0.1 ssh-ed25519 ", encoded, "\n",
+                   "[git.example]:2222 ssh-ed25519 ", encoded, " comment\n");
   EXPECT_TRUE(KnownHostsListKey(known, "git.example", 22, key));
   EXPECT_TRUE(KnownHostsListKey(known, "10.0.0.1", 22, key));
   EXPECT_TRUE(KnownHostsListKey(known, "git.example", 2222, key));
@@ -144,10 +145,10 @@ TEST(CredentialSession, BuildsAnInMemorySshKeyCredential) {
                      .ssh_passphrase = "pp"};
   CredentialSession session(&ssh, "ssh://git@git.example/r.git");
   git_credential* credential = nullptr;
-  ASSERT_EQ(CredentialSession::AcquireCallback(&credential, "", "git",
-                                               GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY,
-                                               &session),
-            0)
+  ASSERT_EQ(
+      CredentialSession::AcquireCallback(
+          &credential, "", "git", GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY, &session),
+      0)
       << git_error_last()->message;
   EXPECT_EQ(credential->credtype, GIT_CREDENTIAL_SSH_MEMORY);
   git_credential_free(credential);

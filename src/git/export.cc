@@ -48,7 +48,8 @@ absl::Status SystemError(std::string_view what, const std::string& path) {
 // A name git could have written but that would leave the directory or
 // create a repository inside it (git itself refuses these in verify_path).
 bool IsSafeName(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." && !absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), ".git") &&
+  return !name.empty() && name != "." && name != ".." &&
+         !absl::EqualsIgnoreCase(absl::string_view(name.data(), name.size()), ".git") &&
          name.find('/') == std::string_view::npos;
 }
 
@@ -117,7 +118,8 @@ class Layout {
   absl::Status MakeDirectory(const std::string& path) {
     // mkdirat's mode passes through the umask; fchmodat sets it exactly.
     if (mkdirat(root_, path.c_str(), 0755) != 0) return SystemError("creating", path);
-    if (fchmodat(root_, path.c_str(), 0755, 0) != 0) return SystemError("setting the mode of", path);
+    if (fchmodat(root_, path.c_str(), 0755, 0) != 0)
+      return SystemError("setting the mode of", path);
     return absl::OkStatus();
   }
 
@@ -188,7 +190,8 @@ absl::Status WriteFilesInParallel(const fs::path& repository_path, int root,
                                   const std::vector<FileJob>& files) {
   constexpr size_t kFilesPerThread = 256;
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::clamp<size_t>(files.size() / kFilesPerThread, 1, std::min<size_t>(cores, 8));
+  const size_t threads =
+      std::clamp<size_t>(files.size() / kFilesPerThread, 1, std::min<size_t>(cores, 8));
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::vector<absl::Status> results(threads);
@@ -237,8 +240,8 @@ absl::Status ExportCommit(const fs::path& repository_path, std::string_view comm
   ASSIGN_OR_RETURN(Repository repository, Open(repository_path));
   git_commit* raw_commit = nullptr;
   if (git_commit_lookup(&raw_commit, repository.get(), &oid) < 0) {
-    return absl::NotFoundError(absl::StrCat("commit ", std::string(commit_hex), " is not in ",
-                                            repository_path.string()));
+    return absl::NotFoundError(
+        absl::StrCat("commit ", std::string(commit_hex), " is not in ", repository_path.string()));
   }
   Commit commit(raw_commit);
   git_tree* raw_tree = nullptr;
@@ -248,8 +251,8 @@ absl::Status ExportCommit(const fs::path& repository_path, std::string_view comm
 
   RemoveLeftoverExports(dest);
   static std::atomic<int> counter{0};
-  const fs::path temporary = dest.parent_path() / absl::StrCat(ExportingPrefix(dest), getpid(),
-                                                               "-", counter.fetch_add(1));
+  const fs::path temporary =
+      dest.parent_path() / absl::StrCat(ExportingPrefix(dest), getpid(), "-", counter.fetch_add(1));
   if (mkdir(temporary.c_str(), 0755) != 0) return SystemError("creating", temporary.string());
   absl::Status status = [&]() -> absl::Status {
     Fd dir(open(temporary.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -261,12 +264,11 @@ absl::Status ExportCommit(const fs::path& repository_path, std::string_view comm
   }();
   // RENAME_NOREPLACE: an empty directory created meanwhile at `dest` must
   // not be silently replaced either.
-  if (status.ok() && renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, dest.c_str(),
-                               RENAME_NOREPLACE) != 0) {
-    status = errno == EEXIST
-                 ? absl::AlreadyExistsError(
-                       absl::StrCat(dest.string(), " already exists; export into a new directory"))
-                 : SystemError("renaming the export to", dest.string());
+  if (status.ok() &&
+      renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) != 0) {
+    status = errno == EEXIST ? absl::AlreadyExistsError(absl::StrCat(
+                                   dest.string(), " already exists; export into a new directory"))
+                             : SystemError("renaming the export to", dest.string());
   }
   if (!status.ok()) fs::remove_all(temporary, ec);
   return status;

@@ -78,8 +78,7 @@ void BM_GitArchiveUntar3000Files(benchmark::State& state) {
     const fs::path dest = fixture.temp.path() / ("archive" + std::to_string(round++));
     fs::create_directories(dest);
     git::testing::CommandResult result = git::testing::RunCommand(
-        {"sh", "-c",
-         "git -C \"$0\" archive --format=tar \"$1\" | tar -x -C \"$2\"",
+        {"sh", "-c", "git -C \"$0\" archive --format=tar \"$1\" | tar -x -C \"$2\"",
          fixture.repository.string(), fixture.commit, dest.string()});
     if (result.exit_code != 0) {
       state.SkipWithError(result.err.c_str());

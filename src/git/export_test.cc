@@ -143,8 +143,8 @@ TEST_F(ExportTest, ATreeEntryThatWouldEscapeIsRefusedAndNothingIsLeft) {
   tree_bytes.append(reinterpret_cast<const char*>(blob.id), GIT_OID_RAWSZ);
   ASSERT_EQ(git_odb_write(&tree, odb.get(), tree_bytes.data(), tree_bytes.size(), GIT_OBJECT_TREE),
             0);
-  const std::string commit_bytes = "tree " + ToHex(tree) +
-                                   "\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nx\n";
+  const std::string commit_bytes =
+      "tree " + ToHex(tree) + "\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nx\n";
   ASSERT_EQ(git_odb_write(&commit, odb.get(), commit_bytes.data(), commit_bytes.size(),
                           GIT_OBJECT_COMMIT),
             0);
@@ -189,8 +189,8 @@ TEST_F(ExportTest, AMissingObjectFailsTheExportAndLeavesNothing) {
   tree_bytes.append(reinterpret_cast<const char*>(absent.id), GIT_OID_RAWSZ);
   ASSERT_EQ(git_odb_write(&tree, odb.get(), tree_bytes.data(), tree_bytes.size(), GIT_OBJECT_TREE),
             0);
-  const std::string commit_bytes = "tree " + ToHex(tree) +
-                                   "\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nx\n";
+  const std::string commit_bytes =
+      "tree " + ToHex(tree) + "\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nx\n";
   ASSERT_EQ(git_odb_write(&commit, odb.get(), commit_bytes.data(), commit_bytes.size(),
                           GIT_OBJECT_COMMIT),
             0);

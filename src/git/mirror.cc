@@ -29,7 +29,9 @@ fs::path LockPath(const fs::path& mirror) {
   return mirror.parent_path() / absl::StrCat(".", mirror.filename().string(), ".lock");
 }
 
-std::string CreatingPrefix(const std::string& name) { return absl::StrCat(".", name, ".creating-"); }
+std::string CreatingPrefix(const std::string& name) {
+  return absl::StrCat(".", name, ".creating-");
+}
 
 // Directories left by a creation that never reached its rename. Called with
 // the mirror's lock held, so none of them is still being written.
@@ -52,8 +54,9 @@ void RemoveStaleFetchFiles(const fs::path& mirror) {
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     const bool stale_lock = absl::EndsWith(name, ".lock");
-    const bool stale_pack = it->path().parent_path().filename() == "pack" &&
-                            (absl::StartsWith(name, "pack_git2_") || absl::StartsWith(name, "tmp_"));
+    const bool stale_pack =
+        it->path().parent_path().filename() == "pack" &&
+        (absl::StartsWith(name, "pack_git2_") || absl::StartsWith(name, "tmp_"));
     std::error_code ignored;
     if ((stale_lock || stale_pack) && it->is_regular_file(ignored)) fs::remove(it->path(), ignored);
   }
@@ -158,7 +161,8 @@ std::string MirrorDirName(std::string_view url) {
 
   std::string readable;
   for (char c : rest) {
-    const bool keep = absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    const bool keep =
+        absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
     const char out = keep ? c : '-';
     if (out == '-' && !readable.empty() && readable.back() == '-') continue;
     readable.push_back(out);
@@ -167,7 +171,8 @@ std::string MirrorDirName(std::string_view url) {
   // No leading dot (hidden, and "." or ".."), no dangling separators.
   size_t begin = readable.find_first_not_of(".-");
   readable = begin == std::string::npos ? std::string() : readable.substr(begin);
-  while (!readable.empty() && (readable.back() == '-' || readable.back() == '.')) readable.pop_back();
+  while (!readable.empty() && (readable.back() == '-' || readable.back() == '.'))
+    readable.pop_back();
   if (readable.empty()) readable = "repo";
 
   EnsureInitialized();
@@ -200,15 +205,15 @@ absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_vi
     }
     if (existing_url.ok()) {
       // Never take over another URL's mirror, however unlikely the clash.
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the cache directory ", path.string(), " holds the mirror of ", *existing_url,
-          ", not of ", url, "; move it away"));
+      return absl::FailedPreconditionError(absl::StrCat("the cache directory ", path.string(),
+                                                        " holds the mirror of ", *existing_url,
+                                                        ", not of ", url, "; move it away"));
     }
     // Not a complete mirror: it is only a cache, so start again.
     fs::remove_all(path, ec);
     if (ec) {
-      return absl::UnavailableError(absl::StrCat("removing the damaged mirror ", path.string(),
-                                                 ": ", ec.message()));
+      return absl::UnavailableError(
+          absl::StrCat("removing the damaged mirror ", path.string(), ": ", ec.message()));
     }
   }
 
@@ -241,7 +246,8 @@ absl::Status Mirror::Fetch(const FetchOptions& options) {
   if (code < 0) return Error(code, absl::StrCat("reading the remote of mirror ", path_.string()));
   Remote remote(raw);
 
-  FetchContext context{.session = CredentialSession(options.credentials, url_), .options = &options};
+  FetchContext context{.session = CredentialSession(options.credentials, url_),
+                       .options = &options};
   git_fetch_options fetch = GIT_FETCH_OPTIONS_INIT;
   fetch.callbacks.credentials = &OnCredentials;
   fetch.callbacks.certificate_check = &OnCertificate;
@@ -268,8 +274,8 @@ absl::StatusOr<std::string> Mirror::Resolve(std::string_view rev) const {
     git_object* raw = nullptr;
     git_object* peeled = nullptr;
     if (git_object_lookup(&raw, repository_.get(), &oid, GIT_OBJECT_ANY) < 0) {
-      return absl::NotFoundError(absl::StrCat("commit ", std::string(rev), " is not in the mirror of ",
-                                              url_, "; fetch first"));
+      return absl::NotFoundError(absl::StrCat("commit ", std::string(rev),
+                                              " is not in the mirror of ", url_, "; fetch first"));
     }
     Object object(raw);
     int code = git_object_peel(&peeled, object.get(), GIT_OBJECT_COMMIT);

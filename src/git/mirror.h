@@ -62,8 +62,7 @@ class Mirror {
   // it without fetching if there is none. `clock` stamps fetches and must
   // outlive the Mirror.
   static absl::StatusOr<Mirror> OpenOrCreate(const std::filesystem::path& root,
-                                             std::string_view url,
-                                             const canhazgpu::Clock& clock);
+                                             std::string_view url, const canhazgpu::Clock& clock);
 
   // Brings every branch and tag of the remote into the mirror
   // (+refs/heads/*:refs/heads/*, +refs/tags/*:refs/tags/*), removing those

@@ -148,7 +148,8 @@ TEST_P(MirrorTest, TwoBranchesOfOneUrlCoexistAndExportSeparately) {
 }
 
 TEST_P(MirrorTest, ProgressIsReportedUpToTheTotal) {
-  for (int i = 0; i < 20; ++i) WriteFile(work_ / ("f" + std::to_string(i)), std::string(1000, 'a' + i));
+  for (int i = 0; i < 20; ++i)
+    WriteFile(work_ / ("f" + std::to_string(i)), std::string(1000, 'a' + i));
   CommitAll(work_, "many");
   Git(work_, {"push", "-q", "origin", "main"});
   std::vector<FetchProgress> reports;

@@ -22,7 +22,7 @@ std::string PktLine(const std::string& data) {
 
 std::vector<std::string> UploadPack(const std::filesystem::path& dir, bool advertise) {
   std::vector<std::string> argv = {"env", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-                                   "git", "upload-pack", "--stateless-rpc"};
+                                   "git", "upload-pack",           "--stateless-rpc"};
   if (advertise) argv.push_back("--advertise-refs");
   argv.push_back(dir.string());
   return argv;
@@ -31,7 +31,9 @@ std::vector<std::string> UploadPack(const std::filesystem::path& dir, bool adver
 }  // namespace
 
 GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
-    : root_(std::move(root)), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+    : root_(std::move(root)),
+      options_(std::move(options)),
+      server_(std::make_unique<httplib::Server>()) {
   // Every request: count it, check authentication, map the path.
   auto repository = [this](const httplib::Request& request, httplib::Response& response,
                            std::filesystem::path* dir) {
@@ -52,7 +54,8 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
       }
     }
     const std::string relative = request.matches[1];
-    if (relative.find("..") != std::string::npos || !std::filesystem::is_directory(root_ / relative)) {
+    if (relative.find("..") != std::string::npos ||
+        !std::filesystem::is_directory(root_ / relative)) {
       response.status = 404;
       response.set_content("no such repository\n", "text/plain");
       return false;
@@ -62,7 +65,7 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
   };
 
   server_->Get(R"(/(.+)/info/refs)", [this, repository](const httplib::Request& request,
-                                                         httplib::Response& response) {
+                                                        httplib::Response& response) {
     std::filesystem::path dir;
     if (!repository(request, response, &dir)) return;
     if (request.get_param_value("service") != "git-upload-pack") {

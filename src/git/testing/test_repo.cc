@@ -28,8 +28,7 @@ void WriteFile(const fs::path& path, const std::string& contents, bool executabl
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << contents;
   }
-  fs::permissions(path,
-                  executable ? fs::perms(0755) : fs::perms(0644), fs::perm_options::replace);
+  fs::permissions(path, executable ? fs::perms(0755) : fs::perms(0644), fs::perm_options::replace);
 }
 
 void InitWorkTree(const fs::path& dir) {
