@@ -234,6 +234,19 @@ absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_vi
   return Mirror(path, url, std::move(repository), &clock);
 }
 
+absl::Status RemoveMirror(const fs::path& root, std::string_view url) {
+  const fs::path path = root / MirrorDirName(url);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(LockPath(path)));
+  fs::remove_all(path, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("removing the mirror ", path.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Mirror::Fetch(const FetchOptions& options) {
   if (options.cancel != nullptr && options.cancel->load()) {
     return absl::CancelledError(absl::StrCat("fetch of ", url_, " cancelled"));

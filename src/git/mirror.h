@@ -11,6 +11,11 @@
 // leaves the previous refs; the lock files it leaves behind are removed by
 // the next fetch, which holds an flock on the mirror while it runs.
 //
+// Layout of the cache root: <MirrorDirName(url)>/ (the bare repository, with
+// canhazgpu-last-fetch in it) and .<MirrorDirName(url)>.lock beside it, the
+// flock that creation, fetches and RemoveMirror take. The lock file stays
+// when a mirror is removed: deleting it could let two holders in.
+//
 // Thread safety: a Mirror is used from one thread at a time. Fetches of the
 // same mirror from different Mirror objects or processes wait for each
 // other (flock). Distinct mirrors may be used concurrently.
@@ -55,6 +60,12 @@ struct FetchOptions {
   // progress report and returns Cancelled.
   const std::atomic<bool>* cancel = nullptr;
 };
+
+// Removes the mirror of `url` under `root` (garbage collection), waiting for
+// a fetch of it in progress to end. OK when there is none. Mirror objects of
+// that URL must not be used afterwards; the caller (the node cache agent)
+// ensures none is.
+absl::Status RemoveMirror(const std::filesystem::path& root, std::string_view url);
 
 class Mirror {
  public:

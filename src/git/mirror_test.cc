@@ -237,6 +237,19 @@ TEST_P(MirrorTest, ADirectoryHoldingAnotherUrlsMirrorIsNeverTakenOver) {
   EXPECT_TRUE(fs::exists(cache_ / MirrorDirName(url_) / "config"));
 }
 
+TEST_P(MirrorTest, RemoveMirrorDeletesItAndTheNextOpenStartsEmpty) {
+  {
+    Mirror mirror = OpenMirror();
+    ASSERT_TRUE(mirror.Fetch({}).ok());
+  }
+  ASSERT_TRUE(RemoveMirror(cache_, url_).ok());
+  EXPECT_FALSE(fs::exists(cache_ / MirrorDirName(url_)));
+  EXPECT_TRUE(RemoveMirror(cache_, url_).ok());  // nothing left: still fine
+  Mirror mirror = OpenMirror();
+  EXPECT_FALSE(mirror.HasCommit(first_));
+  EXPECT_FALSE(mirror.LastFetch().has_value());
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, MirrorTest,
                          ::testing::Values(Transport::kFile, Transport::kHttp),
                          [](const ::testing::TestParamInfo<Transport>& info) {
@@ -249,8 +262,9 @@ TEST(MirrorDirName, ReadableStableAndDistinctPerUrl) {
   EXPECT_EQ(name.size(), std::string("github.com-vllm-project-vllm-").size() + 8);
   EXPECT_EQ(name, MirrorDirName("https://github.com/vllm-project/vllm.git"));
   // Pinned: the name must not change between releases, or every node would
-  // fetch its mirrors again.
-  EXPECT_EQ(name, "github.com-vllm-project-vllm-" + name.substr(name.size() - 8));
+  // fetch its mirrors again. The hash is git's blob id of the URL
+  // (`printf %s URL | git hash-object --stdin`).
+  EXPECT_EQ(name, "github.com-vllm-project-vllm-f4a6c762");
 
   std::set<std::string> names;
   for (const char* url :
