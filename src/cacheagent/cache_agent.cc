@@ -1,0 +1,594 @@
+#include "cacheagent/cache_agent.h"
+
+#include <algorithm>
+#include <set>
+#include <system_error>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "cacheplan/summary.h"
+#include "cacheplan/validate.h"
+#include "core/duration.h"
+
+namespace canhazgpu::cacheagent {
+namespace {
+
+using cacheplan::CacheItem;
+using cacheplan::NodeItem;
+
+constexpr const char* kStates[] = {cacheplan::kPending, cacheplan::kPulling, cacheplan::kReady,
+                                   cacheplan::kFailed};
+
+std::string ItemLabel(const std::string& plan, const std::string& name) {
+  return absl::StrCat(plan, "/", name);
+}
+
+// The item with the field that only asks for a refresh cleared: a changed
+// refreshRequestedAt is a refresh, not a new item.
+CacheItem WithoutRefresh(CacheItem item) {
+  item.refresh_requested_at.clear();
+  return item;
+}
+
+// Items that pin an exact version need no periodic refetch.
+bool Floats(const CacheItem& item) {
+  if (item.type == cacheplan::kGitRepo) return item.git_repo && item.git_repo->commit.empty();
+  if (item.type == cacheplan::kHfModel) {
+    return item.hf_model &&
+           !(item.hf_model->revision.size() == 40 &&
+             item.hf_model->revision.find_first_not_of("0123456789abcdef") == std::string::npos);
+  }
+  return false;  // images: the runtime keeps a tag's image until asked again
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CacheAgent>> CacheAgent::Start(CacheAgentOptions options,
+                                                              kube::Client& client,
+                                                              const Clock& clock) {
+  std::error_code ec;
+  for (const auto& dir : {GitRoot(options.cache_root), HfRoot(options.cache_root)}) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create the cache folder ", dir.string(), ": ", ec.message()));
+    }
+  }
+  if (options.workers < 1) options.workers = 1;
+  std::unique_ptr<CacheAgent> agent(new CacheAgent(std::move(options), client, clock));
+  agent->control_ = std::thread([a = agent.get()] { a->ControlLoop(); });
+  for (int i = 0; i < agent->options_.workers; ++i) {
+    agent->workers_.emplace_back([a = agent.get()] { a->WorkerLoop(); });
+  }
+  return agent;
+}
+
+CacheAgent::CacheAgent(CacheAgentOptions options, kube::Client& client, const Clock& clock)
+    : options_(std::move(options)),
+      client_(client),
+      clock_(clock),
+      images_(options_.cri_socket.empty()
+                  ? nullptr
+                  : std::make_unique<cri::ImageClient>(options_.cri_socket)),
+      bytes_pulled_(metrics_.Counter("canhazgpu_cache_pulled_bytes_total",
+                                     "Bytes brought to the node's caches, by item type.",
+                                     {"type"})),
+      items_by_state_(metrics_.Gauge("canhazgpu_cache_items",
+                                     "Cache plan items on this node, by state.", {"state"})),
+      pull_seconds_(metrics_.Histogram("canhazgpu_cache_pull_seconds",
+                                       "Time to bring an item up to date, by item type.",
+                                       daemon::LatencyBuckets(), {"type"})),
+      disk_used_(metrics_.Gauge("canhazgpu_cache_disk_used_bytes",
+                                "Bytes in the node's git and model caches.")) {}
+
+CacheAgent::~CacheAgent() { Stop(); }
+
+void CacheAgent::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_.exchange(true)) return;
+    for (auto& [key, entry] : entries_) entry.cancel->store(true);
+  }
+  if (images_) images_->CancelPulls();
+  wake_.notify_all();
+  work_cv_.notify_all();
+  if (control_.joinable()) control_.join();
+  for (std::thread& t : workers_) t.join();
+}
+
+void CacheAgent::Resync() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    resync_now_ = true;
+  }
+  wake_.notify_all();
+}
+
+cacheplan::NodeCacheStatus CacheAgent::Report() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  cacheplan::NodeCacheStatus status;
+  status.node_name = options_.node_name;
+  for (const auto& [key, entry] : entries_) status.items.push_back(entry.report);
+  status.disk.limit_bytes = options_.disk_limit_bytes;
+  for (const auto& [path, bytes] : folder_bytes_) status.disk.used_bytes += bytes;
+  return status;
+}
+
+void CacheAgent::ControlLoop() {
+  auto next_resync = std::chrono::steady_clock::now();
+  auto last_write = std::chrono::steady_clock::time_point{};
+  while (!stopping_) {
+    bool resync = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      // The deadline moves as work reports progress, so it is recomputed on
+      // every wake-up.
+      while (!stopping_ && !resync_now_) {
+        const auto now = std::chrono::steady_clock::now();
+        const bool pending = dirty_ || plans_dirty_;
+        if (now >= next_resync || (pending && now >= last_write + options_.status_interval)) break;
+        wake_.wait_until(lock, pending
+                                   ? std::min(next_resync, last_write + options_.status_interval)
+                                   : next_resync);
+      }
+      if (stopping_) return;
+      resync = resync_now_ || std::chrono::steady_clock::now() >= next_resync;
+      resync_now_ = false;
+    }
+    if (resync) {
+      if (absl::Status s = Reconcile(); !s.ok()) options_.log(absl::StrCat("cache: ", s.message()));
+      CollectGarbage();
+      next_resync = std::chrono::steady_clock::now() + options_.resync;
+    }
+    bool write = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      write = (dirty_ || plans_dirty_) &&
+              std::chrono::steady_clock::now() >= last_write + options_.status_interval;
+    }
+    if (write) {
+      last_write = std::chrono::steady_clock::now();
+      if (absl::Status s = WriteStatus(); !s.ok()) {
+        options_.log(
+            absl::StrCat("cache: writing NodeCacheStatus ", options_.node_name, ": ", s.message()));
+      }
+      if (absl::Status s = WritePlanStatuses(); !s.ok()) {
+        options_.log(absl::StrCat("cache: writing CachePlan status: ", s.message()));
+      }
+    }
+  }
+}
+
+absl::Status CacheAgent::Reconcile() {
+  absl::StatusOr<nlohmann::json> node = client_.Get(kube::kNodes, "", options_.node_name);
+  if (!node.ok()) return node.status();
+  absl::StatusOr<nlohmann::json> plans = client_.ListAll(cacheplan::kCachePlans, "");
+  if (!plans.ok()) return plans.status();
+
+  std::map<std::string, std::string> labels;
+  if (const auto& l = (*node)["metadata"].value("labels", nlohmann::json::object());
+      l.is_object()) {
+    for (const auto& [k, v] : l.items()) {
+      if (v.is_string()) labels[k] = v.get<std::string>();
+    }
+  }
+  // What applies here, with items a plan got wrong kept as failures.
+  std::map<Key, std::pair<CacheItem, std::string>> desired;  // item, validation error
+  for (const nlohmann::json& object : (*plans)["items"]) {
+    absl::StatusOr<cacheplan::CachePlan> plan = cacheplan::PlanFromJson(object);
+    if (!plan.ok()) continue;
+    for (const CacheItem& item : plan->items) {
+      if (!cacheplan::AppliesTo(item, labels)) continue;
+      absl::Status valid = cacheplan::ValidateItem(item);
+      desired[{plan->name, item.name}] = {item, valid.ok() ? "" : std::string(valid.message())};
+    }
+  }
+
+  const TimePoint now = clock_.Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  node_labels_ = labels;
+  node_uid_ = (*node)["metadata"].value("uid", "");
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (desired.count(it->first) == 0) {
+      it->second.cancel->store(true);
+      options_.log(absl::StrCat("cache: ", ItemLabel(it->first.first, it->first.second),
+                                " is no longer planned for this node"));
+      it = entries_.erase(it);
+      dirty_ = plans_dirty_ = true;
+    } else {
+      ++it;
+    }
+  }
+  std::set<std::filesystem::path> wanted;
+  for (auto& [key, want] : desired) {
+    const CacheItem& item = want.first;
+    if (auto folder = ItemFolder(options_.cache_root, item); !folder.empty()) wanted.insert(folder);
+    auto [it, added] = entries_.try_emplace(key);
+    Entry& entry = it->second;
+    if (!added && WithoutRefresh(entry.item) != WithoutRefresh(item)) {
+      // Changed: what is running fetches the old thing.
+      entry.cancel->store(true);
+      entry.cancel = std::make_shared<std::atomic<bool>>(false);
+      ++entry.generation;
+      entry.done_at.reset();
+      entry.failed_at.reset();
+      entry.failures = 0;
+      added = true;
+    }
+    entry.item = item;
+    if (added) {
+      entry.report = NodeItem{};
+      entry.report.plan = key.first;
+      entry.report.name = key.second;
+      entry.report.type = item.type;
+      entry.refresh_seen = item.refresh_requested_at;
+      SetState(entry, cacheplan::kPending);
+      dirty_ = true;
+    }
+    if (!want.second.empty()) {
+      entry.report.message = want.second;
+      SetState(entry, cacheplan::kFailed);
+      entry.failed_at = now;
+      continue;  // nothing to fetch until the plan is fixed
+    }
+    if (entry.queued || entry.running) continue;
+    if (added) {
+      Queue(key, entry, false);
+    } else if (item.refresh_requested_at != entry.refresh_seen) {
+      entry.refresh_seen = item.refresh_requested_at;
+      Queue(key, entry, true);
+    } else if (entry.report.state == cacheplan::kFailed && entry.failed_at) {
+      Duration backoff = options_.retry * (1 << std::min(entry.failures - 1, 10));
+      if (now - *entry.failed_at >= std::min<Duration>(backoff, options_.refetch)) {
+        Queue(key, entry, false);
+      }
+    } else if (entry.report.state == cacheplan::kReady && entry.done_at && Floats(item) &&
+               now - *entry.done_at >= options_.refetch) {
+      Queue(key, entry, true);
+    }
+  }
+  // Folders on disk, wanted or not (those of earlier runs of the agent too).
+  std::set<std::filesystem::path> present;
+  for (const auto& root : {GitRoot(options_.cache_root), HfRoot(options_.cache_root)}) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+      std::string name = e.path().filename().string();
+      if (name.empty() || name[0] == '.' || !e.is_directory()) continue;
+      present.insert(e.path());
+    }
+  }
+  for (const auto& path : present) {
+    if (wanted.count(path) != 0) {
+      unwanted_since_.erase(path);
+    } else {
+      unwanted_since_.try_emplace(path, now);
+    }
+  }
+  for (auto it = unwanted_since_.begin(); it != unwanted_since_.end();) {
+    it = present.count(it->first) ? std::next(it) : unwanted_since_.erase(it);
+  }
+  return absl::OkStatus();
+}
+
+void CacheAgent::Queue(const Key& key, Entry& entry, bool refresh) {
+  entry.queued = true;
+  entry.refresh = refresh;
+  queue_.push_back(key);
+  work_cv_.notify_one();
+}
+
+void CacheAgent::SetState(Entry& entry, const std::string& state) {
+  if (entry.report.state != state) plans_dirty_ = true;
+  entry.report.state = state;
+  entry.report.last_checked = FormatTimestampSeconds(clock_.Now());
+  dirty_ = true;
+}
+
+void CacheAgent::WorkerLoop() {
+  while (true) {
+    Key key;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      key = queue_.front();
+      queue_.pop_front();
+    }
+    Work(key);
+  }
+}
+
+std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::Status& error) {
+  if (!item.pull_secret) return std::nullopt;
+  const auto& ref = *item.pull_secret;
+  static const kube::ResourceRef kSecrets{"", "v1", "secrets", true};
+  absl::StatusOr<nlohmann::json> secret = client_.Get(kSecrets, ref.namespace_name, ref.name);
+  if (!secret.ok()) {
+    error = absl::Status(secret.status().code(),
+                         absl::StrCat("reading secret ", ref.namespace_name, "/", ref.name, ": ",
+                                      secret.status().message()));
+    return std::nullopt;
+  }
+  SecretData out;
+  out.type = secret->value("type", "");
+  if (const auto& data = secret->value("data", nlohmann::json::object()); data.is_object()) {
+    for (const auto& [k, v] : data.items()) {
+      std::string decoded;
+      if (!v.is_string() || !absl::Base64Unescape(v.get<std::string>(), &decoded)) {
+        error = absl::InvalidArgumentError(absl::StrCat("secret ", ref.namespace_name, "/",
+                                                        ref.name, " key ", k, " is not base64"));
+        return std::nullopt;
+      }
+      out.data[k] = std::move(decoded);
+    }
+  }
+  return out;
+}
+
+void CacheAgent::Work(const Key& key) {
+  CacheItem item;
+  uint64_t generation;
+  bool refresh;
+  std::shared_ptr<std::atomic<bool>> cancel;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return;
+    Entry& entry = it->second;
+    entry.queued = false;
+    entry.running = true;
+    item = entry.item;
+    generation = entry.generation;
+    refresh = entry.refresh;
+    cancel = entry.cancel;
+    entry.report.bytes_done = 0;
+    entry.report.bytes_total = 0;
+    entry.report.message.clear();
+    SetState(entry, cacheplan::kPulling);
+  }
+  wake_.notify_all();
+  const auto started = std::chrono::steady_clock::now();
+  const std::filesystem::path folder = ItemFolder(options_.cache_root, item);
+
+  absl::Status secret_error;
+  std::optional<SecretData> secret = ReadSecret(item, secret_error);
+  bool over_ceiling = false;
+  absl::StatusOr<FetchResult> result = FetchResult{};
+  if (!secret_error.ok()) {
+    result = secret_error;
+  } else {
+    FetchRequest request;
+    request.item = &item;
+    request.cache_root = options_.cache_root;
+    request.clock = &clock_;
+    request.images = images_.get();
+    request.hf_endpoint = options_.hf_endpoint;
+    request.secret = std::move(secret);
+    request.refresh = refresh;
+    request.cancel = cancel.get();
+    request.progress = [&](int64_t done, int64_t total) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = entries_.find(key);
+      if (it == entries_.end() || it->second.generation != generation) return;
+      it->second.report.bytes_done = done;
+      it->second.report.bytes_total = total;
+      if (!dirty_) wake_.notify_all();
+      dirty_ = true;
+      // A download that says its size up front is stopped before it fills
+      // the disk past the ceiling.
+      if (total > 0 && !over_ceiling) {
+        std::vector<CacheFolder> others = FoldersLocked();
+        std::erase_if(others, [&](const CacheFolder& f) { return f.path == folder; });
+        if (OverCeiling(others, total, options_.disk_limit_bytes)) {
+          over_ceiling = true;
+          cancel->store(true);
+        }
+      }
+    };
+    result = Fetch(request);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (result.ok() && !folder.empty()) {
+    int64_t bytes = FolderBytes(folder);
+    std::lock_guard<std::mutex> lock(mu_);
+    folder_bytes_[folder] = bytes;
+    std::vector<CacheFolder> folders = FoldersLocked();
+    if (OverCeiling(folders, 0, options_.disk_limit_bytes)) over_ceiling = true;
+  }
+  if (over_ceiling) {
+    result = absl::ResourceExhaustedError(absl::StrCat(
+        "the node's cache ceiling of ", options_.disk_limit_bytes, " bytes would be exceeded by ",
+        item.name, "; remove items from the plans or raise k8shazgpu-node --cache-disk-limit"));
+    if (!folder.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(folder, ec);
+      std::lock_guard<std::mutex> lock(mu_);
+      folder_bytes_.erase(folder);
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.generation != generation) return;
+  Entry& entry = it->second;
+  entry.running = false;
+  if (result.ok()) {
+    entry.report.digest = result->digest;
+    entry.report.commit = result->commit;
+    entry.report.revision = result->revision;
+    entry.report.size_bytes = result->size_bytes;
+    entry.report.bytes_done = result->size_bytes;
+    entry.report.bytes_total = result->size_bytes;
+    entry.done_at = clock_.Now();
+    entry.failures = 0;
+    SetState(entry, cacheplan::kReady);
+    bytes_pulled_.Add(static_cast<double>(result->bytes_pulled), {item.type});
+    pull_seconds_.Observe(seconds, {item.type});
+  } else if (stopping_) {
+    return;
+  } else {
+    entry.report.message = std::string(result.status().message());
+    entry.failed_at = clock_.Now();
+    ++entry.failures;
+    SetState(entry, cacheplan::kFailed);
+    options_.log(absl::StrCat("cache: ", ItemLabel(key.first, key.second),
+                              " failed: ", entry.report.message));
+  }
+  wake_.notify_all();
+}
+
+std::vector<CacheFolder> CacheAgent::FoldersLocked() const {
+  std::vector<CacheFolder> out;
+  for (const auto& [path, bytes] : folder_bytes_) {
+    CacheFolder f{.path = path, .bytes = bytes, .unwanted_since = std::nullopt};
+    if (auto it = unwanted_since_.find(path); it != unwanted_since_.end()) {
+      f.unwanted_since = it->second;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void CacheAgent::CollectGarbage() {
+  std::vector<std::filesystem::path> paths;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [path, since] : unwanted_since_) paths.push_back(path);
+    for (const auto& [key, entry] : entries_) {
+      if (auto f = ItemFolder(options_.cache_root, entry.item); !f.empty() && !entry.running) {
+        paths.push_back(f);
+      }
+    }
+  }
+  // Sizes outside the lock: walking a model folder takes a while.
+  std::map<std::filesystem::path, int64_t> sizes;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (std::filesystem::exists(p, ec)) sizes[p] = FolderBytes(p);
+  }
+  std::vector<std::filesystem::path> remove;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [p, bytes] : sizes) folder_bytes_[p] = bytes;
+    remove = FoldersToRemove(FoldersLocked(), options_.disk_limit_bytes, options_.gc_grace,
+                             clock_.Now());
+  }
+  for (const auto& p : remove) {
+    std::error_code ec;
+    std::filesystem::remove_all(p, ec);
+    options_.log(ec ? absl::StrCat("cache: cannot remove ", p.string(), ": ", ec.message())
+                    : absl::StrCat("cache: removed ", p.string(), " (no plan wants it)"));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!ec) {
+      folder_bytes_.erase(p);
+      unwanted_since_.erase(p);
+    }
+    dirty_ = true;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = folder_bytes_.begin(); it != folder_bytes_.end();) {
+    std::error_code ec;
+    it = std::filesystem::exists(it->first, ec) ? std::next(it) : folder_bytes_.erase(it);
+  }
+}
+
+absl::Status CacheAgent::WriteStatus() {
+  cacheplan::NodeCacheStatus status = Report();
+  std::string uid;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = false;
+    uid = node_uid_;
+    std::map<std::string, int> counts;
+    for (const auto& [key, entry] : entries_) ++counts[entry.report.state];
+    for (const char* state : kStates) items_by_state_.Set(counts[state], {state});
+    disk_used_.Set(static_cast<double>(status.disk.used_bytes));
+  }
+  if (written_ && *written_ == status) return absl::OkStatus();
+  cacheplan::NodeCacheStatus stamped = status;
+  stamped.last_update = FormatTimestampSeconds(clock_.Now());
+  nlohmann::json object = cacheplan::NodeStatusToJson(stamped);
+  absl::StatusOr<nlohmann::json> current =
+      client_.Get(cacheplan::kNodeCacheStatuses, "", options_.node_name);
+  if (!current.ok() && kube::IsApiNotFound(current.status())) {
+    nlohmann::json create = object;
+    create["metadata"]["labels"]["kubernetes.io/hostname"] = options_.node_name;
+    if (!uid.empty()) {
+      // Deleting the Node deletes its report.
+      create["metadata"]["ownerReferences"] = nlohmann::json::array(
+          {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", options_.node_name}, {"uid", uid}}});
+    }
+    current = client_.CreateObject(cacheplan::kNodeCacheStatuses, "", create);
+  }
+  absl::Status result = current.status();
+  if (current.ok()) {
+    object["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
+    result = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object).status();
+  }
+  if (!result.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = true;  // the next flush tries again
+    return result;
+  }
+  written_ = status;
+  return absl::OkStatus();
+}
+
+absl::Status CacheAgent::WritePlanStatuses() {
+  std::set<std::string> plans;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!plans_dirty_) return absl::OkStatus();
+    plans_dirty_ = false;
+    for (const auto& [key, entry] : entries_) plans.insert(key.first);
+  }
+  absl::Status result;
+  auto fail = [&](absl::Status s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    plans_dirty_ = true;
+    return s;
+  };
+  absl::StatusOr<nlohmann::json> reports = client_.ListAll(cacheplan::kNodeCacheStatuses, "");
+  if (!reports.ok()) return fail(reports.status());
+  absl::StatusOr<nlohmann::json> nodes = client_.ListAll(kube::kNodes, "");
+  if (!nodes.ok()) return fail(nodes.status());
+  std::vector<cacheplan::NodeCacheStatus> statuses;
+  for (const nlohmann::json& r : (*reports)["items"]) {
+    if (auto s = cacheplan::NodeStatusFromJson(r); s.ok()) statuses.push_back(*std::move(s));
+  }
+  std::map<std::string, cacheplan::Labels> labels;
+  for (const nlohmann::json& n : (*nodes)["items"]) {
+    cacheplan::Labels& l = labels[n["metadata"].value("name", "")];
+    const nlohmann::json node_labels = n["metadata"].value("labels", nlohmann::json::object());
+    for (const auto& [k, v] : node_labels.items()) {
+      if (v.is_string()) l[k] = v.get<std::string>();
+    }
+  }
+  for (const std::string& name : plans) {
+    // A conflict means another node wrote first: read again and recompute.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      absl::StatusOr<nlohmann::json> object = client_.Get(cacheplan::kCachePlans, "", name);
+      if (!object.ok()) {
+        if (!kube::IsApiNotFound(object.status())) result = object.status();
+        break;
+      }
+      absl::StatusOr<cacheplan::CachePlan> plan = cacheplan::PlanFromJson(*object);
+      if (!plan.ok()) break;
+      cacheplan::PlanStatus status = cacheplan::Summarize(*plan, statuses, labels, clock_.Now());
+      if (plan->status && *plan->status == status) break;
+      (*object)["status"] = cacheplan::PlanStatusToJson(status);
+      absl::StatusOr<nlohmann::json> written =
+          client_.UpdateStatus(cacheplan::kCachePlans, "", *object);
+      if (written.ok()) break;
+      if (!kube::IsApiConflict(written.status()) || attempt == 2) {
+        result = written.status();
+        break;
+      }
+    }
+  }
+  if (!result.ok()) return fail(result);
+  return absl::OkStatus();
+}
+
+}  // namespace canhazgpu::cacheagent

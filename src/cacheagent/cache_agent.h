@@ -1,0 +1,145 @@
+// The node cache agent inside k8shazgpu-node: keeps this node's caches
+// equal to what the CachePlans ask of it. A control thread reads the plans
+// and the node's labels (every `resync`, or at once on Resync()), decides
+// which items apply here (scopes honoured), and queues the work that is due:
+// new or changed items, refreshes asked for with `k8shazgpu cache update`,
+// periodic refetches of branches and named model revisions, retries of
+// failures with back-off. A pool of `workers` threads does the pulls, so a
+// long pull never holds up another item, and the agent never shares a
+// thread with the kubelet plugin (prepare is never blocked by a cache).
+//
+// The node's NodeCacheStatus is written while work progresses — a pull's
+// bytes are visible while it runs — at most once per `status_interval`
+// (debounced), and the CachePlans' status is recomputed from every node's
+// report when an item changes state here. Folders no plan wants any more
+// are deleted after `gc_grace`; over the disk ceiling, unwanted folders go
+// first (longest unwanted first) and an item that would take the wanted
+// ones over it fails with a message saying so.
+//
+// Threading: the public methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cacheagent/disk_budget.h"
+#include "cacheagent/fetchers.h"
+#include "cacheplan/types.h"
+#include "core/clock.h"
+#include "cri/image_client.h"
+#include "daemon/metrics_registry.h"
+#include "kube/client.h"
+
+namespace canhazgpu::cacheagent {
+
+struct CacheAgentOptions {
+  std::string node_name;
+  std::filesystem::path cache_root = "/var/lib/canhazgpu/cache";
+  int64_t disk_limit_bytes = 0;  // 0: no ceiling
+  int workers = 2;
+  std::string cri_socket;  // "": image items fail, saying the runtime is not configured
+  std::string hf_endpoint = "https://huggingface.co";
+  Duration resync = std::chrono::seconds(30);
+  Duration refetch = std::chrono::minutes(10);
+  Duration retry = std::chrono::seconds(30);  // doubled per failure, up to `refetch`
+  Duration gc_grace = std::chrono::hours(1);
+  Duration status_interval = std::chrono::seconds(1);
+  std::function<void(const std::string&)> log = [](const std::string&) {};
+};
+
+class CacheAgent {
+ public:
+  // `client` and `clock` must outlive the agent. Fails only when the cache
+  // root cannot be created.
+  static absl::StatusOr<std::unique_ptr<CacheAgent>> Start(CacheAgentOptions options,
+                                                           kube::Client& client,
+                                                           const Clock& clock);
+  ~CacheAgent();
+  CacheAgent(const CacheAgent&) = delete;
+  CacheAgent& operator=(const CacheAgent&) = delete;
+
+  // Cancels pulls in flight and joins every thread.
+  void Stop();
+  // Reads the plans now instead of at the next resync.
+  void Resync();
+  // This node's report as it stands (what the next write sends).
+  cacheplan::NodeCacheStatus Report() const;
+  std::string Metrics() const { return metrics_.Render(); }
+
+ private:
+  using Key = std::pair<std::string, std::string>;  // plan, item
+  struct Entry {
+    cacheplan::CacheItem item;
+    cacheplan::NodeItem report;
+    uint64_t generation = 0;  // bumped when the item changes; stale results are dropped
+    bool queued = false;
+    bool running = false;
+    bool refresh = false;  // the queued run fetches again
+    std::optional<TimePoint> done_at;
+    std::optional<TimePoint> failed_at;
+    int failures = 0;
+    std::string refresh_seen;  // the refreshRequestedAt already acted on
+    std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+  };
+
+  CacheAgent(CacheAgentOptions options, kube::Client& client, const Clock& clock);
+  void ControlLoop();
+  void WorkerLoop();
+  // Reads plans and node; updates entries_; queues due work. mu_ not held.
+  absl::Status Reconcile();
+  void Queue(const Key& key, Entry& entry, bool refresh);  // mu_ held
+  void Work(const Key& key);
+  std::optional<SecretData> ReadSecret(const cacheplan::CacheItem& item, absl::Status& error);
+  // Scans the cache root; deletes what FoldersToRemove picks. mu_ not held.
+  void CollectGarbage();
+  // Folder list for the budget from folder_bytes_ and wanted_. mu_ held.
+  std::vector<CacheFolder> FoldersLocked() const;
+  void SetState(Entry& entry, const std::string& state);  // mu_ held
+  absl::Status WriteStatus();
+  absl::Status WritePlanStatuses();
+
+  const CacheAgentOptions options_;
+  kube::Client& client_;
+  const Clock& clock_;
+  std::unique_ptr<cri::ImageClient> images_;
+
+  daemon::MetricsRegistry metrics_;
+  daemon::Metric& bytes_pulled_;
+  daemon::Metric& items_by_state_;
+  daemon::Metric& pull_seconds_;
+  daemon::Metric& disk_used_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;     // control thread
+  std::condition_variable work_cv_;  // workers
+  std::map<Key, Entry> entries_;
+  std::deque<Key> queue_;
+  std::map<std::string, std::string> node_labels_;
+  std::string node_uid_;
+  // Cache folders (absolute paths) by size, and since when no item wants them.
+  std::map<std::filesystem::path, int64_t> folder_bytes_;
+  std::map<std::filesystem::path, TimePoint> unwanted_since_;
+  bool resync_now_ = true;
+  bool dirty_ = true;         // the report changed since it was written
+  bool plans_dirty_ = false;  // an item changed state: recompute plan statuses
+  std::atomic<bool> stopping_{false};
+  std::thread control_;
+  std::vector<std::thread> workers_;
+
+  // Control thread only.
+  std::optional<cacheplan::NodeCacheStatus> written_;  // without last_update
+};
+
+}  // namespace canhazgpu::cacheagent
