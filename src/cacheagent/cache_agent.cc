@@ -106,6 +106,10 @@ void CacheAgent::Resync() {
 
 cacheplan::NodeCacheStatus CacheAgent::Report() const {
   std::lock_guard<std::mutex> lock(mu_);
+  return ReportLocked();
+}
+
+cacheplan::NodeCacheStatus CacheAgent::ReportLocked() const {
   cacheplan::NodeCacheStatus status;
   status.node_name = options_.node_name;
   for (const auto& [key, entry] : entries_) status.items.push_back(entry.report);
@@ -151,8 +155,7 @@ void CacheAgent::ControlLoop() {
       if (absl::Status s = WriteStatus(); !s.ok()) {
         options_.log(
             absl::StrCat("cache: writing NodeCacheStatus ", options_.node_name, ": ", s.message()));
-      }
-      if (absl::Status s = WritePlanStatuses(); !s.ok()) {
+      } else if (absl::Status s = WritePlanStatuses(); !s.ok()) {
         options_.log(absl::StrCat("cache: writing CachePlan status: ", s.message()));
       }
     }
@@ -494,11 +497,15 @@ void CacheAgent::CollectGarbage() {
 }
 
 absl::Status CacheAgent::WriteStatus() {
-  cacheplan::NodeCacheStatus status = Report();
+  cacheplan::NodeCacheStatus status;
   std::string uid;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    status = ReportLocked();
+    // Taken with the snapshot: a state change after it marks both again.
     dirty_ = false;
+    plans_pending_ = plans_pending_ || plans_dirty_;
+    plans_dirty_ = false;
     uid = node_uid_;
     std::map<std::string, int> counts;
     for (const auto& [key, entry] : entries_) ++counts[entry.report.state];
@@ -509,44 +516,53 @@ absl::Status CacheAgent::WriteStatus() {
   cacheplan::NodeCacheStatus stamped = status;
   stamped.last_update = FormatTimestampSeconds(clock_.Now());
   nlohmann::json object = cacheplan::NodeStatusToJson(stamped);
-  absl::StatusOr<nlohmann::json> current =
-      client_.Get(cacheplan::kNodeCacheStatuses, "", options_.node_name);
-  if (!current.ok() && kube::IsApiNotFound(current.status())) {
-    nlohmann::json create = object;
-    create["metadata"]["labels"]["kubernetes.io/hostname"] = options_.node_name;
-    if (!uid.empty()) {
-      // Deleting the Node deletes its report.
-      create["metadata"]["ownerReferences"] = nlohmann::json::array(
-          {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", options_.node_name}, {"uid", uid}}});
+  // The version of the last write is the one to write over; a Get only
+  // when there is none (start, or someone else wrote in between).
+  absl::StatusOr<nlohmann::json> current = absl::NotFoundError("");
+  if (!written_version_.empty()) {
+    object["metadata"]["resourceVersion"] = written_version_;
+    current = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object);
+  }
+  if (!current.ok()) {
+    current = client_.Get(cacheplan::kNodeCacheStatuses, "", options_.node_name);
+    if (!current.ok() && kube::IsApiNotFound(current.status())) {
+      nlohmann::json create = object;
+      create["metadata"].erase("resourceVersion");
+      create["metadata"]["labels"]["kubernetes.io/hostname"] = options_.node_name;
+      if (!uid.empty()) {
+        // Deleting the Node deletes its report.
+        create["metadata"]["ownerReferences"] = nlohmann::json::array(
+            {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", options_.node_name}, {"uid", uid}}});
+      }
+      current = client_.CreateObject(cacheplan::kNodeCacheStatuses, "", create);
     }
-    current = client_.CreateObject(cacheplan::kNodeCacheStatuses, "", create);
+    if (current.ok()) {
+      object["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
+      current = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object);
+    }
   }
-  absl::Status result = current.status();
-  if (current.ok()) {
-    object["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
-    result = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object).status();
-  }
-  if (!result.ok()) {
+  if (!current.ok()) {
+    written_version_.clear();
     std::lock_guard<std::mutex> lock(mu_);
     dirty_ = true;  // the next flush tries again
-    return result;
+    return current.status();
   }
+  written_version_ = (*current)["metadata"].value("resourceVersion", "");
   written_ = status;
   return absl::OkStatus();
 }
 
 absl::Status CacheAgent::WritePlanStatuses() {
+  if (!plans_pending_) return absl::OkStatus();
   std::set<std::string> plans;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!plans_dirty_) return absl::OkStatus();
-    plans_dirty_ = false;
     for (const auto& [key, entry] : entries_) plans.insert(key.first);
   }
   absl::Status result;
   auto fail = [&](absl::Status s) {
     std::lock_guard<std::mutex> lock(mu_);
-    plans_dirty_ = true;
+    dirty_ = true;  // come back after the status interval
     return s;
   };
   absl::StatusOr<nlohmann::json> reports = client_.ListAll(cacheplan::kNodeCacheStatuses, "");
@@ -588,6 +604,7 @@ absl::Status CacheAgent::WritePlanStatuses() {
     }
   }
   if (!result.ok()) return fail(result);
+  plans_pending_ = false;
   return absl::OkStatus();
 }
 

@@ -107,6 +107,7 @@ class CacheAgent {
   // Folder list for the budget from folder_bytes_ and wanted_. mu_ held.
   std::vector<CacheFolder> FoldersLocked() const;
   void SetState(Entry& entry, const std::string& state);  // mu_ held
+  cacheplan::NodeCacheStatus ReportLocked() const;        // mu_ held
   absl::Status WriteStatus();
   absl::Status WritePlanStatuses();
 
@@ -140,6 +141,8 @@ class CacheAgent {
 
   // Control thread only.
   std::optional<cacheplan::NodeCacheStatus> written_;  // without last_update
+  std::string written_version_;                        // its resourceVersion
+  bool plans_pending_ = false;  // plan statuses to recompute after this report
 };
 
 }  // namespace canhazgpu::cacheagent

@@ -111,7 +111,10 @@ class CacheAgentTest : public ::testing::Test {
       std::lock_guard<std::mutex> lock(log_mu_);
       log_.push_back(line);
     };
-    agent_ = CacheAgent::Start(options, *client_, clock_).value();
+    // Its own client, as in k8shazgpu-node: the test's polling must not
+    // use up the agent's share of the client's rate limit.
+    agent_client_ = kube::Client::Create(api_.Config()).value();
+    agent_ = CacheAgent::Start(options, *agent_client_, clock_).value();
   }
 
   json ImageItem(const std::string& name = "vllm-image") {
@@ -156,7 +159,7 @@ class CacheAgentTest : public ::testing::Test {
           if (done(last)) return last;
         }
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     std::lock_guard<std::mutex> lock(log_mu_);
     ADD_FAILURE() << "the report never got there; last: "
@@ -188,6 +191,7 @@ class CacheAgentTest : public ::testing::Test {
   std::string repo_commit_;
   std::unique_ptr<git::testing::GitHttpServer> git_server_;
   hfcache::testing::FakeHub hub_;
+  std::unique_ptr<kube::Client> agent_client_;
   std::unique_ptr<CacheAgent> agent_;
   std::mutex log_mu_;
   std::vector<std::string> log_;
