@@ -531,5 +531,21 @@ TEST(NodeDaemonFlagsTest, MissingNodeNameAndBadFlagsAreOneLineUsageErrors) {
   EXPECT_THAT(bad.err, HasSubstr("--log-format: expected text or json"));
 }
 
+TEST(NodeDaemonFlagsTest, BadCacheFlagsAreOneLineUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--cache", "yes"}, "--cache: expected on or off, got 'yes'"},
+      {{"--cache-disk-limit", "lots"}, "--cache-disk-limit: expected a byte count"},
+      {{"--cache-disk-limit", "-5Gi"}, "--cache-disk-limit: expected a byte count"},
+      {{"--cache-workers", "0"}, "--cache-workers: expected 1 to 64, got '0'"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> argv = {K8SHAZGPU_NODE_BINARY, "--node-name", "n"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    CliResult result = RunProgram(argv, {});
+    EXPECT_EQ(result.exit_code, 2) << flags[0];
+    EXPECT_THAT(result.err, HasSubstr(message));
+  }
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing

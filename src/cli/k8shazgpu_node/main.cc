@@ -12,6 +12,9 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "cacheagent/cache_agent.h"
+#include "cel/quantity.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
 #include "cli/common/listen_address.h"
@@ -19,6 +22,7 @@
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "cri/runtime_socket.h"
 #include "daemon/node_daemon.h"
 #include "gpu/amd_gpu_provider.h"
 #include "gpu/fake_host.h"
@@ -66,6 +70,17 @@ std::vector<cli::FlagSpec> Flags() {
            "how often the slices and the NodeGpuStatus are checked against the API server even "
            "without a change",
            "30s"),
+      text("cache", "on|off",
+           "keep the node's caches (CachePlans) warm (the DaemonSet turns it on)", "off"),
+      text("cache-root", "DIR", "where the git mirrors and the model cache live (pods mount it)",
+           "/var/lib/canhazgpu/cache"),
+      text("cache-disk-limit", "QUANTITY",
+           "most bytes the git and model caches may hold, e.g. 500Gi; 0: no ceiling", "0"),
+      text("cache-workers", "N", "how many cache items are pulled at once", "2"),
+      text("container-runtime-endpoint", "PATH",
+           "the CRI socket images are pulled through; default: the first of the usual ones", ""),
+      text("hf-endpoint", "URL", "the Hugging Face Hub or a mirror of it",
+           "https://huggingface.co"),
       {.name = "help", .short_name = 'h', .help = "show this help"},
   };
 }
@@ -152,6 +167,24 @@ int Main(const std::vector<std::string>& args) {
     return Fail("--http-listen: " + std::string(http_listen.status().message()), cli::kExitUsage);
   }
 
+  if (s["cache"] != "on" && s["cache"] != "off") {
+    return Fail("--cache: expected on or off, got '" + s["cache"] + "'", cli::kExitUsage);
+  }
+  absl::StatusOr<cel::Quantity> disk_limit = cel::Quantity::Parse(s["cache-disk-limit"]);
+  std::optional<int64_t> disk_limit_bytes =
+      disk_limit.ok() ? disk_limit->AsInt64() : std::optional<int64_t>();
+  if (!disk_limit_bytes || *disk_limit_bytes < 0) {
+    return Fail("--cache-disk-limit: expected a byte count such as 500Gi, got '" +
+                    s["cache-disk-limit"] + "'",
+                cli::kExitUsage);
+  }
+  int cache_workers = 0;
+  if (!absl::SimpleAtoi(s["cache-workers"], &cache_workers) || cache_workers < 1 ||
+      cache_workers > 64) {
+    return Fail("--cache-workers: expected 1 to 64, got '" + s["cache-workers"] + "'",
+                cli::kExitUsage);
+  }
+
   sigset_t signals = cli::BlockStopSignals();  // before any thread starts
 
   Logger logger(s["log-format"] == "json");
@@ -209,6 +242,37 @@ int Main(const std::vector<std::string>& args) {
       **client, clock);
   if (!node.ok()) return Fail(std::string(node.status().message()));
 
+  // The cache agent has a client of its own, so that its writes never
+  // wait behind the slice loop's share of the rate limit, nor the reverse.
+  std::unique_ptr<kube::Client> cache_client;
+  std::unique_ptr<cacheagent::CacheAgent> cache;
+  if (s["cache"] == "on") {
+    std::string socket;
+    if (absl::StatusOr<cri::RuntimeSocket> found =
+            cri::FindRuntimeSocket(s["container-runtime-endpoint"]);
+        found.ok()) {
+      socket = found->path;
+      log(StrCat("cache: container runtime ", found->reason));
+    } else {
+      log(StrCat("cache: images will not be cached: ", found.status().message()));
+    }
+    absl::StatusOr<std::unique_ptr<kube::Client>> created =
+        kube::Client::Create(*config, {.user_agent = kube::UserAgent("k8shazgpu-node")});
+    if (!created.ok()) return Fail(std::string(created.status().message()));
+    cache_client = *std::move(created);
+    absl::StatusOr<std::unique_ptr<cacheagent::CacheAgent>> started =
+        cacheagent::CacheAgent::Start({.node_name = s["node-name"],
+                                       .cache_root = s["cache-root"],
+                                       .disk_limit_bytes = *disk_limit_bytes,
+                                       .workers = cache_workers,
+                                       .cri_socket = socket,
+                                       .hf_endpoint = s["hf-endpoint"],
+                                       .log = log},
+                                      *cache_client, clock);
+    if (!started.ok()) return Fail(std::string(started.status().message()));
+    cache = *std::move(started);
+  }
+
   httplib::Server http;
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
@@ -219,7 +283,8 @@ int Main(const std::vector<std::string>& args) {
     res.set_content(ready ? "ok\n" : "not ready: the slices are not published yet\n", "text/plain");
   });
   http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content((*node)->Metrics(), "text/plain; version=0.0.4");
+    res.set_content((*node)->Metrics() + (cache ? cache->Metrics() : std::string()),
+                    "text/plain; version=0.0.4");
   });
   const std::string& http_host = http_listen->host;
   const int http_port = http_listen->port;
@@ -232,6 +297,7 @@ int Main(const std::vector<std::string>& args) {
   int sig = 0;
   sigwait(&signals, &sig);
   log("stopping");
+  if (cache) cache->Stop();
   (*node)->Stop();
   if (health) health->Stop();
   http.stop();
