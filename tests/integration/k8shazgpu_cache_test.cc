@@ -286,5 +286,21 @@ TEST_F(K8shazgpuCacheTest, KubectlReadsThePlanWithItsColumns) {
   EXPECT_EQ(statuses.exit_code, 0) << statuses.err;
 }
 
+// Completion offers cache's subcommands (bash offers a command's words
+// instead of its flags, cli/common/completion.cc).
+TEST_F(K8shazgpuCacheTest, CompletionOffersTheSubcommands) {
+  const std::string script = dir_ + "/completion.bash";
+  WriteFile(script, K8s({"completion", "bash"}).out);
+  auto complete = [&](const std::string& words, int cword) {
+    const std::string program = "source '" + script + "'; COMP_WORDS=(" + words +
+                                "); COMP_CWORD=" + std::to_string(cword) +
+                                "; _k8shazgpu; printf '%s\\n' \"${COMPREPLY[@]}\"";
+    return RunProgram({"bash", "-c", program}, Env()).out;
+  };
+  const std::string binary = std::string("'") + K8SHAZGPU_BINARY + "'";
+  EXPECT_EQ(complete(binary + " 'cac'", 1), "cache\n");
+  EXPECT_EQ(complete(binary + " 'cache' ''", 2), "plan\nstatus\nadd\nremove\nupdate\n");
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing
