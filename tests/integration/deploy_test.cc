@@ -14,6 +14,7 @@
 
 #include "cacheplan/summary.h"
 #include "cacheplan/types.h"
+#include "cacheplan/validate.h"
 #include "cel/program.h"
 #include "dra/devices.h"
 #include "driver/node_status.h"
@@ -361,6 +362,19 @@ TEST(DeployManifestsTest, CachePlansAndNodeCacheStatusesFitTheirSchemas) {
   bad_node["status"]["items"][0]["state"] = "Done";
   EXPECT_THAT(SchemaErrors(CacheSchema("nodecachestatuses.canhazgpu.dev"), bad_node),
               ::testing::ElementsAre(HasSubstr("items[0].state")));
+}
+
+// The example plan fits the schema and passes the checks the CLI makes.
+TEST(DeployManifestsTest, TheExampleCachePlanIsValid) {
+  auto example =
+      kubesim::YamlDocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/cacheplan.yaml"));
+  ASSERT_TRUE(example.ok()) << example.status();
+  ASSERT_EQ(example->size(), 1u);
+  EXPECT_THAT(SchemaErrors(CacheSchema("cacheplans.canhazgpu.dev"), (*example)[0]), IsEmpty());
+  absl::StatusOr<cacheplan::CachePlan> plan = cacheplan::PlanFromJson((*example)[0]);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->items.size(), 3u);
+  EXPECT_TRUE(cacheplan::Validate(*plan).ok()) << cacheplan::Validate(*plan);
 }
 
 // ---- with the real kubectl ----
