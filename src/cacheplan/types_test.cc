@@ -1,0 +1,133 @@
+#include "cacheplan/types.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace canhazgpu::cacheplan {
+namespace {
+
+using nlohmann::json;
+
+CachePlan FullPlan() {
+  CachePlan plan;
+  plan.name = "default";
+  plan.items = {
+      {.name = "vllm-image",
+       .type = kImage,
+       .image = ImageSource{.ref = "vllm/vllm-openai:v0.6.3"}},
+      {.name = "vllm-repo",
+       .type = kGitRepo,
+       .git_repo = GitRepoSource{.url = "https://github.com/vllm-project/vllm", .branch = "main"},
+       .node_selector = {{"gpu", "h100"}},
+       .pull_secret = SecretRef{.namespace_name = "ml", .name = "git-token"},
+       .refresh_requested_at = "2026-11-24T10:00:00Z"},
+      {.name = "qwen",
+       .type = kHfModel,
+       .hf_model = HfModelSource{.repo_id = "Qwen/Qwen2.5-0.5B",
+                                 .revision = "main",
+                                 .allow_patterns = {"*.json", "*.safetensors"}}},
+  };
+  plan.status = PlanStatus{
+      .summary = {.items = 3, .nodes = 2, .ready = 4, .pulling = 1, .failed = 1, .pending = 0},
+      .conditions = {{.type = "Ready",
+                      .status = "False",
+                      .reason = "ItemsFailed",
+                      .message = "1 of 6 failed",
+                      .last_transition_time = "2026-11-24T10:00:00Z"}}};
+  return plan;
+}
+
+TEST(TypesTest, PlanRoundTripsThroughJson) {
+  const CachePlan plan = FullPlan();
+  const json j = PlanToJson(plan);
+  EXPECT_EQ(j["apiVersion"], "canhazgpu.dev/v1alpha1");
+  EXPECT_EQ(j["kind"], "CachePlan");
+  EXPECT_EQ(j["spec"]["items"][1]["scope"]["nodeSelector"]["gpu"], "h100");
+  EXPECT_EQ(j["spec"]["items"][1]["pullSecretRef"]["namespace"], "ml");
+  EXPECT_EQ(j["spec"]["items"][2]["hfModel"]["allowPatterns"][1], "*.safetensors");
+  absl::StatusOr<CachePlan> back = PlanFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, plan);
+}
+
+TEST(TypesTest, WritingEmitsOnlyWhatIsSet) {
+  const CacheItem item{.name = "x", .type = kImage, .image = ImageSource{.ref = "nginx"}};
+  EXPECT_EQ(ItemToJson(item),
+            (json{{"name", "x"}, {"type", "image"}, {"image", {{"ref", "nginx"}}}}));
+  const CacheItem repo{
+      .name = "r", .type = kGitRepo, .git_repo = GitRepoSource{.url = "file:///r"}};
+  EXPECT_EQ(ItemToJson(repo)["gitRepo"], (json{{"url", "file:///r"}}));
+}
+
+TEST(TypesTest, ReadingToleratesUnknownAndMistypedFields) {
+  const json j = json::parse(R"({
+    "metadata": {"name": "p", "resourceVersion": "42", "labels": {"a": "b"}},
+    "spec": {"future": true, "items": [
+      {"name": "a", "type": "image", "image": {"ref": "nginx", "platform": "arm64"}, "extra": 1},
+      {"name": "b", "type": "gitRepo", "gitRepo": {"url": 5, "branch": "dev"}}
+    ]},
+    "status": {"summary": {"items": "two"}, "conditions": "none"}
+  })");
+  absl::StatusOr<CachePlan> plan = PlanFromJson(j);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->resource_version, "42");
+  ASSERT_EQ(plan->items.size(), 2u);
+  EXPECT_EQ(plan->items[0].image->ref, "nginx");
+  EXPECT_EQ(plan->items[1].git_repo->url, "");  // mistyped: reads as absent
+  EXPECT_EQ(plan->items[1].git_repo->branch, "dev");
+  EXPECT_EQ(plan->status->summary.items, 0);
+  EXPECT_TRUE(plan->status->conditions.empty());
+}
+
+TEST(TypesTest, ReadingRefusesItemsThatAreNotObjects) {
+  EXPECT_FALSE(PlanFromJson(json{{"metadata", {{"name", "p"}}}, {"spec", {{"items", {1}}}}}).ok());
+  EXPECT_FALSE(PlanFromJson(json{{"spec", {{"items", "x"}}}}).ok());
+  EXPECT_FALSE(PlanFromJson(json::array()).ok());
+  // No spec at all is an empty plan.
+  absl::StatusOr<CachePlan> empty = PlanFromJson(json{{"metadata", {{"name", "p"}}}});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->items.empty());
+}
+
+TEST(TypesTest, NodeStatusRoundTripsThroughJson) {
+  NodeCacheStatus status{.node_name = "node-a",
+                         .items = {{.plan = "default",
+                                    .name = "vllm-image",
+                                    .type = kImage,
+                                    .state = kPulling,
+                                    .bytes_done = 1'000,
+                                    .bytes_total = 4'000,
+                                    .last_checked = "2026-11-24T10:00:00Z"},
+                                   {.plan = "default",
+                                    .name = "qwen",
+                                    .type = kHfModel,
+                                    .state = kReady,
+                                    .commit = "abc",
+                                    .revision = "main",
+                                    .size_bytes = 99,
+                                    .last_used = "2026-11-24T09:00:00Z"},
+                                   {.plan = "default",
+                                    .name = "repo",
+                                    .type = kGitRepo,
+                                    .state = kFailed,
+                                    .message = "authentication required"}},
+                         .disk = {.used_bytes = 10, .limit_bytes = 100},
+                         .last_update = "2026-11-24T10:00:01Z"};
+  const json j = NodeStatusToJson(status);
+  EXPECT_EQ(j["metadata"]["name"], "node-a");
+  EXPECT_EQ(j["status"]["items"][0]["bytesDone"], 1'000);
+  EXPECT_FALSE(j["status"]["items"][0].contains("digest"));
+  absl::StatusOr<NodeCacheStatus> back = NodeStatusFromJson(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, status);
+}
+
+TEST(TypesTest, NodeNameFallsBackToTheObjectName) {
+  absl::StatusOr<NodeCacheStatus> s = NodeStatusFromJson(json{{"metadata", {{"name", "n1"}}}});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->node_name, "n1");
+  EXPECT_TRUE(s->items.empty());
+}
+
+}  // namespace
+}  // namespace canhazgpu::cacheplan
