@@ -12,6 +12,9 @@
 #include <map>
 #include <set>
 
+#include "cacheplan/summary.h"
+#include "cacheplan/types.h"
+#include "cacheplan/validate.h"
 #include "cel/program.h"
 #include "dra/devices.h"
 #include "driver/node_status.h"
@@ -29,6 +32,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr char kNamespace[] = "canhazgpu-system";
+constexpr char kNodeGpuStatusCrd[] = "nodegpustatuses.canhazgpu.dev";
 
 std::vector<json> Objects() {
   auto objects = LoadKustomizationResources(DEPLOY_DIR);
@@ -63,7 +67,8 @@ void ExpectValidObjects(const std::vector<json>& objects) {
     }
   }
   EXPECT_EQ(kinds, (std::multiset<std::string>{
-                       "Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                       "Namespace", "CustomResourceDefinition", "CustomResourceDefinition",
+                       "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
                        "ClusterRoleBinding", "DaemonSet", "DeviceClass", "DeviceClass"}));
 }
 
@@ -110,7 +115,13 @@ TEST(DeployManifestsTest, TheRoleGrantsTheDriverSubresourceAndNoWildcards) {
   EXPECT_TRUE(driver_rule) << role.dump(2);
   EXPECT_TRUE(resources.contains("resourceslices"));
   EXPECT_TRUE(resources.contains("resourceclaims/status")) << "1.34 and 1.35 need it";
-  EXPECT_FALSE(resources.contains("secrets"));
+  // Secrets only by name (a cache plan item's pullSecretRef): get, never
+  // list or watch, so the agent reads no Secret it was not pointed at.
+  for (const json& rule : role["rules"]) {
+    if (rule["resources"].dump().find("secrets") == std::string::npos) continue;
+    EXPECT_EQ(rule["resources"], json::array({"secrets"}));
+    EXPECT_EQ(rule["verbs"], json::array({"get"}));
+  }
   EXPECT_FALSE(resources.contains("leases")) << "one daemon per node elects no leader";
 }
 
@@ -179,7 +190,7 @@ TEST(DeployManifestsTest, TheDeviceClassesSelectGpusAndMigInstances) {
 }
 
 TEST(DeployManifestsTest, TheCrdIsStructuralAndItsColumnsExist) {
-  const json crd = Find(Objects(), "CustomResourceDefinition");
+  const json crd = Find(Objects(), "CustomResourceDefinition", kNodeGpuStatusCrd);
   EXPECT_EQ(crd["spec"]["scope"], "Cluster");
   ASSERT_EQ(crd["spec"]["versions"].size(), 1u);
   const json& version = crd["spec"]["versions"][0];
@@ -199,8 +210,8 @@ TEST(DeployManifestsTest, TheCrdIsStructuralAndItsColumnsExist) {
 }
 
 TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
-  const json schema = Find(
-      Objects(), "CustomResourceDefinition")["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+  const json schema = Find(Objects(), "CustomResourceDefinition",
+                           kNodeGpuStatusCrd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
   auto example = kubesim::YamlDocumentsToJson(
       ReadFile(std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml"));
   ASSERT_TRUE(example.ok()) << example.status();
@@ -223,8 +234,8 @@ TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
 // What the daemon writes, not only the example: every device state, held,
 // prepared, in use with processes, tainted.
 TEST(DeployManifestsTest, TheDaemonsNodeGpuStatusFitsTheCrdSchema) {
-  const json schema = Find(
-      Objects(), "CustomResourceDefinition")["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+  const json schema = Find(Objects(), "CustomResourceDefinition",
+                           kNodeGpuStatusCrd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
   driver::NodeView view;
   std::vector<GpuInfo> gpus(4);
   for (int i = 0; i < 4; ++i) {
@@ -259,6 +270,111 @@ TEST(DeployManifestsTest, TheDaemonsNodeGpuStatusFitsTheCrdSchema) {
   const json object =
       driver::NodeGpuStatusObject("node-a", "uid-1", view, FromEpochMillis(1'795'000'000'000));
   EXPECT_THAT(SchemaErrors(schema, object), IsEmpty()) << object.dump(1);
+}
+
+// The cache CRDs (issue 18): structural, cluster-scoped, with a status
+// subresource and printer columns that point at fields of the schema.
+void ExpectStructuralCrd(const json& crd, const std::vector<std::string>& want_columns) {
+  EXPECT_EQ(crd["spec"]["scope"], "Cluster");
+  ASSERT_EQ(crd["spec"]["versions"].size(), 1u);
+  const json& version = crd["spec"]["versions"][0];
+  EXPECT_EQ(version["name"], "v1alpha1");
+  EXPECT_EQ(version["subresources"], (json{{"status", json::object()}}));
+  const json& schema = version["schema"]["openAPIV3Schema"];
+  EXPECT_THAT(StructuralErrors(schema), IsEmpty());
+  std::vector<std::string> columns;
+  for (const json& column : version["additionalPrinterColumns"]) {
+    columns.push_back(column["name"]);
+    const std::string path = column["jsonPath"];
+    if (path.starts_with(".metadata.")) continue;
+    const std::string type = column["type"] == "date" ? "string" : column["type"];
+    EXPECT_EQ(SchemaAt(schema, path).value("type", ""), type) << path;
+  }
+  EXPECT_EQ(columns, want_columns);
+}
+
+json CacheSchema(const std::string& crd) {
+  return Find(Objects(), "CustomResourceDefinition",
+              crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+}
+
+TEST(DeployManifestsTest, TheCacheCrdsAreStructuralAndTheirColumnsExist) {
+  ExpectStructuralCrd(Find(Objects(), "CustomResourceDefinition", "cacheplans.canhazgpu.dev"),
+                      {"Items", "Nodes", "Ready", "Pulling", "Failed", "Age"});
+  ExpectStructuralCrd(
+      Find(Objects(), "CustomResourceDefinition", "nodecachestatuses.canhazgpu.dev"),
+      {"Node", "Used", "Limit", "Updated", "Age"});
+}
+
+// What src/cacheplan writes fits the schemas: every item type with every
+// optional field, and a status with every state and condition.
+TEST(DeployManifestsTest, CachePlansAndNodeCacheStatusesFitTheirSchemas) {
+  using namespace cacheplan;
+  CachePlan plan{.name = "default"};
+  plan.items = {
+      {.name = "img", .type = kImage, .image = ImageSource{.ref = "vllm/vllm-openai:v0.6.3"}},
+      {.name = "repo",
+       .type = kGitRepo,
+       .git_repo = GitRepoSource{.url = "https://github.com/vllm-project/vllm", .branch = "main"},
+       .node_selector = {{"gpu", "h100"}},
+       .pull_secret = SecretRef{.namespace_name = "ml", .name = "token"},
+       .refresh_requested_at = "2026-11-24T10:00:00Z"},
+      {.name = "model",
+       .type = kHfModel,
+       .hf_model =
+           HfModelSource{.repo_id = "gpt2", .revision = "main", .allow_patterns = {"*.json"}}}};
+  NodeItem failed{
+      .plan = "default", .name = "model", .type = kHfModel, .state = kFailed, .message = "401"};
+  const NodeCacheStatus node{.node_name = "node-a",
+                             .items = {{.plan = "default",
+                                        .name = "img",
+                                        .type = kImage,
+                                        .state = kReady,
+                                        .digest = "sha256:" + std::string(64, 'a'),
+                                        .size_bytes = 5,
+                                        .last_checked = "2026-11-24T10:00:00Z",
+                                        .last_used = "2026-11-24T10:00:00Z"},
+                                       {.plan = "default",
+                                        .name = "repo",
+                                        .type = kGitRepo,
+                                        .state = kPulling,
+                                        .bytes_done = 1,
+                                        .bytes_total = 2},
+                                       failed},
+                             .disk = {.used_bytes = 5, .limit_bytes = 100},
+                             .last_update = "2026-11-24T10:00:01Z"};
+  plan.status = Summarize(plan, {node}, {}, FromEpochMillis(1'795'000'000'000));
+  const json plan_object = PlanToJson(plan);
+  EXPECT_THAT(SchemaErrors(CacheSchema("cacheplans.canhazgpu.dev"), plan_object), IsEmpty())
+      << plan_object.dump(1);
+  const json node_object = NodeStatusToJson(node);
+  EXPECT_THAT(SchemaErrors(CacheSchema("nodecachestatuses.canhazgpu.dev"), node_object), IsEmpty())
+      << node_object.dump(1);
+
+  // The check has teeth: an unknown type, an unknown field, a bad state.
+  json bad = plan_object;
+  bad["spec"]["items"][0]["type"] = "pythonWheels";
+  bad["spec"]["items"][1]["gitRepo"]["pathName"] = "x";
+  EXPECT_THAT(SchemaErrors(CacheSchema("cacheplans.canhazgpu.dev"), bad),
+              ::testing::UnorderedElementsAre(HasSubstr("items[0].type"),
+                                              HasSubstr("gitRepo.pathName: unknown field")));
+  json bad_node = node_object;
+  bad_node["status"]["items"][0]["state"] = "Done";
+  EXPECT_THAT(SchemaErrors(CacheSchema("nodecachestatuses.canhazgpu.dev"), bad_node),
+              ::testing::ElementsAre(HasSubstr("items[0].state")));
+}
+
+// The example plan fits the schema and passes the checks the CLI makes.
+TEST(DeployManifestsTest, TheExampleCachePlanIsValid) {
+  auto example =
+      kubesim::YamlDocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/cacheplan.yaml"));
+  ASSERT_TRUE(example.ok()) << example.status();
+  ASSERT_EQ(example->size(), 1u);
+  EXPECT_THAT(SchemaErrors(CacheSchema("cacheplans.canhazgpu.dev"), (*example)[0]), IsEmpty());
+  absl::StatusOr<cacheplan::CachePlan> plan = cacheplan::PlanFromJson((*example)[0]);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->items.size(), 3u);
+  EXPECT_TRUE(cacheplan::Validate(*plan).ok()) << cacheplan::Validate(*plan);
 }
 
 // ---- with the real kubectl ----
@@ -333,6 +449,10 @@ TEST_F(DeployKubectlTest, ApplyServesTheClassesAndTheNodeGpuStatusKind) {
   // status subresource as the daemon does, and read it back.
   CliResult none = Kubectl({"get", "nodegpustatuses"});
   ASSERT_EQ(none.exit_code, 0) << none.err;
+  for (const char* kind : {"cacheplans", "nodecachestatuses"}) {
+    CliResult empty = Kubectl({"get", kind});
+    EXPECT_EQ(empty.exit_code, 0) << kind << ": " << empty.err;
+  }
   const std::string example = std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml";
   CliResult created = Kubectl({"create", "-f", example});
   ASSERT_EQ(created.exit_code, 0) << created.err;

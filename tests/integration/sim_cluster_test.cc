@@ -377,6 +377,24 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
       statuses.out,
       ::testing::ContainsRegex(
           "NAME +NODE +FREE +HELD +PREPARED +AGE\nnode-0 +node-0 +[0-9]+ +0 +[0-9]+ +[0-9]+s"));
+  // The cache CRDs are installed too, and kubectl prints their columns.
+  const kube::ResourceRef plans{"canhazgpu.dev", "v1alpha1", "cacheplans", false};
+  const json plan = json::parse(R"({"apiVersion": "canhazgpu.dev/v1alpha1", "kind": "CachePlan",
+      "metadata": {"name": "default"},
+      "spec": {"items": [{"name": "nginx", "type": "image", "image": {"ref": "nginx"}}]}})");
+  json created_plan = client_->CreateObject(plans, "", plan).value();
+  created_plan["status"] = {
+      {"summary",
+       {{"items", 1}, {"nodes", 1}, {"ready", 1}, {"pulling", 0}, {"failed", 0}, {"pending", 0}}}};
+  ASSERT_TRUE(client_->UpdateStatus(plans, "", created_plan).ok());
+  CliResult cache_plans = RunProgram({"kubectl", "get", "cacheplans"}, env);
+  EXPECT_EQ(cache_plans.exit_code, 0) << cache_plans.err;
+  EXPECT_THAT(cache_plans.out,
+              ::testing::ContainsRegex("NAME +ITEMS +NODES +READY +PULLING +FAILED +AGE\n"
+                                       "default +1 +1 +1 +0 +0 +[0-9]+s"));
+  CliResult node_caches = RunProgram({"kubectl", "get", "nodecachestatuses"}, env);
+  EXPECT_EQ(node_caches.exit_code, 0) << node_caches.err;
+  EXPECT_THAT(node_caches.out + node_caches.err, HasSubstr("No resources found"));
   // kubectl delete waits until the kubelet has stopped the pod and removed it.
   CliResult deleted = RunProgram({"kubectl", "delete", "pod", "hello", "--timeout=60s"}, env);
   EXPECT_EQ(deleted.exit_code, 0) << deleted.err;

@@ -21,6 +21,10 @@ const std::vector<CommandSpec>& Commands() {
        ReleaseFlags(), ReleaseCommand},
       {"cleanup", "delete your runs and everything they created, found by their labels",
        "--name NAME | --all [flags]", CleanupFlags(), CleanupCommand},
+      {"cache", "the cache plan: images, repositories and models the nodes keep warm",
+       "plan show | status | add image|repo|model SOURCE | remove NAME... | update NAME...|--all "
+       "[flags]",
+       CacheFlags(), CacheCommand},
       {"completion",
        "shell completion: source <(k8shazgpu completion bash), or zsh",
        "bash|zsh",

@@ -39,6 +39,7 @@ int ExplainCommand(Context& ctx, const Args& args);
 int ReserveCommand(Context& ctx, const Args& args);
 int ReleaseCommand(Context& ctx, const Args& args);
 int CleanupCommand(Context& ctx, const Args& args);
+int CacheCommand(Context& ctx, const Args& args);
 int CompletionCommand(Context& ctx, const Args& args);
 int ManpageCommand(Context& ctx, const Args& args);
 
@@ -49,6 +50,7 @@ std::vector<FlagSpec> ExplainFlags();
 std::vector<FlagSpec> ReserveFlags();
 std::vector<FlagSpec> ReleaseFlags();
 std::vector<FlagSpec> CleanupFlags();
+std::vector<FlagSpec> CacheFlags();
 
 // reserve's request: run's, with a placeholder command, the reservation
 // label, --duration (default 8h) as the deadline and --wait (default 10m)

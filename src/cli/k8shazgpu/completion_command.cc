@@ -35,6 +35,7 @@ ProgramSpec Program() {
                        .flags = c.flags,
                        .runs_command = c.usage.find("-- ") != std::string::npos};
     if (c.name == "completion") command.words = {"bash", "zsh"};
+    if (c.name == "cache") command.words = {"plan", "status", "add", "remove", "update"};
     program.commands.push_back(std::move(command));
   }
   program.global_flags = GlobalFlags();
