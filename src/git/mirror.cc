@@ -238,9 +238,10 @@ absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_vi
   }
   fs::rename(creating, path, ec);
   if (ec) {
+    const std::string reason = ec.message();
     fs::remove_all(creating, ec);
     return absl::UnavailableError(
-        absl::StrCat("moving the new mirror into ", path.string(), ": ", ec.message()));
+        absl::StrCat("moving the new mirror into ", path.string(), ": ", reason));
   }
   ASSIGN_OR_RETURN(Repository repository, Open(path));
   return Mirror(path, url, std::move(repository), &clock);
