@@ -183,8 +183,9 @@ std::string MirrorDirName(std::string_view url) {
   // No leading dot (hidden, and "." or ".."), no dangling separators.
   size_t begin = readable.find_first_not_of(".-");
   readable = begin == std::string::npos ? std::string() : readable.substr(begin);
-  while (!readable.empty() && (readable.back() == '-' || readable.back() == '.'))
+  while (!readable.empty() && (readable.back() == '-' || readable.back() == '.')) {
     readable.pop_back();
+  }
   if (readable.empty()) readable = "repo";
 
   EnsureInitialized();
