@@ -229,8 +229,17 @@ TEST_F(DownloadTest, WrongHashFailsAndKeepsNothing) {
 TEST_F(DownloadTest, ResumesACutTransferWithARangeRequest) {
   StartHub(TinyModel());
   hub_.CutNextBody("model.safetensors", kMiB);
-  absl::StatusOr<ModelSnapshot> snapshot = Download(ModelRef{.repo_id = "org/tiny"}, Options());
+  uint64_t most = 0, last = 0, total = 0;
+  absl::StatusOr<ModelSnapshot> snapshot =
+      Download(ModelRef{.repo_id = "org/tiny"}, Options(), [&](uint64_t d, uint64_t t) {
+        most = std::max(most, d);
+        last = d;
+        total = t;
+      });
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  // The resumed part is not counted twice.
+  EXPECT_EQ(most, total);
+  EXPECT_EQ(last, total);
   std::vector<std::string> ranges;
   for (const RecordedRequest& r : FileRequests()) {
     if (!r.range.empty()) ranges.push_back(r.range);

@@ -297,9 +297,11 @@ void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Respon
   int fd = -1;
   if (!file->disk_path.empty()) fd = open(file->disk_path.c_str(), O_RDONLY | O_CLOEXEC);
   auto sent = std::make_shared<uint64_t>(0);
+  // One read buffer per response, not one per piece.
+  auto buffer = std::make_shared<std::unique_ptr<char[]>>(fd >= 0 ? new char[kPiece] : nullptr);
   res.set_content_provider(
       file->size, "application/octet-stream",
-      [this, file, hook, fd, sent](size_t offset, size_t length, httplib::DataSink& sink) {
+      [this, file, hook, fd, sent, buffer](size_t offset, size_t length, httplib::DataSink& sink) {
         size_t n = std::min(length, kPiece);
         if (hook.has_value() && *sent < hook->bytes) n = std::min<uint64_t>(n, hook->bytes - *sent);
         if (hook.has_value() && *sent == hook->bytes) {
@@ -308,9 +310,8 @@ void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Respon
           released_cv_.wait(lock, [this] { return released_; });
         }
         if (fd >= 0) {
-          std::vector<char> buffer(n);
-          const ssize_t got = pread(fd, buffer.data(), n, static_cast<off_t>(offset));
-          if (got <= 0 || !sink.write(buffer.data(), static_cast<size_t>(got))) return false;
+          const ssize_t got = pread(fd, buffer->get(), n, static_cast<off_t>(offset));
+          if (got <= 0 || !sink.write(buffer->get(), static_cast<size_t>(got))) return false;
           *sent += static_cast<uint64_t>(got);
           return true;
         }
