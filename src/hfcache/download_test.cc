@@ -327,6 +327,22 @@ TEST_F(DownloadTest, CancelStopsAStalledTransferAndKeepsItForResuming) {
   EXPECT_TRUE(absl::IsNotFound(FindCached(root_, ModelRef{.repo_id = "org/tiny"}).status()));
 }
 
+TEST_F(DownloadTest, ConcurrentDownloadsOfOneModelTakeTurns) {
+  StartHub(TinyModel());
+  absl::StatusOr<ModelSnapshot> first, second;
+  std::thread a([&] { first = Download(ModelRef{.repo_id = "org/tiny"}, Options()); });
+  std::thread b([&] { second = Download(ModelRef{.repo_id = "org/tiny"}, Options()); });
+  a.join();
+  b.join();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  // The lock let one fetch each file; the other found the blobs verified.
+  int weights = 0;
+  for (const RecordedRequest& r : FileRequests()) weights += r.path.starts_with("/cdn/");
+  EXPECT_EQ(weights, 1);
+  EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
+}
+
 TEST_F(DownloadTest, SendsTheTokenAndExplainsWhenItIsMissing) {
   FakeModel model = TinyModel();
   model.private_repo = true;
