@@ -201,8 +201,19 @@ class Downloader {
     const uint64_t offset = writer.size();
     absl::Status own_error;  // why a callback stopped the transfer
     FetchCallbacks callbacks;
-    callbacks.on_start = [&](int status) {
-      if (status == 206 || offset == 0) return true;
+    callbacks.on_start = [&](int status, const std::map<std::string, std::string>& headers) {
+      if (offset == 0) return true;
+      if (status == 206) {
+        const auto range = headers.find("content-range");
+        if (range != headers.end() &&
+            range->second.starts_with(absl::StrCat("bytes ", offset, "-"))) {
+          return true;
+        }
+        own_error = absl::UnavailableError(
+            absl::StrCat(FileName(file), ": asked for bytes from ", offset, ", the server sent \"",
+                         range != headers.end() ? range->second : "no Content-Range", "\""));
+        return false;
+      }
       // The server ignored the range: start the file over.
       own_error = writer.Restart();
       current_ = 0;

@@ -270,6 +270,26 @@ TEST_F(DownloadTest, ResumesAcrossCallsFromTheIncompleteFile) {
   EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
 }
 
+TEST_F(DownloadTest, StartsOverWhenTheServerIgnoresTheRange) {
+  StartHub(TinyModel());
+  hub_.CutNextBody("model.safetensors", kMiB);
+  DownloadOptions options = Options();
+  options.max_attempts = 1;
+  ASSERT_FALSE(Download(ModelRef{.repo_id = "org/tiny"}, options).ok());
+  hub_.IgnoreRanges(true);
+  hub_.ClearRequests();
+  uint64_t most = 0, total = 0;
+  absl::StatusOr<ModelSnapshot> snapshot =
+      Download(ModelRef{.repo_id = "org/tiny"}, options, [&](uint64_t d, uint64_t t) {
+        most = std::max(most, d);
+        total = t;
+      });
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ(FileRequests().back().range, "bytes=1048576-");  // asked, but got it all
+  EXPECT_EQ(most, total);  // the restarted file is not counted twice
+  EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
+}
+
 // Waits (generously) for `condition`; no timing assertions.
 template <typename F>
 bool WaitFor(F condition) {

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -97,6 +99,12 @@ absl::Status FakeHub::Start(int port) {
   server_->Get(
       R"(/([^/]+)/([^/]+)/resolve/([^/]+)/(.+))",
       [this](const httplib::Request& req, httplib::Response& res) { HandleResolve(req, res); });
+  // httplib answers 206 to any range request; a server ignoring ranges
+  // answers 200.
+  server_->set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ignore_ranges_ && res.status == 206) res.status = 200;
+  });
   if (port == 0) {
     port_ = server_->bind_to_any_port("127.0.0.1");
   } else if (server_->bind_to_port("127.0.0.1", port)) {
@@ -127,6 +135,11 @@ void FakeHub::StallNextBody(std::string_view file_path, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   hooks_[std::string(file_path)] = BodyHook{.bytes = bytes, .stall = true};
   released_ = false;
+}
+
+void FakeHub::IgnoreRanges(bool ignore) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ignore_ranges_ = ignore;
 }
 
 void FakeHub::Release() {
@@ -288,6 +301,21 @@ void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Respon
   std::optional<BodyHook> hook;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (ignore_ranges_) {
+      // Without a length httplib cannot slice a range: the whole body, 200.
+      res.set_content_provider("application/octet-stream",
+                               [file](size_t offset, httplib::DataSink& sink) {
+                                 std::string bytes = file->content;
+                                 if (!file->disk_path.empty()) {
+                                   std::ifstream in(file->disk_path, std::ios::binary);
+                                   bytes.assign(std::istreambuf_iterator<char>(in), {});
+                                 }
+                                 sink.write(bytes.data() + offset, bytes.size() - offset);
+                                 sink.done();
+                                 return true;
+                               });
+      return;
+    }
     auto it = hooks_.find(file->path);
     if (it != hooks_.end()) {
       hook = it->second;
