@@ -63,7 +63,7 @@ const Checkout& TheCheckout() {
     std::string binary(200 * 1024, '\0');
     for (size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>(i * 131 % 251);
     WriteBytes(v.work / "vllm/new/weights.bin", binary);
-    Git(v.work, "add -A vllm/pkg1");
+    Git(v.work, "add -A vllm/pkg2");
     Git(v.work, "commit -q -m 'some of it committed'");
     out->checkout = DetectVllmCheckout(v.work, false).value();
     out->bundle = Encode(CollectChangeSet(v.work, out->checkout.merge_base).value());
