@@ -194,7 +194,9 @@ std::string FormatSummary(const Summary& summary) {
   std::string out = StrCat("merge-base ", summary.base_commit, "\n");
   out += StrCat(summary.added, " added, ", summary.modified, " modified, ", summary.deleted,
                 " deleted");
-  if (summary.symlinks > 0) out += StrCat(" (", summary.symlinks, " symlinks)");
+  if (summary.symlinks > 0) {
+    out += StrCat(" (", summary.symlinks, summary.symlinks == 1 ? " symlink)" : " symlinks)");
+  }
   out += StrCat("; ", FormatBytes(summary.bytes), " of file content\n");
   if (!summary.biggest.empty()) {
     out += "biggest:\n";

@@ -22,14 +22,32 @@ namespace fs = std::filesystem;
 
 constexpr size_t kRejectedShown = 20;
 
+// "below the symlink DIR" when a directory above `relative` in `root` is a
+// symlink (git never stores a path below one); "" otherwise.
+std::string SymlinkAbove(const fs::path& root, const std::string& relative) {
+  fs::path at = root;
+  const std::vector<std::string_view> parts = Split(relative, '/');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    at /= std::string(parts[i]);
+    struct stat st;
+    if (lstat(at.c_str(), &st) != 0) return "";
+    if (S_ISLNK(st.st_mode))
+      return StrCat("below the symlink ", at.lexically_relative(root).string());
+  }
+  return "";
+}
+
 // The paths whose base is not what the change set expects, each with why.
 absl::Status CheckBase(const ChangeSet& change_set, const fs::path& base_dir) {
   std::vector<std::string> rejected;
   size_t count = 0;
   for (const ChangeEntry& e : change_set.entries) {
-    std::string why;
-    absl::StatusOr<std::optional<git_oid>> found = BlobIdAt(base_dir / e.path);
-    if (!found.ok()) {
+    std::string why = SymlinkAbove(base_dir, e.path);
+    absl::StatusOr<std::optional<git_oid>> found =
+        why.empty() ? BlobIdAt(base_dir / e.path) : std::optional<git_oid>();
+    if (!why.empty()) {
+      // Checking or writing it would reach through the link.
+    } else if (!found.ok()) {
       // A directory where the base has no file is fine: the change set
       // empties it when a file takes its place.
       const bool directory = found.status().code() == absl::StatusCode::kFailedPrecondition;
@@ -93,8 +111,9 @@ absl::Status CopyBase(const fs::path& base_dir, const fs::path& to_dir) {
                "base directory itself"));
   }
   fs::create_directories(to_dir, error);
-  if (error)
+  if (error) {
     return absl::InternalError(StrCat("creating ", to_dir.string(), ": ", error.message()));
+  }
   fs::copy(base_dir, to_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks, error);
   if (error) {
     return absl::InternalError(

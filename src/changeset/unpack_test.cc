@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "changeset/blob_id.h"
 #include "changeset/bundle.h"
 #include "changeset/testing/git_fixture.h"
@@ -90,15 +92,26 @@ TEST_F(UnpackTest, RefusesATargetThatAlreadyHoldsFiles) {
   EXPECT_THAT(status.message(), HasSubstr("is not empty"));
 }
 
-TEST_F(UnpackTest, NeverWritesThroughASymlinkedDirectory) {
+TEST_F(UnpackTest, NeverWritesOrDeletesThroughASymlinkedDirectory) {
   const fs::path outside = dir_ / "outside";
   fs::create_directories(outside);
   fs::create_symlink(outside, base_ / "escape");
   change_set_.entries.push_back(
       {.path = "escape/evil.txt", .kind = EntryKind::kFile, .mode = 0644, .data = "x"});
+  WriteBytes(outside / "victim.txt", "keep me\n");
+  change_set_.entries.push_back({.path = "escape/victim.txt",
+                                 .base_blob = BlobIdOf("keep me\n"),
+                                 .kind = EntryKind::kDeleted});
+  std::sort(change_set_.entries.begin(), change_set_.entries.end(),
+            [](const ChangeEntry& a, const ChangeEntry& b) { return a.path < b.path; });
+  const std::map<std::string, std::string> before = Snapshot(base_);
   absl::Status status = Unpack(Encode(change_set_), base_, base_);
-  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("escape/evil.txt (below the symlink escape)"));
+  EXPECT_THAT(status.message(), HasSubstr("escape/victim.txt (below the symlink escape)"));
   EXPECT_FALSE(fs::exists(outside / "evil.txt"));
+  EXPECT_EQ(ReadBytes(outside / "victim.txt"), "keep me\n");
+  EXPECT_EQ(Snapshot(base_), before);
 }
 
 TEST_F(UnpackTest, ACorruptBundleIsRefusedBeforeTouchingAnything) {
