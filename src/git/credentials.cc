@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "git/git.h"
 
 namespace git {
 namespace {
@@ -104,6 +105,11 @@ bool KnownHostsListKey(std::string_view known_hosts, std::string_view host, int 
     if (absl::Base64Unescape(fields[2], &key) && std::string_view(key) == host_key) return true;
   }
   return false;
+}
+
+CredentialSession::CredentialSession(const GitCredentials* credentials, std::string url)
+    : credentials_(credentials), url_(std::move(url)) {
+  EnsureInitialized();
 }
 
 void CredentialSession::Install(git_remote_callbacks& callbacks) {

@@ -80,8 +80,9 @@ bool KnownHostsListKey(std::string_view known_hosts, std::string_view host, int 
 // payload at it, and afterwards it says why a fetch failed.
 class CredentialSession {
  public:
-  CredentialSession(const GitCredentials* credentials, std::string url)
-      : credentials_(credentials), url_(std::move(url)) {}
+  // Initialises libgit2 (EnsureInitialized): the callbacks set its
+  // thread-local error message.
+  CredentialSession(const GitCredentials* credentials, std::string url);
 
   // Installs the credential and certificate callbacks with `this` as payload.
   // Other callbacks that need their own payload call the static functions.

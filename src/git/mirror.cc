@@ -21,7 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kRemote[] = "origin";
+constexpr char kUrlKey[] = "remote.origin.url";
+constexpr char kHeadsRefspec[] = "+refs/heads/*:refs/heads/*";
+constexpr char kTagsRefspec[] = "+refs/tags/*:refs/tags/*";
 constexpr char kLastFetchFile[] = "canhazgpu-last-fetch";
 constexpr size_t kMaxReadableLength = 80;
 
@@ -62,6 +64,11 @@ void RemoveStaleFetchFiles(const fs::path& mirror) {
   }
 }
 
+// The remote's settings are plain config values, for people running git in
+// the mirror by hand; fetches pass their refspecs explicitly. libgit2 1.5
+// leaks PCRE2 match data in every git_remote_lookup/git_remote_create (its
+// config regex searches), which a long-running node agent must not do on
+// every fetch, so neither is used.
 absl::Status InitializeMirror(const fs::path& dir, const std::string& url) {
   git_repository* raw = nullptr;
   git_repository_init_options init = GIT_REPOSITORY_INIT_OPTIONS_INIT;
@@ -69,28 +76,33 @@ absl::Status InitializeMirror(const fs::path& dir, const std::string& url) {
   int code = git_repository_init_ext(&raw, dir.c_str(), &init);
   if (code < 0) return Error(code, absl::StrCat("creating mirror ", dir.string()));
   Repository repository(raw);
-  git_remote* remote = nullptr;
-  code = git_remote_create_with_fetchspec(&remote, repository.get(), kRemote, url.c_str(),
-                                          "+refs/heads/*:refs/heads/*");
-  if (code < 0) return Error(code, absl::StrCat("configuring the remote ", url));
-  Remote owned(remote);
-  code = git_remote_add_fetch(repository.get(), kRemote, "+refs/tags/*:refs/tags/*");
-  if (code < 0) return Error(code, absl::StrCat("configuring the remote ", url));
+  git_config* raw_config = nullptr;
+  code = git_repository_config(&raw_config, repository.get());
+  if (code < 0) return Error(code, absl::StrCat("opening the configuration of ", dir.string()));
+  Config config(raw_config);
+  for (const auto& [key, value] : {std::pair<const char*, const char*>{kUrlKey, url.c_str()},
+                                   {"remote.origin.fetch", kHeadsRefspec},
+                                   {"remote.origin.tagOpt", "--tags"}}) {
+    code = git_config_set_string(config.get(), key, value);
+    if (code < 0) return Error(code, absl::StrCat("configuring the remote ", url));
+  }
   return absl::OkStatus();
 }
 
-// The URL of the mirror at `dir`, or an error when it is not a complete
-// mirror (not a bare repository, no remote).
+// The URL the mirror at `repository` was made for, or an error when it is
+// not a complete mirror (not bare, no URL).
 absl::StatusOr<std::string> MirrorUrl(git_repository* repository) {
   if (!git_repository_is_bare(repository)) {
     return absl::FailedPreconditionError("not a bare repository");
   }
-  git_remote* remote = nullptr;
-  int code = git_remote_lookup(&remote, repository, kRemote);
-  if (code < 0) return Error(code, "reading the mirror's remote");
-  Remote owned(remote);
-  const char* url = git_remote_url(remote);
-  return std::string(url != nullptr ? url : "");
+  git_config* raw = nullptr;
+  int code = git_repository_config_snapshot(&raw, repository);
+  if (code < 0) return Error(code, "reading the mirror's configuration");
+  Config config(raw);
+  const char* url = nullptr;
+  code = git_config_get_string(&url, config.get(), kUrlKey);
+  if (code < 0) return Error(code, "reading the mirror's URL");
+  return std::string(url);
 }
 
 bool IsFullHex(std::string_view rev) {
@@ -171,8 +183,9 @@ std::string MirrorDirName(std::string_view url) {
   // No leading dot (hidden, and "." or ".."), no dangling separators.
   size_t begin = readable.find_first_not_of(".-");
   readable = begin == std::string::npos ? std::string() : readable.substr(begin);
-  while (!readable.empty() && (readable.back() == '-' || readable.back() == '.'))
+  while (!readable.empty() && (readable.back() == '-' || readable.back() == '.')) {
     readable.pop_back();
+  }
   if (readable.empty()) readable = "repo";
 
   EnsureInitialized();
@@ -226,9 +239,10 @@ absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_vi
   }
   fs::rename(creating, path, ec);
   if (ec) {
+    const std::string reason = ec.message();
     fs::remove_all(creating, ec);
     return absl::UnavailableError(
-        absl::StrCat("moving the new mirror into ", path.string(), ": ", ec.message()));
+        absl::StrCat("moving the new mirror into ", path.string(), ": ", reason));
   }
   ASSIGN_OR_RETURN(Repository repository, Open(path));
   return Mirror(path, url, std::move(repository), &clock);
@@ -254,10 +268,16 @@ absl::Status Mirror::Fetch(const FetchOptions& options) {
   ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(LockPath(path_)));
   RemoveStaleFetchFiles(path_);
 
+  // An anonymous remote: no config regex searches (see InitializeMirror).
+  git_remote_create_options create = GIT_REMOTE_CREATE_OPTIONS_INIT;
+  create.repository = repository_.get();
+  create.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
   git_remote* raw = nullptr;
-  int code = git_remote_lookup(&raw, repository_.get(), kRemote);
-  if (code < 0) return Error(code, absl::StrCat("reading the remote of mirror ", path_.string()));
+  int code = git_remote_create_with_opts(&raw, url_.c_str(), &create);
+  if (code < 0) return Error(code, absl::StrCat("setting up the fetch of ", url_));
   Remote remote(raw);
+  char* specs[] = {const_cast<char*>(kHeadsRefspec), const_cast<char*>(kTagsRefspec)};
+  const git_strarray refspecs = {specs, 2};
 
   FetchContext context{.session = CredentialSession(options.credentials, url_),
                        .options = &options};
@@ -271,7 +291,7 @@ absl::Status Mirror::Fetch(const FetchOptions& options) {
   fetch.update_fetchhead = 0;
   // Tags come through the explicit refspec, force-updated like branches.
   fetch.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-  code = git_remote_fetch(remote.get(), /*refspecs=*/nullptr, &fetch, "canhazgpu fetch");
+  code = git_remote_fetch(remote.get(), &refspecs, &fetch, "canhazgpu fetch");
   if (context.cancelled) return absl::CancelledError(absl::StrCat("fetch of ", url_, " cancelled"));
   if (std::optional<absl::Status> failure = context.session.Failure()) return *failure;
   if (code < 0) return Error(code, absl::StrCat("fetching ", url_));

@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "absl/strings/ascii.h"
 #include "git/mirror.h"
 #include "git/testing/command.h"
 #include "git/testing/git_http_server.h"
@@ -86,6 +87,36 @@ TEST_F(MirrorAuthTest, NoCredentialsOnAProtectedRepositorySaysWhatToProvide) {
   status = FetchWith(&ssh_only);
   EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
   EXPECT_THAT(status.message(), HasSubstr("authentication failed for " + url_));
+}
+
+TEST(MirrorTls, AnUntrustedCertificateIsRefusedNotIgnored) {
+  ScopedTempDir temp("mirror_tls_test");
+  testing::InitBare(temp.path() / "served" / "r.git");
+  testing::MakeSelfSignedCertificate(temp.path());
+  GitHttpServer server(temp.path() / "served",
+                       GitHttpServer::Options{.tls_certificate = temp.path() / "cert.pem",
+                                              .tls_key = temp.path() / "key.pem"});
+  // By name: libgit2's mbedTLS checks DNS names only, not IP addresses.
+  std::string url = server.Url("r.git");
+  ASSERT_EQ(url.rfind("https://127.0.0.1:", 0), 0u) << url;
+  url.replace(8, 9, "localhost");
+  canhazgpu::host::FakeClock clock;
+  absl::StatusOr<Mirror> mirror = Mirror::OpenOrCreate(temp.path() / "cache", url, clock);
+  ASSERT_TRUE(mirror.ok()) << mirror.status();
+  absl::Status status = mirror->Fetch({});
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("fetching " + url + ": "));
+  EXPECT_THAT(absl::AsciiStrToLower(std::string(status.message())), HasSubstr("certificate"));
+  EXPECT_EQ(server.requests(), 0);  // not one git request got through
+
+  // Trusting that certificate (process-wide, so last in this test) makes
+  // the same fetch work: what was refused was the trust, not the server.
+  ASSERT_EQ(
+      git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, (temp.path() / "cert.pem").c_str(), nullptr),
+      0);
+  status = mirror->Fetch({});
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_GT(server.requests(), 0);
 }
 
 // A port nobody listens on: bound, then closed.

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "git/export.h"
 #include "git/testing/command.h"
@@ -235,6 +236,25 @@ TEST_P(MirrorTest, ADirectoryHoldingAnotherUrlsMirrorIsNeverTakenOver) {
   EXPECT_EQ(mirror.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(mirror.status().message(), HasSubstr("holds the mirror of " + other));
   EXPECT_TRUE(fs::exists(cache_ / MirrorDirName(url_) / "config"));
+}
+
+TEST_P(MirrorTest, ConcurrentCreationsAndFetchesOfOneUrlTakeTurns) {
+  // Four workers of a node agent (or four processes) asking for the same
+  // repository at once, before any mirror exists.
+  std::vector<absl::Status> results(4);
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < results.size(); ++i) {
+    workers.emplace_back([&, i] {
+      absl::StatusOr<Mirror> mirror = Mirror::OpenOrCreate(cache_, url_, clock_);
+      results[i] = mirror.ok() ? mirror->Fetch({}) : mirror.status();
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  for (const absl::Status& result : results) EXPECT_TRUE(result.ok()) << result;
+  EXPECT_EQ(*OpenMirror().Resolve("main"), first_);
+  int entries = 0;  // the mirror and its lock file, nothing half-made
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(cache_)) ++entries;
+  EXPECT_EQ(entries, 2);
 }
 
 TEST_P(MirrorTest, RemoveMirrorDeletesItAndTheNextOpenStartsEmpty) {

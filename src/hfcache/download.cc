@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
-#include "hfcache/content_hash.h"
+#include "hfcache/blob_writer.h"
 #include "hfcache/hub_api.h"
 #include "hfcache/hub_http.h"
 
@@ -75,7 +75,7 @@ class Downloader {
         options_(options),
         progress_(progress),
         cancel_(cancel),
-        cache_(options.cache_root, ref.repo_id),
+        cache_(options.cache_root, ref.repo_id, options.sync_blobs),
         http_(HubHttpSettings{.endpoint = TrimSlash(options.endpoint),
                               .token = options.token,
                               .connect_timeout = options.connect_timeout,
@@ -98,7 +98,7 @@ class Downloader {
     }
     for (const RepoFile& file : snapshot.files) {
       total_ += file.size;
-      if (BlobPresent(file)) done_ += file.size;
+      if (BlobPresent(file)) finished_ += file.size;
     }
     Report(/*force=*/true);
     for (const RepoFile& file : snapshot.files) {
@@ -134,10 +134,11 @@ class Downloader {
     if (!progress_) return;
     const SteadyClock::time_point now = SteadyClock::now();
     if (!force && now - last_report_ < options_.progress_interval) return;
-    if (!force && done_ == last_reported_done_) return;
+    const uint64_t done = finished_ + current_;
+    if (!force && done == last_reported_done_) return;
     last_report_ = now;
-    last_reported_done_ = done_;
-    progress_(done_, total_);
+    last_reported_done_ = done;
+    progress_(done, total_);
   }
 
   std::string FileName(const RepoFile& file) const {
@@ -165,129 +166,104 @@ class Downloader {
     const fs::path incomplete = cache_.IncompletePath(file.hash);
     std::error_code ec;
     fs::create_directories(incomplete.parent_path(), ec);
-    const int fd = open(incomplete.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return SystemError("cannot write", incomplete, errno);
-    absl::Status status = FetchInto(fd, incomplete, commit, file);
-    close(fd);
-    return status;
-  }
-
-  absl::Status FetchInto(int fd, const fs::path& incomplete, const std::string& commit,
-                         const RepoFile& file) {
-    struct stat st;
-    if (fstat(fd, &st) != 0) return SystemError("cannot stat", incomplete, errno);
-    uint64_t offset = static_cast<uint64_t>(st.st_size);
-    auto hasher = std::make_unique<ContentHasher>(file.kind, file.size);
-    if (offset > file.size || (offset > 0 && !HashFilePrefix(incomplete, offset, *hasher).ok())) {
-      hasher = std::make_unique<ContentHasher>(file.kind, file.size);
-      offset = 0;
-    }
-    if (ftruncate(fd, static_cast<off_t>(offset)) != 0 ||
-        lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
-      return SystemError("cannot write", incomplete, errno);
-    }
-    done_ += offset;
-    uint64_t written = offset;
-    absl::Status own_error;  // why a callback stopped the transfer
-    if (offset < file.size) {
-      FetchCallbacks callbacks;
-      callbacks.on_start = [&](int status) {
-        if (status == 206 || offset == 0) return true;
-        // The server ignored the range: start the file over.
-        if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0) {
-          own_error = SystemError("cannot write", incomplete, errno);
-          return false;
-        }
-        hasher = std::make_unique<ContentHasher>(file.kind, file.size);
-        done_ -= written;
-        written = 0;
-        return true;
-      };
-      callbacks.on_data = [&](std::string_view bytes) {
-        if (written + bytes.size() > file.size) {
-          own_error = absl::DataLossError(
-              absl::StrCat(FileName(file), ": the server sent more than the ", file.size,
-                           " bytes the Hub lists; nothing kept, retry"));
-          return false;
-        }
-        hasher->Update(bytes);
-        while (!bytes.empty()) {
-          const ssize_t n = write(fd, bytes.data(), bytes.size());
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) {
-            own_error = absl::ResourceExhaustedError(
-                absl::StrCat("cannot write ", incomplete.string(), ": ", strerror(errno),
-                             " (is the cache disk full?)"));
-            return false;
-          }
-          bytes.remove_prefix(static_cast<size_t>(n));
-          written += static_cast<uint64_t>(n);
-          done_ += static_cast<uint64_t>(n);
-        }
-        Report(/*force=*/false);
-        return true;
-      };
-      callbacks.on_tick = [&] {
-        if (Cancelled()) return false;
-        Report(/*force=*/false);
-        return true;
-      };
-      const std::string path =
-          absl::StrCat("/", http_.Escape(ref_.repo_id.substr(0, ref_.repo_id.find('/'))), "/",
-                       http_.Escape(ref_.repo_id.substr(ref_.repo_id.find('/') + 1)), "/resolve/",
-                       commit, "/", EscapePath(file.path));
-      absl::StatusOr<HubResponse> response = http_.Fetch(path, offset, callbacks);
-      if (!own_error.ok()) {
-        if (absl::IsDataLoss(own_error)) Discard(incomplete, written);
-        return own_error;
-      }
-      if (!response.ok()) {
-        if (Cancelled()) {
-          return absl::CancelledError(absl::StrCat("download of model ", ref_.repo_id,
-                                                   " cancelled; partial files kept for resuming"));
-        }
-        return absl::UnavailableError(absl::StrCat(FileName(file), ": ",
-                                                   response.status().message(), " (", written,
-                                                   " of ", file.size, " bytes kept for resuming)"));
-      }
-      if (response->status == 416) {  // our range is past the server's end
-        Discard(incomplete, written);
-        return absl::UnavailableError(absl::StrCat(FileName(file), ": range refused; restarting"));
-      }
-      if (response->status < 200 || response->status >= 300) {
-        return HubError(*response, ref_, !options_.token.empty(), absl::StrCat("file ", file.path));
-      }
-      if (written != file.size) {
-        return absl::UnavailableError(absl::StrCat(FileName(file), ": the transfer ended after ",
-                                                   written, " of ", file.size, " bytes"));
-      }
-    }
-    const std::string digest = hasher->FinishHex();
-    if (digest != file.hash && offset == file.size) {
-      // A partial file left whole by an earlier run that did not verify:
-      // fetch it again rather than fail.
-      Discard(incomplete, written);
-      return absl::UnavailableError(
-          absl::StrCat(FileName(file), ": a leftover partial file did not verify; fetching again"));
-    }
+    ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
+                     BlobWriter::Open(incomplete, file.kind, file.size, options_.sync_blobs));
+    const uint64_t resumed_from = writer->size();
+    current_ = resumed_from;
+    absl::Status status = Transfer(commit, file, *writer);
+    current_ = 0;  // counted again by the next attempt, or as a finished file
+    if (!status.ok()) return status;
+    ASSIGN_OR_RETURN(const std::string digest, writer->Finish());
     if (digest != file.hash) {
-      Discard(incomplete, written);
+      writer->Discard();
+      if (resumed_from == file.size) {
+        // A whole partial file left by an earlier run that does not verify:
+        // fetch it again rather than fail.
+        return absl::UnavailableError(absl::StrCat(
+            FileName(file), ": a leftover partial file did not verify; fetching again"));
+      }
       return absl::DataLossError(absl::StrCat(
           FileName(file), ": the downloaded bytes hash to ", digest, " but the Hub lists ",
           file.hash, "; nothing kept — retry, and tell the model's owners if it repeats"));
     }
-    // Verified bytes reach the disk before they get the name that says so.
-    if (fdatasync(fd) != 0) return SystemError("cannot sync", incomplete, errno);
+    if (options_.sync_blobs) RETURN_IF_ERROR(writer->Sync());
     const fs::path blob = cache_.BlobPath(file.hash);
     if (rename(incomplete.c_str(), blob.c_str()) != 0) {
       return SystemError("cannot rename into", blob, errno);
     }
+    finished_ += file.size;
     return absl::OkStatus();
   }
 
-  void Discard(const fs::path& incomplete, uint64_t written) {
-    unlink(incomplete.c_str());
-    done_ -= std::min(done_, written);
+  // Fetches the rest of `file` into `writer`.
+  absl::Status Transfer(const std::string& commit, const RepoFile& file, BlobWriter& writer) {
+    if (writer.size() == file.size) return absl::OkStatus();
+    const uint64_t offset = writer.size();
+    absl::Status own_error;  // why a callback stopped the transfer
+    FetchCallbacks callbacks;
+    callbacks.on_start = [&](int status, const std::map<std::string, std::string>& headers) {
+      if (offset == 0) return true;
+      if (status == 206) {
+        const auto range = headers.find("content-range");
+        if (range != headers.end() &&
+            range->second.starts_with(absl::StrCat("bytes ", offset, "-"))) {
+          return true;
+        }
+        own_error = absl::UnavailableError(
+            absl::StrCat(FileName(file), ": asked for bytes from ", offset, ", the server sent \"",
+                         range != headers.end() ? range->second : "no Content-Range", "\""));
+        return false;
+      }
+      // The server ignored the range: start the file over.
+      own_error = writer.Restart();
+      current_ = 0;
+      return own_error.ok();
+    };
+    callbacks.on_data = [&](std::string_view bytes) {
+      if (writer.size() + bytes.size() > file.size) {
+        writer.Discard();
+        own_error = absl::DataLossError(absl::StrCat(FileName(file),
+                                                     ": the server sent more than the ", file.size,
+                                                     " bytes the Hub lists; nothing kept, retry"));
+        return false;
+      }
+      own_error = writer.Append(bytes);
+      current_ = writer.size();
+      Report(/*force=*/false);
+      return own_error.ok();
+    };
+    callbacks.on_tick = [&] {
+      if (Cancelled()) return false;
+      Report(/*force=*/false);
+      return true;
+    };
+    const size_t slash = ref_.repo_id.find('/');
+    const std::string path = absl::StrCat("/", http_.Escape(ref_.repo_id.substr(0, slash)), "/",
+                                          http_.Escape(ref_.repo_id.substr(slash + 1)), "/resolve/",
+                                          commit, "/", EscapePath(file.path));
+    absl::StatusOr<HubResponse> response = http_.Fetch(path, offset, callbacks);
+    if (!own_error.ok()) return own_error;
+    if (!response.ok()) {
+      if (Cancelled()) {
+        return absl::CancelledError(absl::StrCat("download of model ", ref_.repo_id,
+                                                 " cancelled; partial files kept for resuming"));
+      }
+      return absl::UnavailableError(absl::StrCat(FileName(file), ": ", response.status().message(),
+                                                 " (", writer.size(), " of ", file.size,
+                                                 " bytes kept for resuming)"));
+    }
+    if (response->status == 416) {  // our range is past the server's end
+      writer.Discard();
+      return absl::UnavailableError(absl::StrCat(FileName(file), ": range refused; restarting"));
+    }
+    if (response->status < 200 || response->status >= 300) {
+      return HubError(*response, ref_, !options_.token.empty(), absl::StrCat("file ", file.path));
+    }
+    if (writer.size() != file.size) {
+      return absl::UnavailableError(absl::StrCat(FileName(file), ": the transfer ended after ",
+                                                 writer.size(), " of ", file.size, " bytes"));
+    }
+    return absl::OkStatus();
   }
 
   std::string EscapePath(const std::string& file_path) {
@@ -305,7 +281,8 @@ class Downloader {
   RepoCache cache_;
   HubHttp http_;
   uint64_t total_ = 0;
-  uint64_t done_ = 0;
+  uint64_t finished_ = 0;  // bytes of the files verified (or found) so far
+  uint64_t current_ = 0;   // bytes on disk of the file being fetched
   uint64_t last_reported_done_ = ~uint64_t{0};
   SteadyClock::time_point last_report_;
 };

@@ -37,6 +37,10 @@ struct DownloadOptions {
   // request; when true, a named revision is resolved again (one API request)
   // so a moved branch is followed.
   bool recheck_revision = false;
+  // fdatasync each blob before naming it, so a blob under its hash stays
+  // verified across a power loss (huggingface_hub does not). Off only where
+  // the cache is scratch space, or to measure the network path alone.
+  bool sync_blobs = true;
   // The least time between two progress reports (the first and the last
   // are always made).
   std::chrono::milliseconds progress_interval{250};

@@ -229,8 +229,17 @@ TEST_F(DownloadTest, WrongHashFailsAndKeepsNothing) {
 TEST_F(DownloadTest, ResumesACutTransferWithARangeRequest) {
   StartHub(TinyModel());
   hub_.CutNextBody("model.safetensors", kMiB);
-  absl::StatusOr<ModelSnapshot> snapshot = Download(ModelRef{.repo_id = "org/tiny"}, Options());
+  uint64_t most = 0, last = 0, total = 0;
+  absl::StatusOr<ModelSnapshot> snapshot =
+      Download(ModelRef{.repo_id = "org/tiny"}, Options(), [&](uint64_t d, uint64_t t) {
+        most = std::max(most, d);
+        last = d;
+        total = t;
+      });
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  // The resumed part is not counted twice.
+  EXPECT_EQ(most, total);
+  EXPECT_EQ(last, total);
   std::vector<std::string> ranges;
   for (const RecordedRequest& r : FileRequests()) {
     if (!r.range.empty()) ranges.push_back(r.range);
@@ -258,6 +267,26 @@ TEST_F(DownloadTest, ResumesAcrossCallsFromTheIncompleteFile) {
   ASSERT_FALSE(fetched.empty());
   EXPECT_EQ(fetched.back().range, "bytes=1048576-");
   EXPECT_FALSE(fs::exists(incomplete));
+  EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
+}
+
+TEST_F(DownloadTest, StartsOverWhenTheServerIgnoresTheRange) {
+  StartHub(TinyModel());
+  hub_.CutNextBody("model.safetensors", kMiB);
+  DownloadOptions options = Options();
+  options.max_attempts = 1;
+  ASSERT_FALSE(Download(ModelRef{.repo_id = "org/tiny"}, options).ok());
+  hub_.IgnoreRanges(true);
+  hub_.ClearRequests();
+  uint64_t most = 0, total = 0;
+  absl::StatusOr<ModelSnapshot> snapshot =
+      Download(ModelRef{.repo_id = "org/tiny"}, options, [&](uint64_t d, uint64_t t) {
+        most = std::max(most, d);
+        total = t;
+      });
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ(FileRequests().back().range, "bytes=1048576-");  // asked, but got it all
+  EXPECT_EQ(most, total);  // the restarted file is not counted twice
   EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
 }
 
@@ -316,6 +345,22 @@ TEST_F(DownloadTest, CancelStopsAStalledTransferAndKeepsItForResuming) {
             kMiB);
   // An interrupted snapshot is never reported ready.
   EXPECT_TRUE(absl::IsNotFound(FindCached(root_, ModelRef{.repo_id = "org/tiny"}).status()));
+}
+
+TEST_F(DownloadTest, ConcurrentDownloadsOfOneModelTakeTurns) {
+  StartHub(TinyModel());
+  absl::StatusOr<ModelSnapshot> first, second;
+  std::thread a([&] { first = Download(ModelRef{.repo_id = "org/tiny"}, Options()); });
+  std::thread b([&] { second = Download(ModelRef{.repo_id = "org/tiny"}, Options()); });
+  a.join();
+  b.join();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  // The lock let one fetch each file; the other found the blobs verified.
+  int weights = 0;
+  for (const RecordedRequest& r : FileRequests()) weights += r.path.starts_with("/cdn/");
+  EXPECT_EQ(weights, 1);
+  EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
 }
 
 TEST_F(DownloadTest, SendsTheTokenAndExplainsWhenItIsMissing) {

@@ -4,7 +4,7 @@
 // snapshot directory.
 //
 //   hf_download ORG/NAME [--revision R] [--include GLOB]... [--cache DIR]
-//               [--endpoint URL] [--progress]
+//               [--endpoint URL] [--progress] [--no-sync]
 #include <cstdio>
 #include <string>
 
@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (arg == "--progress")
       progress = true;
+    else if (arg == "--no-sync")
+      options.sync_blobs = false;
     else if (arg == "--revision" && has_value)
       ref.revision = argv[++i];
     else if (arg == "--include" && has_value)
@@ -36,7 +38,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: hf_download ORG/NAME [--revision R] [--include GLOB]... "
-                   "[--cache DIR] [--endpoint URL] [--progress]\n");
+                   "[--cache DIR] [--endpoint URL] [--progress] [--no-sync]\n");
       return 2;
     }
   }

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -29,8 +30,29 @@ absl::Status CreateDirs(const fs::path& dir) {
 
 }  // namespace
 
-RepoCache::RepoCache(const fs::path& root, std::string_view repo_id)
-    : dir_(root / RepoFolderName(repo_id)) {}
+RepoCache::RepoCache(const fs::path& root, std::string_view repo_id, bool durable)
+    : dir_(root / RepoFolderName(repo_id)), durable_(durable) {}
+
+absl::Status RepoCache::Replace(const fs::path& path, std::string_view text) const {
+  RETURN_IF_ERROR(CreateDirs(path.parent_path()));
+  if (durable_) return WriteFileAtomically(path.string(), text, 0644);
+  // Atomic but not durable: a temporary file renamed over the target.
+  const fs::path temp = path.string() + ".canhazgpu-tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out.flush()) {
+      return absl::UnavailableError(absl::StrCat("cannot write ", temp.string()));
+    }
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot rename into ", path.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
 
 fs::path RepoCache::BlobPath(std::string_view hash) const {
   return dir_ / "blobs" / std::string(hash);
@@ -89,9 +111,7 @@ bool RepoCache::HasFile(std::string_view commit, const RepoFile& file) const {
 }
 
 absl::Status RepoCache::WriteRef(std::string_view revision, std::string_view commit) const {
-  const fs::path ref = RefPath(revision);
-  RETURN_IF_ERROR(CreateDirs(ref.parent_path()));
-  return WriteFileAtomically(ref.string(), commit, 0644);
+  return Replace(RefPath(revision), commit);
 }
 
 absl::StatusOr<std::string> RepoCache::ReadRef(std::string_view revision) const {
@@ -112,9 +132,7 @@ absl::Status RepoCache::WriteManifest(const RepoListing& listing) const {
                      {"size", file.size}});
   }
   const nlohmann::json doc = {{"commit", listing.commit}, {"files", files}};
-  const fs::path path = ManifestPath(listing.commit);
-  RETURN_IF_ERROR(CreateDirs(path.parent_path()));
-  return WriteFileAtomically(path.string(), doc.dump(1), 0644);
+  return Replace(ManifestPath(listing.commit), doc.dump(1));
 }
 
 absl::StatusOr<RepoListing> RepoCache::ReadManifest(std::string_view commit) const {

@@ -47,7 +47,11 @@ struct ModelSnapshot {
 // Paths of one repository's cache folder. Arguments must be validated.
 class RepoCache {
  public:
-  RepoCache(const std::filesystem::path& root, std::string_view repo_id);
+  // `durable`: refs and completion records are fsynced (with their
+  // directory) before they count; off only when blobs are not synced either
+  // (DownloadOptions::sync_blobs), since on ext4 one small fsync also
+  // flushes every blob still in the page cache.
+  RepoCache(const std::filesystem::path& root, std::string_view repo_id, bool durable = true);
 
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path BlobPath(std::string_view hash) const;
@@ -76,7 +80,10 @@ class RepoCache {
   absl::StatusOr<RepoListing> ReadManifest(std::string_view commit) const;
 
  private:
+  absl::Status Replace(const std::filesystem::path& path, std::string_view text) const;
+
   std::filesystem::path dir_;
+  bool durable_;
 };
 
 // Whether `ref` (repository, revision, allow patterns) is complete in the

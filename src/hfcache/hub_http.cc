@@ -54,7 +54,7 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
   if (ex->callbacks != nullptr && status >= 200 && status < 300) {
     if (!ex->started) {
       ex->started = true;
-      if (!ex->callbacks->on_start(static_cast<int>(status))) {
+      if (!ex->callbacks->on_start(static_cast<int>(status), ex->response.headers)) {
         ex->stopped = true;
         return 0;
       }

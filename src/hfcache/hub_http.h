@@ -35,11 +35,12 @@ struct HubResponse {
   std::string body;  // Get(); for Fetch() only a non-2xx response's (bounded)
 };
 
-// Called for a 2xx body: first on_start(status) (200, or 206 for a range),
-// then on_data for each piece. Returning false from either ends the
-// exchange; Fetch then returns `stop_status` of the callbacks' choosing.
+// Called for a 2xx body: first on_start(status, headers) (200, or 206 for a
+// range; header names in lower case), then on_data for each piece.
+// Returning false from any of them ends the exchange, and Fetch returns
+// Cancelled: the callbacks keep their own reason for stopping.
 struct FetchCallbacks {
-  std::function<bool(int status)> on_start;
+  std::function<bool(int status, const std::map<std::string, std::string>& headers)> on_start;
   std::function<bool(std::string_view bytes)> on_data;
   // About once a second and after each piece; false cancels.
   std::function<bool()> on_tick;

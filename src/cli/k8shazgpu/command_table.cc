@@ -7,8 +7,12 @@ const std::vector<CommandSpec>& Commands() {
   static const std::vector<CommandSpec> kCommands = {
       {"run", "run a command in a pod with GPUs; wait in line, stream its output",
        "[flags] -- COMMAND [ARGS...]", RunFlags(), RunCommand},
-      {"vllm", "vllm run: run vLLM with its defaults (image, port 8000, shared memory)",
-       "run [flags] -- vllm serve MODEL [ARGS...]", VllmFlags(), VllmCommand},
+      {"vllm",
+       "vllm run: run vLLM with its defaults (image, port 8000, shared memory); vllm package: "
+       "your checkout's changes since the merge-base into a bundle; vllm unpack: apply one",
+       "run [flags] -- vllm serve MODEL [ARGS...] | package [-C DIR] [--fetch] --out FILE | "
+       "unpack FILE --base DIR --to DIR",
+       VllmFlags(), VllmCommand},
       {"status", "every GPU of the cluster by node: who holds it, since when, or why not free",
        "[flags]", StatusFlags(), StatusCommand},
       {"queue", "the pods waiting for devices, in order, and why each waits", "[flags]",

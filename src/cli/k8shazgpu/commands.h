@@ -33,6 +33,10 @@ const CommandSpec* FindCommand(const std::string& name);
 
 int RunCommand(Context& ctx, const Args& args);
 int VllmCommand(Context& ctx, const Args& args);
+// `vllm package` and `vllm unpack` (args after the subcommand's name);
+// VllmCommand dispatches to them.
+int VllmPackageCommand(Context& ctx, const Args& args);
+int VllmUnpackCommand(Context& ctx, const Args& args);
 int StatusCommand(Context& ctx, const Args& args);
 int QueueCommand(Context& ctx, const Args& args);
 int ExplainCommand(Context& ctx, const Args& args);

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -31,9 +32,13 @@ std::vector<std::string> UploadPack(const std::filesystem::path& dir, bool adver
 }  // namespace
 
 GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
-    : root_(std::move(root)),
-      options_(std::move(options)),
-      server_(std::make_unique<httplib::Server>()) {
+    : root_(std::move(root)), options_(std::move(options)) {
+  if (options_.tls_certificate.empty()) {
+    server_ = std::make_unique<httplib::Server>();
+  } else {
+    server_ = std::make_unique<httplib::SSLServer>(options_.tls_certificate.c_str(),
+                                                   options_.tls_key.c_str());
+  }
   // Every request: count it, check authentication, map the path.
   auto repository = [this](const httplib::Request& request, httplib::Response& response,
                            std::filesystem::path* dir) {
@@ -108,7 +113,19 @@ GitHttpServer::~GitHttpServer() {
 }
 
 std::string GitHttpServer::Url(std::string_view relative) const {
-  return absl::StrCat("http://127.0.0.1:", port_, "/", std::string(relative));
+  return absl::StrCat(options_.tls_certificate.empty() ? "http" : "https", "://127.0.0.1:", port_,
+                      "/", std::string(relative));
+}
+
+void MakeSelfSignedCertificate(const std::filesystem::path& dir) {
+  CommandResult result = RunCommand(
+      {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+       "-keyout", (dir / "key.pem").string(), "-out", (dir / "cert.pem").string(), "-days", "1",
+       "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"});
+  if (result.exit_code != 0) {
+    std::fprintf(stderr, "openssl failed: %s\n", result.err.c_str());
+    std::abort();
+  }
 }
 
 }  // namespace git::testing

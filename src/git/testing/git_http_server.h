@@ -4,7 +4,9 @@
 // to `git upload-pack --stateless-rpc [--advertise-refs] DIR`, the way
 // git-http-backend does, so libgit2 fetches from it as from a real forge.
 // Optionally every request must carry HTTP Basic authentication whose
-// password is a given token (401 with WWW-Authenticate otherwise).
+// password is a given token (401 with WWW-Authenticate otherwise), and
+// optionally it speaks HTTPS with a given certificate (see
+// MakeSelfSignedCertificate, made with the `openssl` command).
 //
 // Thread safety: requests are served on the server's threads; the counters
 // may be read from any thread.
@@ -28,6 +30,9 @@ class GitHttpServer {
  public:
   struct Options {
     std::string required_token;  // empty: no authentication
+    // PEM files: serve HTTPS with this certificate (Url() then says https).
+    std::filesystem::path tls_certificate;
+    std::filesystem::path tls_key;
   };
 
   // Starts serving `root` on a free port; returns once it accepts.
@@ -36,7 +41,7 @@ class GitHttpServer {
   GitHttpServer(const GitHttpServer&) = delete;
   GitHttpServer& operator=(const GitHttpServer&) = delete;
 
-  // http://127.0.0.1:PORT/<relative>: the URL of root/<relative>.
+  // http(s)://127.0.0.1:PORT/<relative>: the URL of root/<relative>.
   std::string Url(std::string_view relative) const;
   int port() const { return port_; }
 
@@ -52,6 +57,11 @@ class GitHttpServer {
   std::atomic<int> requests_{0};
   std::atomic<int> unauthorized_{0};
 };
+
+// Writes a self-signed certificate for localhost and 127.0.0.1 and its key (P-256, one
+// day) into `dir` as cert.pem and key.pem, with the `openssl` command.
+// Aborts when openssl fails.
+void MakeSelfSignedCertificate(const std::filesystem::path& dir);
 
 }  // namespace git::testing
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -97,6 +99,12 @@ absl::Status FakeHub::Start(int port) {
   server_->Get(
       R"(/([^/]+)/([^/]+)/resolve/([^/]+)/(.+))",
       [this](const httplib::Request& req, httplib::Response& res) { HandleResolve(req, res); });
+  // httplib answers 206 to any range request; a server ignoring ranges
+  // answers 200.
+  server_->set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ignore_ranges_ && res.status == 206) res.status = 200;
+  });
   if (port == 0) {
     port_ = server_->bind_to_any_port("127.0.0.1");
   } else if (server_->bind_to_port("127.0.0.1", port)) {
@@ -127,6 +135,11 @@ void FakeHub::StallNextBody(std::string_view file_path, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   hooks_[std::string(file_path)] = BodyHook{.bytes = bytes, .stall = true};
   released_ = false;
+}
+
+void FakeHub::IgnoreRanges(bool ignore) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ignore_ranges_ = ignore;
 }
 
 void FakeHub::Release() {
@@ -288,6 +301,21 @@ void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Respon
   std::optional<BodyHook> hook;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (ignore_ranges_) {
+      // Without a length httplib cannot slice a range: the whole body, 200.
+      res.set_content_provider("application/octet-stream",
+                               [file](size_t offset, httplib::DataSink& sink) {
+                                 std::string bytes = file->content;
+                                 if (!file->disk_path.empty()) {
+                                   std::ifstream in(file->disk_path, std::ios::binary);
+                                   bytes.assign(std::istreambuf_iterator<char>(in), {});
+                                 }
+                                 sink.write(bytes.data() + offset, bytes.size() - offset);
+                                 sink.done();
+                                 return true;
+                               });
+      return;
+    }
     auto it = hooks_.find(file->path);
     if (it != hooks_.end()) {
       hook = it->second;
@@ -297,9 +325,11 @@ void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Respon
   int fd = -1;
   if (!file->disk_path.empty()) fd = open(file->disk_path.c_str(), O_RDONLY | O_CLOEXEC);
   auto sent = std::make_shared<uint64_t>(0);
+  // One read buffer per response, not one per piece.
+  auto buffer = std::make_shared<std::unique_ptr<char[]>>(fd >= 0 ? new char[kPiece] : nullptr);
   res.set_content_provider(
       file->size, "application/octet-stream",
-      [this, file, hook, fd, sent](size_t offset, size_t length, httplib::DataSink& sink) {
+      [this, file, hook, fd, sent, buffer](size_t offset, size_t length, httplib::DataSink& sink) {
         size_t n = std::min(length, kPiece);
         if (hook.has_value() && *sent < hook->bytes) n = std::min<uint64_t>(n, hook->bytes - *sent);
         if (hook.has_value() && *sent == hook->bytes) {
@@ -308,9 +338,8 @@ void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Respon
           released_cv_.wait(lock, [this] { return released_; });
         }
         if (fd >= 0) {
-          std::vector<char> buffer(n);
-          const ssize_t got = pread(fd, buffer.data(), n, static_cast<off_t>(offset));
-          if (got <= 0 || !sink.write(buffer.data(), static_cast<size_t>(got))) return false;
+          const ssize_t got = pread(fd, buffer->get(), n, static_cast<off_t>(offset));
+          if (got <= 0 || !sink.write(buffer->get(), static_cast<size_t>(got))) return false;
           *sent += static_cast<uint64_t>(got);
           return true;
         }

@@ -81,6 +81,9 @@ class FakeHub {
   // Release() (or Stop()).
   void StallNextBody(std::string_view file_path, uint64_t bytes);
   void Release();
+  // Answers range requests with the whole body (200), as some servers and
+  // proxies do.
+  void IgnoreRanges(bool ignore);
 
   // The listed hash (sha256 or git blob sha1) of a served file.
   std::string HashOf(std::string_view repo_id, std::string_view file_path) const;
@@ -114,6 +117,7 @@ class FakeHub {
   mutable std::mutex mu_;
   std::condition_variable released_cv_;
   bool released_ = false;
+  bool ignore_ranges_ = false;
   std::map<std::string, std::unique_ptr<Repo>> repos_;
   std::map<std::string, BodyHook> hooks_;  // by file path
   std::vector<RecordedRequest> requests_;
