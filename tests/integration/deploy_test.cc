@@ -149,6 +149,13 @@ TEST(DeployManifestsTest, TheDaemonSetMountsWhatItsSettingsName) {
   EXPECT_EQ(env["K8SHAZGPU_STATE"]["value"], "/var/lib/canhazgpu/state.db");
   EXPECT_EQ(mounted["/var/lib/canhazgpu"], "/var/lib/canhazgpu");
   EXPECT_EQ(mounted["/dev"], "/dev");
+  // The cache agent finds the runtime's CRI socket where it is on the host,
+  // and its cache root is inside the host store's folder.
+  EXPECT_EQ(mounted["/run/containerd"], "/run/containerd");
+  EXPECT_EQ(mounted["/run/crio"], "/run/crio");
+  EXPECT_EQ(env["K8SHAZGPU_CACHE"]["value"], "on");
+  EXPECT_TRUE(
+      env["K8SHAZGPU_CACHE_ROOT"]["value"].get<std::string>().starts_with("/var/lib/canhazgpu/"));
 
   // The probes reach the port the daemon listens on.
   EXPECT_EQ(env["K8SHAZGPU_HTTP_LISTEN"]["value"], "0.0.0.0:8081");
