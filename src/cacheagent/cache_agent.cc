@@ -57,6 +57,7 @@ absl::StatusOr<std::unique_ptr<CacheAgent>> CacheAgent::Start(CacheAgentOptions 
   if (options.workers < 1) options.workers = 1;
   std::unique_ptr<CacheAgent> agent(new CacheAgent(std::move(options), client, clock));
   agent->control_ = std::thread([a = agent.get()] { a->ControlLoop(); });
+  agent->watcher_ = std::thread([a = agent.get()] { a->WatchPlans(); });
   for (int i = 0; i < agent->options_.workers; ++i) {
     agent->workers_.emplace_back([a = agent.get()] { a->WorkerLoop(); });
   }
@@ -93,6 +94,7 @@ void CacheAgent::Stop() {
   wake_.notify_all();
   work_cv_.notify_all();
   if (control_.joinable()) control_.join();
+  if (watcher_.joinable()) watcher_.join();
   for (std::thread& t : workers_) t.join();
 }
 
@@ -116,6 +118,25 @@ cacheplan::NodeCacheStatus CacheAgent::ReportLocked() const {
   status.disk.limit_bytes = options_.disk_limit_bytes;
   for (const auto& [path, bytes] : folder_bytes_) status.disk.used_bytes += bytes;
   return status;
+}
+
+void CacheAgent::WatchPlans() {
+  while (!stopping_) {
+    kube::WatchOptions options;
+    options.timeout_seconds = 300;
+    options.cancel = &stopping_;
+    absl::Status watched =
+        client_.Watch(cacheplan::kCachePlans, "", options, [this](const kube::WatchEvent&) {
+          Resync();
+          return !stopping_;
+        });
+    if (stopping_) return;
+    // A watch that failed (the CRD is missing, the server is away) is tried
+    // again a little later; the periodic resync covers the gap.
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait_for(lock, watched.ok() ? std::chrono::milliseconds(0) : std::chrono::seconds(5),
+                   [this] { return stopping_.load(); });
+  }
 }
 
 void CacheAgent::ControlLoop() {

@@ -6,7 +6,8 @@
 // periodic refetches of branches and named model revisions, retries of
 // failures with back-off. A pool of `workers` threads does the pulls, so a
 // long pull never holds up another item, and the agent never shares a
-// thread with the kubelet plugin (prepare is never blocked by a cache).
+// thread with the kubelet plugin (prepare is never blocked by a cache). A
+// watch on the CachePlans makes an edited plan reach the node at once.
 //
 // The node's NodeCacheStatus is written while work progresses — a pull's
 // bytes are visible while it runs — at most once per `status_interval`
@@ -96,6 +97,9 @@ class CacheAgent {
 
   CacheAgent(CacheAgentOptions options, kube::Client& client, const Clock& clock);
   void ControlLoop();
+  // Watches the CachePlans and resyncs on every change, so an edit reaches
+  // the node at once rather than at the next periodic read.
+  void WatchPlans();
   void WorkerLoop();
   // Reads plans and node; updates entries_; queues due work. mu_ not held.
   absl::Status Reconcile();
@@ -137,6 +141,7 @@ class CacheAgent {
   bool plans_dirty_ = false;  // an item changed state: recompute plan statuses
   std::atomic<bool> stopping_{false};
   std::thread control_;
+  std::thread watcher_;
   std::vector<std::thread> workers_;
 
   // Control thread only.

@@ -106,6 +106,8 @@ class CacheAgentTest : public ::testing::Test {
     options.cri_socket = runtime_->socket_path();
     options.hf_endpoint = hub_.endpoint();
     options.status_interval = std::chrono::milliseconds(50);
+    // Far away, so that the tests see only the watch and Resync() at work.
+    options.resync = std::chrono::minutes(10);
     options.gc_grace = std::chrono::hours(1);
     options.log = [this](const std::string& line) {
       std::lock_guard<std::mutex> lock(log_mu_);
@@ -129,7 +131,7 @@ class CacheAgentTest : public ::testing::Test {
     return {{"name", "tiny"}, {"type", "hfModel"}, {"hfModel", {{"repoId", "org/tiny"}}}};
   }
 
-  void SetPlan(const json& items) {
+  void SetPlan(const json& items, bool resync = true) {
     absl::StatusOr<json> current = client_->Get(cacheplan::kCachePlans, "", "default");
     if (current.ok()) {
       (*current)["spec"]["items"] = items;
@@ -143,7 +145,7 @@ class CacheAgentTest : public ::testing::Test {
                                       {"spec", {{"items", items}}}})
                       .ok());
     }
-    if (agent_) agent_->Resync();
+    if (agent_ && resync) agent_->Resync();
   }
 
   // The node's report as the API server has it, once `done` holds of it
@@ -230,6 +232,13 @@ TEST_F(CacheAgentTest, AnImageARepositoryAndAModelBecomeReadyOnTheNode) {
       << plan["status"].dump() << "\nagent log:\n"
       << absl::StrJoin(log_, "\n");
   EXPECT_THAT(agent_->Metrics(), HasSubstr("canhazgpu_cache_pulled_bytes_total{type=\"hfModel\"}"));
+}
+
+TEST_F(CacheAgentTest, APlanEditedAfterTheStartReachesTheNodeThroughTheWatch) {
+  StartAgent();  // the periodic read is 30 s away: only the watch can tell it
+  WaitForReport([](const NodeCacheStatus& s) { return s.items.empty(); });
+  SetPlan(json::array({ImageItem()}), /*resync=*/false);
+  WaitForReport(StateIs("vllm-image", cacheplan::kReady));
 }
 
 TEST_F(CacheAgentTest, AnImageAlreadyOnTheNodeIsNotPulledAgain) {

@@ -146,6 +146,52 @@ class SimClusterTest : public ::testing::Test {
   std::unique_ptr<kube::Client> client_;
 };
 
+// Every node runs the cache agent against a container runtime of its own:
+// a plan's image lands on the nodes its scope names, and an image no
+// registry has fails there with the runtime's message.
+TEST_F(SimClusterTest, TheNodesCacheAgentsPullAPlansImagesWhereItsScopeSays) {
+  const kube::ResourceRef plans{"canhazgpu.dev", "v1alpha1", "cacheplans", false};
+  const kube::ResourceRef statuses{"canhazgpu.dev", "v1alpha1", "nodecachestatuses", false};
+  const json items = json::array(
+      {{{"name", "vllm"}, {"type", "image"}, {"image", {{"ref", "vllm/vllm-openai:latest"}}}},
+       {{"name", "missing"},
+        {"type", "image"},
+        {"image", {{"ref", "example.com/nobody/nothing:1"}}},
+        {"scope", {{"nodeSelector", {{"kubernetes.io/hostname", "node-1"}}}}}}});
+  ASSERT_TRUE(client_
+                  ->CreateObject(plans, "",
+                                 {{"apiVersion", "canhazgpu.dev/v1alpha1"},
+                                  {"kind", "CachePlan"},
+                                  {"metadata", {{"name", "default"}}},
+                                  {"spec", {{"items", items}}}})
+                  .ok());
+  auto states = [&](const std::string& node) {
+    std::map<std::string, std::string> out;
+    json status = client_->Get(statuses, "", node).value_or(json::object());
+    for (const json& item : status.value("status", json::object()).value("items", json::array())) {
+      out[item.value("name", "")] = item.value("state", "") + " " + item.value("message", "");
+    }
+    return out;
+  };
+  // The agents read the plans every 30 s: wait up to a minute.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  std::map<std::string, std::string> node0, node1;
+  while (std::chrono::steady_clock::now() < deadline) {
+    node0 = states("node-0");
+    node1 = states("node-1");
+    if (node0.count("vllm") && node0["vllm"].starts_with("Ready") && node1.count("missing") &&
+        node1["missing"].starts_with("Failed") && node1["vllm"].starts_with("Ready")) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_THAT(node0["vllm"], ::testing::StartsWith("Ready")) << ReadFile(Log());
+  EXPECT_EQ(node0.count("missing"), 0u) << "the scope names node-1 only";
+  EXPECT_THAT(node1["vllm"], ::testing::StartsWith("Ready"));
+  EXPECT_THAT(node1["missing"], ::testing::StartsWith("Failed"));
+  EXPECT_THAT(node1["missing"], HasSubstr("example.com/nobody/nothing:1"));
+}
+
 TEST_F(SimClusterTest, EveryNodePublishesValidSlicesBesideDeploysClasses) {
   for (const std::string node : {"node-0", "node-1"}) {
     // Two GPUs, the first in MIG mode with seven instances: nine devices.

@@ -235,20 +235,38 @@ absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_
   }
   const std::string name = node.name;
   auto log = [log = options_.log, name](const std::string& line) { log(StrCat(name, ": ", line)); };
-  node.daemon = std::make_unique<NodeProcess>(
-      NodeProcessOptions{.binary = options_.node_binary,
-                         .args = {"--node-name",     node.name,
-                                  "--kubeconfig",    kubeconfig(),
-                                  "--state",         state,
-                                  "--provider",      "fake",
-                                  "--fake-host",     host_file,
-                                  "--plugin-dir",    node.dir + "/plugins",
-                                  "--registrar-dir", node.dir + "/plugins_registry",
-                                  "--cdi-dir",       node.dir + "/cdi",
-                                  "--mig-minors",    mig_minors,
-                                  "--http-listen",   "127.0.0.1:0"},
-                         .log_path = node.dir + "/node.log",
-                         .log = log});
+  // The node's container runtime, as far as the cache agent sees it.
+  absl::StatusOr<std::unique_ptr<cri::testing::FakeImageService>> runtime =
+      cri::testing::FakeImageService::Start(node.dir + "/cri.sock");
+  if (!runtime.ok()) return runtime.status();
+  node.runtime = *std::move(runtime);
+  for (const std::string& image : options_.images) {
+    node.runtime->AddToRegistry(image, {.size = 8u << 30});
+  }
+  std::vector<std::string> cache_args = {"--cache",
+                                         "on",
+                                         "--cache-root",
+                                         node.dir + "/cache",
+                                         "--container-runtime-endpoint",
+                                         node.runtime->socket_path()};
+  if (!options_.hf_endpoint.empty()) {
+    cache_args.insert(cache_args.end(), {"--hf-endpoint", options_.hf_endpoint});
+  }
+  std::vector<std::string> args = {"--node-name",     node.name,
+                                   "--kubeconfig",    kubeconfig(),
+                                   "--state",         state,
+                                   "--provider",      "fake",
+                                   "--fake-host",     host_file,
+                                   "--plugin-dir",    node.dir + "/plugins",
+                                   "--registrar-dir", node.dir + "/plugins_registry",
+                                   "--cdi-dir",       node.dir + "/cdi",
+                                   "--mig-minors",    mig_minors,
+                                   "--http-listen",   "127.0.0.1:0"};
+  args.insert(args.end(), cache_args.begin(), cache_args.end());
+  node.daemon = std::make_unique<NodeProcess>(NodeProcessOptions{.binary = options_.node_binary,
+                                                                 .args = std::move(args),
+                                                                 .log_path = node.dir + "/node.log",
+                                                                 .log = log});
   return node.daemon->Start();
 }
 

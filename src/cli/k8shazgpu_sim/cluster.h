@@ -43,6 +43,7 @@
 #include "cli/k8shazgpu_sim/fake_nvidia_plugin.h"
 #include "cli/k8shazgpu_sim/node_process.h"
 #include "cli/k8shazgpu_sim/simulated_host.h"
+#include "cri/testing/fake_image_service.h"
 #include "host/system_clock.h"
 #include "kube/client.h"
 #include "kubesim/api_server.h"
@@ -69,6 +70,11 @@ struct ClusterOptions {
   std::string listen_host = "127.0.0.1";
   int port = 0;             // 0: a free one
   std::string node_binary;  // k8shazgpu-node; unused with kNvidia
+  // The nodes' cache agents: each node's container runtime (a CRI
+  // emulator) can pull these images; models come from this Hub endpoint
+  // (empty: huggingface.co, unreachable from a machine without network).
+  std::vector<std::string> images = {"vllm/vllm-openai:latest"};
+  std::string hf_endpoint;
   // Progress and the daemons' restarts, one line each.
   std::function<void(const std::string&)> log;
 };
@@ -78,8 +84,9 @@ struct SimNode {
   std::string dir;
   std::unique_ptr<kube::Client> kubelet_client;  // each kubelet has its own, as real ones do
   std::unique_ptr<simkubelet::Kubelet> kubelet;
-  std::unique_ptr<NodeProcess> daemon;              // SimDriver::kCanhazgpu
-  std::unique_ptr<FakeNvidiaPlugin> nvidia_plugin;  // SimDriver::kNvidia
+  std::unique_ptr<NodeProcess> daemon;                      // SimDriver::kCanhazgpu
+  std::unique_ptr<cri::testing::FakeImageService> runtime;  // its CRI, for the cache agent
+  std::unique_ptr<FakeNvidiaPlugin> nvidia_plugin;          // SimDriver::kNvidia
 };
 
 class SimCluster {

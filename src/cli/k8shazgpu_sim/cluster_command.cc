@@ -71,6 +71,17 @@ const std::vector<cli::FlagSpec> kFlags = {
      .help = "whose DRA driver the nodes run: canhazgpu (ours, the real k8shazgpu-node) or "
              "nvidia (a stand-in for NVIDIA's gpu.nvidia.com driver)",
      .default_value = "canhazgpu"},
+    {.name = "hf-endpoint",
+     .has_value = true,
+     .value_name = "URL",
+     .help = "the Hugging Face Hub the nodes' cache agents download models from (a local one "
+             "in tests)"},
+    {.name = "image",
+     .has_value = true,
+     .value_name = "REF",
+     .help = "an image the nodes' simulated container runtimes can pull (repeatable; "
+             "vllm/vllm-openai:latest always can)",
+     .repeatable = true},
     {.name = "help", .short_name = 'h', .help = "show this help"},
 };
 
@@ -107,6 +118,8 @@ int ClusterMain(const std::vector<std::string>& args) {
     return cli::kExitUsage;
   }
   options.nodes = std::stoi(value("nodes"));
+  options.hf_endpoint = value("hf-endpoint");
+  for (const std::string& image : flags.Values("image")) options.images.push_back(image);
   options.shape.gpus = std::stoi(value("gpus-per-node"));
   options.shape.mig_gpus = std::stoi(value("mig-gpus"));
   if (options.shape.mig_gpus > options.shape.gpus) {
