@@ -123,6 +123,21 @@ void BM_UnpackInPlace(benchmark::State& state) {
 }
 BENCHMARK(BM_UnpackInPlace)->Unit(benchmark::kMillisecond);
 
+// The same with every file fsynced, for comparison: what durability costs.
+void BM_UnpackInPlaceSynced(benchmark::State& state) {
+  const Checkout& c = TheCheckout();
+  const fs::path work = c.root / "in_place_synced";
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove_all(work);
+    fs::copy(c.base, work, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    state.ResumeTiming();
+    absl::Status status = Unpack(c.bundle, work, work, UnpackOptions{.sync = true});
+    if (!status.ok()) state.SkipWithError(std::string(status.message()).c_str());
+  }
+}
+BENCHMARK(BM_UnpackInPlaceSynced)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace canhazgpu::changeset
 

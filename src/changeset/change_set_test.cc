@@ -105,6 +105,11 @@ TEST_F(ChangeSetTest, UnpackedTreeEqualsTheWorkTreeByteForByteAndModeForMode) {
   EXPECT_FALSE(got.contains("vllm/old_name.py"));
   EXPECT_FALSE(got.contains("debug.log"));
 
+  // Durable writes (fsync of every file) give the same.
+  const fs::path synced = dir_ / "synced";
+  ASSERT_TRUE(Unpack(bundle, exported, synced, UnpackOptions{.sync = true}).ok());
+  EXPECT_EQ(Snapshot(synced), want);
+
   // In place gives the same.
   ASSERT_TRUE(Unpack(bundle, exported, exported).ok());
   EXPECT_EQ(Snapshot(exported), want);

@@ -124,7 +124,8 @@ absl::Status CopyBase(const fs::path& base_dir, const fs::path& to_dir) {
 
 }  // namespace
 
-absl::Status Apply(const ChangeSet& change_set, const fs::path& base_dir, const fs::path& to_dir) {
+absl::Status Apply(const ChangeSet& change_set, const fs::path& base_dir, const fs::path& to_dir,
+                   const UnpackOptions& options) {
   std::error_code error;
   if (!fs::is_directory(base_dir, error)) {
     return absl::NotFoundError(StrCat("the base directory ", base_dir.string(), " does not exist"));
@@ -148,7 +149,9 @@ absl::Status Apply(const ChangeSet& change_set, const fs::path& base_dir, const 
     RETURN_IF_ERROR(MakeParents(root, e.path));
     const fs::path path = root / e.path;
     if (e.kind == EntryKind::kFile) {
-      RETURN_IF_ERROR(WriteFileAtomically(path.string(), e.data, static_cast<mode_t>(e.mode)));
+      RETURN_IF_ERROR(
+          WriteFileAtomically(path.string(), e.data, static_cast<mode_t>(e.mode),
+                              options.sync ? FileSync::kDurable : FileSync::kAtomicOnly));
     } else {
       RETURN_IF_ERROR(CreateSymlinkAtomically(path, e.data));
     }
@@ -156,9 +159,10 @@ absl::Status Apply(const ChangeSet& change_set, const fs::path& base_dir, const 
   return absl::OkStatus();
 }
 
-absl::Status Unpack(std::string_view bundle, const fs::path& base_dir, const fs::path& to_dir) {
+absl::Status Unpack(std::string_view bundle, const fs::path& base_dir, const fs::path& to_dir,
+                    const UnpackOptions& options) {
   ASSIGN_OR_RETURN(ChangeSet change_set, Decode(bundle));
-  return Apply(change_set, base_dir, to_dir);
+  return Apply(change_set, base_dir, to_dir, options);
 }
 
 }  // namespace canhazgpu::changeset

@@ -11,7 +11,9 @@
 
 namespace canhazgpu {
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view text, mode_t mode) {
+absl::Status WriteFileAtomically(const std::string& path, std::string_view text, mode_t mode,
+                                 FileSync sync) {
+  const bool durable = sync == FileSync::kDurable;
   const std::string tmp = StrCat(path, ".tmp.", getpid());
   auto failed = [&](const char* what) {
     const std::string why = std::strerror(errno);
@@ -32,13 +34,14 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view text,
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
-  if (done != text.size() || fsync(fd) != 0) {
+  if (done != text.size() || (durable && fsync(fd) != 0)) {
     if (done != text.size() && errno == 0) errno = EIO;
     close(fd);
     return failed("write");
   }
   if (close(fd) != 0) return failed("write");
   if (rename(tmp.c_str(), path.c_str()) != 0) return failed("replace");
+  if (!durable) return absl::OkStatus();
   // The rename is durable once the directory is.
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "."

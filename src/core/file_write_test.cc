@@ -49,5 +49,25 @@ TEST(FileWriteTest, ReplacesTheFileWholeWithExactlyTheMode) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(FileWriteTest, AtomicOnlyWriteReplacesWholeWithTheModeAndLeavesNoTemporary) {
+  char tmpl[] = "/tmp/file_write_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const std::string path = dir + "/f";
+  ASSERT_TRUE(WriteFileAtomically(path, "first, longer", 0644, FileSync::kAtomicOnly).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "second", 0755, FileSync::kAtomicOnly).ok());
+  EXPECT_EQ(Read(path), "second");
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1);
+  absl::Status missing_dir =
+      WriteFileAtomically(dir + "/no/such/f", "x", 0600, FileSync::kAtomicOnly);
+  EXPECT_EQ(missing_dir.code(), absl::StatusCode::kUnavailable);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace canhazgpu

@@ -4,6 +4,7 @@
 // archive, and the result compared byte for byte with the work tree.
 #include <filesystem>
 
+#include "changeset/bundle.h"
 #include "changeset/testing/git_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -76,6 +77,83 @@ TEST_F(K8shazgpuVllmChangesTest, UnpackOntoTheWrongBaseFailsWithThePathsAndWrite
   EXPECT_THAT(unpack.err, HasSubstr("1 rejected path: vllm/a.py (blob "));
   EXPECT_THAT(unpack.err, HasSubstr("nothing was written"));
   EXPECT_FALSE(fs::exists(to));
+}
+
+// What the pod's init container does: the bundle from the ConfigMap part
+// files, the merge-base exported from the node's mirror into the (existing,
+// empty) emptyDir mount point, the change set applied in place.
+TEST_F(K8shazgpuVllmChangesTest, UnpackFromTheMirrorAndThePartFilesGivesTheWorkTree) {
+  const std::string bundle = (dir_ / "changes.bin").string();
+  ASSERT_EQ(K8s({"vllm", "package", "-C", vllm_.work.string(), "--out", bundle}).exit_code, 0);
+  const std::vector<std::string> parts = changeset::SplitIntoParts(cs::ReadBytes(bundle), 100);
+  ASSERT_GE(parts.size(), 2u);  // several parts, joined in order
+  const fs::path parts_dir = dir_ / "changes";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    cs::WriteBytes(parts_dir / ("part-" + std::to_string(i)), parts[i]);
+  }
+  const fs::path mirror = dir_ / "mirror.git";
+  cs::Shell("git clone -q --mirror " + cs::Quote(vllm_.upstream.string()) + " " +
+            cs::Quote(mirror.string()));
+
+  const fs::path to = dir_ / "workspace";
+  fs::create_directories(to);  // the emptyDir exists, empty
+  CliResult unpack = K8s({"vllm", "unpack", "--parts", parts_dir.string(), "--mirror",
+                          mirror.string(), "--commit", base_commit_, "--to", to.string()});
+  ASSERT_EQ(unpack.exit_code, 0) << unpack.err;
+  EXPECT_THAT(unpack.out, HasSubstr("applied 4 changes onto merge-base " + base_commit_));
+  std::map<std::string, std::string> want = cs::Snapshot(vllm_.work);
+  std::map<std::string, std::string> got = cs::Snapshot(to);
+  EXPECT_EQ(got, want);
+
+  // Into a directory that does not exist yet, from the single file.
+  const fs::path fresh = dir_ / "fresh";
+  CliResult again = K8s({"vllm", "unpack", bundle, "--mirror", mirror.string(), "--commit",
+                         base_commit_, "--to", fresh.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(cs::Snapshot(fresh), want);
+}
+
+TEST_F(K8shazgpuVllmChangesTest, UnpackFromTheMirrorWithAWrongCommitWritesNothing) {
+  const std::string bundle = (dir_ / "changes.bin").string();
+  ASSERT_EQ(K8s({"vllm", "package", "-C", vllm_.work.string(), "--out", bundle}).exit_code, 0);
+  const fs::path mirror = dir_ / "mirror.git";
+  cs::Shell("git clone -q --mirror " + cs::Quote(vllm_.upstream.string()) + " " +
+            cs::Quote(mirror.string()));
+  const fs::path to = dir_ / "workspace";
+  fs::create_directories(to);
+
+  // Not the bundle's merge-base.
+  const std::string other = std::string(40, 'a');
+  CliResult wrong = K8s({"vllm", "unpack", bundle, "--mirror", mirror.string(), "--commit", other,
+                         "--to", to.string()});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.err, HasSubstr("the bundle's merge-base is " + base_commit_ +
+                                   ", not --commit " + other + "; nothing was written"));
+  EXPECT_TRUE(fs::is_empty(to));
+
+  // The merge-base, but a mirror that lacks it (another repository).
+  const fs::path stranger = dir_ / "stranger.git";
+  cs::Shell("git init -q --bare " + cs::Quote(stranger.string()));
+  CliResult missing = K8s({"vllm", "unpack", bundle, "--mirror", stranger.string(), "--commit",
+                           base_commit_, "--to", to.string()});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.err, HasSubstr(base_commit_.substr(0, 12)));
+  EXPECT_TRUE(fs::is_empty(to));
+
+  // A workspace that is not empty is refused and left alone.
+  cs::WriteBytes(to / "mine.txt", "keep me\n");
+  CliResult busy = K8s({"vllm", "unpack", bundle, "--mirror", mirror.string(), "--commit",
+                        base_commit_, "--to", to.string()});
+  EXPECT_EQ(busy.exit_code, 1);
+  EXPECT_THAT(busy.err, HasSubstr("is not an empty directory"));
+  EXPECT_EQ(cs::ReadBytes(to / "mine.txt"), "keep me\n");
+
+  // Both sources of the bundle, or neither base, is a usage error.
+  EXPECT_EQ(K8s({"vllm", "unpack", bundle, "--parts", dir_.string(), "--base", base_.string(),
+                 "--to", (dir_ / "x").string()})
+                .exit_code,
+            2);
+  EXPECT_EQ(K8s({"vllm", "unpack", bundle, "--to", (dir_ / "x").string()}).exit_code, 2);
 }
 
 TEST_F(K8shazgpuVllmChangesTest, RefusesWhatIsNotABundleOrNotACheckout) {

@@ -136,11 +136,7 @@ absl::StatusOr<json> ClaimSpec(const RunRequest& request, const ClassChoice& kla
   return json{{"devices", devices}};
 }
 
-namespace {
-
 json Labels(const RunNames& names) { return {{kRunLabel, names.run_id}, {kUserLabel, names.user}}; }
-
-}  // namespace
 
 json ClaimTemplateObject(const RunNames& names, const json& claim_spec) {
   return {{"apiVersion", "resource.k8s.io/v1"},

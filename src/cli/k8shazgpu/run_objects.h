@@ -65,6 +65,9 @@ std::string UserNamePart(const std::string& user);
 // or the --share name.
 RunNames MakeRunNames(const RunRequest& request, const std::string& user, const std::string& id);
 
+// The labels on every object of one run (kRunLabel, kUserLabel).
+nlohmann::json Labels(const RunNames& names);
+
 // Kubernetes expands $(VAR) in a container's command, args and env values;
 // "$$" is its escape for "$". Every '$' doubled, so the text arrives as typed.
 std::string EscapeDollars(const std::string& text);

@@ -15,6 +15,7 @@
 #include "core/file_write.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "git/export.h"
 
 namespace canhazgpu::cli::k8s {
 namespace {
@@ -39,6 +40,18 @@ std::vector<FlagSpec> UnpackFlags() {
        .has_value = true,
        .value_name = "DIR",
        .help = "the repository's files at the bundle's merge-base"},
+      {.name = "mirror",
+       .has_value = true,
+       .value_name = "DIR",
+       .help = "instead of --base: a git repository (the node's mirror) holding --commit"},
+      {.name = "commit",
+       .has_value = true,
+       .value_name = "SHA",
+       .help = "with --mirror: the merge-base, exported from the mirror into --to"},
+      {.name = "parts",
+       .has_value = true,
+       .value_name = "DIR",
+       .help = "instead of FILE: the bundle as ConfigMap part files part-0, part-1, ..."},
       {.name = "to",
        .has_value = true,
        .value_name = "DIR",
@@ -86,23 +99,114 @@ absl::StatusOr<int> Package(const ParsedFlags& flags) {
   return 0;
 }
 
+constexpr char kUnpackUse[] =
+    "use: k8shazgpu vllm unpack (FILE | --parts DIR) (--base DIR | --mirror DIR --commit SHA) "
+    "--to DIR";
+
+// The bundle from one file, or from the part files a projected ConfigMap
+// volume mounts (part-0, part-1, ... in order; the first missing one ends
+// the list). A bundle over the ceiling was never packaged; a file much
+// bigger is no bundle of ours.
+absl::StatusOr<std::string> ReadBundle(const ParsedFlags& flags) {
+  const std::optional<std::string> parts_dir = flags.Value("parts");
+  if (parts_dir.has_value() == (flags.positional.size() == 1) || flags.positional.size() > 1) {
+    return absl::InvalidArgumentError(
+        StrCat("give the bundle as one FILE or as --parts DIR, not both; ", kUnpackUse));
+  }
+  if (!parts_dir.has_value()) {
+    return ReadRegularFile(flags.positional[0], cs::kMaxBundleSize + 4096, "bundle");
+  }
+  std::vector<std::string> parts;
+  size_t total = 0;
+  for (size_t i = 0;; ++i) {
+    const std::string path = StrCat(*parts_dir, "/part-", i);
+    absl::StatusOr<std::string> part = ReadRegularFile(path, cs::kMaxBundleSize + 4096, "part");
+    if (absl::IsNotFound(part.status())) break;
+    if (!part.ok()) return part.status();
+    total += part->size();
+    if (total > cs::kMaxBundleSize + 4096) {
+      return absl::InvalidArgumentError(
+          StrCat("the parts in ", *parts_dir, " add up to more than a bundle can hold"));
+    }
+    parts.push_back(*std::move(part));
+  }
+  if (parts.empty()) {
+    return absl::NotFoundError(StrCat("no bundle part ", *parts_dir, "/part-0"));
+  }
+  return cs::JoinParts(parts);
+}
+
+// Writes commit `commit` of `mirror` into `to`, missing or empty (an
+// emptyDir's mount point cannot be renamed over: the export goes into a
+// directory inside it and its entries are moved up).
+absl::Status ExportBase(const std::filesystem::path& mirror, const std::string& commit,
+                        const std::filesystem::path& to) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(to, error)) return git::ExportCommit(mirror, commit, to);
+  const fs::path staging = to / StrCat(".canhazgpu-export.", getpid());
+  RETURN_IF_ERROR(git::ExportCommit(mirror, commit, staging));
+  for (const fs::directory_entry& entry : fs::directory_iterator(staging)) {
+    fs::rename(entry.path(), to / entry.path().filename(), error);
+    if (error) {
+      return absl::InternalError(
+          StrCat("moving ", entry.path().string(), " into ", to.string(), ": ", error.message()));
+    }
+  }
+  fs::remove(staging, error);
+  return absl::OkStatus();
+}
+
+// Empties `dir` without removing it (it may be a mount point).
+void RemoveContents(const std::filesystem::path& dir) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::filesystem::remove_all(entry.path(), error);
+  }
+}
+
 absl::StatusOr<int> Unpack(const ParsedFlags& flags) {
-  if (flags.positional.size() != 1) {
-    return absl::InvalidArgumentError(
-        "use: k8shazgpu vllm unpack FILE --base DIR --to DIR (one bundle file)");
-  }
   const std::optional<std::string> base = flags.Value("base");
+  const std::optional<std::string> mirror = flags.Value("mirror");
+  const std::optional<std::string> commit = flags.Value("commit");
   const std::optional<std::string> to = flags.Value("to");
-  if (!base.has_value() || !to.has_value() || base->empty() || to->empty()) {
+  if (!to.has_value() || to->empty() || base.has_value() == mirror.has_value() ||
+      mirror.has_value() != commit.has_value() || (base.has_value() && base->empty())) {
     return absl::InvalidArgumentError(
-        "vllm unpack needs --base DIR (the merge-base's files) and --to DIR (the result)");
+        StrCat("vllm unpack needs --to DIR (the result) and either --base DIR (the merge-base's "
+               "files) or --mirror DIR --commit SHA (a repository holding it); ",
+               kUnpackUse));
   }
-  // A bundle over the ceiling was never packaged; a file much bigger is no
-  // bundle of ours.
-  ASSIGN_OR_RETURN(std::string bundle,
-                   ReadRegularFile(flags.positional[0], cs::kMaxBundleSize + 4096, "bundle"));
+  ASSIGN_OR_RETURN(std::string bundle, ReadBundle(flags));
   ASSIGN_OR_RETURN(cs::ChangeSet change_set, cs::Decode(bundle));
-  RETURN_IF_ERROR(cs::Apply(change_set, *base, *to));
+  const cs::UnpackOptions options{.sync = false};  // a pod's workspace: see unpack.h
+  if (base.has_value()) {
+    RETURN_IF_ERROR(cs::Apply(change_set, *base, *to, options));
+  } else {
+    if (*commit != change_set.base_commit) {
+      return absl::FailedPreconditionError(StrCat("the bundle's merge-base is ",
+                                                  change_set.base_commit, ", not --commit ",
+                                                  *commit, "; nothing was written"));
+    }
+    std::error_code error;
+    const bool existed = std::filesystem::exists(*to, error);
+    if (existed &&
+        (!std::filesystem::is_directory(*to, error) || !std::filesystem::is_empty(*to, error))) {
+      return absl::FailedPreconditionError(
+          StrCat(*to, " is not an empty directory; --mirror exports into a new or empty one"));
+    }
+    absl::Status exported = ExportBase(*mirror, *commit, *to);
+    if (exported.ok()) exported = cs::Apply(change_set, *to, *to, options);
+    if (!exported.ok()) {
+      // Leave --to as it was: empty, or absent.
+      if (existed) {
+        RemoveContents(*to);
+      } else {
+        std::filesystem::remove_all(*to, error);
+      }
+      return exported;
+    }
+  }
   const cs::Summary summary = cs::Summarize(change_set);
   std::printf("applied %zu changes onto merge-base %s in %s (%d added, %d modified, %d deleted)\n",
               change_set.entries.size(), change_set.base_commit.c_str(), to->c_str(), summary.added,

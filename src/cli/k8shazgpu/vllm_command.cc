@@ -26,7 +26,8 @@ int VllmCommand(Context& ctx, const Args& args) {
     return Fail(absl::InvalidArgumentError(
         StrCat(args.empty() ? std::string("no subcommand") : "unknown subcommand '" + args[0] + "'",
                " for 'vllm'; use: k8shazgpu vllm run [flags] -- vllm serve MODEL, vllm package ",
-               "[-C DIR] [--fetch] --out FILE, or vllm unpack FILE --base DIR --to DIR")));
+               "[-C DIR] [--fetch] --out FILE, or vllm unpack (FILE | --parts DIR) (--base DIR | ",
+               "--mirror DIR --commit SHA) --to DIR")));
   }
   return RunCommandBody(
       ctx, Args(args.begin() + 1, args.end()), VllmFlags(), "vllm run",

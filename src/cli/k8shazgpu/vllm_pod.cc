@@ -1,0 +1,145 @@
+#include "cli/k8shazgpu/vllm_pod.h"
+
+#include "absl/strings/escaping.h"
+#include "core/strings.h"
+#include "git/mirror.h"
+
+namespace canhazgpu::cli::k8s {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kCacheVolume[] = "cache";
+constexpr char kChangesVolume[] = "changes";
+constexpr char kWorkspaceVolume[] = "workspace";
+constexpr char kHubCacheVariable[] = "HF_HUB_CACHE";
+
+json ConfigMapObject(const RunNames& names, const std::string& name, std::string_view part) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"labels", Labels(names)}}},
+          {"binaryData", {{kChangesKey, absl::Base64Escape(std::string(part))}}}};
+}
+
+// All parts in one directory, as `vllm unpack --parts` reads them: the
+// ConfigMaps' keys are all "part", so each gets its own file name.
+json ChangesVolume(const std::vector<std::string>& config_maps) {
+  json sources = json::array();
+  for (size_t i = 0; i < config_maps.size(); ++i) {
+    sources.push_back({{"configMap",
+                        {{"name", config_maps[i]},
+                         {"items", {{{"key", kChangesKey}, {"path", StrCat("part-", i)}}}}}}});
+  }
+  return {{"name", kChangesVolume}, {"projected", {{"sources", sources}}}};
+}
+
+json Mount(const char* volume, const char* path, bool read_only) {
+  json mount = {{"name", volume}, {"mountPath", path}};
+  if (read_only) mount["readOnly"] = true;
+  return mount;
+}
+
+bool SetsVariable(const json& container, std::string_view name) {
+  if (!container.contains("env")) return false;
+  for (const json& e : container["env"]) {
+    if (e.value("name", "") == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string VllmImageFor(std::string_view image_template, std::string_view commit) {
+  std::string out;
+  constexpr std::string_view kPlaceholder = "{commit}";
+  size_t at = 0;
+  while (true) {
+    const size_t found = image_template.find(kPlaceholder, at);
+    out += image_template.substr(at, found - at);
+    if (found == std::string_view::npos) return out;
+    out += commit;
+    at = found + kPlaceholder.size();
+  }
+}
+
+std::vector<std::string> ChangesConfigMapNames(const RunNames& names, size_t part_count) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < part_count; ++i) out.push_back(StrCat(names.pod, "-changes-", i));
+  return out;
+}
+
+std::string OverlayScript(std::string_view workspace) {
+  // find_spec locates the installed package without importing it (vLLM's
+  // import pulls in torch: seconds). Copying over it keeps the image's
+  // compiled extensions and generated _version.py, which a source tree
+  // lacks; files the change set deletes stay in the installed package.
+  return StrCat(
+      "set -e; "
+      "installed=$(python3 -c 'import importlib.util, os; "
+      "print(os.path.dirname(importlib.util.find_spec(\"vllm\").origin))'); "
+      "cp -R ",
+      "'", std::string(workspace), "'/vllm/. \"$installed\"/; exec \"$@\"");
+}
+
+VllmPodObjects BuildVllmPodObjects(const RunRequest& request, const RunNames& names,
+                                   const changeset::VllmCheckout& checkout,
+                                   const std::vector<std::string>& parts,
+                                   const std::vector<std::string>& compiled_paths,
+                                   const VllmPodSettings& settings) {
+  VllmPodObjects out;
+  const std::vector<std::string> map_names = ChangesConfigMapNames(names, parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out.config_maps.push_back(ConfigMapObject(names, map_names[i], parts[i]));
+  }
+
+  out.pod = PodObject(request, names);
+  json& spec = out.pod["spec"];
+  if (!spec.contains("volumes")) spec["volumes"] = json::array();
+  spec["volumes"].push_back({{"name", kCacheVolume},
+                             {"hostPath", {{"path", settings.cache_root}, {"type", "Directory"}}}});
+  spec["volumes"].push_back(ChangesVolume(map_names));
+  spec["volumes"].push_back({{"name", kWorkspaceVolume}, {"emptyDir", json::object()}});
+
+  const std::string mirror = StrCat(kCacheMount, "/git/", git::MirrorDirName(checkout.remote_url));
+  // The pod's restartPolicy is Never: a failed unpack fails the pod, and
+  // its log (the rejected paths) becomes the termination message.
+  spec["initContainers"] = {
+      {{"name", kWorkspaceContainer},
+       {"image", settings.node_image},
+       {"command",
+        {"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", kChangesMount, "--mirror",
+         EscapeDollars(mirror), "--commit", checkout.merge_base, "--to", kWorkspaceMount}},
+       {"terminationMessagePolicy", "FallbackToLogsOnError"},
+       {"volumeMounts",
+        {Mount(kCacheVolume, kCacheMount, true), Mount(kChangesVolume, kChangesMount, true),
+         Mount(kWorkspaceVolume, kWorkspaceMount, false)}}}};
+
+  json& main = spec["containers"][0];
+  main["image"] = VllmImageFor(settings.vllm_image_template, checkout.merge_base);
+  // sh -c SCRIPT sh ARGV...: "$@" is the argv, each word as given (already
+  // escaped for Kubernetes by PodObject); the script is escaped the same way.
+  json command = {"/bin/sh", "-c", EscapeDollars(OverlayScript(kWorkspaceMount)), "sh"};
+  for (const json& word : main["command"]) command.push_back(word);
+  main["command"] = command;
+  if (!main.contains("volumeMounts")) main["volumeMounts"] = json::array();
+  main["volumeMounts"].push_back(Mount(kCacheVolume, kCacheMount, true));
+  main["volumeMounts"].push_back(Mount(kWorkspaceVolume, kWorkspaceMount, false));
+  // An --env HF_HUB_CACHE wins: the user's choice, not ours.
+  if (!SetsVariable(main, kHubCacheVariable)) {
+    if (!main.contains("env")) main["env"] = json::array();
+    main["env"].push_back({{"name", kHubCacheVariable}, {"value", StrCat(kCacheMount, "/hf")}});
+  }
+
+  if (!compiled_paths.empty()) {
+    std::string shown;
+    for (size_t i = 0; i < compiled_paths.size() && i < 5; ++i) {
+      shown += StrCat(i == 0 ? "" : ", ", compiled_paths[i]);
+    }
+    if (compiled_paths.size() > 5) shown += StrCat(" and ", compiled_paths.size() - 5, " more");
+    out.warning = StrCat("warning: compiled code changed (", shown, "): the pod runs the ",
+                         "merge-base's compiled code; only Python changes take effect");
+  }
+  return out;
+}
+
+}  // namespace canhazgpu::cli::k8s
