@@ -423,24 +423,29 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
       statuses.out,
       ::testing::ContainsRegex(
           "NAME +NODE +FREE +HELD +PREPARED +AGE\nnode-0 +node-0 +[0-9]+ +0 +[0-9]+ +[0-9]+s"));
-  // The cache CRDs are installed too, and kubectl prints their columns.
+  // The cache CRDs are installed too, the nodes' cache agents report on a
+  // plan, and kubectl prints the columns of both kinds.
   const kube::ResourceRef plans{"canhazgpu.dev", "v1alpha1", "cacheplans", false};
   const json plan = json::parse(R"({"apiVersion": "canhazgpu.dev/v1alpha1", "kind": "CachePlan",
       "metadata": {"name": "default"},
-      "spec": {"items": [{"name": "nginx", "type": "image", "image": {"ref": "nginx"}}]}})");
-  json created_plan = client_->CreateObject(plans, "", plan).value();
-  created_plan["status"] = {
-      {"summary",
-       {{"items", 1}, {"nodes", 1}, {"ready", 1}, {"pulling", 0}, {"failed", 0}, {"pending", 0}}}};
-  ASSERT_TRUE(client_->UpdateStatus(plans, "", created_plan).ok());
+      "spec": {"items": [{"name": "vllm", "type": "image",
+                          "image": {"ref": "vllm/vllm-openai:latest"}}]}})");
+  ASSERT_TRUE(client_->CreateObject(plans, "", plan).ok());
+  ASSERT_TRUE(Eventually([&] {
+    json p = client_->Get(plans, "", "default").value_or(json::object());
+    return p.value("status", json::object()).value("summary", json::object()).value("ready", 0) ==
+           2;
+  }));
   CliResult cache_plans = RunProgram({"kubectl", "get", "cacheplans"}, env);
   EXPECT_EQ(cache_plans.exit_code, 0) << cache_plans.err;
   EXPECT_THAT(cache_plans.out,
               ::testing::ContainsRegex("NAME +ITEMS +NODES +READY +PULLING +FAILED +AGE\n"
-                                       "default +1 +1 +1 +0 +0 +[0-9]+s"));
+                                       "default +1 +2 +2 +0 +0 +[0-9]+s"));
   CliResult node_caches = RunProgram({"kubectl", "get", "nodecachestatuses"}, env);
   EXPECT_EQ(node_caches.exit_code, 0) << node_caches.err;
-  EXPECT_THAT(node_caches.out + node_caches.err, HasSubstr("No resources found"));
+  EXPECT_THAT(node_caches.out, ::testing::ContainsRegex("NAME +NODE +USED +LIMIT +UPDATED +AGE\n"
+                                                        "node-0 +node-0 +0 +0 +[0-9]+s +[0-9]+s\n"
+                                                        "node-1 +node-1 "));
   // kubectl delete waits until the kubelet has stopped the pod and removed it.
   CliResult deleted = RunProgram({"kubectl", "delete", "pod", "hello", "--timeout=60s"}, env);
   EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
