@@ -115,6 +115,15 @@ bool IsVllmUpstreamUrl(std::string_view url) {
   return before == '/' || before == ':';
 }
 
+bool IsInsideVllmCheckout(const std::filesystem::path& dir) {
+  absl::StatusOr<git::Repository> found = git::Discover(dir);
+  if (!found.ok()) return false;
+  const char* workdir = git_repository_workdir(found->get());
+  std::error_code error;
+  return workdir != nullptr && std::filesystem::is_regular_file(
+                                   std::filesystem::path(workdir) / "vllm" / "__init__.py", error);
+}
+
 absl::StatusOr<VllmCheckout> DetectVllmCheckout(const std::filesystem::path& dir, bool fetch) {
   absl::StatusOr<git::Repository> found = git::Discover(dir);
   if (!found.ok()) {

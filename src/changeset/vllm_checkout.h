@@ -32,6 +32,11 @@ struct VllmCheckout {
 // .git, and a local path ending in vllm-project/vllm(.git).
 bool IsVllmUpstreamUrl(std::string_view url);
 
+// Whether `dir` is inside a git work tree whose top level holds
+// vllm/__init__.py: what `vllm run` asks before it packages the changes
+// (DetectVllmCheckout then says what is wrong with one that is).
+bool IsInsideVllmCheckout(const std::filesystem::path& dir);
+
 // The checkout around `dir` (any directory inside the work tree). With
 // `fetch`, the upstream remote is fetched first (ssh-agent and the URL's own
 // credentials; nothing prompts). FailedPrecondition, in one line saying

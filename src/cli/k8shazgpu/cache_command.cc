@@ -6,10 +6,9 @@
 //   cache add image REF | repo URL | model ID  [--name N] [--node-selector k=v,...] ...
 //   cache remove NAME...
 //   cache update NAME... | --all               ask the nodes to refresh (refreshRequestedAt)
-// Edits are read-modify-write with the read resourceVersion: a 409 Conflict
-// (another writer in between) reads again and applies the edit again; the
-// plan is created when missing. An edit that fails (duplicate name,
-// unknown item, invalid reference) writes nothing.
+// Edits go through EditPlan (cache_client.h): conflict-safe, and an edit
+// that fails (duplicate name, unknown item, invalid reference) writes
+// nothing.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -19,6 +18,8 @@
 #include "cacheplan/summary.h"
 #include "cacheplan/types.h"
 #include "cacheplan/validate.h"
+#include "changeset/change_set.h"
+#include "cli/k8shazgpu/cache_client.h"
 #include "cli/k8shazgpu/cache_edit.h"
 #include "cli/k8shazgpu/cluster_read.h"
 #include "cli/k8shazgpu/commands.h"
@@ -31,10 +32,6 @@ namespace {
 
 using cacheplan::CacheItem;
 using nlohmann::json;
-
-// Conflicts retried before giving up: each one means another writer won a
-// race, so a handful is plenty.
-constexpr int kEditAttempts = 8;
 
 constexpr char kUsage[] =
     "use: k8shazgpu cache plan show | status | add image|repo|model SOURCE | remove NAME... | "
@@ -83,56 +80,6 @@ std::string Scope(const CacheItem& item) {
   return Join(pairs, ",");
 }
 
-// "1.5 GiB": binary units, one decimal.
-std::string Bytes(int64_t n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(n);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  if (unit == 0) return StrCat(n, " B");
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
-  return text;
-}
-
-absl::StatusOr<std::optional<json>> ReadPlan(Context& ctx, const std::string& name) {
-  absl::StatusOr<json> object = ctx.client->Get(cacheplan::kCachePlans, "", name);
-  if (kube::IsApiNotFound(object.status())) return std::nullopt;
-  if (!object.ok()) return Explain(object.status(), ctx);
-  return *object;
-}
-
-// Reads the plan (or starts an empty one), applies `edit` to its items,
-// checks the result and writes it with the read resourceVersion; on 409
-// Conflict (or AlreadyExists when two create it) starts over.
-absl::Status EditPlan(Context& ctx, const std::string& plan_name,
-                      const std::function<absl::Status(std::vector<CacheItem>&)>& edit) {
-  absl::Status last;
-  for (int attempt = 0; attempt < kEditAttempts; ++attempt) {
-    ASSIGN_OR_RETURN(std::optional<json> read, ReadPlan(ctx, plan_name));
-    json object = read ? *read : cacheplan::PlanToJson(cacheplan::CachePlan{.name = plan_name});
-    ASSIGN_OR_RETURN(cacheplan::CachePlan plan, cacheplan::PlanFromJson(object));
-    RETURN_IF_ERROR(edit(plan.items));
-    RETURN_IF_ERROR(cacheplan::Validate(plan));
-    json& spec = object["spec"];
-    if (!spec.is_object()) spec = json::object();
-    spec["items"] = MergeItemsJson(spec.value("items", json::array()), plan.items);
-    absl::StatusOr<json> written =
-        read ? ctx.client->Update(cacheplan::kCachePlans, "", object)
-             : ctx.client->CreateObject(cacheplan::kCachePlans, "", object);
-    if (written.ok()) return absl::OkStatus();
-    if (!kube::IsApiConflict(written.status()) && !kube::IsApiAlreadyExists(written.status())) {
-      return Explain(written.status(), ctx);
-    }
-    last = written.status();
-  }
-  return absl::AbortedError(StrCat("cache plan ", plan_name, " kept changing under this edit (",
-                                   kEditAttempts, " conflicts); try again: ", last.message()));
-}
-
 absl::StatusOr<int> PlanShow(Context& ctx, const ParsedFlags& flags) {
   if (flags.positional.size() != 2 || flags.positional[1] != "show") {
     return absl::InvalidArgumentError("use: k8shazgpu cache plan show [--plan NAME]");
@@ -163,23 +110,6 @@ absl::StatusOr<int> PlanShow(Context& ctx, const ParsedFlags& flags) {
   return 0;
 }
 
-// Node labels, when the caller may list nodes: with them an item a node
-// should have but does not report yet shows as pending there.
-std::map<std::string, cacheplan::Labels> NodeLabels(Context& ctx) {
-  std::map<std::string, cacheplan::Labels> out;
-  absl::StatusOr<json> nodes = ctx.client->ListAll(kube::kNodes, "");
-  if (!nodes.ok()) return out;
-  for (const json& node : (*nodes)["items"]) {
-    cacheplan::Labels& labels = out[node["metadata"].value("name", "")];
-    // Kept in a variable: a range-for over a temporary's items dangles.
-    const json node_labels = node["metadata"].value("labels", json::object());
-    for (const auto& [k, v] : node_labels.items()) {
-      if (v.is_string()) labels[k] = v.get<std::string>();
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<int> Status(Context& ctx, const ParsedFlags& flags) {
   if (flags.positional.size() != 1) return absl::InvalidArgumentError(kUsage);
   const std::string name = PlanName(flags);
@@ -189,13 +119,7 @@ absl::StatusOr<int> Status(Context& ctx, const ParsedFlags& flags) {
         StrCat("cache plan ", name, " does not exist; 'k8shazgpu cache add' creates it"));
   }
   ASSIGN_OR_RETURN(cacheplan::CachePlan plan, cacheplan::PlanFromJson(*object));
-  absl::StatusOr<json> listed = ctx.client->ListAll(cacheplan::kNodeCacheStatuses, "");
-  if (!listed.ok()) return Explain(listed.status(), ctx);
-  std::vector<cacheplan::NodeCacheStatus> nodes;
-  for (const json& o : (*listed)["items"]) {
-    absl::StatusOr<cacheplan::NodeCacheStatus> node = cacheplan::NodeStatusFromJson(o);
-    if (node.ok()) nodes.push_back(*std::move(node));
-  }
+  ASSIGN_OR_RETURN(std::vector<cacheplan::NodeCacheStatus> nodes, ListNodeCacheStatuses(ctx));
   const std::map<std::string, cacheplan::Labels> labels = NodeLabels(ctx);
 
   nlohmann::ordered_json doc = {{"plan", name}, {"items", nlohmann::ordered_json::array()}};
@@ -219,8 +143,9 @@ absl::StatusOr<int> Status(Context& ctx, const ParsedFlags& flags) {
       pulling.push_back({{"node", across.pulling_nodes[i]},
                          {"bytesDone", e.bytes_done},
                          {"bytesTotal", e.bytes_total}});
-      details.push_back(StrCat("pulling on ", across.pulling_nodes[i], ": ", Bytes(e.bytes_done),
-                               e.bytes_total > 0 ? StrCat(" of ", Bytes(e.bytes_total)) : ""));
+      details.push_back(
+          StrCat("pulling on ", across.pulling_nodes[i], ": ", changeset::FormatBytes(e.bytes_done),
+                 e.bytes_total > 0 ? StrCat(" of ", changeset::FormatBytes(e.bytes_total)) : ""));
     }
     for (size_t i = 0; i < across.failed.size(); ++i) {
       failed.push_back({{"node", across.failed_nodes[i]}, {"message", across.failed[i]->message}});

@@ -1,7 +1,6 @@
 #include "cli/k8shazgpu/run_command.h"
 
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +12,7 @@
 #include "cli/k8shazgpu/log_follow.h"
 #include "cli/k8shazgpu/pod_outcome.h"
 #include "cli/k8shazgpu/pod_watch.h"
+#include "cli/k8shazgpu/progress_line.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
 #include "core/duration.h"
@@ -40,38 +40,6 @@ std::string NewRunId() {
   for (int i = 0; i < 10; ++i) id += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
   return id;
 }
-
-// The pending line: redrawn in place on a terminal, a plain line per
-// change otherwise. On stderr, so stdout carries only the command's output.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool tty) : tty_(tty) {}
-  ~ProgressLine() { Clear(); }
-  void Show(const std::string& line) {
-    if (line == last_) return;
-    last_ = line;
-    if (!tty_) {
-      std::fprintf(stderr, "k8shazgpu: %s\n", line.c_str());
-      return;
-    }
-    winsize size = {};
-    const size_t width =
-        ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 ? size.ws_col - 1 : 119;
-    std::fprintf(stderr, "\r\033[K%s", std::string(Utf8Prefix(line, width)).c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void Clear() {
-    if (tty_ && shown_) std::fprintf(stderr, "\r\033[K");
-    shown_ = false;
-    last_.clear();
-  }
-
- private:
-  const bool tty_;
-  bool shown_ = false;
-  std::string last_;
-};
 
 std::string OneLine(const std::string& text) {
   std::string out;
@@ -185,14 +153,24 @@ absl::StatusOr<int> Runner::Go() {
   RETURN_IF_ERROR(hooks_.check_claim(client, ns, claim_spec));
 
   const RunNames names = MakeRunNames(request_, ctx_.user, NewRunId());
+  PodPlan plan;
+  if (hooks_.build_pod) {
+    ASSIGN_OR_RETURN(plan, hooks_.build_pod(names));
+  } else {
+    plan.pod = PodObject(request_, names);
+  }
   objects_.emplace(ctx_, names, request_.share);
   if (InterruptGuard::Interrupted()) return Abandon();
   if (absl::Status s = objects_->CreateClaim(claim_spec); !s.ok()) {
     objects_->Delete();
     return s;
   }
+  if (absl::Status s = objects_->CreateConfigMaps(plan.config_maps); !s.ok()) {
+    objects_->Delete();
+    return s;
+  }
   if (InterruptGuard::Interrupted()) return Abandon();
-  absl::StatusOr<json> pod = objects_->CreatePod(PodObject(request_, names));
+  absl::StatusOr<json> pod = objects_->CreatePod(plan.pod);
   if (!pod.ok()) {
     objects_->Delete();
     return pod.status();

@@ -2,14 +2,17 @@
 // waits (shown while it is pending) and whether a claim could ever be
 // satisfied (asked before anything is created). DefaultRunHooks() answers
 // both with clusterview's ExplainPod and ExplainClaimSpec over the cluster
-// read afresh; tests may pass others. Hooks are called from the command's
-// thread only.
+// read afresh; tests may pass others. `vllm run` also builds its own pod.
+// Hooks are called from the command's thread only.
 #pragma once
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cli/k8shazgpu/run_objects.h"
 #include "core/clock.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
@@ -26,9 +29,21 @@ using PendingReason = std::function<std::string(kube::Client&, const nlohmann::j
 using ClaimCheck = std::function<absl::Status(kube::Client&, const std::string& ns,
                                               const nlohmann::json& claim_spec)>;
 
+// The pod to create under `names`, and the ConfigMaps it mounts (created
+// before it, labelled as the run, owned by it once it exists). Called once
+// the claim check passed and before anything is created: it may wait
+// (vllm run waits for the node caches) and may fail, which creates
+// nothing. Unset: PodObject(request, names) alone.
+struct PodPlan {
+  nlohmann::json pod;
+  std::vector<nlohmann::json> config_maps;
+};
+using PodBuilder = std::function<absl::StatusOr<PodPlan>(const RunNames& names)>;
+
 struct RunHooks {
   PendingReason why_pending;
   ClaimCheck check_claim;
+  PodBuilder build_pod;
 };
 
 // What run uses; `clock` (for "held since") must outlive the hooks.

@@ -43,6 +43,16 @@ absl::Status RunObjectsClient::CreateClaim(const json& claim_spec) {
   return absl::AbortedError(StrCat("the shared claim '", share_, "' kept changing; try again"));
 }
 
+absl::Status RunObjectsClient::CreateConfigMaps(const std::vector<json>& config_maps) {
+  for (const json& map : config_maps) {
+    absl::StatusOr<json> made =
+        ctx_.client->CreateObject(kube::kConfigMaps, ctx_.namespace_name, map);
+    if (!made.ok()) return made.status();
+    config_maps_.push_back(map["metadata"].value("name", ""));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<json> RunObjectsClient::CreatePod(const json& pod) {
   absl::StatusOr<json> made = ctx_.client->CreateObject(kube::kPods, ctx_.namespace_name, pod);
   if (!made.ok()) {
@@ -62,6 +72,12 @@ absl::StatusOr<json> RunObjectsClient::CreatePod(const json& pod) {
 absl::Status RunObjectsClient::Adopt() {
   if (!pod_) return absl::FailedPreconditionError("no pod to own the claim");
   const json owner = OwnerReferenceTo(*pod_);
+  for (const std::string& map : config_maps_) {
+    absl::StatusOr<json> patched =
+        ctx_.client->Patch(kube::kConfigMaps, ctx_.namespace_name, map, kube::PatchType::kMerge,
+                           {{"metadata", {{"ownerReferences", json::array({owner})}}}});
+    if (!patched.ok()) return patched.status();
+  }
   if (!shared()) {
     absl::StatusOr<json> patched =
         ctx_.client->Patch(kube::kResourceClaimTemplates, ctx_.namespace_name, names_.claim,
@@ -89,6 +105,9 @@ void RunObjectsClient::Delete() {
                  kRunLabel, names_.run_id.c_str(), std::string(s.message()).c_str());
   };
   if (pod_) report(client.Delete(kube::kPods, ns, names_.pod), "pod " + names_.pod);
+  for (const std::string& map : config_maps_) {
+    report(client.Delete(kube::kConfigMaps, ns, map), "ConfigMap " + map);
+  }
   if (!shared()) {
     if (claim_created_) {
       report(client.Delete(kube::kResourceClaimTemplates, ns, names_.claim),

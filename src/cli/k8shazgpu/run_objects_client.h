@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cli/k8shazgpu/context.h"
@@ -26,11 +27,14 @@ class RunObjectsClient {
   // it exists with the same request (InvalidArgument when it asks for
   // something else).
   absl::Status CreateClaim(const nlohmann::json& claim_spec);
+  // ConfigMaps the Pod mounts (labelled as the run), before the Pod.
+  absl::Status CreateConfigMaps(const std::vector<nlohmann::json>& config_maps);
   // The Pod; AlreadyExists for a taken --name says so in one line.
   absl::StatusOr<nlohmann::json> CreatePod(const nlohmann::json& pod);
-  // The owner reference from the claim (template or shared) to the Pod.
+  // The owner references from the claim (template or shared) and the
+  // ConfigMaps to the Pod.
   absl::Status Adopt();
-  // Deletes the Pod and the template; a shared claim this run made that
+  // Deletes the Pod, the ConfigMaps and the template; a shared claim this run made that
   // no pod owns yet (a later one goes with its last owner); errors are reported on stderr and
   // otherwise ignored (what is left carries the labels).
   void Delete();
@@ -45,6 +49,7 @@ class RunObjectsClient {
   bool claim_created_ = false;  // by this run
   bool adopted_ = false;        // the shared claim lists this run's pod as an owner
   std::optional<nlohmann::json> pod_;
+  std::vector<std::string> config_maps_;  // created by this run
 };
 
 }  // namespace canhazgpu::cli::k8s

@@ -13,6 +13,7 @@ constexpr char kCacheVolume[] = "cache";
 constexpr char kChangesVolume[] = "changes";
 constexpr char kWorkspaceVolume[] = "workspace";
 constexpr char kHubCacheVariable[] = "HF_HUB_CACHE";
+constexpr char kHubOfflineVariable[] = "HF_HUB_OFFLINE";
 
 json ConfigMapObject(const RunNames& names, const std::string& name, std::string_view part) {
   return {{"apiVersion", "v1"},
@@ -37,6 +38,13 @@ json Mount(const char* volume, const char* path, bool read_only) {
   json mount = {{"name", volume}, {"mountPath", path}};
   if (read_only) mount["readOnly"] = true;
   return mount;
+}
+
+const json* FindNamed(const json& list, std::string_view name) {
+  for (const json& item : list) {
+    if (item.value("name", "") == name) return &item;
+  }
+  return nullptr;
 }
 
 bool SetsVariable(const json& container, std::string_view name) {
@@ -68,17 +76,63 @@ std::vector<std::string> ChangesConfigMapNames(const RunNames& names, size_t par
   return out;
 }
 
-std::string OverlayScript(std::string_view workspace) {
+// `text` as one single-quoted shell word.
+std::string ShellWord(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string OverlayScript(std::string_view workspace, std::string_view warning) {
   // find_spec locates the installed package without importing it (vLLM's
   // import pulls in torch: seconds). Copying over it keeps the image's
   // compiled extensions and generated _version.py, which a source tree
   // lacks; files the change set deletes stay in the installed package.
   return StrCat(
-      "set -e; "
+      "set -e; ",
+      warning.empty()
+          ? ""
+          : StrCat("echo ", ShellWord(StrCat("k8shazgpu: ", std::string(warning))), " >&2; "),
       "installed=$(python3 -c 'import importlib.util, os; "
       "print(os.path.dirname(importlib.util.find_spec(\"vllm\").origin))'); "
       "cp -R ",
-      "'", std::string(workspace), "'/vllm/. \"$installed\"/; exec \"$@\"");
+      ShellWord(workspace), "/vllm/. \"$installed\"/; exec \"$@\"");
+}
+
+std::string RebuildScript(std::string_view workspace) {
+  // The workspace is the pod's own emptyDir: the build writes there, and
+  // into the container's site-packages, never into a shared cache.
+  return StrCat("set -e; echo 'k8shazgpu: building vLLM from the workspace (--rebuild)' >&2; cd ",
+                ShellWord(workspace),
+                "; python3 -m pip install --no-deps --no-build-isolation .; cd /; exec \"$@\"");
+}
+
+void UseNodeCache(json& pod, const VllmPodSettings& settings) {
+  json& spec = pod["spec"];
+  if (!spec.contains("volumes")) spec["volumes"] = json::array();
+  if (FindNamed(spec["volumes"], kCacheVolume) == nullptr) {
+    spec["volumes"].push_back(
+        {{"name", kCacheVolume},
+         {"hostPath", {{"path", settings.cache_root}, {"type", "Directory"}}}});
+  }
+  json& main = spec["containers"][0];
+  if (!main.contains("volumeMounts")) main["volumeMounts"] = json::array();
+  main["volumeMounts"].push_back(Mount(kCacheVolume, kCacheMount, true));
+  if (!main.contains("env")) main["env"] = json::array();
+  // An --env of the same name wins: the user's choice, not ours.
+  if (!SetsVariable(main, kHubCacheVariable)) {
+    main["env"].push_back({{"name", kHubCacheVariable}, {"value", StrCat(kCacheMount, "/hf")}});
+  }
+  if (settings.hf_offline && !SetsVariable(main, kHubOfflineVariable)) {
+    main["env"].push_back({{"name", kHubOfflineVariable}, {"value", "1"}});
+  }
+}
+
+void PinToNodes(json& pod, const std::vector<std::string>& nodes) {
+  pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+      {"nodeSelectorTerms", json::array({{{"matchFields", json::array({{{"key", "metadata.name"},
+                                                                        {"operator", "In"},
+                                                                        {"values", nodes}}})}}})}};
 }
 
 VllmPodObjects BuildVllmPodObjects(const RunRequest& request, const RunNames& names,
@@ -92,53 +146,50 @@ VllmPodObjects BuildVllmPodObjects(const RunRequest& request, const RunNames& na
     out.config_maps.push_back(ConfigMapObject(names, map_names[i], parts[i]));
   }
 
-  out.pod = PodObject(request, names);
-  json& spec = out.pod["spec"];
-  if (!spec.contains("volumes")) spec["volumes"] = json::array();
-  spec["volumes"].push_back({{"name", kCacheVolume},
-                             {"hostPath", {{"path", settings.cache_root}, {"type", "Directory"}}}});
-  spec["volumes"].push_back(ChangesVolume(map_names));
-  spec["volumes"].push_back({{"name", kWorkspaceVolume}, {"emptyDir", json::object()}});
-
-  const std::string mirror = StrCat(kCacheMount, "/git/", git::MirrorDirName(checkout.remote_url));
-  // The pod's restartPolicy is Never: a failed unpack fails the pod, and
-  // its log (the rejected paths) becomes the termination message.
-  spec["initContainers"] = {
-      {{"name", kWorkspaceContainer},
-       {"image", settings.node_image},
-       {"command",
-        {"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", kChangesMount, "--mirror",
-         EscapeDollars(mirror), "--commit", checkout.merge_base, "--to", kWorkspaceMount}},
-       {"terminationMessagePolicy", "FallbackToLogsOnError"},
-       {"volumeMounts",
-        {Mount(kCacheVolume, kCacheMount, true), Mount(kChangesVolume, kChangesMount, true),
-         Mount(kWorkspaceVolume, kWorkspaceMount, false)}}}};
-
-  json& main = spec["containers"][0];
-  main["image"] = VllmImageFor(settings.vllm_image_template, checkout.merge_base);
-  // sh -c SCRIPT sh ARGV...: "$@" is the argv, each word as given (already
-  // escaped for Kubernetes by PodObject); the script is escaped the same way.
-  json command = {"/bin/sh", "-c", EscapeDollars(OverlayScript(kWorkspaceMount)), "sh"};
-  for (const json& word : main["command"]) command.push_back(word);
-  main["command"] = command;
-  if (!main.contains("volumeMounts")) main["volumeMounts"] = json::array();
-  main["volumeMounts"].push_back(Mount(kCacheVolume, kCacheMount, true));
-  main["volumeMounts"].push_back(Mount(kWorkspaceVolume, kWorkspaceMount, false));
-  // An --env HF_HUB_CACHE wins: the user's choice, not ours.
-  if (!SetsVariable(main, kHubCacheVariable)) {
-    if (!main.contains("env")) main["env"] = json::array();
-    main["env"].push_back({{"name", kHubCacheVariable}, {"value", StrCat(kCacheMount, "/hf")}});
-  }
-
   if (!compiled_paths.empty()) {
     std::string shown;
     for (size_t i = 0; i < compiled_paths.size() && i < 5; ++i) {
       shown += StrCat(i == 0 ? "" : ", ", compiled_paths[i]);
     }
     if (compiled_paths.size() > 5) shown += StrCat(" and ", compiled_paths.size() - 5, " more");
-    out.warning = StrCat("warning: compiled code changed (", shown, "): the pod runs the ",
-                         "merge-base's compiled code; only Python changes take effect");
+    out.warning =
+        settings.rebuild
+            ? StrCat("compiled code changed (", shown, "): --rebuild builds vLLM in the pod")
+            : StrCat("warning: compiled code changed (", shown, "): the pod runs the ",
+                     "merge-base's compiled code; only Python changes take effect (--rebuild ",
+                     "builds them)");
   }
+
+  out.pod = PodObject(request, names);
+  json& spec = out.pod["spec"];
+  UseNodeCache(out.pod, settings);
+  spec["volumes"].push_back(ChangesVolume(map_names));
+  spec["volumes"].push_back({{"name", kWorkspaceVolume}, {"emptyDir", json::object()}});
+
+  const std::string mirror = StrCat(kCacheMount, "/git/", git::MirrorDirName(checkout.remote_url));
+  // The pod's restartPolicy is Never: a failed unpack fails the pod, and
+  // its log (the rejected paths) becomes the termination message.
+  spec["initContainers"] = json::array(
+      {{{"name", kWorkspaceContainer},
+        {"image", settings.node_image},
+        {"command",
+         {"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", kChangesMount, "--mirror",
+          EscapeDollars(mirror), "--commit", checkout.merge_base, "--to", kWorkspaceMount}},
+        {"terminationMessagePolicy", "FallbackToLogsOnError"},
+        {"volumeMounts",
+         {Mount(kCacheVolume, kCacheMount, true), Mount(kChangesVolume, kChangesMount, true),
+          Mount(kWorkspaceVolume, kWorkspaceMount, false)}}}});
+
+  json& main = spec["containers"][0];
+  main["image"] = VllmImageFor(settings.vllm_image_template, checkout.merge_base);
+  // sh -c SCRIPT sh ARGV...: "$@" is the argv, each word as given (already
+  // escaped for Kubernetes by PodObject); the script is escaped the same way.
+  const std::string script = settings.rebuild ? RebuildScript(kWorkspaceMount)
+                                              : OverlayScript(kWorkspaceMount, out.warning);
+  json command = {"/bin/sh", "-c", EscapeDollars(script), "sh"};
+  for (const json& word : main["command"]) command.push_back(word);
+  main["command"] = command;
+  main["volumeMounts"].push_back(Mount(kWorkspaceVolume, kWorkspaceMount, false));
   return out;
 }
 

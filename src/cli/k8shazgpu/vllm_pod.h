@@ -28,6 +28,13 @@ struct VllmPodSettings {
   std::string vllm_image_template = "public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:{commit}";
   // The node cache agent's root (cacheagent/fetchers.h): git/<mirror>, hf.
   std::string cache_root = "/var/lib/canhazgpu/cache";
+  // Build vLLM from the workspace (pip install) instead of overlaying its
+  // Python package: for changes to compiled code; needs an image with the
+  // build tools, and takes as long as vLLM's build.
+  bool rebuild = false;
+  // HF_HUB_OFFLINE=1: the served model is Ready in the node's cache, so
+  // vLLM must not reach the Hub (and does not wait on it).
+  bool hf_offline = false;
 };
 
 // Where the pod's containers see things.
@@ -66,9 +73,24 @@ VllmPodObjects BuildVllmPodObjects(const RunRequest& request, const RunNames& na
                                    const std::vector<std::string>& compiled_paths,
                                    const VllmPodSettings& settings);
 
+// The node cache in a pod that runs no checkout: the cache root mounted
+// read-only at kCacheMount, HF_HUB_CACHE at its models (unless --env set
+// it) and HF_HUB_OFFLINE as `settings` says. BuildVllmPodObjects does this
+// too.
+void UseNodeCache(nlohmann::json& pod, const VllmPodSettings& settings);
+
+// Required node affinity: the pod may run only on `nodes` (by name) - the
+// nodes whose caches are ready.
+void PinToNodes(nlohmann::json& pod, const std::vector<std::string>& nodes);
+
 // The main container's wrapper script: copies `workspace`'s vllm/ over the
 // installed package (found with python3), then `exec "$@"` (the argv after
-// `sh`, unchanged). Before Kubernetes' $-escaping.
-std::string OverlayScript(std::string_view workspace);
+// `sh`, unchanged). `warning`, when not empty, is printed to stderr first
+// so that the pod's log says it too. Before Kubernetes' $-escaping.
+std::string OverlayScript(std::string_view workspace, std::string_view warning = "");
+
+// With --rebuild: installs vLLM from `workspace` with pip (no build
+// isolation, no dependency changes), then `exec "$@"`.
+std::string RebuildScript(std::string_view workspace);
 
 }  // namespace canhazgpu::cli::k8s
