@@ -28,6 +28,7 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const RunNames kNames{.run_id = "abcde12345",
                       .user = "alice",
@@ -170,6 +171,53 @@ TEST(VllmPodTest, CompiledCodeChangesGiveAWarningNamingThem) {
   EXPECT_THAT(many.warning, HasSubstr("1.cu, 2.cu, 3.cu, 4.cu, 5.cu and 2 more"));
 }
 
+TEST(VllmPodTest, RebuildRunsPipInTheWorkspaceAndSaysSo) {
+  VllmPodSettings settings;
+  settings.rebuild = true;
+  const VllmPodObjects objects = BuildVllmPodObjects(Request({"vllm", "serve", "m"}), kNames,
+                                                     Checkout(), {"a"}, {"csrc/x.cu"}, settings);
+  EXPECT_THAT(Refusals(objects.pod), IsEmpty());
+  EXPECT_EQ(objects.pod["spec"]["containers"][0]["command"][2],
+            EscapeDollars(RebuildScript("/workspace")));
+  EXPECT_THAT(objects.warning, HasSubstr("--rebuild builds vLLM in the pod"));
+  EXPECT_THAT(objects.warning, Not(HasSubstr("warning:")));
+}
+
+TEST(VllmPodTest, NodeCacheWithoutCheckoutAndOfflineHubUnlessTheUserSaysOtherwise) {
+  json pod = PodObject(Request({"vllm", "serve", "m"}), kNames);
+  VllmPodSettings settings;
+  settings.hf_offline = true;
+  UseNodeCache(pod, settings);
+  EXPECT_THAT(Refusals(pod), IsEmpty()) << pod.dump(2);
+  const json& main = pod["spec"]["containers"][0];
+  EXPECT_EQ((*FindNamed(main["env"], "HF_HUB_CACHE"))["value"], "/cache/hf");
+  EXPECT_EQ((*FindNamed(main["env"], "HF_HUB_OFFLINE"))["value"], "1");
+  EXPECT_EQ((*FindNamed(main["volumeMounts"], "cache"))["readOnly"], true);
+  EXPECT_EQ((*FindNamed(pod["spec"]["volumes"], "cache"))["hostPath"]["type"], "Directory");
+
+  RunRequest mine = Request({"vllm"});
+  mine.env = {{"HF_HUB_OFFLINE", "0"}};
+  json online = PodObject(mine, kNames);
+  UseNodeCache(online, settings);
+  EXPECT_EQ(online["spec"]["containers"][0]["env"],
+            json({{{"name", "HF_HUB_OFFLINE"}, {"value", "0"}},
+                  {{"name", "HF_HUB_CACHE"}, {"value", "/cache/hf"}}}));
+  settings.hf_offline = false;
+  json unready = PodObject(Request({"vllm"}), kNames);
+  UseNodeCache(unready, settings);
+  EXPECT_EQ(FindNamed(unready["spec"]["containers"][0]["env"], "HF_HUB_OFFLINE"), nullptr);
+}
+
+TEST(VllmPodTest, PinToNodesIsRequiredAffinityByNodeName) {
+  json pod = PodObject(Request({"vllm"}), kNames);
+  PinToNodes(pod, {"node-0", "node-2"});
+  EXPECT_THAT(Refusals(pod), IsEmpty()) << pod.dump(2);
+  EXPECT_EQ(
+      pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"],
+      json::parse(R"({"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["node-0", "node-2"]}]}]})"));
+}
+
 // Runs argv, returning its stdout; fails the test on a non-zero exit.
 std::string RunAndCapture(const std::vector<std::string>& argv, const std::string& path_env) {
   int out[2];
@@ -244,6 +292,33 @@ TEST(VllmPodTest, WrapperOverlaysThePackageAndExecsTheArgvUnchanged) {
   EXPECT_EQ(Read(installed / "__init__.py"), "new\n");
   EXPECT_EQ(Read(installed / "new" / "mod.py"), "added\n");
   EXPECT_EQ(Read(installed / "_C.abi3.so"), "compiled\n");  // the image's build stays
+  fs::remove_all(dir);
+}
+
+// The compiled-code warning reaches the pod's log (stderr) before the
+// overlay, quoted so that any path survives the shell.
+TEST(VllmPodTest, WrapperPrintsTheWarningIntoThePodLog) {
+  char tmpl[] = "/tmp/vllm_pod_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  Write(dir / "site" / "vllm" / "__init__.py", "old\n");
+  Write(dir / "ws" / "vllm" / "__init__.py", "new\n");
+  Write(dir / "bin" / "python3", "#!/bin/sh\necho '" + (dir / "site" / "vllm").string() + "'\n");
+  fs::permissions(dir / "bin" / "python3", fs::perms::owner_all);
+  const std::string script =
+      "exec 2>&1; " + OverlayScript((dir / "ws").string(), "it's csrc/$(x).cu");
+  EXPECT_EQ(RunAndCapture({"/bin/sh", "-c", script, "sh", "/bin/echo", "served"},
+                          (dir / "bin").string() + ":/usr/bin:/bin"),
+            "k8shazgpu: it's csrc/$(x).cu\nserved\n");
+
+  // --rebuild: pip runs in the workspace, then the argv.
+  Write(dir / "bin" / "python3", "#!/bin/sh\necho \"pip $* in $(pwd)\"\n");
+  EXPECT_EQ(
+      RunAndCapture({"/bin/sh", "-c", "exec 2>/dev/null; " + RebuildScript((dir / "ws").string()),
+                     "sh", "/bin/echo", "served"},
+                    (dir / "bin").string() + ":/usr/bin:/bin"),
+      "pip -m pip install --no-deps --no-build-isolation . in " + (dir / "ws").string() +
+          "\nserved\n");
   fs::remove_all(dir);
 }
 
