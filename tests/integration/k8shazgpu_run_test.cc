@@ -636,6 +636,15 @@ TEST_F(K8shazgpuRunTest, VllmRunHasItsDefaultsAndTimeoutIsTheDeadline) {
   EXPECT_EQ(pod["spec"]["containers"][0]["image"], "vllm/vllm-openai:latest");
   EXPECT_EQ(pod["spec"]["volumes"][0]["emptyDir"]["medium"], "Memory");
   EXPECT_EQ(pod["spec"]["containers"][0]["volumeMounts"][0]["mountPath"], "/dev/shm");
+  // Not from a checkout, but the node runs the cache agent: the image joins
+  // the plan, and the pod goes where it is Ready, with the model cache.
+  EXPECT_THAT(vllm.err, HasSubstr("added image vllm-openai-latest to cache plan default"));
+  EXPECT_EQ(pod.value("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/"
+                      "nodeSelectorTerms/0/matchFields/0/values"_json_pointer,
+                      json()),
+            json({"node-0"}));
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"][0],
+            json({{"name", "HF_HUB_CACHE"}, {"value", "/cache/hf"}}));
 
   CliResult late = K8s({"run", "--timeout", "1s", "--", "sleep", "600"});
   EXPECT_GT(late.exit_code, 128) << late.err;

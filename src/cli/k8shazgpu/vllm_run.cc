@@ -110,17 +110,19 @@ absl::Status CacheWaiter::AddToPlan(std::vector<CacheItem>& wanted) {
     return absl::OkStatus();
   }
   // The edit runs again on a fresh read after a conflict.
+  std::vector<std::string> added;
   RETURN_IF_ERROR(EditPlan(ctx_, plan_, [&](std::vector<CacheItem>& plan_items) {
+    const size_t before = plan_items.size();
     named = wanted;
     AddMissingItems(plan_items, named);
+    added.clear();
+    for (size_t i = before; i < plan_items.size(); ++i) {
+      added.push_back(StrCat(plan_items[i].type, " ", plan_items[i].name));
+    }
     return absl::OkStatus();
   }));
-  std::vector<std::string> added;
-  for (size_t i = 0; i < named.size(); ++i) {
-    added.push_back(StrCat(named[i].type, " ", named[i].name));
-  }
   wanted = named;
-  Note(StrCat("cache plan ", plan_, " holds ", Join(added, ", ")));
+  Note(StrCat("added ", Join(added, ", "), " to cache plan ", plan_));
   return absl::OkStatus();
 }
 
