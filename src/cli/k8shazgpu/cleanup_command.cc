@@ -42,10 +42,12 @@ absl::StatusOr<int> Cleanup(Context& ctx, const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(std::vector<json> templates,
                    Labelled(client, kube::kResourceClaimTemplates, ns));
   ASSIGN_OR_RETURN(std::vector<json> claims, Labelled(client, kube::kResourceClaims, ns));
+  ASSIGN_OR_RETURN(std::vector<json> config_maps, Labelled(client, kube::kConfigMaps, ns));
   ASSIGN_OR_RETURN(CleanupPlan plan, PlanCleanup(pods, templates, claims,
                                                  {.name = flags.Value("name"),
                                                   .all_users = flags.Has("all-users"),
-                                                  .me = UserLabelValue(ctx.user)}));
+                                                  .me = UserLabelValue(ctx.user)},
+                                                 config_maps));
   absl::Status first_error;
   for (const CleanupTarget& t : plan.targets) {
     absl::Status s = client.Delete(t.ref, ns, t.name);

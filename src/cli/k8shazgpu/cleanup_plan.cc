@@ -27,8 +27,8 @@ std::vector<std::string> PodOwners(const json& o) {
 
 absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
                                         const std::vector<json>& templates,
-                                        const std::vector<json>& claims,
-                                        const CleanupScope& scope) {
+                                        const std::vector<json>& claims, const CleanupScope& scope,
+                                        const std::vector<json>& config_maps) {
   CleanupPlan plan;
   auto mine = [&](const json& o) { return scope.all_users || Label(o, kUserLabel) == scope.me; };
   std::set<std::string> live_runs;    // run ids that have a pod
@@ -57,14 +57,20 @@ absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
     chosen_pods.push_back({kube::kPods, "pod", Name(pod)});
   }
   // A leftover (no pod of its run) belongs to --name NAME when run would
-  // have named it so: "<pod>-gpus-<id>" for a template and its claims.
-  auto leftover_in_scope = [&](const json& o) {
+  // have named it so: "<pod>-gpus-<id>" for a template and its claims,
+  // "<pod>-changes-<i>" for a ConfigMap.
+  auto leftover_in_scope = [&](const json& o, const std::string& infix = "-gpus-") {
     if (live_runs.contains(Label(o, kRunLabel)) || !mine(o)) return false;
-    return !scope.name || Name(o).starts_with(*scope.name + "-gpus-");
+    return !scope.name || Name(o).starts_with(*scope.name + infix);
   };
   for (const json& t : templates) {
     if (chosen_runs.contains(Label(t, kRunLabel)) || leftover_in_scope(t)) {
       plan.targets.push_back({kube::kResourceClaimTemplates, "resourceclaimtemplate", Name(t)});
+    }
+  }
+  for (const json& m : config_maps) {
+    if (chosen_runs.contains(Label(m, kRunLabel)) || leftover_in_scope(m, "-changes-")) {
+      plan.targets.push_back({kube::kConfigMaps, "configmap", Name(m)});
     }
   }
   plan.targets.insert(plan.targets.end(), chosen_pods.begin(), chosen_pods.end());

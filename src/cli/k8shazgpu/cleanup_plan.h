@@ -24,23 +24,24 @@ struct CleanupScope {
 
 struct CleanupTarget {
   kube::ResourceRef ref;
-  std::string kind;  // "pod", "resourceclaimtemplate", "resourceclaim": for the output
+  std::string kind;  // "pod", "resourceclaimtemplate", "resourceclaim", "configmap": for the output
   std::string name;
 };
 
 struct CleanupPlan {
-  // In deletion order: templates (no pod needs one once it exists), then
-  // pods, then claims no remaining pod owns.
+  // In deletion order: templates and ConfigMaps (no pod needs them once
+  // it runs), then pods, then claims no remaining pod owns.
   std::vector<CleanupTarget> targets;
   std::vector<std::string> others_skipped;  // other users' pods --all left
 };
 
-// `pods`, `templates` and `claims`: the namespace's objects with the run
-// label. NotFound when --name matches nothing; PermissionDenied when it
-// names another user's run without all_users.
+// `pods`, `templates`, `claims` and `config_maps` (vllm run's change
+// sets): the namespace's objects with the run label. NotFound when --name matches nothing;
+// PermissionDenied when it names another user's run without all_users.
 absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<nlohmann::json>& pods,
                                         const std::vector<nlohmann::json>& templates,
                                         const std::vector<nlohmann::json>& claims,
-                                        const CleanupScope& scope);
+                                        const CleanupScope& scope,
+                                        const std::vector<nlohmann::json>& config_maps = {});
 
 }  // namespace canhazgpu::cli::k8s

@@ -86,5 +86,21 @@ TEST(CleanupPlanTest, NameTakesOneRunOrItsLeftoverAndRefusesAnotherUsers) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
 }
 
+// vllm run's change-set ConfigMaps: with their run, or as leftovers of a
+// run interrupted before its pod existed; another user's stay.
+TEST(CleanupPlanTest, ChangeSetConfigMapsGoWithTheirRunOrAsLeftovers) {
+  const std::vector<json> maps = {
+      Object("a-changes-0", "r1", "alice", {"a"}), Object("d-changes-0", "r5", "alice"),
+      Object("d-changes-1", "r5", "alice"), Object("e-changes-0", "r6", "bob")};
+  absl::StatusOr<CleanupPlan> all = PlanCleanup(kPods, {}, {}, {.me = "alice"}, maps);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT(Names(*all), ElementsAre("configmap/a-changes-0", "configmap/d-changes-0",
+                                       "configmap/d-changes-1", "pod/a"));
+  absl::StatusOr<CleanupPlan> named =
+      PlanCleanup(kPods, {}, {}, {.name = "d", .me = "alice"}, maps);
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_THAT(Names(*named), ElementsAre("configmap/d-changes-0", "configmap/d-changes-1"));
+}
+
 }  // namespace
 }  // namespace canhazgpu::cli::k8s
