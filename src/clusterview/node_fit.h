@@ -1,6 +1,7 @@
 // Whether a pod may go to a node at all, before its claims are looked at:
 // the checks of kube-scheduler's NodeUnschedulable, TaintToleration and
-// NodeAffinity (spec.nodeSelector) plugins, with a node whose Ready
+// NodeAffinity (spec.nodeSelector and the required node affinity's
+// nodeSelectorTerms) plugins, with a node whose Ready
 // condition is not True treated as tainted node.kubernetes.io/not-ready, as
 // the node lifecycle controller would taint it. Pure; thread-safe.
 #pragma once

@@ -373,6 +373,24 @@ TEST_F(ControlPlaneTest, NodeSelectorTaintsAndReadinessAreRespected) {
                          "affinity/selector."));
 }
 
+TEST_F(ControlPlaneTest, RequiredNodeAffinityOnTheNodeNamePicksThatNode) {
+  // As `k8shazgpu vllm run` pins a pod to the node whose cache has its mirror.
+  AddNode("node-a");
+  AddNode("node-b");
+  for (const char* n : {"node-a", "node-b"}) AddSlice(n, {dra::testing::TestGpu(0)});
+  AddTemplate("one-gpu", Request(kGpuClass));
+  StartPlane();
+  const json field = {
+      {"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({"node-b"})}};
+  const json terms = json::array({{{"matchFields", json::array({field})}}});
+  AddPod(
+      "pinned", "one-gpu", "",
+      {{"affinity",
+        {{"nodeAffinity",
+          {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}});
+  EXPECT_EQ(WaitBound("pinned")["spec"]["nodeName"], "node-b");
+}
+
 TEST_F(ControlPlaneTest, DeletedPodFreesAndDeletesItsGeneratedClaim) {
   AddNode("node-0");
   AddSlice("node-0", {dra::testing::TestGpu(0)});

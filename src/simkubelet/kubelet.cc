@@ -65,6 +65,7 @@ Kubelet::Kubelet(kube::Client& client, kubesim::PodLogs& logs, KubeletOptions op
                options_.host_ip,
                options_.cdi_dir,
                options_.pods_dir,
+               options_.root_dir,
                options_.prepare_retry,
                options_.restart_backoff_initial,
                options_.restart_backoff_max,

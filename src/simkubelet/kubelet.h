@@ -2,7 +2,8 @@
 // `k8shazgpu-sim cluster` and tests. It keeps the node's Node object (Ready,
 // with a heartbeat), registers the DRA plugins whose sockets appear in the
 // registrar directory (plugin_watcher.h), and runs every pod bound to the
-// node (spec.nodeName) as local processes (pod_worker.h): claims prepared
+// node (spec.nodeName) as local processes (pod_worker.h): volumes made
+// under the pod's directory (pod_volumes.h, mount_paths.h), claims prepared
 // through the plugins with the kubelet's timeouts and messages, the
 // devices' health from the plugins' health streams in each container's
 // allocatedResourcesStatus, container
@@ -44,8 +45,13 @@ struct KubeletOptions {
   std::string registrar_dir = "/var/lib/kubelet/plugins_registry";
   // Where the drivers write their CDI specs.
   std::string cdi_dir = "/var/run/cdi";
-  // Containers' work directories: <pods_dir>/<ns>_<pod>_<uid>/<container>.
+  // Containers' work directories: <pods_dir>/<ns>_<pod>_<uid>/<container>;
+  // the pod's volumes in <pods_dir>/<ns>_<pod>_<uid>/volumes/<volume>.
   std::string pods_dir;  // required
+  // The node's root filesystem stand-in: hostPath volumes are resolved
+  // under it, and an absolute argv[0] found under it runs from there (the
+  // binaries of our image). Empty: the real /.
+  std::string root_dir;
   // Node labels beside kubernetes.io/hostname, kubernetes.io/os,
   // kubernetes.io/arch and canhazgpu.dev/gpu=true.
   std::map<std::string, std::string> node_labels;

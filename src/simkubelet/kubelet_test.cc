@@ -9,9 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include "absl/strings/escaping.h"
 #include "core/strings.h"
 #include "daemon/testing/plugin_harness.h"
 #include "driver/cdi_spec.h"
@@ -58,6 +61,7 @@ class KubeletTest : public ::testing::Test {
     options.registrar_dir = harness_.Options().registrar_dir;
     options.cdi_dir = cdi_dir();
     options.pods_dir = harness_.dir.path() + "/pods";
+    options.root_dir = root_dir();
     options.node_labels = {{"zone", "a"}};
     options.prepare_retry = std::chrono::milliseconds(100);
     options.restart_backoff_initial = std::chrono::milliseconds(50);
@@ -71,6 +75,24 @@ class KubeletTest : public ::testing::Test {
   void TearDown() override { kubelet_->Stop(); }
 
   std::string cdi_dir() const { return harness_.dir.path() + "/cdi"; }
+  std::string root_dir() const { return harness_.dir.path() + "/root"; }
+
+  // Writes `text` to `path` under the node root, directories included.
+  void WriteUnderRoot(const std::string& path, const std::string& text,
+                      std::filesystem::perms perms = std::filesystem::perms::owner_read |
+                                                     std::filesystem::perms::owner_write) {
+    const std::filesystem::path file = root_dir() + path;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+    std::filesystem::permissions(file, perms);
+  }
+
+  bool HasEvent(const std::string& reason, const std::string& message) {
+    for (const json& e : Events(reason)) {
+      if (e["message"] == message) return true;
+    }
+    return false;
+  }
 
   // An allocated claim whose prepare returns GPU 3 with a CDI spec as our
   // driver writes it.
@@ -460,6 +482,139 @@ TEST_F(KubeletTest, UnknownCdiDeviceKeepsTheContainerFromBeingCreated) {
   }));
   EXPECT_THAT(MainState("p")["state"]["waiting"]["message"].get<std::string>(),
               HasSubstr("unresolvable CDI devices k8s.gpu.canhazgpu.dev/claim=missing"));
+  EXPECT_EQ(Phase("p"), "Pending");
+}
+
+// Pod volumes (pod_volumes.h), reached through the rewritten mount paths.
+
+TEST_F(KubeletTest, AnEmptyDirIsSharedFromTheInitContainerAndRemovedWithThePod) {
+  const json mount = {{{"name", "work"}, {"mountPath", "/workspace"}}};
+  json spec = {{"volumes", {{{"name", "work"}, {"emptyDir", json::object()}}}},
+               {"initContainers",
+                {{{"name", "init"},
+                  {"image", "busybox"},
+                  {"command",
+                   {"sh", "-c",
+                    "mkdir /workspace/vllm && echo from-init > "
+                    "'/workspace'/vllm/msg"}},
+                  {"volumeMounts", mount}}}}};
+  const std::string uid = MakePod(
+      "p", {{"command", {"cat", "/workspace/vllm/msg"}}, {"volumeMounts", mount}}, nullptr, spec);
+  ASSERT_TRUE(WaitForPhase("p", "Succeeded")) << GetPod("p").dump();
+  EXPECT_EQ(*client_->Logs(kNs, "p", {.container = "main"}), "from-init\n");
+  const std::string volumes = StrCat(harness_.dir.path(), "/pods/", kNs, "_p_", uid, "/volumes");
+  EXPECT_TRUE(std::filesystem::exists(volumes + "/work/vllm/msg"));
+
+  ASSERT_TRUE(client_->Delete(kube::kPods, kNs, "p").ok());
+  EXPECT_TRUE(Eventually(
+      [&] { return kube::IsApiNotFound(client_->Get(kube::kPods, kNs, "p").status()); }));
+  EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(volumes); }));
+}
+
+TEST_F(KubeletTest, AProjectedVolumeCarriesConfigMapsBinaryDataByteExact) {
+  const std::string part0("\x00\xff\x01part zero\n\xfe", 14);
+  const std::string part1("\xff\xff\x00\x00one", 7);
+  for (const auto& [name, bytes] : {std::pair{"changes-0", part0}, std::pair{"changes-1", part1}}) {
+    std::string encoded;
+    absl::Base64Escape(bytes, &encoded);
+    ASSERT_TRUE(
+        client_
+            ->CreateObject(kube::kConfigMaps, kNs,
+                           {{"metadata", {{"name", name}}}, {"binaryData", {{"part", encoded}}}})
+            .ok());
+  }
+  auto source = [](const std::string& name, const std::string& path) {
+    return json{{"configMap", {{"name", name}, {"items", {{{"key", "part"}, {"path", path}}}}}}};
+  };
+  json spec = {
+      {"volumes",
+       {{{"name", "changes"},
+         {"projected",
+          {{"sources", {source("changes-0", "part-0"), source("changes-1", "part-1")}}}}}}}};
+  const std::string out = harness_.dir.path() + "/out";
+  std::filesystem::create_directories(out);
+  MakePod(
+      "p",
+      {{"command", {"sh", "-c", "cp /changes/part-0 /changes/part-1 \"$OUT\""}},
+       {"env", {{{"name", "OUT"}, {"value", out}}}},
+       {"volumeMounts", {{{"name", "changes"}, {"mountPath", "/changes"}, {"readOnly", true}}}}},
+      nullptr, spec);
+  ASSERT_TRUE(WaitForPhase("p", "Succeeded")) << GetPod("p").dump();
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(out + "/part-0"), part0);
+  EXPECT_EQ(read(out + "/part-1"), part1);
+}
+
+TEST_F(KubeletTest, AMissingConfigMapKeepsThePodWaitingUntilItExists) {
+  json spec = {{"volumes", {{{"name", "settings"}, {"configMap", {{"name", "later"}}}}}}};
+  MakePod("p",
+          {{"command", {"cat", "/etc/settings/greeting"}},
+           {"volumeMounts", {{{"name", "settings"}, {"mountPath", "/etc/settings"}}}}},
+          nullptr, spec);
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent("FailedMount",
+                    "MountVolume.SetUp failed for volume \"settings\" : configmap \"later\" not "
+                    "found");
+  }));
+  EXPECT_EQ(Events("FailedMount").back()["type"], "Warning");
+  EXPECT_EQ(Phase("p"), "Pending");
+  EXPECT_EQ(MainState("p")["state"]["waiting"]["reason"], "ContainerCreating");
+
+  ASSERT_TRUE(
+      client_
+          ->CreateObject(kube::kConfigMaps, kNs,
+                         {{"metadata", {{"name", "later"}}}, {"data", {{"greeting", "hello"}}}})
+          .ok());
+  ASSERT_TRUE(WaitForPhase("p", "Succeeded")) << GetPod("p").dump();
+  EXPECT_EQ(*client_->Logs(kNs, "p"), "hello\n");  // (the log ends the last line)
+}
+
+TEST_F(KubeletTest, AHostPathIsUnderTheNodeRootAndAbsoluteCommandsComeFromIt) {
+  WriteUnderRoot("/var/lib/canhazgpu/cache/hf/model.txt", "weights\n");
+  // A binary "in our image": the node root stands in for the image.
+  WriteUnderRoot("/usr/local/bin/show",
+                 "#!/bin/sh\ncat \"$2/model.txt\" \"$HF_HUB_CACHE/model.txt\"\n",
+                 std::filesystem::perms::owner_all);
+  json spec = {{"volumes",
+                {{{"name", "cache"},
+                  {"hostPath", {{"path", "/var/lib/canhazgpu/cache"}, {"type", "Directory"}}}}}}};
+  MakePod("p",
+          {{"command", {"/usr/local/bin/show", "--dir", "/cache/hf"}},
+           {"env", {{{"name", "HF_HUB_CACHE"}, {"value", "/cache/hf"}}}},
+           {"volumeMounts", {{{"name", "cache"}, {"mountPath", "/cache"}, {"readOnly", true}}}}},
+          nullptr, spec);
+  ASSERT_TRUE(WaitForPhase("p", "Succeeded")) << GetPod("p").dump();
+  EXPECT_EQ(*client_->Logs(kNs, "p"), "weights\nweights\n");
+}
+
+TEST_F(KubeletTest, AMissingHostPathDirectoryIsAFailedMount) {
+  json spec = {
+      {"volumes",
+       {{{"name", "data"}, {"hostPath", {{"path", "/no/such/dir"}, {"type", "Directory"}}}}}}};
+  MakePod("p", {{"command", {"true"}}}, nullptr, spec);
+  ASSERT_TRUE(Eventually([&] {
+    return HasEvent("FailedMount",
+                    "MountVolume.SetUp failed for volume \"data\" : hostPath type check failed: "
+                    "/no/such/dir is not a directory");
+  }));
+  EXPECT_EQ(Phase("p"), "Pending");
+}
+
+TEST_F(KubeletTest, AVolumeTypeTheSimulatorCannotMountIsNamedAndThePodNeverStarts) {
+  json spec = {{"volumes", {{{"name", "creds"}, {"secret", {{"secretName", "s"}}}}}}};
+  MakePod("p", {{"command", {"true"}}}, nullptr, spec);
+  ASSERT_TRUE(Eventually([&] {
+    for (const json& e : Events("FailedMount")) {
+      if (e["message"].get<std::string>().find(
+              "volume \"creds\" : volume type secret is not supported by the simulated kubelet") !=
+          std::string::npos)
+        return true;
+    }
+    return false;
+  }));
   EXPECT_EQ(Phase("p"), "Pending");
 }
 

@@ -162,7 +162,7 @@ void PodWorker::Run() {
   }
   record_.start_time = Now();
   WriteStatus();
-  if (!PrepareClaims()) {
+  if (!MountVolumes() || !PrepareClaims()) {
     if (!Stopping()) TerminateAndRemove();
     return;
   }
@@ -253,6 +253,31 @@ void PodWorker::Run() {
   }
 }
 
+std::string PodWorker::PodDir() const {
+  return StrCat(node_.pods_dir, "/", ns_, "_", name_, "_", uid_);
+}
+
+bool PodWorker::MountVolumes() {
+  const VolumeContext context{node_.client, ns_, node_.root_dir, PodDir() + "/volumes"};
+  while (true) {
+    if (Stopping() || DeletionRequested()) return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      health_changed_ = false;  // nothing to write yet; would only wake us
+    }
+    absl::StatusOr<VolumePaths> volumes = MaterializeVolumes(Pod(), context);
+    if (volumes.ok()) {
+      volumes_ = std::move(*volumes);
+      return true;
+    }
+    // The kubelet's event; the pod stays Pending (ContainerCreating) and the
+    // kubelet tries again — unless no retry can help.
+    Event(kube::kEventWarning, "FailedMount", std::string(volumes.status().message()));
+    const bool hopeless = absl::IsUnimplemented(volumes.status());
+    WaitForWork(hopeless ? std::nullopt : std::optional(SteadyNow() + node_.prepare_retry));
+  }
+}
+
 bool PodWorker::PrepareClaims() {
   while (true) {
     if (Stopping() || DeletionRequested()) return false;
@@ -279,7 +304,7 @@ void PodWorker::StartContainer(Slot& slot) {
   slot.attempted = true;
   ContainerRecord& r = Record(slot);
   const json& container = Spec(slot);
-  const std::string dir = StrCat(node_.pods_dir, "/", ns_, "_", name_, "_", uid_, "/", r.name);
+  const std::string dir = StrCat(PodDir(), "/", r.name);
   // A fresh directory for every run, as a container gets a fresh root.
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
@@ -307,6 +332,21 @@ void PodWorker::StartContainer(Slot& slot) {
     cannot_create("CreateContainerConfigError", std::string(env.status().message()));
     return;
   }
+  absl::StatusOr<std::vector<MountPoint>> mounts = ContainerMounts(container, volumes_);
+  if (!mounts.ok()) {
+    cannot_create("CreateContainerConfigError", std::string(mounts.status().message()));
+    return;
+  }
+  // No mount namespace: the container's paths are rewritten to the volumes
+  // instead (mount_paths.h). argv is expanded from the environment as
+  // written, so that no word is rewritten twice. A program no volume holds
+  // comes from the node root, if it is there.
+  std::vector<std::string> argv = ContainerArgv(container, *env);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string mounted = RewriteMountPaths(argv[i], *mounts);
+    argv[i] = i > 0 || mounted != argv[i] ? mounted : ResolveFromNodeRoot(node_.root_dir, argv[i]);
+  }
+  RewriteEnvironment(*env, *mounts);
 
   if (slot.process != nullptr) slot.process.reset();  // ended; joins its thread
   {
@@ -320,7 +360,7 @@ void PodWorker::StartContainer(Slot& slot) {
   const std::string container_name = r.name;
   Slot* s = &slot;
   absl::StatusOr<std::unique_ptr<ContainerProcess>> process = ContainerProcess::Start(
-      {ContainerArgv(container, *env), *env, dir},
+      {argv, *env, dir},
       [this, container_name](std::string_view, std::string_view line) {
         node_.logs.Append(ns_, name_, container_name, line);
       },
@@ -453,6 +493,7 @@ void PodWorker::TerminateAndRemove() {
     WaitForWork(SteadyNow() + node_.prepare_retry);
     if (Stopping()) return;
   }
+  RemoveVolumes(PodDir() + "/volumes");
   if (removed) {
     node_.logs.Forget(ns_, name_);  // what the killed containers printed last
   } else {

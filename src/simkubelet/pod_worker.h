@@ -1,12 +1,13 @@
 // One pod on the simulated node, from binding to removal, on its own
-// thread — the kubelet's pod worker: prepares the pod's claims (retrying
-// with a Warning event while that fails), runs its init containers one
+// thread — the kubelet's pod worker: makes the pod's volumes and prepares
+// its claims (each retrying with a Warning event while that fails), runs its init containers one
 // after another and then its containers side by side as local processes,
 // restarts them as restartPolicy says (with the crash-loop back-off),
 // enforces activeDeadlineSeconds, reports everything in pods/status, and
 // unprepares the claims as soon as the pod has finished. On graceful
 // deletion it stops the containers (SIGTERM, SIGKILL after the grace
-// period), unprepares and removes the pod (grace period 0).
+// period), unprepares, removes the pod's volumes and the pod (grace period
+// 0).
 //
 // Threading: Update(), Removed() and Stop() may be called from any thread
 // (the informer's); all the work happens on the worker's thread.
@@ -31,6 +32,7 @@
 #include "simkubelet/device_health.h"
 #include "simkubelet/pod_claims.h"
 #include "simkubelet/pod_status.h"
+#include "simkubelet/pod_volumes.h"
 
 namespace canhazgpu::simkubelet {
 
@@ -46,6 +48,7 @@ struct NodeContext {
   std::string host_ip;
   std::string cdi_dir;
   std::string pods_dir;
+  std::string root_dir;  // the node's root filesystem stand-in; "" = /
   std::chrono::milliseconds prepare_retry;
   std::chrono::milliseconds restart_backoff_initial;
   std::chrono::milliseconds restart_backoff_max;
@@ -91,6 +94,8 @@ class PodWorker {
   bool DeletionRequested();
   nlohmann::json Pod();
 
+  std::string PodDir() const;  // <pods_dir>/<ns>_<pod>_<uid>
+  bool MountVolumes();
   bool PrepareClaims();
   void StartContainer(Slot& slot);
   void HandleExit(Slot& slot, const ProcessExit& exit, const std::string& reason = "");
@@ -116,6 +121,7 @@ class PodWorker {
   const nlohmann::json spec_;  // as bound; a pod's spec does not change
   std::string restart_policy_;
   PodRecord record_;
+  VolumePaths volumes_;
   std::vector<PreparedClaim> prepared_;
   std::vector<std::unique_ptr<Slot>> slots_;  // init containers first
   nlohmann::json last_written_;

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "daemon/kubelet_client.h"
@@ -450,6 +451,58 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
   CliResult deleted = RunProgram({"kubectl", "delete", "pod", "hello", "--timeout=60s"}, env);
   EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
   EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kPods, "default", "hello").status()));
+}
+
+// The node root (DIR/nodes/<node>/root) is both the node's / for hostPath
+// volumes — its cache is the agent's --cache-root — and the image for our
+// binaries: /usr/local/bin/k8shazgpu is the CLI built beside the simulator.
+// The pod is pinned as `k8shazgpu vllm run` pins it, by required node
+// affinity on the node's name.
+TEST_F(SimClusterTest, APodSeesItsNodesCacheAndOurCliThroughTheNodeRoot) {
+  const std::string cache = NodeDir("node-1") + "/root/var/lib/canhazgpu/cache";
+  ASSERT_TRUE(fs::is_directory(cache)) << ReadFile(Log());
+  ASSERT_TRUE(fs::exists(NodeDir("node-1") + "/root/usr/local/bin/k8shazgpu"));
+  fs::create_directories(cache + "/hf");
+  std::ofstream(cache + "/hf/probe") << "cached on node-1\n";
+
+  const json mount = {{{"name", "cache"}, {"mountPath", "/cache"}, {"readOnly", true}}};
+  const json field = {
+      {"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({"node-1"})}};
+  const json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "cached"}}},
+      {"spec",
+       {{"restartPolicy", "Never"},
+        {"affinity",
+         {{"nodeAffinity",
+           {{"requiredDuringSchedulingIgnoredDuringExecution",
+             {{"nodeSelectorTerms", json::array({{{"matchFields", json::array({field})}}})}}}}}}},
+        {"volumes",
+         {{{"name", "cache"},
+           {"hostPath", {{"path", "/var/lib/canhazgpu/cache"}, {"type", "Directory"}}}}}},
+        {"initContainers",
+         {{{"name", "cli"},
+           {"image", "ubuntu"},
+           {"command", {"/usr/local/bin/k8shazgpu", "--version"}}}}},
+        {"containers",
+         {{{"name", "main"},
+           {"image", "ubuntu"},
+           {"command", {"sh", "-c", "cat \"$HF_HUB_CACHE/probe\""}},
+           {"env", {{{"name", "HF_HUB_CACHE"}, {"value", "/cache/hf"}}}},
+           {"volumeMounts", mount}}}}}}};
+  ASSERT_TRUE(client_->CreateObject(kube::kPods, "default", pod).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && Phase("cached") != "Succeeded" &&
+         Phase("cached") != "Failed") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Phase("cached"), "Succeeded") << Pod("cached").dump() << ReadFile(Log());
+  EXPECT_EQ(Pod("cached")["spec"]["nodeName"], "node-1");
+  EXPECT_THAT(client_->Logs("default", "cached", {.container = "cli"}).value_or(""),
+              ::testing::StartsWith("k8shazgpu "));
+  EXPECT_EQ(client_->Logs("default", "cached", {.container = "main"}).value_or(""),
+            "cached on node-1\n");
 }
 
 TEST_F(SimClusterTest, TheExamplePodOfDeployRuns) {

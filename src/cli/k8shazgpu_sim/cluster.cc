@@ -77,6 +77,36 @@ std::vector<json> NvidiaDeviceClasses() {
   return classes;
 }
 
+// The node's root filesystem stand-in, and where its cache lives inside it
+// (k8shazgpu-node's default --cache-root, which pods mount as hostPath).
+std::string NodeRoot(const std::string& node_dir) { return node_dir + "/root"; }
+std::string NodeCacheRoot(const std::string& node_dir) {
+  return NodeRoot(node_dir) + "/var/lib/canhazgpu/cache";
+}
+
+// The node root with its cache directory and, when we know where the CLI
+// is, /usr/local/bin/k8shazgpu as our image has it.
+absl::Status PrepareNodeRoot(const std::string& node_dir, const std::string& cli_binary,
+                             const std::function<void(const std::string&)>& log) {
+  std::error_code ec;
+  fs::create_directories(NodeCacheRoot(node_dir), ec);
+  if (ec)
+    return absl::FailedPreconditionError(StrCat("cannot create ", node_dir, ": ", ec.message()));
+  if (cli_binary.empty()) {
+    log("no k8shazgpu CLI found beside the simulator (--cli-binary): pods running "
+        "/usr/local/bin/k8shazgpu will fail to start");
+    return absl::OkStatus();
+  }
+  const std::string bin = NodeRoot(node_dir) + "/usr/local/bin";
+  fs::create_directories(bin, ec);
+  fs::create_symlink(fs::absolute(cli_binary), bin + "/k8shazgpu", ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot link ", bin, "/k8shazgpu to ", cli_binary, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SimDriver> ParseSimDriver(const std::string& name) {
@@ -190,6 +220,7 @@ absl::Status SimCluster::StartNode(int index) {
   RETURN_IF_ERROR(WriteFileAtomically(mig_minors, SimulatedMigMinors(options_.shape), 0644));
   const std::string name = node.name;
   auto log = [log = options_.log, name](const std::string& line) { log(StrCat(name, ": ", line)); };
+  RETURN_IF_ERROR(PrepareNodeRoot(node.dir, options_.cli_binary, log));
   // The kubelet first: it registers the Node the driver's objects belong
   // to, and it watches for the plugin's socket.
   ASSIGN_OR_RETURN(node.kubelet_client,
@@ -199,6 +230,7 @@ absl::Status SimCluster::StartNode(int index) {
   kubelet.registrar_dir = node.dir + "/plugins_registry";
   kubelet.cdi_dir = node.dir + "/cdi";
   kubelet.pods_dir = node.dir + "/pods";
+  kubelet.root_dir = NodeRoot(node.dir);
   kubelet.log = log;
   node.kubelet =
       std::make_unique<simkubelet::Kubelet>(*node.kubelet_client, server_->logs(), kubelet);
@@ -246,7 +278,7 @@ absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_
   std::vector<std::string> cache_args = {"--cache",
                                          "on",
                                          "--cache-root",
-                                         node.dir + "/cache",
+                                         NodeCacheRoot(node.dir),
                                          "--container-runtime-endpoint",
                                          node.runtime->socket_path()};
   if (!options_.hf_endpoint.empty()) {

@@ -26,7 +26,16 @@
 //   nodes/<node>/plugins_registry/  --registrar-dir
 //   nodes/<node>/cdi/               --cdi-dir
 //   nodes/<node>/node.log           the daemon's output
-//   nodes/<node>/pods/              containers' work directories
+//   nodes/<node>/pods/              containers' work directories and pods'
+//                                   volumes (<ns>_<pod>_<uid>/volumes/)
+//   nodes/<node>/root/              the node's root filesystem, as its pods
+//                                   see it through hostPath volumes and an
+//                                   absolute command (the image's binaries)
+//   nodes/<node>/root/var/lib/canhazgpu/cache/   the cache agent's
+//                                   --cache-root, so a pod's hostPath
+//                                   /var/lib/canhazgpu/cache is the cache
+//   nodes/<node>/root/usr/local/bin/k8shazgpu    a link to the CLI
+//                                   (--cli-binary), which our image ships
 //
 // Threading: Start, WaitUntilReady and Stop from one thread.
 #pragma once
@@ -70,6 +79,9 @@ struct ClusterOptions {
   std::string listen_host = "127.0.0.1";
   int port = 0;             // 0: a free one
   std::string node_binary;  // k8shazgpu-node; unused with kNvidia
+  // The k8shazgpu CLI, linked into every node root as
+  // /usr/local/bin/k8shazgpu (pods' init containers run it); empty: no link.
+  std::string cli_binary;
   // The nodes' cache agents: each node's container runtime (a CRI
   // emulator) can pull these images; models come from this Hub endpoint
   // (empty: huggingface.co, unreachable from a machine without network).

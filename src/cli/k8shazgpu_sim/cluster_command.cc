@@ -1,5 +1,5 @@
 // `k8shazgpu-sim cluster --dir DIR [--nodes N] [--gpus-per-node M]
-//  [--mig-gpus K] [--listen HOST:PORT] [--node-binary PATH]
+//  [--mig-gpus K] [--listen HOST:PORT] [--node-binary PATH] [--cli-binary PATH]
 //  [--driver canhazgpu|nvidia]`: runs a whole
 // simulated cluster in the foreground (cluster.h) until SIGTERM or SIGINT.
 // Once every node has published its GPUs it prints how to reach the
@@ -65,6 +65,11 @@ const std::vector<cli::FlagSpec> kFlags = {
      .has_value = true,
      .value_name = "PATH",
      .help = "the k8shazgpu-node to run (default: the one installed or built beside this)"},
+    {.name = "cli-binary",
+     .has_value = true,
+     .value_name = "PATH",
+     .help = "the k8shazgpu CLI every node root has as /usr/local/bin/k8shazgpu, as our image "
+             "does (default: the one installed or built beside this)"},
     {.name = "driver",
      .has_value = true,
      .value_name = "NAME",
@@ -90,12 +95,12 @@ constexpr char kUsage[] =
     "Runs a simulated Kubernetes cluster on this machine until interrupted: the API\n"
     "server, and on every node the real k8shazgpu-node on simulated GPUs.\n";
 
-// The k8shazgpu-node beside this binary: installed together, or in the
-// build tree's sibling directory.
-std::string DefaultNodeBinary() {
+// A binary beside this one: installed together (<self>/NAME), or in the
+// build tree's sibling directory (<self>/../SUBDIR/NAME); "" when neither.
+std::string BinaryBeside(const std::string& name, const std::string& build_subdir) {
   const std::string self = host::SelfExecutableDir();
   for (const std::string& candidate :
-       {StrCat(self, "/k8shazgpu-node"), StrCat(self, "/../k8shazgpu_node/k8shazgpu-node")}) {
+       {StrCat(self, "/", name), StrCat(self, "/../", build_subdir, "/", name)}) {
     if (!self.empty() && access(candidate.c_str(), X_OK) == 0) {
       return fs::path(candidate).lexically_normal().string();
     }
@@ -140,10 +145,17 @@ int ClusterMain(const std::vector<std::string>& args) {
     return cli::kExitUsage;
   }
   options.driver = *driver;
-  options.node_binary = flags.Value("node-binary").value_or(DefaultNodeBinary());
+  options.node_binary =
+      flags.Value("node-binary").value_or(BinaryBeside("k8shazgpu-node", "k8shazgpu_node"));
+  options.cli_binary = flags.Value("cli-binary").value_or(BinaryBeside("k8shazgpu", "k8shazgpu"));
   if (options.node_binary.empty() && options.driver == SimDriver::kCanhazgpu) {
     std::cerr << "k8shazgpu-sim: cannot find k8shazgpu-node beside this binary; pass --node-binary "
                  "PATH\n";
+    return cli::kExitUsage;
+  }
+  if (!options.cli_binary.empty() && access(options.cli_binary.c_str(), X_OK) != 0) {
+    std::cerr << "k8shazgpu-sim: cluster: --cli-binary " << options.cli_binary
+              << " is not an executable file\n";
     return cli::kExitUsage;
   }
   std::mutex log_mu;
