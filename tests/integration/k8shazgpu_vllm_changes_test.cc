@@ -97,9 +97,13 @@ TEST_F(K8shazgpuVllmChangesTest, UnpackFromTheMirrorAndThePartFilesGivesTheWorkT
 
   const fs::path to = dir_ / "workspace";
   fs::create_directories(to);  // the emptyDir exists, empty
-  CliResult unpack = K8s({"vllm", "unpack", "--parts", parts_dir.string(), "--mirror",
-                          mirror.string(), "--commit", base_commit_, "--to", to.string()});
+  const fs::path list = dir_ / "changed";
+  CliResult unpack =
+      K8s({"vllm", "unpack", "--parts", parts_dir.string(), "--mirror", mirror.string(), "--commit",
+           base_commit_, "--to", to.string(), "--list", list.string()});
   ASSERT_EQ(unpack.exit_code, 0) << unpack.err;
+  // What the pod's overlay copies or removes, in path order.
+  EXPECT_EQ(cs::ReadBytes(list), "M csrc/k.cu\nM vllm/a.py\nD vllm/b.py\nM vllm/new/c.py\n");
   EXPECT_THAT(unpack.out, HasSubstr("applied 4 changes onto merge-base " + base_commit_));
   std::map<std::string, std::string> want = cs::Snapshot(vllm_.work);
   std::map<std::string, std::string> got = cs::Snapshot(to);

@@ -166,7 +166,7 @@ class K8shazgpuVllmRunTest : public ::testing::Test {
     for (const fs::directory_entry& e :
          fs::directory_iterator(dir_ / "cluster/nodes" / node / "pods")) {
       if (e.path().filename().string().starts_with("default_" + pod + "_")) {
-        return e.path() / "volumes" / "workspace";
+        return e.path() / "volumes" / "workspace" / "tree";
       }
     }
     return {};
@@ -215,6 +215,7 @@ TEST_F(K8shazgpuVllmRunTest, RunsTheWorkTreeOnANodeWithWarmCaches) {
   EXPECT_EQ(cs::Snapshot(workspace), cs::Snapshot(vllm_.work, {"vllm/debug.log"}));
   EXPECT_EQ(cs::ReadBytes(dir_ / "site/vllm/new_name.py"), "# old\nx = 1\n");
   EXPECT_EQ(cs::ReadBytes(dir_ / "site/vllm/_C.abi3.so"), "compiled\n");
+  EXPECT_EQ(cs::ReadBytes(dir_ / "site/vllm/data.bin"), std::string("\0\xff\x01\n# x\0", 7));
 }
 
 TEST_F(K8shazgpuVllmRunTest, AnImageNoNodeCanPullFallsBackToTheDefaultWithAWarning) {

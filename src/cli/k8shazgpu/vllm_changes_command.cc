@@ -56,6 +56,10 @@ std::vector<FlagSpec> UnpackFlags() {
        .has_value = true,
        .value_name = "DIR",
        .help = "where the result goes: --base itself, or a new or empty directory"},
+      {.name = "list",
+       .has_value = true,
+       .value_name = "FILE",
+       .help = "also write the changed paths there, one per line: \"M path\" or \"D path\""},
   };
 }
 
@@ -101,7 +105,7 @@ absl::StatusOr<int> Package(const ParsedFlags& flags) {
 
 constexpr char kUnpackUse[] =
     "use: k8shazgpu vllm unpack (FILE | --parts DIR) (--base DIR | --mirror DIR --commit SHA) "
-    "--to DIR";
+    "--to DIR [--list FILE]";
 
 // The bundle from one file, or from the part files a projected ConfigMap
 // volume mounts (part-0, part-1, ... in order; the first missing one ends
@@ -157,6 +161,18 @@ absl::Status ExportBase(const std::filesystem::path& mirror, const std::string& 
   return absl::OkStatus();
 }
 
+// "M path" (written: added or modified) or "D path" (deleted), a line
+// each, for the pod's overlay to copy only what changed. A path with a
+// newline cannot be a line; vLLM has none, and such a path is left out.
+std::string ChangedPathList(const cs::ChangeSet& change_set) {
+  std::string out;
+  for (const cs::ChangeEntry& entry : change_set.entries) {
+    if (entry.path.find('\n') != std::string::npos) continue;
+    out += StrCat(entry.kind == cs::EntryKind::kDeleted ? "D " : "M ", entry.path, "\n");
+  }
+  return out;
+}
+
 // Empties `dir` without removing it (it may be a mount point).
 void RemoveContents(const std::filesystem::path& dir) {
   std::error_code error;
@@ -206,6 +222,10 @@ absl::StatusOr<int> Unpack(const ParsedFlags& flags) {
       }
       return exported;
     }
+  }
+  if (const std::optional<std::string> list = flags.Value("list")) {
+    RETURN_IF_ERROR(
+        WriteFileAtomically(*list, ChangedPathList(change_set), 0644, FileSync::kAtomicOnly));
   }
   const cs::Summary summary = cs::Summarize(change_set);
   std::printf("applied %zu changes onto merge-base %s in %s (%d added, %d modified, %d deleted)\n",

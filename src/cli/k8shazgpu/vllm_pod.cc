@@ -87,7 +87,9 @@ std::string OverlayScript(std::string_view workspace, std::string_view warning) 
   // find_spec locates the installed package without importing it (vLLM's
   // import pulls in torch: seconds). Copying over it keeps the image's
   // compiled extensions and generated _version.py, which a source tree
-  // lacks; files the change set deletes stay in the installed package.
+  // lacks.
+  const std::string tree = ShellWord(StrCat(std::string(workspace), "/", kWorkspaceTree));
+  const std::string list = ShellWord(StrCat(std::string(workspace), "/", kWorkspaceChanged));
   return StrCat(
       "set -e; ",
       warning.empty()
@@ -95,15 +97,19 @@ std::string OverlayScript(std::string_view workspace, std::string_view warning) 
           : StrCat("echo ", ShellWord(StrCat("k8shazgpu: ", std::string(warning))), " >&2; "),
       "installed=$(python3 -c 'import importlib.util, os; "
       "print(os.path.dirname(importlib.util.find_spec(\"vllm\").origin))'); "
-      "cp -R ",
-      ShellWord(workspace), "/vllm/. \"$installed\"/; exec \"$@\"");
+      "while IFS= read -r line; do "
+      "path=${line#? }; case \"$path\" in vllm/*) ;; *) continue ;; esac; "
+      "target=\"$installed/${path#vllm/}\"; "
+      "if [ \"${line%% *}\" = D ]; then rm -f \"$target\" 2>/dev/null || true; "
+      "else mkdir -p \"$(dirname \"$target\")\"; rm -rf \"$target\"; cp -P ",
+      tree, "/\"$path\" \"$target\"; fi; done < ", list, "; exec \"$@\"");
 }
 
 std::string RebuildScript(std::string_view workspace) {
   // The workspace is the pod's own emptyDir: the build writes there, and
   // into the container's site-packages, never into a shared cache.
   return StrCat("set -e; echo 'k8shazgpu: building vLLM from the workspace (--rebuild)' >&2; cd ",
-                ShellWord(workspace),
+                ShellWord(StrCat(std::string(workspace), "/", kWorkspaceTree)),
                 "; python3 -m pip install --no-deps --no-build-isolation .; cd /; exec \"$@\"");
 }
 
@@ -174,7 +180,9 @@ VllmPodObjects BuildVllmPodObjects(const RunRequest& request, const RunNames& na
         {"image", settings.node_image},
         {"command",
          {"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", kChangesMount, "--mirror",
-          EscapeDollars(mirror), "--commit", checkout.merge_base, "--to", kWorkspaceMount}},
+          EscapeDollars(mirror), "--commit", checkout.merge_base, "--to",
+          StrCat(kWorkspaceMount, "/", kWorkspaceTree), "--list",
+          StrCat(kWorkspaceMount, "/", kWorkspaceChanged)}},
         {"terminationMessagePolicy", "FallbackToLogsOnError"},
         {"volumeMounts",
          {Mount(kCacheVolume, kCacheMount, true), Mount(kChangesVolume, kChangesMount, true),

@@ -42,6 +42,10 @@ inline constexpr char kCacheMount[] = "/cache";
 inline constexpr char kChangesMount[] = "/changes";
 inline constexpr char kWorkspaceMount[] = "/workspace";
 inline constexpr char kWorkspaceContainer[] = "workspace";
+// Inside the workspace: the repository as the developer has it, and the
+// list of the paths that changed ("M path" / "D path" lines).
+inline constexpr char kWorkspaceTree[] = "tree";
+inline constexpr char kWorkspaceChanged[] = "changed";
 // The key of the bundle part in each ConfigMap.
 inline constexpr char kChangesKey[] = "part";
 
@@ -83,9 +87,11 @@ void UseNodeCache(nlohmann::json& pod, const VllmPodSettings& settings);
 // nodes whose caches are ready.
 void PinToNodes(nlohmann::json& pod, const std::vector<std::string>& nodes);
 
-// The main container's wrapper script: copies `workspace`'s vllm/ over the
-// installed package (found with python3), then `exec "$@"` (the argv after
-// `sh`, unchanged). `warning`, when not empty, is printed to stderr first
+// The main container's wrapper script: applies the changed paths under
+// vllm/ (the workspace's list) to the installed package (found with
+// python3) - files copied from the workspace's tree, deleted ones removed -
+// then `exec "$@"` (the argv after `sh`, unchanged). Only what changed is
+// copied: a vLLM tree is thousands of files. `warning`, when not empty, is printed to stderr first
 // so that the pod's log says it too. Before Kubernetes' $-escaping.
 std::string OverlayScript(std::string_view workspace, std::string_view warning = "");
 

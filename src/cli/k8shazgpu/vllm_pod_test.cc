@@ -123,7 +123,7 @@ TEST(VllmPodTest, PodGetsTheWorkspaceInitContainerCacheAndImageAndValidates) {
   EXPECT_EQ(init["command"],
             json({"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", "/changes", "--mirror",
                   "/cache/git/" + git::MirrorDirName("https://github.com/vllm-project/vllm.git"),
-                  "--commit", kBase, "--to", "/workspace"}));
+                  "--commit", kBase, "--to", "/workspace/tree", "--list", "/workspace/changed"}));
   EXPECT_EQ(init["terminationMessagePolicy"], "FallbackToLogsOnError");
   const json* init_cache = FindNamed(init["volumeMounts"], "cache");
   ASSERT_NE(init_cache, nullptr);
@@ -267,8 +267,18 @@ TEST(VllmPodTest, WrapperOverlaysThePackageAndExecsTheArgvUnchanged) {
   const fs::path installed = dir / "site-packages" / "vllm";
   Write(installed / "__init__.py", "old\n");
   Write(installed / "_C.abi3.so", "compiled\n");
-  Write(dir / "workspace" / "vllm" / "__init__.py", "new\n");
-  Write(dir / "workspace" / "vllm" / "new" / "mod.py", "added\n");
+  Write(installed / "gone.py", "deleted upstream of the pod\n");
+  Write(installed / "untouched.py", "same\n");
+  Write(installed / "became_dir", "a file\n");
+  Write(dir / "workspace" / "tree" / "vllm" / "__init__.py", "new\n");
+  Write(dir / "workspace" / "tree" / "vllm" / "new" / "mod.py", "added\n");
+  Write(dir / "workspace" / "tree" / "vllm" / "became_dir" / "x.py", "x\n");
+  Write(dir / "workspace" / "tree" / "vllm" / "tool.sh", "#!/bin/sh\n");
+  fs::permissions(dir / "workspace" / "tree" / "vllm" / "tool.sh", fs::perms::owner_all);
+  Write(dir / "workspace" / "tree" / "setup.py", "not in the package\n");
+  Write(dir / "workspace" / "changed",
+        "M setup.py\nM vllm/__init__.py\nD vllm/became_dir\nM vllm/became_dir/x.py\n"
+        "D vllm/gone.py\nM vllm/new/mod.py\nD vllm/never_installed.py\nM vllm/tool.sh\n");
   Write(dir / "bin" / "python3", "#!/bin/sh\necho '" + installed.string() + "'\n");
   fs::permissions(dir / "bin" / "python3", fs::perms::owner_all);
 
@@ -292,6 +302,12 @@ TEST(VllmPodTest, WrapperOverlaysThePackageAndExecsTheArgvUnchanged) {
   EXPECT_EQ(Read(installed / "__init__.py"), "new\n");
   EXPECT_EQ(Read(installed / "new" / "mod.py"), "added\n");
   EXPECT_EQ(Read(installed / "_C.abi3.so"), "compiled\n");  // the image's build stays
+  EXPECT_EQ(Read(installed / "untouched.py"), "same\n");
+  EXPECT_EQ(Read(installed / "became_dir" / "x.py"), "x\n");
+  EXPECT_FALSE(fs::exists(installed / "gone.py"));
+  EXPECT_FALSE(fs::exists(installed / "setup.py"));
+  EXPECT_EQ(fs::status(installed / "tool.sh").permissions() & fs::perms::owner_exec,
+            fs::perms::owner_exec);
   fs::remove_all(dir);
 }
 
@@ -302,7 +318,8 @@ TEST(VllmPodTest, WrapperPrintsTheWarningIntoThePodLog) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const fs::path dir = tmpl;
   Write(dir / "site" / "vllm" / "__init__.py", "old\n");
-  Write(dir / "ws" / "vllm" / "__init__.py", "new\n");
+  Write(dir / "ws" / "tree" / "vllm" / "__init__.py", "new\n");
+  Write(dir / "ws" / "changed", "M vllm/__init__.py\n");
   Write(dir / "bin" / "python3", "#!/bin/sh\necho '" + (dir / "site" / "vllm").string() + "'\n");
   fs::permissions(dir / "bin" / "python3", fs::perms::owner_all);
   const std::string script =
@@ -317,7 +334,7 @@ TEST(VllmPodTest, WrapperPrintsTheWarningIntoThePodLog) {
       RunAndCapture({"/bin/sh", "-c", "exec 2>/dev/null; " + RebuildScript((dir / "ws").string()),
                      "sh", "/bin/echo", "served"},
                     (dir / "bin").string() + ":/usr/bin:/bin"),
-      "pip -m pip install --no-deps --no-build-isolation . in " + (dir / "ws").string() +
+      "pip -m pip install --no-deps --no-build-isolation . in " + (dir / "ws" / "tree").string() +
           "\nserved\n");
   fs::remove_all(dir);
 }
