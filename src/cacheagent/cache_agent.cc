@@ -325,8 +325,7 @@ void CacheAgent::WorkerLoop() {
 std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::Status& error) {
   if (!item.pull_secret) return std::nullopt;
   const auto& ref = *item.pull_secret;
-  static const kube::ResourceRef kSecrets{"", "v1", "secrets", true};
-  absl::StatusOr<nlohmann::json> secret = client_.Get(kSecrets, ref.namespace_name, ref.name);
+  absl::StatusOr<nlohmann::json> secret = client_.Get(kube::kSecrets, ref.namespace_name, ref.name);
   if (!secret.ok()) {
     error = absl::Status(secret.status().code(),
                          absl::StrCat("reading secret ", ref.namespace_name, "/", ref.name, ": ",

@@ -31,7 +31,6 @@ using cacheplan::NodeItem;
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 
-const kube::ResourceRef kSecrets{"", "v1", "secrets", true};
 const char kModelCommit[] = "1111111111111111111111111111111111111111";
 const char kImage[] = "registry.local:5000/team/vllm:v1";
 
@@ -295,7 +294,7 @@ TEST_F(CacheAgentTest, AFailureSaysWhyAndAFixedItemIsRetriedAtOnce) {
   std::string config =
       json{{"auths", {{"registry.local:5000", {{"auth", absl::Base64Escape("robot:pw")}}}}}}.dump();
   ASSERT_TRUE(client_
-                  ->CreateObject(kSecrets, "infra",
+                  ->CreateObject(kube::kSecrets, "infra",
                                  {{"apiVersion", "v1"},
                                   {"kind", "Secret"},
                                   {"metadata", {{"name", "pull"}, {"namespace", "infra"}}},

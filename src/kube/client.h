@@ -50,6 +50,7 @@ inline const ResourceRef kPods{"", "v1", "pods", true};
 inline const ResourceRef kNodes{"", "v1", "nodes", false};
 inline const ResourceRef kNamespaces{"", "v1", "namespaces", false};
 inline const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
+inline const ResourceRef kSecrets{"", "v1", "secrets", true};
 inline const ResourceRef kEvents{"", "v1", "events", true};
 inline const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
 inline const ResourceRef kResourceSlices{"resource.k8s.io", "v1", "resourceslices", false};
