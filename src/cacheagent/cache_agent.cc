@@ -250,9 +250,13 @@ absl::Status CacheAgent::Reconcile() {
       dirty_ = true;
     }
     if (!want.second.empty()) {
-      entry.report.message = want.second;
-      SetState(entry, cacheplan::kFailed);
-      entry.failed_at = now;
+      // Once: every resync rewriting lastChecked would be a status write
+      // per resync for nothing new.
+      if (entry.report.state != cacheplan::kFailed || entry.report.message != want.second) {
+        entry.report.message = want.second;
+        SetState(entry, cacheplan::kFailed);
+        entry.failed_at = now;
+      }
       continue;  // nothing to fetch until the plan is fixed
     }
     if (entry.queued || entry.running) continue;

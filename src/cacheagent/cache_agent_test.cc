@@ -313,6 +313,16 @@ TEST_F(CacheAgentTest, AnInvalidItemFailsWithTheValidationMessage) {
   NodeCacheStatus status = WaitForReport(StateIs("bad", cacheplan::kFailed));
   EXPECT_THAT(Item(status, "bad")->message, HasSubstr("team/Nginx:v1"));
   EXPECT_EQ(runtime_->pull_count("team/Nginx:v1"), 0);
+
+  // Later reconciles (here: the plan changes an hour on) leave the report
+  // of the still-invalid item as it was.
+  const std::string checked = Item(status, "bad")->last_checked;
+  clock_.Advance(std::chrono::hours(1));
+  SetPlan(json::array({{{"name", "bad"}, {"type", "image"}, {"image", {{"ref", "team/Nginx:v1"}}}},
+                       {{"name", "bad2"}, {"type", "image"}, {"image", {{"ref", "x/Y"}}}}}));
+  status = WaitForReport(StateIs("bad2", cacheplan::kFailed));
+  EXPECT_EQ(Item(status, "bad")->last_checked, checked);
+  EXPECT_NE(Item(status, "bad2")->last_checked, checked);
 }
 
 TEST_F(CacheAgentTest, ARefreshFetchesTheBranchAgain) {
