@@ -140,9 +140,23 @@ class K8shazgpuRunTest : public ::testing::Test {
     ASSERT_EQ(held.exit_code, 0) << held.err;
     // Its NodeGpuStatus (written at most once a second) says so: until
     // then a node without devices looks like one that never has any.
+    int total = 0;
     ASSERT_TRUE(Eventually([&] {
       const json status = client_->Get(kube::kNodeGpuStatuses, "", node).value_or(json());
+      total = status.value("/status/summary/total"_json_pointer, 0);
       return status.value("/status/summary/held"_json_pointer, 0) == gpus;
+    }));
+    // ... and its slice no longer offers them: until then the scheduler may
+    // still place a claim on a GPU the node will refuse to prepare.
+    ASSERT_TRUE(Eventually([&] {
+      absl::StatusOr<json> slices = client_->ListAll(kube::kResourceSlices, "");
+      if (!slices.ok()) return false;
+      int offered = 0;
+      for (const json& s : (*slices)["items"]) {
+        if (s["spec"].value("nodeName", "") != node) continue;
+        offered += static_cast<int>(s["spec"].value("devices", json::array()).size());
+      }
+      return offered == total - gpus;
     }));
   }
   std::string Gate(const std::string& name) const { return dir_ + "/gate-" + name; }
@@ -281,10 +295,7 @@ TEST_F(K8shazgpuRunTest, ARunWaitsInLineWhileTheClusterIsFullAndStartsWhenAGpuFr
 // canhazgpu on node-0, one taken by a run on node-1, and a run waiting.
 TEST_F(K8shazgpuRunTest, StatusQueueAndExplainSayWhoHoldsWhatAndWhyARunWaits) {
   StartCluster(2, 1);
-  CliResult held =
-      RunProgram({CANHAZGPU_BINARY, "reserve", "--gpus", "1", "--note", "mine"},
-                 {{"CANHAZGPU_STATE", cluster_dir_ + "/nodes/node-0/state.db"}, {"HOME", dir_}});
-  ASSERT_EQ(held.exit_code, 0) << held.err;
+  HoldLocally("node-0");
   CliResult first =
       K8s({"run", "--detach", "--name", "first", "--", "sh", "-c", WaitForGate("first")});
   ASSERT_EQ(first.exit_code, 0) << first.err;
