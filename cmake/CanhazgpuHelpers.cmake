@@ -1,7 +1,11 @@
 # Small helpers so that each folder's CMakeLists.txt lists only its sources
 # and dependencies (the pattern of abseil's CMake/AbseilHelpers.cmake).
 
-set(CANHAZGPU_WARNINGS -Wall -Wextra -Werror -Wno-missing-field-initializers)
+set(CANHAZGPU_WARNINGS -Wall -Wextra)
+if(CANHAZGPU_WERROR)
+  list(APPEND CANHAZGPU_WARNINGS -Werror)
+endif()
+list(APPEND CANHAZGPU_WARNINGS -Wno-missing-field-initializers)
 if(CANHAZGPU_SANITIZE OR CANHAZGPU_FUZZ)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                       -fno-sanitize-recover=undefined)

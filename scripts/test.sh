@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install what is missing, check
-# formatting and seams, build and run every test, then build with
-# AddressSanitizer + UndefinedBehaviorSanitizer and run the unit tests again.
+# formatting and seams, build and run every test, build the Release
+# configuration once (GCC's -O3 warnings), then build with AddressSanitizer +
+# UndefinedBehaviorSanitizer and run the unit tests again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -23,6 +24,9 @@ echo "== tests (default)"
 ctest --test-dir build --output-on-failure --timeout 300 -j "$jobs"
 echo "== CEL conformance (at least 99% of the runnable cases)"
 scripts/cel_conformance.sh build
+
+echo "== build (release: -O3 as a packager builds it, warnings as errors)"
+scripts/build.sh release
 
 echo "== build (asan + ubsan)"
 scripts/build.sh asan

@@ -164,6 +164,34 @@ TEST_F(CliStatusTest, WatchRedrawsUntilStopped) {
   EXPECT_EQ(host_.Run({"status", "extra"}).exit_code, 2);
 }
 
+// Into a pipe, --watch --json is JSON Lines: one document per line, no
+// header, no blank lines, no terminal codes.
+TEST_F(CliStatusTest, WatchJsonWritesOneDocumentPerLine) {
+  const std::string out_path = host_.dir() + "/watch.jsonl";
+  int pid = SpawnProgram(
+      {"/bin/sh", "-c", std::string(CANHAZGPU_BINARY) + " status --watch 1s --json > " + out_path},
+      host_.env());
+  ASSERT_TRUE(Eventually([&] { return ReadFile(out_path).find('\n') != std::string::npos; }));
+  ASSERT_EQ(host_.Run({"reserve", "-g", "1", "--note", "watched"}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return ReadFile(out_path).find("watched") != std::string::npos; }));
+  kill(-pid, SIGINT);
+  EXPECT_EQ(ExitCodeOf(pid), 130);
+  const std::string text = ReadFile(out_path);
+  size_t documents = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    json doc = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(doc.is_discarded()) << "not one JSON document: " << line;
+    ASSERT_TRUE(doc.is_array()) << line;
+    EXPECT_EQ(doc.size(), 2u);
+    ++documents;
+  }
+  EXPECT_GE(documents, 2u) << text;
+  EXPECT_EQ(text.find("\n\n"), std::string::npos) << text;
+  EXPECT_EQ(text.back(), '\n');
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing
 
@@ -237,6 +265,10 @@ TEST(CliStatusTerminalTest, WatchRedrawsInPlaceAndFitsANarrowTerminal) {
   // 80 columns: the least useful columns go, no line is wider.
   TerminalSession narrow(host, {"status", "--watch", "1s"}, 80);
   ASSERT_TRUE(narrow.WaitFor("\033[J"));  // one frame drawn
+  // The Go tool's first columns stay; only ours and the least needed go.
+  for (const char* header : {"USER", "DURATION", "TYPE", "DETAILS", "NOTE"}) {
+    EXPECT_THAT(narrow.screen(), HasSubstr(header));
+  }
   ASSERT_EQ(host.Run({"release"}).exit_code, 0);
   // The next frame starts at the top of the screen again (cursor home),
   // not below the last, and shows the release.
@@ -249,7 +281,8 @@ TEST(CliStatusTerminalTest, WatchRedrawsInPlaceAndFitsANarrowTerminal) {
   const std::string second_frame = screen.substr(screen.find("\033[H", 1));
   EXPECT_THAT(second_frame, Not(HasSubstr("IN_USE")));
   EXPECT_THAT(screen.substr(0, screen.find("\033[H", 1)), HasSubstr("IN_USE"));
-  EXPECT_THAT(screen, Not(HasSubstr("VALIDATION")));
+  // While the GPU was held (a note, longer details), VALIDATION made room.
+  EXPECT_THAT(screen.substr(0, screen.find("\033[H", 1)), Not(HasSubstr("VALIDATION")));
   EXPECT_THAT(screen, HasSubstr("GPU │ STATUS"));
   std::istringstream lines(screen);
   for (std::string line; std::getline(lines, line);) {

@@ -35,8 +35,6 @@ double Share(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-std::string Date(TimePoint t) { return FormatTimestamp(t).substr(0, 10); }
-
 nlohmann::ordered_json UserJson(const alloc::UserUsage& u) {
   return {{"user", u.user},
           {"gpu_hours", Hours(u.total_ms())},
@@ -74,11 +72,11 @@ std::string Csv(const alloc::UsageReport& r) {
   auto row = [&](const alloc::UserUsage& u) {
     // Names are user names; quote anyway, so a comma cannot shift columns,
     // and escape as everywhere, so a name cannot end the row.
-    std::string name = EscapeForDisplay(u.user);
-    size_t at = 0;
-    while ((at = name.find('"', at)) != std::string::npos) {
-      name.insert(at, "\"");
-      at += 2;
+    // Built by appending: GCC 12 warns falsely (-Wrestrict) on insert().
+    std::string name;
+    for (char c : EscapeForDisplay(u.user)) {
+      if (c == '"') name += '"';
+      name += c;
     }
     out += absl::StrFormat("\"%s\",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d\n", name,
                            Hours(u.total_ms()), Hours(u.run_ms), Hours(u.manual_ms),
@@ -87,57 +85,6 @@ std::string Csv(const alloc::UsageReport& r) {
   };
   for (const alloc::UserUsage& u : r.users) row(u);
   row(r.total);
-  return out;
-}
-
-std::string Percent(int64_t part, int64_t whole) {
-  return whole > 0 ? absl::StrFormat("%.0f%%", 100.0 * Share(part, whole)) : std::string("-");
-}
-
-std::string Text(const alloc::UsageReport& r, int days, bool color) {
-  std::string out = StrCat("GPU usage ", Date(r.from), " to ", Date(r.to), " (", days,
-                           days == 1 ? " day" : " days", "), ", r.gpu_count, " GPUs\n\n");
-  if (r.users.empty()) return out + "No reservations in this period.\n";
-  // K8S only on hosts whose GPUs served Kubernetes claims in the period.
-  const bool k8s = r.total.k8s_ms > 0;
-  std::vector<std::string> headers = {"USER", "GPU-HOURS", "", "RUN", "MANUAL"};
-  if (k8s) headers.push_back("K8S");
-  for (const char* h : {"BUSY", "IDLE", "UNKNOWN", "RESERVATIONS", "LONGEST"}) headers.push_back(h);
-  Table table(headers, MakeStyle(color, "1;36"));
-  const int64_t top = r.users.front().total_ms();
-  Style bar_style = MakeStyle(color, "34");
-  auto row = [&](const alloc::UserUsage& u, bool with_bar) {
-    std::string bar;
-    if (with_bar) {
-      constexpr int kCells = 20;
-      int filled = static_cast<int>(Share(u.total_ms(), top) * kCells + 0.5);
-      if (u.total_ms() > 0 && filled == 0) filled = 1;
-      for (int i = 0; i < kCells; ++i) bar += i < filled ? "█" : " ";
-    }
-    const int64_t t = u.total_ms();
-    std::vector<Cell> cells = {{u.user},
-                               {absl::StrFormat("%.1f", Hours(t))},
-                               {bar, bar_style},
-                               {absl::StrFormat("%.1f", Hours(u.run_ms))},
-                               {absl::StrFormat("%.1f", Hours(u.manual_ms))}};
-    if (k8s) cells.push_back({absl::StrFormat("%.1f", Hours(u.k8s_ms))});
-    for (std::string text :
-         {Percent(u.split.busy_ms, t), Percent(u.split.idle_ms, t), Percent(u.split.unknown_ms, t),
-          std::to_string(u.reservations), FormatDurationShort(Duration(u.longest_ms))}) {
-      cells.push_back({std::move(text)});
-    }
-    table.AddRow(std::move(cells));
-  };
-  for (const alloc::UserUsage& u : r.users) row(u, true);
-  row(r.total, false);
-  out += table.Render();
-  const alloc::UserUsage& t = r.total;
-  out += absl::StrFormat(
-      "\nReserved %.1f of %.1f available GPU-hours (%s). Of the reserved time: %s busy, %s idle, "
-      "%s unknown (no usage samples).\n",
-      Hours(t.total_ms()), Hours(r.available_ms), Percent(t.total_ms(), r.available_ms),
-      Percent(t.split.busy_ms, t.total_ms()), Percent(t.split.idle_ms, t.total_ms()),
-      Percent(t.split.unknown_ms, t.total_ms()));
   return out;
 }
 
@@ -156,7 +103,7 @@ absl::Status Report(Context& ctx, const ParsedFlags& flags) {
                    alloc::CollectReport(*store, days, ctx.machine->clock.Now()));
   std::string out = flags.Has("json")  ? DumpJson(ReportJson(report, days), 2) + "\n"
                     : flags.Has("csv") ? Csv(report)
-                                       : Text(report, days, ColorEnabled(ctx.no_color));
+                                       : ReportText(report, days, ColorEnabled(ctx.no_color));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return absl::OkStatus();
 }

@@ -207,16 +207,17 @@ std::string RenderLocalTable(const HostReport& report, const StatusTableOptions&
                 RenderStatusTable(rows, options));
 }
 
+// JSON is indented by `json_indent` (-1: one line, as --watch writes it).
 std::string Render(Context& ctx, const std::vector<HostReport>& reports, const ParsedFlags& flags,
-                   bool multi) {
+                   bool multi, int json_indent) {
   const bool color = ColorEnabled(ctx.no_color);
   if (flags.Has("json")) {
-    if (!multi) return DumpJson(reports[0].value, 2) + "\n";
+    if (!multi) return DumpJson(reports[0].value, json_indent) + "\n";
     Json out = Json::object();
     for (const HostReport& r : reports) {
       out[r.host] = r.error.empty() ? r.value : Json{{"error", r.error}};
     }
-    return DumpJson(out, 2) + "\n";
+    return DumpJson(out, json_indent) + "\n";
   }
   if (flags.Has("summary")) return RenderSummary(reports, color);
   const StatusTableOptions table{.color = color, .width = TerminalWidth()};
@@ -239,7 +240,7 @@ std::string Render(Context& ctx, const std::vector<HostReport>& reports, const P
 
 // One snapshot: every host asked for, local first. A local failure (no
 // state file) is an error when only this host is shown.
-absl::StatusOr<std::string> Snapshot(Context& ctx, const ParsedFlags& flags) {
+absl::StatusOr<std::string> Snapshot(Context& ctx, const ParsedFlags& flags, int json_indent = 2) {
   const bool summary = flags.Has("summary");
   std::vector<std::string> remotes;
   bool local = true;
@@ -267,7 +268,23 @@ absl::StatusOr<std::string> Snapshot(Context& ctx, const ParsedFlags& flags) {
                        std::string(provider.message())});
   }
   for (HostReport& r : RemoteReports(remotes, flags, summary)) reports.push_back(std::move(r));
-  return Render(ctx, reports, flags, multi);
+  return Render(ctx, reports, flags, multi, json_indent);
+}
+
+// --watch --json: one JSON document per line and nothing else on stdout
+// (JSON Lines, for `jq` and scripts); a snapshot that fails is a line on
+// stderr, and the watch goes on.
+absl::Status WatchJson(Context& ctx, const ParsedFlags& flags, Duration interval) {
+  while (true) {
+    absl::StatusOr<std::string> line = Snapshot(ctx, flags, /*json_indent=*/-1);
+    if (!line.ok()) {
+      std::fprintf(stderr, "canhazgpu: %s\n", std::string(line.status().message()).c_str());
+    } else if (std::fwrite(line->data(), 1, line->size(), stdout) != line->size() ||
+               std::fflush(stdout) != 0) {
+      return absl::OkStatus();  // the reader left
+    }
+    std::this_thread::sleep_for(interval);
+  }
 }
 
 absl::Status Status(Context& ctx, const ParsedFlags& flags) {
@@ -286,6 +303,7 @@ absl::Status Status(Context& ctx, const ParsedFlags& flags) {
     return absl::OkStatus();
   }
   // Until interrupted (SIGINT's default action) or stdout goes away.
+  if (flags.Has("json")) return WatchJson(ctx, flags, interval);
   const bool tty = isatty(STDOUT_FILENO);
   while (true) {
     absl::StatusOr<std::string> out = Snapshot(ctx, flags);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "cli/common/table.h"
@@ -99,9 +100,64 @@ std::string ShortProduct(std::string product) {
 
 struct Column {
   std::string header;
-  int keep;  // columns with the lowest `keep` are dropped first on narrow terminals
   std::vector<Cell> cells;
 };
+
+// The columns, in the Go tool's order first (scripts pick them by
+// position: GPU to VALIDATION never move; MODEL is there only when some GPU
+// has a model, as in the Go tool), then ours.
+enum ColumnId {
+  kGpu,
+  kStatus,
+  kUser,
+  kDuration,
+  kType,
+  kDetails,
+  kValidation,
+  kModel,
+  kNote,
+  kProduct,
+  kMemory,
+  kColumnCount
+};
+
+// On a narrow terminal, what goes first (whole columns), before DETAILS and
+// NOTE are cut short; GPU, STATUS, USER, DURATION and TYPE always stay.
+constexpr ColumnId kDropOrder[] = {kProduct, kMemory, kValidation, kModel};
+// The narrowest a cut column gets before it is dropped too.
+constexpr size_t kMinDetails = 12;
+constexpr size_t kMinNote = 8;
+
+Table MakeTable(const std::vector<Column>& columns, const std::vector<bool>& shown, size_t rows,
+                bool color, const std::map<ColumnId, size_t>& max_widths) {
+  std::vector<std::string> headers;
+  std::vector<size_t> kept;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (!shown[c]) continue;
+    headers.push_back(columns[c].header);
+    kept.push_back(c);
+  }
+  Table table(headers, MakeStyle(color, "1;36"));
+  for (size_t row = 0; row < rows; ++row) {
+    std::vector<Cell> cells;
+    for (size_t c : kept) cells.push_back(columns[c].cells[row]);
+    table.AddRow(std::move(cells));
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    auto limit = max_widths.find(static_cast<ColumnId>(kept[i]));
+    if (limit != max_widths.end()) table.SetMaxWidth(i, limit->second);
+  }
+  return table;
+}
+
+// The widest any cell of `column` (or its header) is.
+size_t NaturalWidth(const Column& column) {
+  size_t widest = DisplayWidth(column.header);
+  for (const Cell& cell : column.cells) {
+    widest = std::max(widest, DisplayWidth(EscapeForDisplay(cell.text)));
+  }
+  return widest;
+}
 
 }  // namespace
 
@@ -128,24 +184,21 @@ std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& option
     if (text.empty()) text = "-";
     return Cell{text, text == "-" ? dim : Style{}};
   };
-  std::vector<Column> columns = {
-      {"GPU", 100, {}},    {"STATUS", 100, {}},    {"USER", 90, {}},   {"DURATION", 60, {}},
-      {"TYPE", 20, {}},    {"PRODUCT", 30, {}},    {"MEMORY", 50, {}}, {"MODEL", 15, {}},
-      {"DETAILS", 70, {}}, {"VALIDATION", 10, {}}, {"NOTE", 65, {}},
+  std::vector<Column> columns(kColumnCount);
+  const std::pair<ColumnId, const char*> kHeaders[] = {
+      {kGpu, "GPU"},
+      {kStatus, "STATUS"},
+      {kUser, "USER"},
+      {kDuration, "DURATION"},
+      {kType, "TYPE"},
+      {kDetails, "DETAILS"},
+      {kValidation, "VALIDATION"},
+      {kModel, "MODEL"},
+      {kNote, "NOTE"},
+      {kProduct, "PRODUCT"},
+      {kMemory, "MEMORY"},
   };
-  enum {
-    kGpu,
-    kStatus,
-    kUser,
-    kDuration,
-    kType,
-    kProduct,
-    kMemory,
-    kModel,
-    kDetails,
-    kValidation,
-    kNote
-  };
+  for (const auto& [id, header] : kHeaders) columns[id].header = header;
   bool any_model = false, any_note = false, any_product = false, any_memory = false;
   for (const Json& g : gpus) {
     static const std::map<std::string, std::pair<const char*, const char*>> kLabels = {
@@ -169,56 +222,70 @@ std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& option
         label == kLabels.end() ? Cell{state, {}}
                                : Cell{label->second.first, MakeStyle(color, label->second.second)});
     columns[kUser].cells.push_back(cell(Text(g, "user")));
+    // The details' format ("expires in 0h 29m 59s"), so a row reads alike.
     columns[kDuration].cells.push_back(
-        cell(seconds >= 0 ? FormatDurationShort(Duration(seconds * 1000)) : ""));
+        cell(seconds >= 0 ? FormatDuration(Duration(seconds * 1000)) : ""));
     columns[kType].cells.push_back(cell(Text(g, "type")));
-    columns[kProduct].cells.push_back(cell(product));
-    Cell memory = MemoryBar(used, total, color);
-    columns[kMemory].cells.push_back(memory.text == "-" ? cell("-") : memory);
-    columns[kModel].cells.push_back(cell(model));
     columns[kDetails].cells.push_back(
         cell(state == "UNRESERVED" ? Text(g, "process_info") : Text(g, "details")));
     columns[kValidation].cells.push_back(cell(Text(g, "validation")));
+    columns[kModel].cells.push_back(cell(model));
     columns[kNote].cells.push_back(cell(Text(g, "note")));
+    columns[kProduct].cells.push_back(cell(product));
+    Cell memory = MemoryBar(used, total, color);
+    columns[kMemory].cells.push_back(memory.text == "-" ? cell("-") : memory);
   }
-  // Columns with nothing to say on any row are left out.
-  std::vector<bool> shown(columns.size(), true);
+  std::vector<bool> shown(kColumnCount, true);
   shown[kModel] = any_model;
-  shown[kNote] = any_note;
   shown[kProduct] = any_product;
   shown[kMemory] = any_memory;
-  while (true) {
-    std::vector<std::string> headers;
-    std::vector<size_t> kept;
-    for (size_t c = 0; c < columns.size(); ++c) {
-      if (shown[c]) {
-        headers.push_back(columns[c].header);
-        kept.push_back(c);
-      }
-    }
-    Table table(headers, MakeStyle(color, "1;36"));
-    for (size_t row = 0; row < gpus.size(); ++row) {
-      std::vector<Cell> cells;
-      for (size_t c : kept) cells.push_back(columns[c].cells[row]);
-      table.AddRow(std::move(cells));
-    }
-    std::string out = table.Render();
-    size_t width = 0;
-    for (std::string_view line : Split(out, '\n')) {
-      width = std::max(width, DisplayWidth(std::string(line)));
-    }
-    if (options.width == 0 || width <= options.width) return out;
-    // Too wide: drop the least useful column still shown, if any may go.
-    size_t drop = columns.size();
-    for (size_t c : kept) {
-      if (columns[c].keep < 90 &&
-          (drop == columns.size() || columns[c].keep < columns[drop].keep)) {
-        drop = c;
-      }
-    }
-    if (drop == columns.size()) return out;
-    shown[drop] = false;
+  auto render = [&](const std::map<ColumnId, size_t>& limits) {
+    return MakeTable(columns, shown, gpus.size(), color, limits);
+  };
+  // NOTE stays in place for scripts, but takes no room from a terminal
+  // when nobody wrote one.
+  if (options.width == 0) return render({}).Render();
+  shown[kNote] = any_note;
+  // Cut DETAILS and NOTE to what the shown columns leave, NOTE to at most a
+  // third of it; nullopt when that would leave them narrower than given.
+  auto cut = [&](size_t min_details, size_t min_note) -> std::optional<std::map<ColumnId, size_t>> {
+    const size_t details = NaturalWidth(columns[kDetails]);
+    const bool has_note = shown[kNote];
+    const size_t note = has_note ? NaturalWidth(columns[kNote]) : 0;
+    shown[kDetails] = false;
+    shown[kNote] = false;
+    const size_t fixed = render({}).Width();
+    shown[kDetails] = true;
+    shown[kNote] = has_note;
+    const size_t separators = has_note ? 6 : 3;
+    if (fixed + separators >= options.width) return std::nullopt;
+    const size_t room = options.width - fixed - separators;
+    size_t note_width = has_note ? std::min(note, std::max(min_note, room / 3)) : 0;
+    if (room < note_width + min_details) return std::nullopt;
+    const size_t details_width = std::min(details, room - note_width);
+    if (has_note) note_width = std::min(note, room - details_width);
+    std::map<ColumnId, size_t> limits = {{kDetails, details_width}};
+    if (has_note) limits[kNote] = note_width;
+    return limits;
+  };
+  // Each optional column stays while DETAILS and NOTE can keep a useful
+  // width beside it; then they are cut down to the bare minimum.
+  constexpr size_t kUsefulDetails = 24, kUsefulNote = 12;
+  for (size_t dropped = 0; dropped <= std::size(kDropOrder); ++dropped) {
+    if (dropped > 0) shown[kDropOrder[dropped - 1]] = false;
+    if (render({}).Width() <= options.width) return render({}).Render();
+    if (auto limits = cut(kUsefulDetails, kUsefulNote)) return render(*limits).Render();
   }
+  if (auto limits = cut(kMinDetails, kMinNote)) return render(*limits).Render();
+  // Still too narrow: whole columns again, the least needed first.
+  for (ColumnId c : {kNote, kDetails, kType, kDuration}) {
+    shown[c] = false;
+    if (c == kNote) {
+      if (auto limits = cut(kMinDetails, kMinNote)) return render(*limits).Render();
+    }
+    if (render({}).Width() <= options.width) return render({}).Render();
+  }
+  return render({}).Render();
 }
 
 std::string RenderStatusTable(const alloc::HostStatus& status, TimePoint now, bool color) {

@@ -4,8 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cli/common/table.h"
 #include "core/json_text.h"
+#include "core/strings.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -48,37 +51,90 @@ alloc::HostStatus Sample(TimePoint now) {
 
 TEST(StatusViewTest, TableMatchesGolden) {
   TimePoint now = FromEpochMillis(1'790'000'000'000);
-  EXPECT_EQ(RenderStatusTable(Sample(now), now, false),
-            "GPU │ STATUS       │ USER  │ DURATION │ TYPE   │ PRODUCT        │ MEMORY            │ "
-            "MODEL │ DETAILS                   │ VALIDATION         │ NOTE\n"
-            "────┼──────────────┼───────┼──────────┼────────┼────────────────┼───────────────────┼─"
-            "──────┼───────────────────────────┼────────────────────┼───────────────────\n"
-            "0   │ ● AVAILABLE  │ -     │ -        │ -      │ H100 80GB HBM3 │ ░░░░░░░░  0.0/80G │ "
-            "-     │ free for 0h 5m 0s         │ 0MiB used          │ -\n"
-            "1   │ ● IN_USE     │ alice │ 1h 30m   │ MANUAL │ H100 80GB HBM3 │ █░░░░░░░  8.3/80G │ "
-            "org/m │ expires in 0h 30m 0s      │ 8452MiB, 1 process │ <script>x</script>\n"
-            "2   │ ⚠ UNRESERVED │ bob   │ -        │ -      │ H100 80GB HBM3 │ █░░░░░░░  2.0/80G │ "
-            "-     │ 2048MiB used by 1 process │ -                  │ -\n");
+  EXPECT_EQ(
+      RenderStatusTable(Sample(now), now, false),
+      "GPU │ STATUS       │ USER  │ DURATION  │ TYPE   │ DETAILS                   │ "
+      "VALIDATION         │ MODEL │ NOTE               │ PRODUCT        │ MEMORY\n"
+      "────┼──────────────┼───────┼───────────┼────────┼───────────────────────────┼─"
+      "───────────────────┼───────┼────────────────────┼────────────────┼──────────────────\n"
+      "0   │ ● AVAILABLE  │ -     │ -         │ -      │ free for 0h 5m 0s         │ "
+      "0MiB used          │ -     │ -                  │ H100 80GB HBM3 │ ░░░░░░░░  0.0/80G\n"
+      "1   │ ● IN_USE     │ alice │ 1h 30m 0s │ MANUAL │ expires in 0h 30m 0s      │ "
+      "8452MiB, 1 process │ org/m │ <script>x</script> │ H100 80GB HBM3 │ █░░░░░░░  8.3/80G\n"
+      "2   │ ⚠ UNRESERVED │ bob   │ -         │ -      │ 2048MiB used by 1 process │ "
+      "-                  │ -     │ -                  │ H100 80GB HBM3 │ █░░░░░░░  2.0/80G\n");
 }
 
-TEST(StatusViewTest, NarrowTerminalsDropColumnsInsteadOfWrapping) {
+// The Go tool's columns keep their positions (scripts cut them by number):
+// GPU to VALIDATION always, MODEL only when a GPU has one, then NOTE.
+TEST(StatusViewTest, TheGoToolsColumnsComeFirstInItsOrder) {
   TimePoint now = FromEpochMillis(1'790'000'000'000);
-  auto json = StatusJson(Sample(now), now);
-  for (size_t width : {150, 120, 100, 80, 60}) {
-    std::string table = RenderStatusTable(json, {.width = width});
-    std::string header = table.substr(0, table.find('\n'));
-    size_t start = 0;
-    for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
-      EXPECT_LE(DisplayWidth(table.substr(start, end - start)), width) << table;
+  alloc::HostStatus status = Sample(now);
+  for (alloc::GpuStatus& g : status.gpus) g.model.reset();
+  status.gpus[1].processes[0].model.reset();
+  const std::string table = RenderStatusTable(status, now, false);
+  EXPECT_THAT(table, StartsWith("GPU │ STATUS       │ USER  │ DURATION  │ TYPE   │ DETAILS  "
+                                "                 │ VALIDATION         │ NOTE  "));
+}
+
+// A long `run` command, a long note: what a terminal of 80, 100 and 120
+// columns shows.
+alloc::HostStatus Crowded(TimePoint now) {
+  alloc::HostStatus status = Sample(now);
+  alloc::GpuStatus& run = status.gpus[0];
+  run.state = alloc::GpuState::kInUse;
+  run.reservation = Reservation{.gpu = 0,
+                                .uid = 1000,
+                                .user = "carol",
+                                .kind = ReservationKind::kRun,
+                                .start = now - minutes(3),
+                                .process = ProcessRef{.pid = 31337},
+                                .note = "sweep 4 of 12, ask carol before killing",
+                                .command = "python train.py --config big.yaml --lr 3e-4"};
+  return status;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::string_view line : Split(text, '\n', /*skip_empty=*/true)) lines.emplace_back(line);
+  return lines;
+}
+
+TEST(StatusViewTest, NarrowTerminalsCutDetailsAndNoteBeforeDroppingWholeColumns) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  const auto json = StatusJson(Crowded(now), now);
+  std::map<size_t, std::string> tables;
+  for (size_t width : {80, 100, 120}) {
+    tables[width] = RenderStatusTable(json, {.width = width});
+    for (const std::string& line : Lines(tables[width])) {
+      EXPECT_LE(DisplayWidth(line), width) << tables[width];
     }
-    EXPECT_THAT(header, StartsWith("GPU │ STATUS       │ USER"));
-    EXPECT_THAT(table, HasSubstr("alice")) << "the user always stays";
+    EXPECT_THAT(Lines(tables[width])[0],
+                StartsWith("GPU │ STATUS       │ USER  │ DURATION  │ TYPE   │ DETAILS"))
+        << width << " columns:\n"
+        << tables[width];
+    EXPECT_THAT(tables[width], HasSubstr("│ 0h 3m 0s  │ RUN    │ pid 31337: python"));
+    EXPECT_THAT(Lines(tables[width])[0], HasSubstr("│ NOTE")) << tables[width];
   }
-  // The least useful go first.
-  std::string table = RenderStatusTable(json, {.width = 150});
-  EXPECT_THAT(table, Not(HasSubstr("VALIDATION")));
-  EXPECT_THAT(table, HasSubstr("DETAILS"));
-  EXPECT_THAT(RenderStatusTable(json, {.width = 0}), HasSubstr("VALIDATION"));
+  // 80: the long details and the note are cut, with an ellipsis.
+  EXPECT_THAT(tables[80], HasSubstr("… │ sweep"));
+  EXPECT_THAT(tables[80], Not(HasSubstr("VALIDATION")));
+  EXPECT_THAT(tables[80], Not(HasSubstr("MEMORY")));
+  // 100: room for the model too; 120: and for VALIDATION.
+  EXPECT_THAT(tables[100], HasSubstr("│ org/m │"));
+  EXPECT_THAT(tables[120], HasSubstr("│ 8452MiB, 1 process │"));
+  // Without a terminal (a pipe, a script): everything, uncut.
+  const std::string full = RenderStatusTable(json, {.width = 0});
+  EXPECT_THAT(full, HasSubstr("sweep 4 of 12, ask carol before killing │ H100"));
+  EXPECT_THAT(full, Not(HasSubstr("…")));
+}
+
+TEST(StatusViewTest, AVeryNarrowTerminalStillShowsWhoHasWhat) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  const std::string table = RenderStatusTable(StatusJson(Crowded(now), now), {.width = 40});
+  for (const std::string& line : Lines(table)) EXPECT_LE(DisplayWidth(line), 40u) << table;
+  EXPECT_THAT(table, StartsWith("GPU │ STATUS       │ USER"));
+  EXPECT_THAT(table, HasSubstr("carol"));
 }
 
 TEST(StatusViewTest, MemoryBar) {
@@ -170,7 +226,7 @@ TEST(StatusViewTest, K8sReservationShowsItsClaim) {
                       .namespace_name = "ml", .name = "train", .uid = "u-1", .pod = "train-0"}};
   status.gpus.push_back(k8s);
   std::string table = RenderStatusTable(status, now, false);
-  EXPECT_THAT(table, HasSubstr("3   │ ● IN_USE     │ alice │ 10m 0s   │ K8S    │"));
+  EXPECT_THAT(table, HasSubstr("3   │ ● IN_USE     │ alice │ 0h 10m 0s │ K8S    │"));
   EXPECT_THAT(table, HasSubstr("Kubernetes claim ml/train (pod train-0)"));
   auto json = StatusJson(status, now);
   EXPECT_EQ(json[3]["type"], "K8S");

@@ -27,8 +27,13 @@ bool AsksForHelp(const std::vector<std::string>& args) {
 std::string CommandHelp(const std::string& program, const std::string& name,
                         const std::string& usage, const std::string& summary,
                         const std::vector<FlagSpec>& flags, const std::vector<FlagSpec>& globals) {
-  return StrCat("usage: ", program, " ", name, " ", usage, "\n\n", summary, "\n\nflags:\n",
-                FlagHelp(flags), "\nglobal flags:\n", FlagHelp(globals));
+  const size_t column = FlagHelpColumn({flags, globals});
+  std::string out = StrCat("usage: ", program, " ", name, " ", usage, "\n\n", summary, "\n\n");
+  // A command without flags of its own (completion) has no empty heading.
+  if (const std::string own = FlagHelp(flags, column); !own.empty()) {
+    out += StrCat("flags:\n", own, "\n");
+  }
+  return StrCat(out, "global flags:\n", FlagHelp(globals, column));
 }
 
 std::string UnknownCommand(const std::string& program, const std::string& typed,

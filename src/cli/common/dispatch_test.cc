@@ -1,5 +1,8 @@
 #include "cli/common/dispatch.h"
 
+#include <set>
+
+#include "core/strings.h"
 #include "gtest/gtest.h"
 
 namespace canhazgpu::cli {
@@ -33,6 +36,34 @@ TEST(DispatchTest, CommandHelpHasUsageSummaryAndBothFlagLists) {
   EXPECT_NE(help.find("--gpus"), std::string::npos);
   EXPECT_NE(help.find("global flags:\n"), std::string::npos);
   EXPECT_NE(help.find("--state"), std::string::npos);
+}
+
+// Every help text starts in one column, in both lists, however long a flag
+// and its value name are (--remote-timeout DURATION once ran into its text).
+TEST(DispatchTest, FlagHelpTextsLineUpAcrossBothLists) {
+  const std::string help = CommandHelp(
+      "prog", "status", "[flags]", "shows it",
+      {{.name = "json", .short_name = 'j', .help = "JSON output"},
+       {.name = "remote-timeout", .has_value = true, .value_name = "DURATION", .help = "give up"}},
+      {{.name = "state", .has_value = true, .value_name = "PATH", .help = "state file"}});
+  std::set<size_t> columns;
+  for (std::string_view line : Split(help, '\n')) {
+    if (!line.starts_with("  -") && !line.starts_with("      --")) continue;
+    for (std::string_view text : {"JSON output", "give up", "state file"}) {
+      if (size_t at = line.find(text); at != std::string_view::npos) {
+        columns.insert(at);
+        EXPECT_EQ(line.substr(at - 2, 2), "  ") << line;
+      }
+    }
+  }
+  EXPECT_EQ(columns.size(), 1u) << help;
+}
+
+TEST(DispatchTest, ACommandWithoutFlagsHasNoEmptyFlagsHeading) {
+  const std::string help = CommandHelp("prog", "completion", "bash|zsh", "completes", {},
+                                       {{.name = "state", .help = "where"}});
+  EXPECT_EQ(help.find("\nflags:"), std::string::npos) << help;
+  EXPECT_NE(help.find("global flags:\n"), std::string::npos) << help;
 }
 
 }  // namespace

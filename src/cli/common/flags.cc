@@ -1,5 +1,7 @@
 #include "cli/common/flags.h"
 
+#include <algorithm>
+
 #include "core/duration.h"
 #include "core/gpu_ids.h"
 #include "core/strings.h"
@@ -94,16 +96,37 @@ absl::StatusOr<ParsedFlags> ParseFlags(const std::vector<std::string>& args,
   return out;
 }
 
-std::string FlagHelp(const std::vector<FlagSpec>& specs) {
+namespace {
+
+// "  -g, --gpus N" or "      --state PATH".
+std::string FlagHelpLeft(const FlagSpec& s) {
+  std::string left = s.short_name != 0 ? StrCat("  -", s.short_name, ", ") : std::string("      ");
+  left += StrCat("--", s.name);
+  if (s.has_value) left += StrCat(" ", s.value_name);
+  return left;
+}
+
+}  // namespace
+
+size_t FlagHelpColumn(const std::vector<std::vector<FlagSpec>>& lists) {
+  size_t widest = 0;
+  for (const std::vector<FlagSpec>& specs : lists) {
+    for (const FlagSpec& s : specs) {
+      if (!s.config_only) widest = std::max(widest, FlagHelpLeft(s).size());
+    }
+  }
+  return widest + 2;
+}
+
+std::string FlagHelp(const std::vector<FlagSpec>& specs, size_t column) {
+  if (column == 0) column = FlagHelpColumn({specs});
   std::string out;
   for (const FlagSpec& s : specs) {
     if (s.config_only) continue;
-    std::string left =
-        s.short_name != 0 ? StrCat("  -", s.short_name, ", ") : std::string("      ");
-    left += StrCat("--", s.name);
-    if (s.has_value) left += StrCat(" ", s.value_name);
-    if (left.size() < 30) left.append(30 - left.size(), ' ');
-    out += StrCat(left, " ", s.help,
+    std::string left = FlagHelpLeft(s);
+    // Never less than two spaces, even when a caller's column is too narrow.
+    left.append(left.size() + 2 > column ? 2 : column - left.size(), ' ');
+    out += StrCat(left, s.help,
                   s.default_value.empty() ? "" : StrCat(" (default ", s.default_value, ")"), "\n");
   }
   return out;

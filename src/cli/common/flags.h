@@ -121,8 +121,13 @@ absl::Status CheckFlagValue(const FlagSpec& spec, const std::string& value);
 // yes/no, on/off, 1/0.
 absl::StatusOr<bool> ParseSwitch(const std::string& value);
 
-// "  -g, --gpus N      how many GPUs" lines for help output.
-std::string FlagHelp(const std::vector<FlagSpec>& specs);
+// "  -g, --gpus N      how many GPUs" lines for help output, the help texts
+// starting at `column` (0: two spaces after the longest flag of `specs`).
+std::string FlagHelp(const std::vector<FlagSpec>& specs, size_t column = 0);
+
+// The column FlagHelp starts help texts at for all of `lists` alike, so
+// that a command's flags and the global ones line up.
+size_t FlagHelpColumn(const std::vector<std::vector<FlagSpec>>& lists);
 
 // Parses a positive integer flag value, or InvalidArgument naming the flag.
 absl::StatusOr<int> PositiveInt(const std::string& flag, const std::string& value);

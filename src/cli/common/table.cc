@@ -30,14 +30,56 @@ void Table::AddRow(std::vector<Cell> row) {
   rows_.push_back(std::move(row));
 }
 
-std::string Table::Render() const {
+void Table::SetMaxWidth(size_t column, size_t width) {
+  if (max_widths_.size() <= column) max_widths_.resize(column + 1, 0);
+  max_widths_[column] = std::max<size_t>(width, 2);
+}
+
+namespace {
+
+// `text` cut to `width` display columns, "…" last; colour sequences are
+// not expected here (a cell's colour is its Style).
+std::string Fit(const std::string& text, size_t width) {
+  if (width == 0 || DisplayWidth(text) <= width) return text;
+  std::string out;
+  size_t shown = 0;
+  for (size_t i = 0; i < text.size() && shown + 1 < width;) {
+    size_t len = 1;
+    while (i + len < text.size() && (static_cast<unsigned char>(text[i + len]) & 0xC0) == 0x80) {
+      ++len;
+    }
+    out.append(text, i, len);
+    i += len;
+    ++shown;
+  }
+  return out + "…";
+}
+
+}  // namespace
+
+std::vector<size_t> Table::ColumnWidths() const {
   std::vector<size_t> widths;
   for (const std::string& h : headers_) widths.push_back(DisplayWidth(h));
   for (const auto& row : rows_) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
-      widths[i] = std::max(widths[i], DisplayWidth(row[i].text));
+      size_t w = DisplayWidth(row[i].text);
+      if (i < max_widths_.size() && max_widths_[i] > 0) w = std::min(w, max_widths_[i]);
+      widths[i] = std::max(widths[i], w);
     }
   }
+  return widths;
+}
+
+size_t Table::Width() const {
+  const std::vector<size_t> widths = ColumnWidths();
+  size_t total = widths.empty() ? 0 : 3 * (widths.size() - 1);
+  for (size_t w : widths) total += w;
+  // The last column is not padded: the widest line is as wide as the rule.
+  return total;
+}
+
+std::string Table::Render() const {
+  const std::vector<size_t> widths = ColumnWidths();
   auto pad = [](const std::string& s, size_t width) {
     return s + std::string(width - std::min(width, DisplayWidth(s)), ' ');
   };
@@ -48,8 +90,9 @@ std::string Table::Render() const {
       if (i > 0) line += " │ ";
       const Cell empty;
       const Cell& cell = i < cells.size() ? cells[i] : empty;
+      const std::string fitted = Fit(cell.text, widths[i]);
       // The last column is not padded, so lines carry no trailing blanks.
-      std::string text = i + 1 == widths.size() ? cell.text : pad(cell.text, widths[i]);
+      std::string text = i + 1 == widths.size() ? fitted : pad(fitted, widths[i]);
       line += cell.style.start + text + cell.style.end;
     }
     out += line + "\n";

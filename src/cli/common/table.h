@@ -28,11 +28,18 @@ class Table {
   explicit Table(std::vector<std::string> headers, Style header_style = {})
       : headers_(std::move(headers)), header_style_(std::move(header_style)) {}
   void AddRow(std::vector<Cell> row);
+  // Cells of `column` wider than `width` (at least 2) are cut to fit, their
+  // last character an ellipsis "…". Headers are never cut.
+  void SetMaxWidth(size_t column, size_t width);
   std::string Render() const;
+  // The display width of Render()'s widest line.
+  size_t Width() const;
 
  private:
+  std::vector<size_t> ColumnWidths() const;
   std::vector<std::string> headers_;
   Style header_style_;
+  std::vector<size_t> max_widths_;  // 0: no limit
   std::vector<std::vector<Cell>> rows_;
 };
 

@@ -40,5 +40,23 @@ TEST(TableTest, DisplayWidthSkipsColourSequences) {
   EXPECT_EQ(DisplayWidth("\\e[2J"), 5u);
 }
 
+TEST(TableTest, AColumnWithAMaximumIsCutWithAnEllipsis) {
+  Table table({"GPU", "DETAILS", "NOTE"});
+  table.AddRow({{"0"}, {"expires in 0h 29m 59s"}, {"training the big one"}});
+  table.AddRow({{"1"}, {"never used"}, {"é€ unicode"}});
+  table.SetMaxWidth(1, 12);
+  table.SetMaxWidth(2, 6);
+  EXPECT_EQ(table.Render(),
+            "GPU │ DETAILS      │ NOTE\n"
+            "────┼──────────────┼───────\n"
+            "0   │ expires in … │ train…\n"
+            "1   │ never used   │ é€ un…\n");
+  EXPECT_EQ(table.Width(), 3u + 3 + 12 + 3 + 6);
+  // Headers are never cut; a limit under the header's width is the header's.
+  table.SetMaxWidth(2, 2);
+  EXPECT_NE(table.Render().find("│ NOTE\n"), std::string::npos);
+  EXPECT_NE(table.Render().find("│ tra…\n"), std::string::npos) << table.Render();
+}
+
 }  // namespace
 }  // namespace canhazgpu::cli
