@@ -61,6 +61,14 @@ Type::Kind TypeKindOf(const Value& v) {
   return Type::Kind::kObject;
 }
 
+// Replaces the text of `out`. Appending to a cleared string rather than
+// assigning a literal keeps GCC 12 -O3 from a false -Wrestrict in
+// libstdc++'s replace.
+void SetText(std::string* out, std::string_view text) {
+  out->clear();
+  out->append(text);
+}
+
 void AppendUtf8(std::string& out, char32_t c) { out += EncodeUtf8(std::u32string_view(&c, 1)); }
 
 // Go's unicode.IsPrint, close enough for what a selector prints: controls,
@@ -75,7 +83,7 @@ bool IsGoPrintable(char32_t c) {
 
 // Go's %q of a (valid UTF-8) string: strconv.Quote.
 std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
+  std::string out(1, '"');
   for (char32_t c : DecodeUtf8(s)) {
     switch (c) {
       case '\a':
@@ -176,9 +184,9 @@ std::string ScientificEnUs(double d, int width) {
                                                       "\u2078", "\u2079"};
   std::string out;
   if (std::isnan(d)) {
-    out = "NaN";
+    out.append("NaN");
   } else if (std::isinf(d)) {
-    out = d < 0 ? "-\u221E" : "\u221E";
+    out.append(d < 0 ? "-\u221E" : "\u221E");
   } else {
     std::string sci = absl::StrFormat("%.6e", std::fabs(d));  // 2.718280e+00
     size_t e = sci.find('e');
@@ -192,8 +200,10 @@ std::string ScientificEnUs(double d, int width) {
     for (char c : power) out.append(kSuperscript[c - '0']);
   }
   const size_t length = CodePointCount(out);
-  if (static_cast<size_t>(width) > length) out.insert(0, width - length, ' ');
-  return out;
+  if (static_cast<size_t>(width) <= length) return out;
+  std::string padded(width - length, ' ');
+  padded.append(out);
+  return padded;
 }
 
 // A double for %f / %e: a double, or the strings "NaN", "Infinity" and
@@ -247,9 +257,9 @@ std::string FormatMember(const Value& v, std::string* out) {
     case Kind::kDouble: {
       const double d = v.double_value();
       if (std::isnan(d)) {
-        *out = "\"NaN\"";
+        SetText(out, "\"NaN\"");
       } else if (std::isinf(d)) {
-        *out = d > 0 ? "\"+Inf\"" : "\"-Inf\"";
+        SetText(out, d > 0 ? "\"+Inf\"" : "\"-Inf\"");
       } else {
         *out = absl::StrFormat("%.6f", d);
       }
@@ -261,7 +271,7 @@ std::string FormatMember(const Value& v, std::string* out) {
 }
 
 std::string FormatList(const Value& list, std::string* out) {
-  *out = "[";
+  SetText(out, "[");
   bool first = true;
   for (const Value& item : list.list()) {
     std::string text;
@@ -291,7 +301,7 @@ std::string FormatMap(const Value& map, std::string* out) {
   }
   std::stable_sort(entries.begin(), entries.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  *out = "{";
+  SetText(out, "{");
   for (size_t i = 0; i < entries.size(); ++i) {
     if (i > 0) out->append(", ");
     out->append(entries[i].first);
@@ -310,7 +320,7 @@ std::string FormatAsString(const Value& v, std::string* out) {
     case Kind::kMap:
       return FormatMap(v, out);
     case Kind::kNull:
-      *out = "null";
+      SetText(out, "null");
       return "";
     case Kind::kType:
       *out = v.str();
@@ -351,7 +361,7 @@ std::string FormatClause(char verb, int precision, const Value& v, std::string* 
     }
     case 'b':
       if (v.kind() == Kind::kBool) {
-        *out = v.bool_value() ? "1" : "0";
+        SetText(out, v.bool_value() ? "1" : "0");
         return "";
       }
       [[fallthrough]];
