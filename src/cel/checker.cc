@@ -270,7 +270,9 @@ class Checker {
     Type field = Type::Dyn();
     const Type* base = &operand;
     bool through_optional = false;
-    if (operand.kind() == Type::Kind::kOptional && !e.test_only) {
+    // Selecting on an optional selects on its value, giving an optional
+    // (has() tests the value: false when there is none), as cel-go.
+    if (operand.kind() == Type::Kind::kOptional) {
       base = &operand.params()[0];
       through_optional = true;
     }
@@ -316,10 +318,16 @@ class Checker {
         }
       }
     }
+    // Literals anywhere under string.format may mix types even where
+    // literals must be homogeneous (cel-go's string format validator
+    // exempts the function).
+    const bool format_call = e.target && e.name == "format";
+    format_depth_ += format_call;
     if (e.target && !Visit(e.target)) return false;
     for (ExprPtr& arg : e.args) {
       if (!Visit(arg)) return false;
     }
+    format_depth_ -= format_call;
     if (!e.target) {
       if (e.name == "_&&_") e.op = Op::kAnd;
       if (e.name == "_||_") e.op = Op::kOr;
@@ -386,8 +394,84 @@ class Checker {
                                    Join(names, ", "), ")"));
     }
     e.type = mixed ? Type::Dyn() : *result;
+    if (format_call) return ValidateFormat(e);
     return true;
   }
+
+  // cel-go's string format validator: a constant format string with a list
+  // literal of arguments is checked when compiled, clause syntax, argument
+  // count and each argument's static type.
+  bool ValidateFormat(const Expr& e) {
+    if (e.target->kind != ExprKind::kConst || e.target->value.kind() != Kind::kString ||
+        e.args.size() != 1 || e.args[0]->kind != ExprKind::kList) {
+      return true;
+    }
+    FormatArgumentChecker checker(e.args[0]->args);
+    std::string error = WalkFormat(e.target->value.str(), e.args[0]->args.size(), checker);
+    if (!error.empty()) return Fail(checker.bad_offset >= 0 ? checker.bad_offset : e.offset, error);
+    if (checker.requested < e.args[0]->args.size()) {
+      return Fail(e.offset, StrCat("too many arguments supplied to string.format (expected ",
+                                   checker.requested, ", got ", e.args[0]->args.size(), ")"));
+    }
+    return true;
+  }
+
+  // cel-go's name of a static type in format errors.
+  static std::string FormatTypeName(const Type& t) {
+    switch (t.kind()) {
+      case Type::Kind::kList:
+        return "list";
+      case Type::Kind::kMap:
+        return "map";
+      case Type::Kind::kOptional:
+        return "optional_type";
+      case Type::Kind::kType:
+        return "type";
+      case Type::Kind::kNull:
+        return "null_type";
+      case Type::Kind::kAny:
+        return "google.protobuf.Any";
+      case Type::Kind::kDuration:
+        return "google.protobuf.Duration";
+      case Type::Kind::kTimestamp:
+        return "google.protobuf.Timestamp";
+      case Type::Kind::kQuantity:
+        return "kubernetes.Quantity";
+      case Type::Kind::kSemver:
+        return "kubernetes.Semver";
+      default:
+        return t.ToString();
+    }
+  }
+
+  class FormatArgumentChecker : public FormatVisitor {
+   public:
+    explicit FormatArgumentChecker(const std::vector<ExprPtr>& args) : args_(args) {}
+    void Text(std::string_view) override {}
+    std::string Clause(size_t index, char verb, int) override {
+      ++requested;
+      const Expr* bad = verb == 's' ? UnprintableIn(*args_[index]) : args_[index].get();
+      if (verb != 's' && FormatVerbAccepts(verb, bad->type.kind())) bad = nullptr;
+      if (bad == nullptr) return "";
+      bad_offset = bad->offset;
+      return FormatClauseError(verb, FormatTypeName(bad->type));
+    }
+    size_t requested = 0;
+    int32_t bad_offset = -1;
+
+   private:
+    // The first part %s cannot print, looking into list and map literals.
+    static const Expr* UnprintableIn(const Expr& e) {
+      if (!FormatVerbAccepts('s', e.type.kind())) return &e;
+      if (e.kind == ExprKind::kList || e.kind == ExprKind::kMap) {
+        for (const ExprPtr& part : e.args) {
+          if (const Expr* bad = UnprintableIn(*part)) return bad;
+        }
+      }
+      return nullptr;
+    }
+    const std::vector<ExprPtr>& args_;
+  };
 
   // A constant pattern is compiled once; Kubernetes rejects a bad one when
   // the selector is compiled.
@@ -437,7 +521,7 @@ class Checker {
       if (!joined) {
         joined = t;
       } else if (!Compatible(*joined, t)) {
-        if (env_.options().kubernetes && check_) {
+        if (env_.options().kubernetes && check_ && format_depth_ == 0) {
           return Fail(part.offset, StrCat("expected type '", joined->ToString(), "' but found '",
                                           t.ToString(), "'"));
         }
@@ -585,6 +669,7 @@ class Checker {
 
   const Env& env_;
   bool check_;
+  int format_depth_ = 0;  // string.format calls around the node being checked
   std::string* error_;
   int32_t* error_offset_;
   std::vector<Local> locals_;

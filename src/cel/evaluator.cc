@@ -63,8 +63,8 @@ class Evaluator {
   // The general path of a select once its operand is known.
   Value SelectOn(const Expr& e, const Value& operand) {
     if (operand.is_error()) return operand;
-    if (operand.kind() == Kind::kOptional && !e.test_only) {
-      if (operand.optional_value() == nullptr) return operand;
+    if (operand.kind() == Kind::kOptional) {
+      if (operand.optional_value() == nullptr) return e.test_only ? Value::Bool(false) : operand;
       return SelectField(e, *operand.optional_value(), /*optional=*/true);
     }
     return SelectField(e, operand, e.optional);

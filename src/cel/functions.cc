@@ -294,7 +294,12 @@ Value IndexValue(const Value& container, const Value& index, bool* missing, Eval
   return NoOverload("_[_]");
 }
 
-Value Index(const Value* const* a, size_t, EvalContext& ctx) {
+Value OptionalIndex(const Value* const* a, size_t, EvalContext& ctx);
+
+// Indexing an optional list or map is optional indexing (cel-go's
+// optional_list_index_int, optional_map_index_value): `opt[k]` is `opt[?k]`.
+Value Index(const Value* const* a, size_t n, EvalContext& ctx) {
+  if ((*a[0]).kind() == Kind::kOptional) return OptionalIndex(a, n, ctx);
   bool missing;
   return IndexValue((*a[0]), (*a[1]), &missing, ctx);
 }
@@ -440,6 +445,7 @@ const FunctionRegistry& Functions() {
     RegisterStrings(*r);
     RegisterKubernetes(*r);
     RegisterOptionals(*r);
+    RegisterTime(*r);
     return r;
   }();
   return *registry;
@@ -553,6 +559,8 @@ void RegisterStandard(FunctionRegistry& r) {
   r.Add("!_(bool) -> bool", Not);
   r.Add("_[_](list(A), int) -> A", Index);
   r.Add("_[_](map(K, V), K) -> V", Index);
+  r.Add("_[_](optional_type(list(A)), int) -> optional_type(A)", Index);
+  r.Add("_[_](optional_type(map(K, V)), K) -> optional_type(V)", Index);
   r.Add("_[?_](list(A), int) -> optional_type(A)", OptionalIndex);
   r.Add("_[?_](map(K, V), K) -> optional_type(V)", OptionalIndex);
   r.Add("_[?_](optional_type(list(A)), int) -> optional_type(A)", OptionalIndex);

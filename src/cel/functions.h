@@ -108,6 +108,10 @@ void RegisterConversions(FunctionRegistry& registry);
 void RegisterStrings(FunctionRegistry& registry);
 void RegisterKubernetes(FunctionRegistry& registry);
 void RegisterOptionals(FunctionRegistry& registry);
+// string.format (format.cc), called by RegisterStrings.
+void RegisterFormat(FunctionRegistry& registry);
+// Timestamp and duration accessors: getFullYear, getHours, ... (time.cc).
+void RegisterTime(FunctionRegistry& registry);
 
 // Shared helpers for the library files.
 Value NoOverload(std::string_view function);
@@ -117,5 +121,28 @@ std::u32string DecodeUtf8(std::string_view s);
 std::string EncodeUtf8(std::u32string_view s);
 bool IsValidUtf8(std::string_view s);
 size_t CodePointCount(std::string_view s);
+// What string(v) gives for a scalar (int, uint, double, bool, string, bytes,
+// timestamp, duration); an error value for other kinds or invalid UTF-8.
+Value ConvertToString(const Value& v);
+// The checks string.format's clauses make on argument types, shared by the
+// run time (format.cc) and the checker's validation of constant format
+// strings (checker.cc). `verb` is the clause letter: s d f e b x X o.
+// Whether a value (or a static type, by kind) suits the clause, and the
+// error cel-go reports when it does not, for a type named `type_name`.
+bool FormatVerbAccepts(char verb, Type::Kind kind);
+std::string FormatClauseError(char verb, std::string_view type_name);
+// Walks a format string as cel-go's strings extension v2 does, calling
+// `clause(index, verb, precision)` (precision -1 when none) for each
+// clause with `arg_count` arguments; returns cel-go's message for the
+// first syntax or cardinality error, or "" when the string is well formed
+// (the text between clauses is written with `text`).
+class FormatVisitor {
+ public:
+  virtual ~FormatVisitor() = default;
+  virtual void Text(std::string_view text) = 0;
+  // An error message ends the walk.
+  virtual std::string Clause(size_t index, char verb, int precision) = 0;
+};
+std::string WalkFormat(std::string_view format, size_t arg_count, FormatVisitor& visitor);
 
 }  // namespace canhazgpu::cel

@@ -1,6 +1,7 @@
 // The cel-go strings extension at version 2 (what Kubernetes enables since
 // 1.29): charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace,
-// split, substring, trim, join, strings.quote. Indexes count code points.
+// split, substring, trim, join, strings.quote, and format (format.cc).
+// Indexes count code points.
 #include "core/strings.h"
 
 #include <algorithm>
@@ -22,11 +23,14 @@ Value CharAt(const Value* const* a, size_t, EvalContext&) {
   return Value::String(EncodeUtf8(s.substr(i, 1)));
 }
 
+// cel-go v0.26 (Kubernetes 1.34-1.36): an empty needle is found at the
+// offset whatever it is, a negative offset is an error and one at or past
+// the end finds nothing.
 Value IndexOfImpl(std::string_view str, std::string_view sub, int64_t offset) {
   if (sub.empty()) return Value::Int(offset);
   std::u32string s = DecodeUtf8(str), t = DecodeUtf8(sub);
-  if (offset < 0 || offset >= static_cast<int64_t>(s.size())) return OutOfRange(offset);
-  if (s.size() < t.size()) return Value::Int(-1);
+  if (offset < 0) return OutOfRange(offset);
+  if (offset >= static_cast<int64_t>(s.size()) || s.size() < t.size()) return Value::Int(-1);
   size_t found = s.find(t, offset);
   return Value::Int(found == std::u32string::npos ? -1 : static_cast<int64_t>(found));
 }
@@ -35,11 +39,13 @@ Value IndexOf(const Value* const* a, size_t n, EvalContext&) {
   return IndexOfImpl((*a[0]).str(), (*a[1]).str(), n == 3 ? (*a[2]).int_value() : 0);
 }
 
+// The offset is the last start position considered; the same edge cases
+// as IndexOfImpl.
 Value LastIndexOfImpl(std::string_view str, std::string_view sub, int64_t offset) {
   if (sub.empty()) return Value::Int(offset);
   std::u32string s = DecodeUtf8(str), t = DecodeUtf8(sub);
-  if (offset < 0 || offset >= static_cast<int64_t>(s.size())) return OutOfRange(offset);
-  if (s.size() < t.size()) return Value::Int(-1);
+  if (offset < 0) return OutOfRange(offset);
+  if (offset >= static_cast<int64_t>(s.size()) || s.size() < t.size()) return Value::Int(-1);
   int64_t start = std::min<int64_t>(offset, static_cast<int64_t>(s.size() - t.size()));
   for (int64_t i = start; i >= 0; --i) {
     if (s.compare(i, t.size(), t) == 0) return Value::Int(i);
@@ -49,8 +55,11 @@ Value LastIndexOfImpl(std::string_view str, std::string_view sub, int64_t offset
 
 Value LastIndexOf(const Value* const* a, size_t n, EvalContext&) {
   if (n == 3) return LastIndexOfImpl((*a[0]).str(), (*a[1]).str(), (*a[2]).int_value());
+  // Without an offset an empty needle is found at the end: the length in
+  // code points.
   int64_t size = static_cast<int64_t>(CodePointCount((*a[0]).str()));
   if ((*a[1]).str().empty()) return Value::Int(size);
+  if ((*a[0]).str().size() < (*a[1]).str().size()) return Value::Int(-1);
   return LastIndexOfImpl((*a[0]).str(), (*a[1]).str(), size - 1);
 }
 
@@ -236,6 +245,7 @@ void RegisterStrings(FunctionRegistry& r) {
   r.Add("<list(string)>.join() -> string", Join);
   r.Add("<list(string)>.join(string) -> string", Join);
   r.Add("strings.quote(string) -> string", Quote);
+  RegisterFormat(r);
 }
 
 }  // namespace canhazgpu::cel
