@@ -9,6 +9,7 @@
 
 #include "alloc/queue.h"
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/remote_status.h"
 #include "cli/canhazgpu/status_view.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/table.h"
@@ -16,14 +17,11 @@
 #include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "host/parallel_commands.h"
 
 namespace canhazgpu::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-constexpr char kLocalHost[] = "localhost";
 
 const std::vector<FlagSpec> kFlags = {
     {.name = "json", .short_name = 'j', .help = "JSON output"},
@@ -53,46 +51,6 @@ const std::vector<FlagSpec> kFlags = {
      .default_value = "ssh"},
 };
 
-// What one host said: its `status --json` (or --summary --json) value, or
-// why it could not be had.
-struct HostReport {
-  std::string host;
-  Json value;
-  std::string error;
-  // The GPU provider failed as a whole: the table says so once, above it,
-  // while each JSON row keeps its own `error` (as before).
-  std::string provider_error;
-};
-
-// A host name reaches ssh as its own argument after `--`; still, refuse
-// what cannot be a destination rather than pass it on.
-absl::Status CheckHostName(const std::string& host) {
-  if (host.empty() || host[0] == '-') {
-    return absl::InvalidArgumentError(StrCat("invalid remote host '", host, "'"));
-  }
-  for (unsigned char c : host) {
-    if (c <= ' ' || c == 0x7f) {
-      return absl::InvalidArgumentError(StrCat("invalid remote host '", host, "'"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-Json SummaryJson(const Json& gpus, size_t waiting) {
-  std::map<std::string, int> states, products;
-  for (const Json& g : gpus) {
-    states[g.value("status", "")]++;
-    if (g.contains("product")) products[g["product"].get<std::string>()]++;
-  }
-  Json out = {{"gpus", gpus.size()},        {"available", states["AVAILABLE"]},
-              {"in_use", states["IN_USE"]}, {"unreserved", states["UNRESERVED"]},
-              {"error", states["ERROR"]},   {"waiting", waiting}};
-  std::vector<std::string> names;
-  for (const auto& [name, n] : products) names.push_back(StrCat(n, "× ", name));
-  out["products"] = Join(names, ", ");
-  return out;
-}
-
 absl::StatusOr<Json> LocalReport(Context& ctx, bool summary, absl::Status* provider) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
@@ -107,54 +65,6 @@ absl::StatusOr<Json> LocalReport(Context& ctx, bool summary, absl::Status* provi
                    alloc::CollectQueue(*store, *ctx.machine, &write_error));
   WarnReadOnlyView(write_error);
   return SummaryJson(json, queue.size());
-}
-
-std::vector<HostReport> RemoteReports(const std::vector<std::string>& hosts,
-                                      const ParsedFlags& flags, bool summary) {
-  std::vector<std::vector<std::string>> commands;
-  Duration timeout = *ParseDuration(*flags.Value("remote-timeout"));
-  const int64_t connect_seconds = std::max<int64_t>(1, timeout.count() / 1000);
-  for (const std::string& host : hosts) {
-    std::vector<std::string> argv = {*flags.Value("ssh"),
-                                     "-o",
-                                     "BatchMode=yes",
-                                     "-o",
-                                     StrCat("ConnectTimeout=", connect_seconds),
-                                     "--",
-                                     host,
-                                     "canhazgpu",
-                                     "status",
-                                     "--json"};
-    if (summary) argv.push_back("--summary");
-    commands.push_back(std::move(argv));
-  }
-  std::vector<host::CommandOutput> outputs = host::RunInParallel(commands, timeout);
-  std::vector<HostReport> reports;
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    const host::CommandOutput& o = outputs[i];
-    HostReport report{.host = hosts[i]};
-    std::string err(Trim(o.err));
-    if (size_t nl = err.rfind('\n'); nl != std::string::npos) err = err.substr(nl + 1);
-    if (!o.start_error.empty()) {
-      report.error = StrCat("cannot run ", commands[i][0], ": ", o.start_error);
-    } else if (o.timed_out) {
-      report.error = StrCat("no answer within ", FormatDurationShort(timeout));
-    } else if (o.exit_code != 0) {
-      report.error = err.empty() ? StrCat("ssh exited ", o.exit_code) : err;
-    } else {
-      report.value = Json::parse(o.out, nullptr, /*allow_exceptions=*/false);
-      bool shape_ok = summary ? report.value.is_object() && report.value.contains(kLocalHost)
-                              : report.value.is_array();
-      if (report.value.is_discarded() || !shape_ok) {
-        report.value = nullptr;
-        report.error = "unexpected output from canhazgpu status --json";
-      } else if (summary) {
-        report.value = report.value[kLocalHost];
-      }
-    }
-    reports.push_back(std::move(report));
-  }
-  return reports;
 }
 
 size_t TerminalWidth() {
