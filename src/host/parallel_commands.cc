@@ -55,14 +55,19 @@ Running Start(const std::vector<std::string>& command, CommandOutput& result) {
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-  // The child gets default signal dispositions (we ignore SIGPIPE).
+  // The child gets default signal dispositions (we ignore SIGPIPE) and no
+  // blocked signals (the dashboard blocks SIGINT and SIGTERM in every thread
+  // to take them itself; its ssh children must still die of them).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t defaults;
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  sigset_t unblocked;
+  sigemptyset(&unblocked);
+  posix_spawnattr_setsigmask(&attr, &unblocked);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   std::vector<char*> argv;
   for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 namespace canhazgpu::host {
 namespace {
@@ -35,6 +36,19 @@ TEST(ParallelCommandsTest, ReportsProgramsThatCannotStart) {
   auto results = RunInParallel({{"/nonexistent/ssh", "host"}}, std::chrono::seconds(5));
   EXPECT_EQ(results[0].exit_code, -1);
   EXPECT_THAT(results[0].start_error, HasSubstr("No such file"));
+}
+
+// The dashboard blocks SIGTERM in every thread to take it itself; the
+// programs it runs (ssh) must not inherit that, or they could not be stopped.
+TEST(ParallelCommandsTest, ChildrenStartWithNoBlockedSignals) {
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &term, &old), 0);
+  auto results =
+      RunInParallel({{"grep", "^SigBlk:", "/proc/self/status"}}, std::chrono::seconds(20));
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  EXPECT_EQ(results[0].out, "SigBlk:\t0000000000000000\n");
 }
 
 TEST(ParallelCommandsTest, BoundsCapturedOutput) {
