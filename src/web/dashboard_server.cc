@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "core/strings.h"
 #include "web/assets.h"
 #include "web/host_allowlist.h"
+#include "web/hosts_cache.h"
 #include "web/http_front.h"
 #include "web/metrics.h"
 
@@ -42,7 +44,33 @@ struct Snapshot {
 
 class Cache {
  public:
-  explicit Cache(DashboardSource source) : source_(std::move(source)) {}
+  explicit Cache(DashboardSource source) : source_(std::move(source)) {
+    if (source_.remote_hosts) {
+      remote_ = std::make_unique<HostsCache>(source_.remote_hosts, kHostsMaxAge);
+    }
+  }
+
+  // Every host's overview line, this one first.
+  Json Hosts() {
+    Snapshot s = Live();
+    Json local{{"host", source_.host_name}, {"local", true}};
+    if (!s.status.ok()) {
+      local["error"] = std::string(s.status.status().message());
+    } else if (!s.queue.ok()) {
+      local["error"] = std::string(s.queue.status().message());
+    } else if (source_.summary) {
+      local["summary"] = source_.summary(*s.status, *s.queue);
+    }
+    Json hosts = Json::array({local});
+    if (remote_) {
+      for (const Json& line : remote_->Get()) {
+        Json remote = line;
+        remote["local"] = false;
+        hosts.push_back(std::move(remote));
+      }
+    }
+    return hosts;
+  }
 
   Snapshot Live() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -71,12 +99,14 @@ class Cache {
   }
 
   const std::string& host_name() const { return source_.host_name; }
+  bool demo() const { return source_.demo; }
 
  private:
   DashboardSource source_;
   std::mutex mu_;
   Snapshot live_;
   std::map<int, std::pair<Json, Clock::time_point>> reports_;
+  std::unique_ptr<HostsCache> remote_;  // set when there are remote hosts
 };
 
 // httplib parses requests and routes them; the front (http_front.h) owns
@@ -160,12 +190,16 @@ void Routes(httplib::Server& server, Cache& cache) {
     if (!s.status.ok()) return SendError(res, 503, std::string(s.status.status().message()));
     Json body{{"host", cache.host_name()}, {"gpus", *s.status}};
     if (!s.state_warning.empty()) body["state_warning"] = s.state_warning;
+    if (cache.demo()) body["demo"] = true;
     SendJson(res, 200, body);
   });
   server.Get("/api/queue", [&cache](const httplib::Request&, httplib::Response& res) {
     Snapshot s = cache.Live();
     if (!s.queue.ok()) return SendError(res, 503, std::string(s.queue.status().message()));
     SendJson(res, 200, *s.queue);
+  });
+  server.Get("/api/hosts", [&cache](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, Json{{"hosts", cache.Hosts()}});
   });
   server.Get("/api/report", [&cache](const httplib::Request& req, httplib::Response& res) {
     int days = 30;

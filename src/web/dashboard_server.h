@@ -1,14 +1,16 @@
 // The dashboard's HTTP server: the page and its assets from the binary, a
-// read-only JSON API (/api/status, /api/queue, /api/report?days=N),
+// read-only JSON API (/api/status, /api/queue, /api/report?days=N,
+// /api/hosts),
 // /healthz and Prometheus /metrics. No request reaches a shell; bad
 // requests get a 4xx and the server goes on; unknown Host names get 403
 // (DNS rebinding); slow clients cannot hold the server (http_front.h).
-// Snapshots are shared between requests for up to a second, so many viewers
-// cost what one does.
+// Snapshots are shared between requests for up to a second (the remote
+// hosts' for kHostsMaxAge), so many viewers cost what one does.
 #pragma once
 
 #include <signal.h>
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,7 +33,20 @@ struct DashboardSource {
   // Why the last status or queue was collected read-only (the state file
   // could not be written); empty when it was written. /api/status shows it.
   std::function<std::string()> state_warning;
+  // This host's line of the hosts overview (/api/hosts), from one status
+  // and queue snapshot: `status --summary --json`'s value for a host.
+  std::function<Json(const Json& status, const Json& queue)> summary;
+  // The other hosts' lines, [{"host", "summary"} | {"host", "error"}], as
+  // `status --all --summary` asks them; unset: this host only. Slow (ssh),
+  // so it runs on a thread of its own (hosts_cache.h), possibly while the
+  // functions above run: it must not touch their store.
+  std::function<Json()> remote_hosts;
+  // Simulated data (`web --demo`): /api/status says so, and the page too.
+  bool demo = false;
 };
+
+// How old the remote hosts' overview may be before it is asked again.
+inline constexpr std::chrono::seconds kHostsMaxAge{15};
 
 struct ServeOptions {
   std::string host = "127.0.0.1";

@@ -7,11 +7,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -181,6 +184,149 @@ TEST_F(WebTest, StopsCleanlyOnSigterm) {
   kill(server_pid_, SIGTERM);
   EXPECT_EQ(ExitCodeOf(server_pid_), 0);
   server_pid_ = -1;
+}
+
+// Issue 19: the dashboard's period is report's, 30 days.
+TEST_F(WebTest, Issue19ThePagesDefaultPeriodIsThirtyDaysAsReports) {
+  const std::string page = Get("/").body;
+  EXPECT_THAT(page, HasSubstr("<option value=\"30\" selected>"));
+  EXPECT_EQ(page.find(" selected>"), page.rfind(" selected>")) << "one option is selected";
+  EXPECT_EQ(json::parse(Get("/api/report").body)["days"], 30);
+}
+
+// Without remote_hosts, the overview is this host alone.
+TEST_F(WebTest, Issue19HostsOverviewWithoutRemoteHostsIsThisHost) {
+  ASSERT_EQ(host_.Run({"reserve", "-g", "1"}).exit_code, 0);
+  HttpReply reply = Get("/api/hosts");
+  ASSERT_EQ(reply.code, 200) << reply.body;
+  json hosts = json::parse(reply.body)["hosts"];
+  ASSERT_EQ(hosts.size(), 1u) << hosts;
+  EXPECT_EQ(hosts[0]["local"], true);
+  EXPECT_EQ(hosts[0]["summary"]["gpus"], 4);
+  EXPECT_EQ(hosts[0]["summary"]["in_use"], 1);
+  EXPECT_EQ(hosts[0]["summary"]["available"], 3);
+}
+
+// Issue 19: the Go tool's multi-host overview. The remote_hosts are asked
+// as `status --all --summary` asks them (over the fake ssh), an unreachable
+// one says why, and however many requests come, each host is asked once
+// per kHostsMaxAge (15 s), not once per request.
+class WebRemoteHostsTest : public WebTest {
+ protected:
+  void BeforeStart() override {
+    root_ = host_.dir() + "/remotes";
+    mkdir(root_.c_str(), 0755);
+    const std::string dir = root_ + "/gpu1";
+    mkdir(dir.c_str(), 0755);
+    const std::string state = dir + "/state.db";
+    ASSERT_EQ(RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--gpus", "2", "--state",
+                          state},
+                         {{"HOME", dir}})
+                  .exit_code,
+              0);
+    ASSERT_EQ(
+        RunProgram({CANHAZGPU_BINARY, "reserve", "-g", "1", "--state", state}, {{"HOME", dir}})
+            .exit_code,
+        0);
+    host_.env()["FAKE_SSH_ROOT"] = root_;
+    host_.env()["CANHAZGPU_TEST_BINARY"] = CANHAZGPU_BINARY;
+    host_.env()["CANHAZGPU_WEB_SSH"] = FAKE_SSH;
+    WriteFile(host_.dir() + "/.canhazgpu.yaml", "remote_hosts: [gpu1, down]\n");
+  }
+  std::string root_;
+};
+
+TEST_F(WebRemoteHostsTest, Issue19ShowsEveryHostOnceAskedOverSsh) {
+  json hosts;
+  for (int i = 0; i < 5; ++i) {
+    HttpReply reply = Get("/api/hosts");
+    ASSERT_EQ(reply.code, 200) << reply.body;
+    hosts = json::parse(reply.body)["hosts"];
+  }
+  ASSERT_EQ(hosts.size(), 3u) << hosts;
+  EXPECT_EQ(hosts[0]["local"], true);
+  EXPECT_EQ(hosts[0]["summary"]["gpus"], 4);
+  EXPECT_EQ(hosts[1]["host"], "gpu1");
+  EXPECT_EQ(hosts[1]["local"], false);
+  EXPECT_EQ(hosts[1]["summary"]["gpus"], 2);
+  EXPECT_EQ(hosts[1]["summary"]["in_use"], 1);
+  EXPECT_EQ(hosts[1]["summary"]["available"], 1);
+  EXPECT_EQ(hosts[1]["summary"]["products"], "2× NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(hosts[2]["host"], "down");
+  EXPECT_THAT(hosts[2]["error"].get<std::string>(), HasSubstr("Connection refused"));
+  EXPECT_FALSE(hosts[2].contains("summary"));
+  // Asked exactly as `status --all --summary` asks, once each.
+  const std::string log = ReadFile(root_ + "/argv.log");
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2) << log;
+  EXPECT_THAT(log, HasSubstr("[-o][BatchMode=yes][-o][ConnectTimeout=10][--][gpu1][canhazgpu]"
+                             "[status][--json][--summary]"));
+  // The local line is as fresh as /api/status.
+  ASSERT_EQ(host_.Run({"reserve", "-g", "2"}).exit_code, 0);
+  EXPECT_TRUE(Eventually(
+      [&] { return json::parse(Get("/api/hosts").body)["hosts"][0]["summary"]["in_use"] == 2; }));
+}
+
+// A host name ssh would take as an option stops the dashboard at start.
+TEST(WebFlagsTest, Issue19ARemoteHostThatIsNoHostNameIsRefused) {
+  CliHost host;
+  ASSERT_EQ(host.Run({"admin", "--provider", "fake", "--gpus", "1"}).exit_code, 0);
+  WriteFile(host.dir() + "/.canhazgpu.yaml", "remote_hosts: [\"-oProxyCommand=x\"]\n");
+  CliResult r = host.Run({"web", "--port", "0"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("invalid remote host '-oProxyCommand=x'"));
+}
+
+// Issue 19: `web --demo` serves simulated data on a host with no state file
+// and no GPUs, says so, and leaves nothing behind but what it removes.
+class WebDemoTest : public WebTest {
+ protected:
+  bool Demo() const override { return true; }
+  void BeforeStart() override {
+    tmp_ = host_.dir() + "/tmp";
+    mkdir(tmp_.c_str(), 0755);
+    host_.env()["TMPDIR"] = tmp_;
+  }
+  std::vector<std::string> Entries(const std::string& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      out.push_back(e.path().filename());
+    }
+    return out;
+  }
+  std::string tmp_;
+};
+
+TEST_F(WebDemoTest, Issue19DemoServesASimulatedHostAndCleansUp) {
+  EXPECT_THAT(ReadFile(host_.dir() + "/web.out"), HasSubstr("demo"));
+  json status = json::parse(Get("/api/status").body);
+  EXPECT_EQ(status["demo"], true);
+  ASSERT_EQ(status["gpus"].size(), 8u);
+  std::map<std::string, int> states, types;
+  for (const json& g : status["gpus"]) {
+    states[g["status"]]++;
+    if (g.contains("type")) types[g["type"]]++;
+  }
+  EXPECT_GE(states["AVAILABLE"], 1);
+  EXPECT_GE(states["IN_USE"], 3);
+  EXPECT_EQ(states["UNRESERVED"], 1);
+  EXPECT_GE(types["RUN"], 1);
+  EXPECT_GE(types["MANUAL"], 1);
+  EXPECT_GE(types["K8S"], 1);
+  EXPECT_GE(json::parse(Get("/api/queue").body)["total_waiting"], 1);
+  json report = json::parse(Get("/api/report?days=30").body);
+  EXPECT_GE(report["users"].size(), 3u);
+  EXPECT_GT(report["total"]["run_gpu_hours"], 24 * 7);  // a month of history
+  EXPECT_GT(report["total"]["manual_gpu_hours"], 24);
+  EXPECT_GT(report["total"]["k8s_gpu_hours"], 0);
+  EXPECT_GE(json::parse(Get("/api/hosts").body)["hosts"].size(), 2u);
+  // Its files are in one directory under $TMPDIR, none at the state path.
+  EXPECT_EQ(Entries(tmp_).size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(host_.state()));
+  kill(server_pid_, SIGTERM);
+  EXPECT_EQ(ExitCodeOf(server_pid_), 0);
+  server_pid_ = -1;
+  EXPECT_TRUE(Entries(tmp_).empty());
+  EXPECT_FALSE(std::filesystem::exists(host_.state()));
 }
 
 TEST(WebFlagsTest, BadFlagsAndNonLocalBindWarning) {

@@ -1,5 +1,6 @@
-// A canhazgpu dashboard on a simulated 4-GPU host, started on a free port,
-// and a minimal HTTP/1.1 client over a real TCP socket.
+// A canhazgpu dashboard on a simulated 4-GPU host (or `web --demo`),
+// started on a free port, and a minimal HTTP/1.1 client over a real TCP
+// socket.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "integration/cli_runner.h"
 
@@ -24,14 +26,19 @@ struct HttpReply {
 class WebTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "4"}).exit_code, 0);
+    if (!Demo()) {
+      ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "4"}).exit_code, 0);
+    }
     BeforeStart();
     const std::string out_path = host_.dir() + "/web.out";
     // stdout to a file through a shell redirection-free spawn: the binary
     // prints its URL there.
-    server_pid_ = SpawnProgram(
-        {"/bin/sh", "-c", "exec \"$0\" web --port 0 > \"$1\"", CANHAZGPU_BINARY, out_path},
-        host_.env());
+    std::vector<std::string> argv = {
+        "/bin/sh",        "-c",     "out=$1; shift; exec \"$0\" \"$@\" > \"$out\"",
+        CANHAZGPU_BINARY, out_path, "web",
+        "--port",         "0"};
+    if (Demo()) argv.push_back("--demo");
+    server_pid_ = SpawnProgram(argv, host_.env());
     ASSERT_TRUE(
         Eventually([&] { return ReadFile(out_path).find("http://") != std::string::npos; }));
     std::string out = ReadFile(out_path);
@@ -40,6 +47,8 @@ class WebTest : public ::testing::Test {
   }
   // Runs before the server starts (a config file, say).
   virtual void BeforeStart() {}
+  // `web --demo`, on a host where `admin` never ran.
+  virtual bool Demo() const { return false; }
   void TearDown() override {
     if (server_pid_ > 0) {
       kill(server_pid_, SIGTERM);

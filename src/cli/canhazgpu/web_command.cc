@@ -1,4 +1,5 @@
-// canhazgpu web [--host 127.0.0.1] [--port 8080] [--allowed-hosts NAMES]: the dashboard. The HTTP
+// canhazgpu web [--host 127.0.0.1] [--port 8080] [--allowed-hosts NAMES] [--demo]: the
+// dashboard, with an overview of the remote_hosts setting's hosts. The HTTP
 // server lives in its own executable, canhazgpu-web, installed next to
 // canhazgpu, so every other command starts without loading the HTTP and TLS
 // libraries; `canhazgpu web` hands over to it with the same arguments.
@@ -42,6 +43,19 @@ const std::vector<FlagSpec> kFlags = {
      .help = "connections one client address may hold open at once",
      .kind = FlagKind::kPositiveInt,
      .default_value = "16"},
+    {.name = "remote-timeout",
+     .has_value = true,
+     .value_name = "DURATION",
+     .help = "give up on a remote host of the overview after this long",
+     .kind = FlagKind::kDuration,
+     .default_value = "10s"},
+    {.name = "ssh",
+     .has_value = true,
+     .value_name = "PROGRAM",
+     .help = "the ssh program for the remote_hosts overview",
+     .default_value = "ssh"},
+    {.name = "demo",
+     .help = "serve simulated data (8 GPUs, a month of history); needs no state file or GPUs"},
 };
 
 int (*web_server)(Context&, const Args&) = nullptr;

@@ -9,8 +9,10 @@
 #include "alloc/report.h"
 #include "cli/canhazgpu/commands.h"
 #include "cli/canhazgpu/entry.h"
+#include "cli/canhazgpu/remote_status.h"
 #include "cli/canhazgpu/report_view.h"
 #include "cli/canhazgpu/status_view.h"
+#include "cli/canhazgpu/web_demo.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "host/self_executable.h"
@@ -45,10 +47,38 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
   options.max_client_connections = per_client;
   // One store for the server's life: the dashboard calls the sources one at
   // a time (dashboard_server.h), and the state must be readable before we
-  // say we are listening.
-  ASSIGN_OR_RETURN(std::shared_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
+  // say we are listening. The demo's is its own, in a directory of its own,
+  // with its own simulated processes; it goes when Serve returns.
+  const bool demo = flags.Has("demo");
+  std::unique_ptr<DemoHost> demo_host;
+  std::shared_ptr<store::StateStore> store;
+  if (demo) {
+    ASSIGN_OR_RETURN(demo_host, DemoHost::Create(ctx.machine->clock, ctx.open_store));
+    ctx.machine = &demo_host->machine();
+    store = demo_host->store();
+  } else {
+    ASSIGN_OR_RETURN(store, ctx.open_store(ctx.state_path, false));
+  }
   RETURN_IF_ERROR(alloc::ReadPool(*store).status());
-  web::DashboardSource source{.host_name = host::HostName()};
+  web::DashboardSource source{.host_name = host::HostName(), .demo = demo};
+  source.summary = [](const web::Json& status, const web::Json& queue) {
+    return SummaryJson(status, queue.value("total_waiting", size_t{0}));
+  };
+  if (demo) {
+    source.remote_hosts = DemoHost::RemoteHosts;
+  } else if (!ctx.remote_hosts.empty()) {
+    for (const std::string& h : ctx.remote_hosts) RETURN_IF_ERROR(CheckHostName(h));
+    // Asked as `status --all --summary` asks them; the flags are copied, as
+    // the hosts are asked from a thread of the server's.
+    source.remote_hosts = [hosts = ctx.remote_hosts, flags] {
+      web::Json lines = web::Json::array();
+      for (const HostReport& r : RemoteReports(hosts, flags, /*summary=*/true)) {
+        lines.push_back(r.error.empty() ? web::Json{{"host", r.host}, {"summary", r.value}}
+                                        : web::Json{{"host", r.host}, {"error", r.error}});
+      }
+      return lines;
+    };
+  }
   // Why the state file could not be written, as the last collection found.
   auto warning = std::make_shared<std::string>();
   source.status = [&ctx, store, warning]() -> absl::StatusOr<web::Json> {
@@ -83,9 +113,10 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
                  "who uses which GPU (there is no login)\n",
                  host.c_str());
   }
-  options.on_listening = [&host](int bound) {
+  options.on_listening = [&host, demo](int bound) {
     std::string shown = host.find(':') != std::string::npos ? StrCat("[", host, "]") : host;
-    std::printf("canhazgpu dashboard on http://%s:%d/ (Ctrl-C to stop)\n", shown.c_str(), bound);
+    std::printf("canhazgpu dashboard%s on http://%s:%d/ (Ctrl-C to stop)\n",
+                demo ? " (demo: simulated data)" : "", shown.c_str(), bound);
     std::fflush(stdout);
   };
   return web::ServeDashboard(options, std::move(source));

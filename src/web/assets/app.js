@@ -5,6 +5,8 @@
 'use strict';
 
 const REFRESH_MS = 2000;
+// The server asks remote hosts at most every 15 s, whatever we do.
+const HOSTS_REFRESH_MS = 5000;
 
 // docs/cli.md, "Text from other users": what EscapeForDisplay does in the
 // CLI. The API's JSON already shows bytes that are not UTF-8 as \xNN; here
@@ -106,13 +108,62 @@ function renderQueue(queue) {
     rows.length ? rows.length + ' waiting' : '';
 }
 
+// Largest remainder: `values` (in whole units, not rounded) rounded to whole
+// units that add up to `total`, each rounded down or up, the ones that lost
+// the most to rounding down going up first. So the parts a row shows add up
+// to the total it shows.
+function apportion(values, total) {
+  const shown = values.map(Math.floor);
+  let left = total - shown.reduce((a, b) => a + b, 0);
+  const order = values.map((_, i) => i)
+    .sort((a, b) => (values[b] - shown[b]) - (values[a] - shown[a]) || a - b);
+  for (const i of order) {
+    if (left <= 0) break;
+    shown[i] += 1;
+    left -= 1;
+  }
+  return shown;
+}
+
+// The report table in tenths of GPU-hours (and of percent): the users'
+// totals add up to the TOTAL row's, each user's RUN + MANUAL + K8S to the
+// user's total, and the TOTAL row's parts are the sums of the columns as
+// shown, so every sum on the page holds as displayed.
+function reportTable(report) {
+  const k8s = report.total.k8s_gpu_hours > 0;
+  const grand = Math.round(report.total.gpu_hours * 10);
+  const totals = apportion(report.users.map((u) => u.gpu_hours * 10), grand);
+  const sum = report.users.reduce((a, u) => a + u.gpu_hours, 0);
+  const shares = sum > 0 ? apportion(report.users.map((u) => 1000 * u.gpu_hours / sum), 1000)
+                         : report.users.map(() => 0);
+  const columns = [0, 0, 0];
+  const rows = report.users.map((u, i) => {
+    const parts = apportion([u.run_gpu_hours, u.manual_gpu_hours, u.k8s_gpu_hours]
+      .map((h) => h * 10), totals[i]);
+    parts.forEach((p, c) => { columns[c] += p; });
+    return { user: u, total: totals[i], share: shares[i], parts };
+  });
+  return { k8s, grand, rows, columns, shares: sum > 0 ? 1000 : 0 };
+}
+
+function tenths(n) { return (n / 10).toFixed(1); }
+
 function renderReport(report) {
-  const total = report.total;
+  const table = reportTable(report);
   document.getElementById('report-summary').textContent =
-    total.gpu_hours.toFixed(1) + ' of ' + report.available_gpu_hours.toFixed(0) +
-    ' available GPU-hours reserved (' + (100 * report.used_share).toFixed(1) + '%)';
+    report.start.slice(0, 10) + ' to ' + report.end.slice(0, 10) + ': ' + tenths(table.grand) +
+    ' of ' + report.available_gpu_hours.toFixed(0) + ' available GPU-hours reserved (' +
+    (100 * report.used_share).toFixed(1) + '%)';
   const top = report.users.length ? report.users[0].gpu_hours : 1;
-  const rows = report.users.map((u) => {
+  const cells = (total, share, parts, bar) => {
+    const out = [el('td', { class: 'num' }, tenths(total)), el('td', { class: 'barcell' }, bar),
+                 el('td', { class: 'num' }, tenths(share) + '%'),
+                 el('td', { class: 'num' }, tenths(parts[0])),
+                 el('td', { class: 'num' }, tenths(parts[1]))];
+    if (table.k8s) out.push(el('td', { class: 'num' }, tenths(parts[2])));
+    return out;
+  };
+  const rows = table.rows.map(({ user: u, total, share, parts }) => {
     const bar = el('div', { class: 'bar', title: u.user });
     bar.style.width = (100 * u.gpu_hours / top).toFixed(1) + '%';
     for (const part of ['busy', 'idle', 'unknown']) {
@@ -120,10 +171,32 @@ function renderReport(report) {
       piece.style.width = (u.gpu_hours ? 100 * u[part + '_gpu_hours'] / u.gpu_hours : 0) + '%';
       bar.append(piece);
     }
-    return el('div', { class: 'row' }, el('span', {}, u.user), bar,
-              el('span', {}, u.gpu_hours.toFixed(1) + ' h'));
+    return el('tr', { 'data-user': u.user }, el('td', {}, u.user),
+              ...cells(total, share, parts, bar));
   });
-  document.getElementById('report').replaceChildren(...rows);
+  const element = document.getElementById('report');
+  element.querySelector('tbody').replaceChildren(...rows);
+  element.querySelector('tfoot').replaceChildren(...(rows.length
+    ? [el('tr', {}, el('td', {}, 'TOTAL'), ...cells(table.grand, table.shares, table.columns, null))]
+    : []));
+  element.classList.toggle('with-k8s', table.k8s);
+}
+
+function renderHosts(hosts) {
+  document.getElementById('hosts-section').hidden = hosts.length < 2;
+  const rows = hosts.map((h) => {
+    const name = el('td', {}, h.host + (h.local ? ' (this host)' : ''));
+    if (h.error !== undefined || !h.summary) {
+      return el('tr', { 'data-host': h.host }, name,
+                el('td', { class: 'unreachable', colspan: '6' }, 'unreachable: ' + (h.error || '')));
+    }
+    const s = h.summary;
+    return el('tr', { 'data-host': h.host }, name, el('td', { class: 'num' }, s.gpus),
+              el('td', {}, s.products || '-'), el('td', { class: 'num' }, s.available),
+              el('td', { class: 'num' }, s.in_use), el('td', { class: 'num' }, s.unreserved),
+              el('td', { class: 'num' }, s.waiting));
+  });
+  document.querySelector('#hosts tbody').replaceChildren(...rows);
 }
 
 async function refreshLive() {
@@ -131,11 +204,21 @@ async function refreshLive() {
     const [status, queue] = await Promise.all([getJson('/api/status'), getJson('/api/queue')]);
     renderStatus(status);
     renderQueue(queue);
+    document.getElementById('demo').hidden = !status.demo;
+    document.title = status.demo ? 'canhazgpu (demo)' : 'canhazgpu';
     document.getElementById('updated').textContent =
       'updated ' + new Date().toLocaleTimeString();
     document.getElementById('connection').hidden = true;
   } catch (e) {
     document.getElementById('connection').hidden = false;
+  }
+}
+
+async function refreshHosts() {
+  try {
+    renderHosts((await getJson('/api/hosts')).hosts);
+  } catch (e) {
+    // The live refresh shows the connection's state.
   }
 }
 
@@ -149,6 +232,8 @@ async function refreshReport() {
 
 document.getElementById('days').addEventListener('change', refreshReport);
 refreshLive();
+refreshHosts();
 refreshReport();
 setInterval(refreshLive, REFRESH_MS);
+setInterval(refreshHosts, HOSTS_REFRESH_MS);
 setInterval(refreshReport, 60000);

@@ -1,0 +1,43 @@
+#include "web/hosts_cache.h"
+
+namespace canhazgpu::web {
+
+HostsCache::HostsCache(Collect collect, std::chrono::steady_clock::duration max_age)
+    : collect_(std::move(collect)), max_age_(max_age), thread_([this] { Loop(); }) {}
+
+HostsCache::~HostsCache() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+nlohmann::ordered_json HostsCache::Get() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!latest_ || std::chrono::steady_clock::now() - at_ >= max_age_) {
+    wanted_ = true;
+    cv_.notify_all();
+  }
+  cv_.wait(lock, [this] { return latest_.has_value() || stopping_; });
+  return latest_.value_or(nlohmann::ordered_json::array());
+}
+
+void HostsCache::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return wanted_ || stopping_; });
+    if (stopping_) return;
+    wanted_ = false;
+    lock.unlock();
+    nlohmann::ordered_json fresh = collect_();
+    lock.lock();
+    latest_ = std::move(fresh);
+    at_ = std::chrono::steady_clock::now();
+    wanted_ = false;  // who asked meanwhile is answered by this one
+    cv_.notify_all();
+  }
+}
+
+}  // namespace canhazgpu::web
