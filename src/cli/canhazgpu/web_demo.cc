@@ -56,32 +56,34 @@ ProcessRef Ref(const host::ProcessInfo& p) { return {p.pid, p.start_ticks}; }
 
 // GPU processes: alice trains on 0 and 1, carol serves a model on 3, and
 // dave evaluates on 4 without a reservation. Two queue waiters.
-const host::ProcessInfo kTrain =
-    Process(4101, "alice", {"python", "train.py", "--model", "meta-llama/Llama-3.1-8B-Instruct"});
-const host::ProcessInfo kServe = Process(
-    4201, "carol", {"vllm", "serve", "Qwen/Qwen2.5-72B-Instruct", "--tensor-parallel-size", "1"});
-const host::ProcessInfo kEval =
-    Process(4301, "dave", {"python", "eval.py", "--model", "mistralai/Mistral-7B-Instruct-v0.3"});
-const host::ProcessInfo kErinWaits =
-    Process(4401, "erin", {"canhazgpu", "reserve", "--gpu-ids", "0,1", "--duration", "2h"});
-const host::ProcessInfo kFrankWaits =
-    Process(4501, "frank", {"canhazgpu", "run", "--gpu-ids", "3", "--", "python", "bench.py"});
+struct DemoProcesses {
+  host::ProcessInfo train =
+      Process(4101, "alice", {"python", "train.py", "--model", "meta-llama/Llama-3.1-8B-Instruct"});
+  host::ProcessInfo serve = Process(
+      4201, "carol", {"vllm", "serve", "Qwen/Qwen2.5-72B-Instruct", "--tensor-parallel-size", "1"});
+  host::ProcessInfo eval =
+      Process(4301, "dave", {"python", "eval.py", "--model", "mistralai/Mistral-7B-Instruct-v0.3"});
+  host::ProcessInfo erin_waits =
+      Process(4401, "erin", {"canhazgpu", "reserve", "--gpu-ids", "0,1", "--duration", "2h"});
+  host::ProcessInfo frank_waits =
+      Process(4501, "frank", {"canhazgpu", "run", "--gpu-ids", "3", "--", "python", "bench.py"});
+};
 
-std::string FakeHostJson() {
+std::string FakeHostJson(const DemoProcesses& p) {
   Json host = Json::parse(gpu::DefaultFakeHostJson(kGpus));
   auto uses = [&](int gpu, int64_t pid, int mib) {
     host["gpus"][gpu]["processes"].push_back({{"pid", pid}, {"used_memory_mib", mib}});
   };
-  uses(0, kTrain.pid, 61440);
-  uses(1, kTrain.pid, 59392);
-  uses(3, kServe.pid, 73728);
-  uses(4, kEval.pid, 18432);
+  uses(0, p.train.pid, 61440);
+  uses(1, p.train.pid, 59392);
+  uses(3, p.serve.pid, 73728);
+  uses(4, p.eval.pid, 18432);
   host["gpus"][5]["memory_reserved_mib"] = 40960;  // a Kubernetes pod's, not visible here
   return host.dump(2) + "\n";
 }
 
 // The GPUs in use now. Each starts after the GPU's history ends.
-std::vector<Reservation> LiveReservations(TimePoint now) {
+std::vector<Reservation> LiveReservations(const DemoProcesses& p, TimePoint now) {
   std::vector<Reservation> out;
   for (int gpu : {0, 1}) {
     out.push_back({.gpu = gpu,
@@ -89,8 +91,8 @@ std::vector<Reservation> LiveReservations(TimePoint now) {
                    .user = "alice",
                    .kind = ReservationKind::kRun,
                    .start = now - hours(3) - minutes(12),
-                   .process = Ref(kTrain),
-                   .command = Join(kTrain.argv, " ")});
+                   .process = Ref(p.train),
+                   .command = Join(p.train.argv, " ")});
   }
   out.push_back({.gpu = 2,
                  .uid = User("bob").uid,
@@ -104,9 +106,9 @@ std::vector<Reservation> LiveReservations(TimePoint now) {
                  .user = "carol",
                  .kind = ReservationKind::kRun,
                  .start = now - hours(2 * 24 + 5),
-                 .process = Ref(kServe),
+                 .process = Ref(p.serve),
                  .note = "team endpoint, ask before stopping",
-                 .command = Join(kServe.argv, " ")});
+                 .command = Join(p.serve.argv, " ")});
   out.push_back({.gpu = 5,
                  .uid = User("erin").uid,
                  .user = "erin",
@@ -119,7 +121,7 @@ std::vector<Reservation> LiveReservations(TimePoint now) {
   return out;
 }
 
-std::vector<QueueEntry> Queue(TimePoint now) {
+std::vector<QueueEntry> Queue(const DemoProcesses& p, TimePoint now) {
   return {{.uid = User("erin").uid,
            .user = "erin",
            .kind = ReservationKind::kManual,
@@ -127,7 +129,7 @@ std::vector<QueueEntry> Queue(TimePoint now) {
            .ids = {0, 1},
            .duration = hours(2),
            .note = "eval sweep",
-           .waiter = Ref(kErinWaits),
+           .waiter = Ref(p.erin_waits),
            .enqueued = now - minutes(7)},
           {.uid = User("frank").uid,
            .user = "frank",
@@ -135,7 +137,7 @@ std::vector<QueueEntry> Queue(TimePoint now) {
            .count = 1,
            .ids = {3},
            .command = "python bench.py",
-           .waiter = Ref(kFrankWaits),
+           .waiter = Ref(p.frank_waits),
            .enqueued = now - minutes(2)}};
 }
 
@@ -213,7 +215,10 @@ absl::StatusOr<std::unique_ptr<DemoHost>> DemoHost::Create(const Clock& clock,
   demo->dir_ = pattern;  // removed by ~DemoHost from here on
 
   auto processes = std::make_unique<host::FakeProcessTable>();
-  for (const host::ProcessInfo& p : {kTrain, kServe, kEval, kErinWaits, kFrankWaits}) {
+  const DemoProcesses demo_processes;
+  for (const host::ProcessInfo& p :
+       {demo_processes.train, demo_processes.serve, demo_processes.eval, demo_processes.erin_waits,
+        demo_processes.frank_waits}) {
     processes->Add(p);
   }
   for (const DemoUser& u : kUsers) processes->AddUser(u.uid, u.name);
@@ -221,20 +226,21 @@ absl::StatusOr<std::unique_ptr<DemoHost>> DemoHost::Create(const Clock& clock,
   demo->machine_ = std::make_unique<alloc::Machine>(alloc::Machine{clock, *demo->processes_});
 
   const PoolConfig pool{kGpus, "fake", demo->dir_ + "/fake-host.json"};
-  RETURN_IF_ERROR(WriteFileAtomically(pool.fake_host, FakeHostJson(), 0644));
+  RETURN_IF_ERROR(WriteFileAtomically(pool.fake_host, FakeHostJson(demo_processes), 0644));
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store,
                    open_store(demo->dir_ + "/state.db", /*create=*/true));
   demo->store_ = std::move(store);
   RETURN_IF_ERROR(alloc::InitializePool(*demo->store_, pool, false, *demo->machine_));
 
   const TimePoint now = clock.Now();
-  const std::vector<Reservation> live = LiveReservations(now);
+  const std::vector<Reservation> live = LiveReservations(demo_processes, now);
   std::vector<HistoryRecord> records;
   std::vector<UsageSample> samples;
   History(now, live, &records, &samples);
   RETURN_IF_ERROR(demo->store_->Update([&](store::StateTransaction& txn) -> absl::Status {
     for (const Reservation& r : live) RETURN_IF_ERROR(txn.InsertReservation(r));
-    for (const QueueEntry& e : Queue(now)) RETURN_IF_ERROR(txn.InsertQueueEntry(e).status());
+    for (const QueueEntry& e : Queue(demo_processes, now))
+      RETURN_IF_ERROR(txn.InsertQueueEntry(e).status());
     for (const HistoryRecord& h : records) RETURN_IF_ERROR(txn.AppendHistory(h));
     return txn.AppendUsageSamples(samples, now - alloc::kSampleRetention);
   }));
