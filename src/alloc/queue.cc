@@ -56,6 +56,7 @@ Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& 
   Reservation r{.gpu = gpu,
                 .uid = caller.uid,
                 .user = caller.user,
+                .display_user = request.display_user,
                 .kind = request.kind,
                 .start = now,
                 .process = request.process,
@@ -303,6 +304,7 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
     if (!options.block) return unavailable;
     QueueEntry entry{.uid = caller.uid,
                      .user = caller.user,
+                     .display_user = request.display_user,
                      .kind = request.kind,
                      .count = Wanted(request),
                      .ids = request.ids,

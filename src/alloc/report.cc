@@ -118,7 +118,11 @@ UsageReport BuildReport(const ReportInput& input) {
     auto samples = by_gpu.find(i.gpu);
     Add(u.split, samples == by_gpu.end() ? BusySplit{.unknown_ms = end - start}
                                          : Split(samples->second, start, end));
-    if (seen.insert({i.uid, static_cast<int>(i.kind), i.start}).second) u.reservations++;
+    if (seen.insert({i.uid, static_cast<int>(i.kind), i.start}).second) {
+      u.reservations++;
+      u.run_count += i.kind == ReservationKind::kRun;
+      u.manual_count += i.kind == ReservationKind::kManual;
+    }
     u.longest_ms = std::max(u.longest_ms, i.end - i.start);
   }
   report.total.user = "TOTAL";
@@ -128,6 +132,8 @@ UsageReport BuildReport(const ReportInput& input) {
     report.total.k8s_ms += u.k8s_ms;
     Add(report.total.split, u.split);
     report.total.reservations += u.reservations;
+    report.total.run_count += u.run_count;
+    report.total.manual_count += u.manual_count;
     report.total.longest_ms = std::max(report.total.longest_ms, u.longest_ms);
     report.users.push_back(std::move(u));
   }

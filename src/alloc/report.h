@@ -44,6 +44,8 @@ struct UserUsage {
   int64_t k8s_ms = 0;  // GPUs prepared for Kubernetes claims
   BusySplit split;
   int reservations = 0;  // a 4-GPU reservation counts once
+  int run_count = 0;     // of `reservations`, those of kind run
+  int manual_count = 0;  // and of kind manual (the rest are k8s)
   int64_t longest_ms = 0;
   int64_t total_ms() const { return run_ms + manual_ms + k8s_ms; }
 };

@@ -41,6 +41,10 @@ TEST(ReportTest, ClipsToThePeriodAndSplitsRunAndManual) {
   EXPECT_EQ(r.users[1].longest_ms, 80 * kMin) << "longest is the whole reservation";
   EXPECT_EQ(r.total.total_ms(), 100 * kMin);
   EXPECT_EQ(r.total.reservations, 4);
+  EXPECT_EQ(r.users[0].run_count, 1);
+  EXPECT_EQ(r.users[0].manual_count, 1);
+  EXPECT_EQ(r.total.run_count, 2);
+  EXPECT_EQ(r.total.manual_count, 2);
   EXPECT_EQ(r.available_ms, 200 * kMin);
 }
 

@@ -58,6 +58,7 @@ struct ReserveRequest {
   std::optional<std::string> job_cgroup;  // run: the job's own cgroup, if any
   std::string note;
   std::string command;
+  std::string display_user;  // --user: shown beside the caller's name
   // GPUs that are what the request asks for (dra::SelectHostGpus), ascending;
   // nullopt: any GPU. `selector` says what, for the queue.
   std::optional<std::vector<int>> eligible;

@@ -280,7 +280,9 @@ absl::Status ParseToml(const std::string& path, const std::string& text, ConfigF
 absl::StatusOr<ConfigFile> ParseConfigText(const std::string& path, const std::string& text) {
   ConfigFile out{.path = path};
   absl::Status status;
-  if (path.ends_with(".yaml") || path.ends_with(".yml")) {
+  // The Go tool read an extensionless ~/.canhazgpu as YAML.
+  const bool bare_dotfile = path == ".canhazgpu" || path.ends_with("/.canhazgpu");
+  if (path.ends_with(".yaml") || path.ends_with(".yml") || bare_dotfile) {
     status = ParseYaml(path, text, out);
   } else if (path.ends_with(".json")) {
     status = ParseJson(path, text, out);

@@ -41,7 +41,8 @@ struct ConfigFile {
 absl::StatusOr<ConfigFile> LoadConfigFile(const std::string& path);
 
 // The same from text already read; `path` names it in messages and picks
-// the format by its extension (.yaml/.yml, .json, .toml).
+// the format by its extension (.yaml/.yml, .json, .toml; a file named just
+// `.canhazgpu`, as the Go tool allowed, is YAML).
 absl::StatusOr<ConfigFile> ParseConfigText(const std::string& path, const std::string& text);
 
 }  // namespace canhazgpu::config

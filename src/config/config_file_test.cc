@@ -35,6 +35,15 @@ TEST(ConfigFileTest, YamlNestedKeysBecomeDottedWithLines) {
   EXPECT_THAT(file->values.at("remote_hosts").list, ElementsAre("gpu1", "gpu2"));
 }
 
+// The Go tool also read an extensionless ~/.canhazgpu, as YAML.
+TEST(ConfigFileTest, BareDotCanhazgpuIsYaml) {
+  auto file = ParseConfigText("/home/a/.canhazgpu", "redis:\n  host: localhost\n");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->values.at("redis.host").text, "localhost");
+  EXPECT_THAT(ParseConfigText("/home/a/canhazgpu", "a: 1\n").status().message(),
+              HasSubstr("unknown config format"));
+}
+
 TEST(ConfigFileTest, JsonKeysCarryTheirLine) {
   auto file = ParseConfigText("c.json",
                               "{\n"

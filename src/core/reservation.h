@@ -63,6 +63,10 @@ struct Reservation {
   int gpu = 0;
   uint32_t uid = 0;
   std::string user;
+  // The name the holder gave with --user (a person behind a shared account),
+  // shown beside `user`; empty when none. It grants nothing: the
+  // reservation is `uid`'s.
+  std::string display_user;
   ReservationKind kind = ReservationKind::kManual;
   TimePoint start;
   std::optional<TimePoint> expires;  // manual reservations
@@ -102,6 +106,7 @@ struct QueueEntry {
   int64_t id = 0;  // assigned by the store, increasing: the queue order
   uint32_t uid = 0;
   std::string user;
+  std::string display_user;  // as Reservation::display_user
   ReservationKind kind = ReservationKind::kManual;
   int count = 0;                     // GPUs wanted in total (the number of ids, if any)
   std::vector<int> ids;              // specific GPUs, or empty for any `count`

@@ -150,6 +150,12 @@ ALTER TABLE reservations_v7 RENAME TO reservations;
 -- The driver finds a claim's GPUs by its uid.
 CREATE INDEX reservations_by_claim ON reservations (claim_uid) WHERE claim_uid IS NOT NULL;
 )sql",
+    // 8: the name given with --user (the Go tool's display identity), on a
+    // reservation and on a waiting request; '' when none.
+    R"sql(
+ALTER TABLE reservations ADD COLUMN display_user TEXT NOT NULL DEFAULT '';
+ALTER TABLE queue ADD COLUMN display_user TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -212,8 +218,8 @@ class SqliteTransaction : public StateTransaction {
         statements_, path_,
         "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
         "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over, "
-        "job_cgroup, claim_namespace, claim_name, claim_uid, claim_pod FROM reservations "
-        "ORDER BY gpu");
+        "job_cgroup, claim_namespace, claim_name, claim_uid, claim_pod, display_user "
+        "FROM reservations ORDER BY gpu");
     std::vector<Reservation> out;
     while (s.Step()) {
       Reservation r;
@@ -260,6 +266,7 @@ class SqliteTransaction : public StateTransaction {
                                .uid = *std::move(claim_uid),
                                .pod = s.OptionalText(20).value_or("")};
       }
+      r.display_user = s.Text(21);
       out.push_back(std::move(r));
     }
     RETURN_IF_ERROR(s.status());
@@ -295,8 +302,8 @@ class SqliteTransaction : public StateTransaction {
                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
                   "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
                   "queue_id, job_processes, forced_over, job_cgroup, claim_namespace, claim_name, "
-                  "claim_uid, claim_pod) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                  "claim_uid, claim_pod, display_user) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .Bind(r.gpu)
             .Bind(static_cast<int64_t>(r.uid))
             .Bind(r.user)
@@ -318,6 +325,7 @@ class SqliteTransaction : public StateTransaction {
             .BindOptional(claim_name)
             .BindOptional(claim_uid)
             .BindOptional(claim_pod)
+            .Bind(r.display_user)
             .Exec();
     if (absl::IsAlreadyExists(status)) {
       return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
@@ -337,7 +345,8 @@ class SqliteTransaction : public StateTransaction {
   absl::StatusOr<std::vector<QueueEntry>> ListQueue() override {
     Statement s(statements_, path_,
                 "SELECT id, uid, user, kind, count, ids, duration_ms, force, note, command, "
-                "waiter_pid, waiter_start, enqueued_ms, selector FROM queue ORDER BY id");
+                "waiter_pid, waiter_start, enqueued_ms, selector, display_user FROM queue "
+                "ORDER BY id");
     std::vector<QueueEntry> out;
     while (s.Step()) {
       QueueEntry e;
@@ -362,6 +371,7 @@ class SqliteTransaction : public StateTransaction {
       e.waiter = ProcessRef{s.Int(10), static_cast<uint64_t>(s.Int(11))};
       e.enqueued = times.At(s.Int(12));
       e.selector = s.Text(13);
+      e.display_user = s.Text(14);
       if (times.bad()) {
         return absl::DataLossError(
             StrCat("state file ", path_, ": bad time in queue entry ", e.id));
@@ -379,8 +389,9 @@ class SqliteTransaction : public StateTransaction {
     }
     RETURN_IF_ERROR(Statement(statements_, path_,
                               "INSERT INTO queue (uid, user, kind, count, ids, duration_ms, force, "
-                              "note, command, waiter_pid, waiter_start, enqueued_ms, selector) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                              "note, command, waiter_pid, waiter_start, enqueued_ms, selector, "
+                              "display_user) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                         .Bind(static_cast<int64_t>(e.uid))
                         .Bind(e.user)
                         .Bind(KindText(e.kind))
@@ -394,6 +405,7 @@ class SqliteTransaction : public StateTransaction {
                         .Bind(static_cast<int64_t>(e.waiter.start_ticks))
                         .Bind(ToEpochMillis(e.enqueued))
                         .Bind(e.selector)
+                        .Bind(e.display_user)
                         .Exec());
     return sqlite3_last_insert_rowid(db_);
   }

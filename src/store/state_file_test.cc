@@ -353,7 +353,7 @@ TEST_F(StateFileTest, VersionSixFileIsMigratedKeepingReservations) {
   ASSERT_TRUE(Exec(path_, "UPDATE reservations SET job_cgroup = '/sys/fs/cgroup/x' WHERE gpu = 2"));
   auto store = SqliteStateStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), "7");
+  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), std::to_string(kSchemaVersion));
   EXPECT_EQ(Sql(path_, "SELECT job_cgroup FROM reservations WHERE gpu = 2"), "/sys/fs/cgroup/x");
   // A schema 6 file could not hold a k8s row (its CHECK); schema 7 holds one
   // only with its claim.
@@ -422,10 +422,18 @@ void KillMigrationAtEveryPoint(const std::string& dir, const std::string& path, 
     if (completed) {
       EXPECT_EQ(version, std::to_string(kSchemaVersion));
     } else if (version == std::to_string(from)) {
-      // Nothing of the new schema is there: no claim columns, no new table.
+      // Nothing of the new schema is there: no claim columns (before 7), no
+      // display names, no new table.
+      if (from < 7) {
+        EXPECT_EQ(Sql(trial,
+                      "SELECT count(*) FROM pragma_table_info('reservations') "
+                      "WHERE name = 'claim_uid'"),
+                  "0")
+            << "kill point " << at;
+      }
       EXPECT_EQ(Sql(trial,
                     "SELECT count(*) FROM pragma_table_info('reservations') "
-                    "WHERE name = 'claim_uid'"),
+                    "WHERE name = 'display_user'"),
                 "0")
           << "kill point " << at;
       EXPECT_EQ(Sql(trial, "SELECT count(*) FROM sqlite_master WHERE name = 'reservations_v7'"),
@@ -446,6 +454,38 @@ TEST_F(StateFileTest, MigrationFromFiveKilledAtAnyPointLeavesVersionFiveOrCurren
 TEST_F(StateFileTest, MigrationFromSixKilledAtAnyPointLeavesVersionSixOrCurrent) {
   WriteOldVersion(path_, 6);
   KillMigrationAtEveryPoint(dir_, path_, 6);
+}
+
+// Schema 8 adds the --user display name to reservations and the queue: a
+// schema 7 file's rows read with none, and new rows keep theirs.
+TEST_F(StateFileTest, VersionSevenFileGainsDisplayUsersKeepingReservations) {
+  WriteOldVersion(path_, 7);
+  ASSERT_TRUE(Exec(path_,
+                   "INSERT INTO queue (uid, user, kind, count, waiter_pid, waiter_start, "
+                   "enqueued_ms) VALUES (1000, 'alice', 'run', 1, 7, 8, 9000)"));
+  ExpectMigratedKeepingReservations(path_, "migrated");
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status checked = (*store)->Update([&](StateTransaction& t) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Reservation> list, t.ListReservations());
+    for (const Reservation& r : list) EXPECT_EQ(r.display_user, "") << r.gpu;
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, t.ListQueue());
+    EXPECT_EQ(queue.size(), 1u);
+    if (!queue.empty()) {
+      EXPECT_EQ(queue[0].display_user, "");
+    }
+    RETURN_IF_ERROR(t.DeleteReservation(0));
+    Reservation shared = list[0];
+    shared.display_user = "alice";
+    return t.InsertReservation(shared);
+  });
+  ASSERT_TRUE(checked.ok()) << checked;
+  EXPECT_EQ(Sql(path_, "SELECT display_user FROM reservations WHERE gpu = 0"), "alice");
+}
+
+TEST_F(StateFileTest, MigrationFromSevenKilledAtAnyPointLeavesVersionSevenOrCurrent) {
+  WriteOldVersion(path_, 7);
+  KillMigrationAtEveryPoint(dir_, path_, 7);
 }
 
 }  // namespace

@@ -87,6 +87,7 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   Reservation run{.gpu = 2,
                   .uid = 1001,
                   .user = "bob",
+                  .display_user = "team-eval",
                   .kind = ReservationKind::kRun,
                   .start = FromEpochMillis(123'456),
                   .process = ProcessRef{4242, 99'999},
@@ -116,9 +117,11 @@ TEST_P(StoreConformanceTest, ReservationsRoundTripEveryField) {
   EXPECT_TRUE(list[0].job_processes.empty());
   EXPECT_FALSE(list[0].job_cgroup.has_value());
   EXPECT_EQ(list[0].forced_over, "");
+  EXPECT_EQ(list[0].display_user, "");
   const Reservation& r = list[1];
   EXPECT_EQ(r.uid, 1001u);
   EXPECT_EQ(r.user, "bob");
+  EXPECT_EQ(r.display_user, "team-eval");
   EXPECT_EQ(r.kind, ReservationKind::kRun);
   EXPECT_EQ(r.start, FromEpochMillis(123'456));
   EXPECT_FALSE(r.expires.has_value());
@@ -246,6 +249,7 @@ TEST_P(StoreConformanceTest, TextThatIsNotUtf8RoundTripsByteExact) {
 TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
   QueueEntry first{.uid = 1000,
                    .user = "alice",
+                   .display_user = "ci-bot",
                    .kind = ReservationKind::kManual,
                    .count = 2,
                    .duration = std::chrono::hours(4),
@@ -287,6 +291,8 @@ TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
   ASSERT_EQ(queue.size(), 2u);
   EXPECT_EQ(queue[0].id, id1);
   EXPECT_EQ(queue[0].user, "alice");
+  EXPECT_EQ(queue[0].display_user, "ci-bot");
+  EXPECT_EQ(queue[1].display_user, "");
   EXPECT_EQ(queue[0].count, 2);
   EXPECT_TRUE(queue[0].ids.empty());
   EXPECT_EQ(queue[0].duration, std::chrono::hours(4));

@@ -135,7 +135,12 @@ TEST_F(CliConfigTest, BadFilesAreErrorsNamingFileKeyAndLineAndChangeNothing) {
 TEST_F(CliConfigTest, ShowTableListsEveryOption) {
   CliResult r = host_.Run({"config", "show"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("config file: none (looked for " + HomeConfig()));
+  // The Go tool's places first ($HOME, then the current directory), ours last.
+  EXPECT_THAT(r.out,
+              HasSubstr("config file: none (looked for " + host_.dir() + "/.canhazgpu.json"));
+  EXPECT_THAT(r.out, HasSubstr(HomeConfig() + ", "));
+  EXPECT_THAT(r.out, HasSubstr("./.canhazgpu.yaml, "));
+  EXPECT_THAT(r.out, HasSubstr(", /etc/canhazgpu/config.yaml)"));
   EXPECT_THAT(r.out, HasSubstr("state"));
   EXPECT_THAT(r.out, HasSubstr("run.timeout"));
   EXPECT_THAT(r.out, HasSubstr("remote_hosts"));

@@ -1,5 +1,6 @@
 #include "cli/canhazgpu/context.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,14 +20,15 @@ const std::vector<FlagSpec>& GlobalFlags() {
                      .has_value = true,
                      .value_name = "FILE",
                      .help = "config file, .yaml/.json/.toml (env CANHAZGPU_CONFIG; default "
-                             "~/.canhazgpu.yaml, then /etc/canhazgpu/config.yaml)"});
+                             "~/.canhazgpu.*, then ./.canhazgpu.*, then "
+                             "/etc/canhazgpu/config.yaml)"});
     return flags;
   }();
   return kFlags;
 }
 
 std::vector<FlagSpec> SettingFlags() {
-  return {
+  std::vector<FlagSpec> flags = {
       {.name = "state",
        .has_value = true,
        .value_name = "PATH",
@@ -47,15 +49,43 @@ std::vector<FlagSpec> SettingFlags() {
        .kind = FlagKind::kList,
        .config_only = true},
   };
+  // The Go tool's Redis connection: accepted (scripts and config files
+  // still pass them) and ignored, with a notice (GoToolNotices).
+  for (const char* name : {"redis-host", "redis-port", "redis-db"}) {
+    flags.push_back({.name = name,
+                     .has_value = true,
+                     .value_name = "VALUE",
+                     .help = "the Go tool's Redis server; ignored: state is local (--state)"});
+  }
+  return flags;
 }
 
 std::vector<std::string> DefaultConfigPaths(const Context& ctx) {
-  std::vector<std::string> paths;
+  // Viper's search, as the Go tool set it up: `.canhazgpu` in $HOME, then in
+  // the current directory, each with viper's extensions in viper's order
+  // (those our loader reads), then the bare name (YAML, as the Go tool's
+  // SetConfigType said). Ours last.
+  std::vector<std::string> dirs;
   if (std::optional<std::string> home = ctx.getenv("HOME"); home && !home->empty()) {
-    paths.push_back(StrCat(*home, "/.canhazgpu.yaml"));
+    dirs.push_back(*home + "/");
+  }
+  dirs.push_back("./");
+  std::vector<std::string> paths;
+  for (const std::string& dir : dirs) {
+    for (const char* ext : {".json", ".toml", ".yaml", ".yml", ""}) {
+      paths.push_back(StrCat(dir, ".canhazgpu", ext));
+    }
   }
   paths.push_back("/etc/canhazgpu/config.yaml");
   return paths;
+}
+
+const std::vector<std::string>& GoToolOnlyKeys() {
+  // Keys the Go tool's viper bound that name nothing here (redis.* are
+  // accepted as options, see SettingFlags; web.demo is ours too). A key
+  // that is one of ours is ours, not this list's.
+  static const std::vector<std::string> kKeys = {"status.no-color"};
+  return kKeys;
 }
 
 absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx) {
@@ -75,18 +105,56 @@ absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx) {
 
 namespace {
 
+void Note(const std::string& text) { std::fprintf(stderr, "canhazgpu: note: %s\n", text.c_str()); }
+
+// A file in the current directory is read only when it is the caller's and
+// nobody else may write it: another user's directory must not choose the
+// state file or the ssh program of whoever runs canhazgpu there.
+bool TrustedInWorkingDirectory(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  if (st.st_uid != getuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    Note(StrCat(path, " is not read: it is not yours, or others may write it"));
+    return false;
+  }
+  return true;
+}
+
+// Takes the Go tool's keys that mean nothing here out of `file` into
+// `dropped`; the rest is checked as before (a typo stays an error).
+void DropGoToolKeys(config::ConfigFile& file, const std::vector<OptionScope>& scopes,
+                    std::vector<std::string>& dropped) {
+  for (auto it = file.values.begin(); it != file.values.end();) {
+    const std::string wanted = EnvName(it->first);
+    bool ours = false;
+    for (const OptionScope& scope : scopes) {
+      for (const FlagSpec& spec : scope.specs) {
+        ours = ours || EnvName(OptionKey(scope.scope, spec.name)) == wanted;
+      }
+    }
+    bool go = false;
+    for (const std::string& key : GoToolOnlyKeys()) go = go || EnvName(key) == wanted;
+    if (ours || !go) {
+      ++it;
+      continue;
+    }
+    dropped.push_back(it->first);
+    it = file.values.erase(it);
+  }
+}
+
 // --config, else CANHAZGPU_CONFIG, else the first default path that exists.
-absl::Status LoadConfig(const ParsedFlags& flags, Context& ctx) {
+absl::Status LoadConfig(const ParsedFlags& flags, Context& ctx, std::vector<std::string>& go_keys) {
   std::optional<std::string> path = flags.Value("config");
   if (!path) {
     if (auto env = ctx.getenv("CANHAZGPU_CONFIG"); env && !env->empty()) path = env;
   }
   if (!path) {
     for (const std::string& candidate : DefaultConfigPaths(ctx)) {
-      if (access(candidate.c_str(), F_OK) == 0) {
-        path = candidate;
-        break;
-      }
+      if (access(candidate.c_str(), F_OK) != 0) continue;
+      if (candidate.starts_with("./") && !TrustedInWorkingDirectory(candidate)) continue;
+      path = candidate;
+      break;
     }
   }
   ctx.config.reset();
@@ -95,9 +163,39 @@ absl::Status LoadConfig(const ParsedFlags& flags, Context& ctx) {
   if (!file.ok()) {
     return absl::InvalidArgumentError(std::string(file.status().message()));
   }
-  if (absl::Status s = CheckConfigFile(*file, AllOptionScopes()); !s.ok()) return s;
+  const std::vector<OptionScope> scopes = AllOptionScopes();
+  DropGoToolKeys(*file, scopes, go_keys);
+  if (absl::Status s = CheckConfigFile(*file, scopes); !s.ok()) return s;
   ctx.config = std::move(*file);
   return absl::OkStatus();
+}
+
+// One line for the Go tool's settings in the config file (`file_keys`, and
+// redis.* read from it), one for those on the command line or in the
+// environment: they are accepted, so old files and scripts still work, and
+// ignored.
+void GoToolNotices(const ParsedFlags& flags, const Context& ctx,
+                   std::vector<std::string> file_keys) {
+  std::vector<std::string> elsewhere;
+  for (const char* name : {"redis-host", "redis-port", "redis-db"}) {
+    auto origin = flags.origins.find(name);
+    if (origin == flags.origins.end() || origin->second.source == FlagSource::kDefault) continue;
+    if (origin->second.source == FlagSource::kConfigFile) {
+      std::string key = name;
+      key[key.find('-')] = '.';  // redis.host, as the Go tool's files spell it
+      file_keys.push_back(key);
+    } else {
+      elsewhere.push_back(origin->second.where);  // --redis-host, CANHAZGPU_REDIS_HOST
+    }
+  }
+  auto note = [&](const std::string& where, const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    Note(StrCat(where, "'", Join(names, "', '"), names.size() == 1 ? "' is" : "' are",
+                " the Go tool's, ignored here (state is local: the SQLite file ", ctx.state_path,
+                ")"));
+  };
+  note(ctx.config ? StrCat(ctx.config->path, ": ") : "", file_keys);
+  note("", elsewhere);
 }
 
 }  // namespace
@@ -109,13 +207,15 @@ absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& ar
   for (const FlagSpec& g : GlobalFlags()) all.push_back(g);
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, all, command);
   if (!flags.ok()) return flags.status();
-  if (absl::Status s = LoadConfig(*flags, ctx); !s.ok()) return s;
+  std::vector<std::string> go_keys;
+  if (absl::Status s = LoadConfig(*flags, ctx, go_keys); !s.ok()) return s;
   OptionSources sources{.file = ctx.config ? &*ctx.config : nullptr, .getenv = ctx.getenv};
   if (absl::Status s = ApplyOptionLayers({command, std::move(specs)}, sources, *flags); !s.ok()) {
     return s;
   }
   if (absl::Status s = ApplyOptionLayers({"", SettingFlags()}, sources, *flags); !s.ok()) return s;
   if (absl::Status s = ApplyGlobalFlags(*flags, ctx); !s.ok()) return s;
+  GoToolNotices(*flags, ctx, std::move(go_keys));
   return flags;
 }
 

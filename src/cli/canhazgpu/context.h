@@ -55,12 +55,17 @@ struct Context {
 };
 
 // Flags every command accepts: the settings below plus --config.
+// --redis-host/--redis-port/--redis-db (the Go tool's) are among the
+// settings: accepted from every layer, ignored with one notice on stderr.
 const std::vector<FlagSpec>& GlobalFlags();
 // The global options a config file may set (remote_hosts among them).
 std::vector<FlagSpec> SettingFlags();
 
 // The config files looked for when neither --config nor CANHAZGPU_CONFIG
-// names one, first found wins.
+// names one, first found wins: the Go tool's (viper's) places, `.canhazgpu`
+// with an extension or none in $HOME, then in the current directory ("./",
+// read only when the caller owns the file and others may not write it),
+// then /etc/canhazgpu/config.yaml.
 std::vector<std::string> DefaultConfigPaths(const Context& ctx);
 
 // Applies global flags (already layered) to `ctx`.

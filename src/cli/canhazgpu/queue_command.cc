@@ -28,6 +28,30 @@ Duration Waited(const QueueEntry& e, TimePoint now) {
   return std::chrono::duration_cast<Duration>(now - e.enqueued);
 }
 
+// The Go tool's names and shapes (its QueueEntry and totals) beside ours,
+// so scripts written for it keep working. `user` stays the account, as in
+// `status --json`; the Go tool's `user` was the --user display name, which
+// is `display_user` here.
+nlohmann::ordered_json WithGoToolFields(nlohmann::ordered_json json,
+                                        const std::vector<alloc::QueueRow>& rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const QueueEntry& e = rows[i].entry;
+    nlohmann::ordered_json& j = json["entries"][i];
+    j["actual_user"] = e.user;
+    if (!e.display_user.empty()) j["display_user"] = e.display_user;
+    j["requested_count"] = e.count;
+    j["allocated_gpus"] = rows[i].held;
+    j["reservation_type"] = std::string(KindName(e.kind));
+    if (e.duration) {
+      j["expiry_duration"] =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(*e.duration).count();
+    }
+    j["enqueue_time"] = FormatTimestamp(e.enqueued);
+  }
+  json["total_gpus_allocated"] = json["total_gpus_held"];
+  return json;
+}
+
 absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
   if (!flags.positional.empty()) {
     return absl::InvalidArgumentError(
@@ -41,7 +65,7 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
   TimePoint now = ctx.machine->clock.Now();
   const nlohmann::ordered_json json = QueueJson(rows, now);
   if (flags.Has("json")) {
-    std::printf("%s\n", DumpJson(json, 2).c_str());
+    std::printf("%s\n", DumpJson(WithGoToolFields(json, rows), 2).c_str());
     return absl::OkStatus();
   }
   if (rows.empty()) {

@@ -19,6 +19,7 @@ namespace {
 
 const std::vector<FlagSpec> kFlags = {
     {.name = "days",
+     .short_name = 'd',
      .has_value = true,
      .value_name = "N",
      .help = "the period: the last N days",
@@ -35,9 +36,16 @@ double Share(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-nlohmann::ordered_json UserJson(const alloc::UserUsage& u) {
+std::string Date(TimePoint t) { return FormatTimestamp(t).substr(0, 10); }
+
+// `whole`: the period's total reserved time, for the Go tool's percentage.
+nlohmann::ordered_json UserJson(const alloc::UserUsage& u, int64_t whole) {
   return {{"user", u.user},
+          {"name", u.user},  // the Go tool's name for it
           {"gpu_hours", Hours(u.total_ms())},
+          {"percentage", 100.0 * Share(u.total_ms(), whole)},
+          {"run_count", u.run_count},
+          {"manual_count", u.manual_count},
           {"run_gpu_hours", Hours(u.run_ms)},
           {"manual_gpu_hours", Hours(u.manual_ms)},
           {"k8s_gpu_hours", Hours(u.k8s_ms)},
@@ -50,15 +58,24 @@ nlohmann::ordered_json UserJson(const alloc::UserUsage& u) {
 
 }  // namespace
 
+// The Go tool's fields (users[].name, percentage, run_count, manual_count;
+// total_gpu_hours, total_reservations, unique_users, start_date, end_date,
+// days) beside ours, so scripts written for it keep working.
 nlohmann::ordered_json ReportJson(const alloc::UsageReport& r, int days) {
+  const int64_t whole = r.total.total_ms();
   nlohmann::ordered_json users = nlohmann::ordered_json::array();
-  for (const alloc::UserUsage& u : r.users) users.push_back(UserJson(u));
+  for (const alloc::UserUsage& u : r.users) users.push_back(UserJson(u, whole));
   return {{"start", FormatTimestamp(r.from)},
           {"end", FormatTimestamp(r.to)},
+          {"start_date", Date(r.from)},
+          {"end_date", Date(r.to)},
           {"days", days},
           {"gpus", r.gpu_count},
           {"users", users},
-          {"total", UserJson(r.total)},
+          {"total", UserJson(r.total, whole)},
+          {"total_gpu_hours", Hours(whole)},
+          {"total_reservations", r.total.reservations},
+          {"unique_users", r.users.size()},
           {"available_gpu_hours", Hours(r.available_ms)},
           {"used_share", Share(r.total.total_ms(), r.available_ms)}};
 }

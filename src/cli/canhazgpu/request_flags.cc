@@ -46,10 +46,17 @@ std::vector<FlagSpec> RequestFlags() {
        .has_value = true,
        .value_name = "TEXT",
        .help = "a note shown in status"},
+      {.name = "user",
+       .short_name = 'u',
+       .has_value = true,
+       .value_name = "NAME",
+       .help = "the name status shows beside yours, e.g. a person behind a shared account; "
+               "the GPUs stay yours"},
       {.name = "nonblock",
        .help = "fail at once (exit 3) instead of queueing when GPUs are short",
        .overrides = "wait"},
       {.name = "wait",
+       .short_name = 'w',
        .has_value = true,
        .value_name = "DURATION",
        .help = "queue at most this long, then exit 3 (default: until served)",
@@ -59,6 +66,22 @@ std::vector<FlagSpec> RequestFlags() {
 }
 
 namespace {
+
+// A name, not a note: one line of printable text, short enough for a
+// table cell.
+absl::Status CheckDisplayUser(const std::string& user) {
+  if (user.empty()) return absl::InvalidArgumentError("--user must not be empty");
+  if (user.size() > kMaxDisplayUser) {
+    return absl::InvalidArgumentError(
+        StrCat("--user is longer than ", kMaxDisplayUser, " characters"));
+  }
+  for (unsigned char c : user) {
+    if (c < ' ' || c == 0x7f) {
+      return absl::InvalidArgumentError("--user must be one line of printable text");
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<dra::DeviceWants> ParseDeviceWants(const ParsedFlags& flags) {
   dra::DeviceWants wants;
@@ -99,6 +122,10 @@ absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags
                                              " chooses them: use one or the other"));
   }
   *wants_out = std::move(wants);
+  if (auto user = flags.Value("user")) {
+    RETURN_IF_ERROR(CheckDisplayUser(*user));
+    request.display_user = *user;
+  }
   request.note = flags.Value("note").value_or("");
   if (request.note.size() > 1024) {
     return absl::InvalidArgumentError("--note is longer than 1024 characters");

@@ -1,6 +1,6 @@
 // The flags `reserve` and `run` share: how many GPUs or which, what they
-// must be (--where, --min-memory, --product, --mig), --note, --nonblock,
-// --wait. Validated before anything changes (canhazgpu's rules, §1.3).
+// must be (--where, --min-memory, --product, --mig), --note, --user (a
+// display name), --nonblock, --wait. Validated before anything changes (canhazgpu's rules, §1.3).
 #pragma once
 
 #include <vector>
@@ -13,6 +13,9 @@
 namespace canhazgpu::cli {
 
 std::vector<FlagSpec> RequestFlags();
+
+// The longest --user (a display name, as the Go tool's -u).
+inline constexpr size_t kMaxDisplayUser = 64;
 
 // -g N and -G ids together are accepted when N equals the number of ids
 // (or is 1, canhazgpu's default); otherwise InvalidArgument.

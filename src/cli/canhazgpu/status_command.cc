@@ -154,20 +154,22 @@ absl::StatusOr<std::string> Snapshot(Context& ctx, const ParsedFlags& flags, int
   const bool summary = flags.Has("summary");
   std::vector<std::string> remotes;
   bool local = true;
+  if (flags.Has("all") && flags.Has("remote")) {
+    return absl::InvalidArgumentError(
+        "--all and --remote contradict each other: --all is this host and remote_hosts, "
+        "--remote only the hosts it names");
+  }
   if (std::optional<std::string> remote = flags.Value("remote")) {
     local = false;
     for (std::string_view h : Split(*remote, ',')) remotes.emplace_back(Trim(h));
   }
   if (flags.Has("all")) {
-    local = true;
-    if (ctx.remote_hosts.empty()) {
-      return absl::InvalidArgumentError(
-          "--all needs remote hosts: set remote_hosts in the config file (canhazgpu config show)");
-    }
+    // Without remote_hosts, --all is this host alone, still shown (and
+    // keyed in JSON) by host name, so a script's output has one shape.
     for (const std::string& h : ctx.remote_hosts) remotes.push_back(h);
   }
   for (const std::string& h : remotes) RETURN_IF_ERROR(CheckHostName(h));
-  const bool multi = !remotes.empty() || summary;
+  const bool multi = !remotes.empty() || summary || flags.Has("all");
   std::vector<HostReport> reports;
   if (local) {
     absl::Status provider;

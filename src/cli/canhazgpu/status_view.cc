@@ -84,6 +84,13 @@ std::string Text(const Json& g, const char* key) {
   return it != g.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// "actual (display)" when the holder gave another name with --user, as
+// the Go tool showed it.
+std::string UserCell(const Json& g) {
+  const std::string user = Text(g, "user"), display = Text(g, "display_user");
+  return display.empty() || display == user ? user : StrCat(user, " (", display, ")");
+}
+
 int64_t Number(const Json& g, const char* key) {
   auto it = g.find(key);
   return it != g.end() && it->is_number() ? it->get<int64_t>() : -1;
@@ -221,7 +228,7 @@ std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& option
     columns[kStatus].cells.push_back(
         label == kLabels.end() ? Cell{state, {}}
                                : Cell{label->second.first, MakeStyle(color, label->second.second)});
-    columns[kUser].cells.push_back(cell(Text(g, "user")));
+    columns[kUser].cells.push_back(cell(UserCell(g)));
     // The details' format ("expires in 0h 29m 59s"), so a row reads alike.
     columns[kDuration].cells.push_back(
         cell(seconds >= 0 ? FormatDuration(Duration(seconds * 1000)) : ""));
@@ -332,6 +339,7 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
     if (s.reservation) {
       const Reservation& r = *s.reservation;
       g["user"] = r.user;
+      if (!r.display_user.empty()) g["display_user"] = r.display_user;
       g["duration"] = FormatDuration(Since(r.start, now));
       g["type"] = std::string(KindLabel(r.kind));
       if (!r.note.empty()) g["note"] = r.note;

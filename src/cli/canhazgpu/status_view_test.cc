@@ -242,6 +242,21 @@ TEST(StatusViewTest, K8sReservationShowsItsClaim) {
   EXPECT_EQ(StatusJson(status, now)[3]["details"], "Kubernetes claim ml/train");
 }
 
+// --user: the Go tool's "actual (display)" in the USER cell, and
+// display_user beside user in JSON; none when not given or the same.
+TEST(StatusViewTest, DisplayUserShownBesideTheRealOne) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  alloc::HostStatus status = Sample(now);
+  status.gpus[1].reservation->display_user = "team-eval";
+  EXPECT_THAT(RenderStatusTable(status, now, false), HasSubstr("│ alice (team-eval) │"));
+  auto json = StatusJson(status, now);
+  EXPECT_EQ(json[1]["user"], "alice");
+  EXPECT_EQ(json[1]["display_user"], "team-eval");
+  EXPECT_FALSE(json[0].contains("display_user"));
+  status.gpus[1].reservation->display_user = "alice";
+  EXPECT_THAT(RenderStatusTable(status, now, false), Not(HasSubstr("alice (")));
+}
+
 TEST(StatusViewTest, LongCommandIsCutBetweenCharacters) {
   TimePoint now = FromEpochMillis(1'790'000'000'000);
   alloc::HostStatus status = Hostile(now);
