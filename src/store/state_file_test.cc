@@ -353,7 +353,7 @@ TEST_F(StateFileTest, VersionSixFileIsMigratedKeepingReservations) {
   ASSERT_TRUE(Exec(path_, "UPDATE reservations SET job_cgroup = '/sys/fs/cgroup/x' WHERE gpu = 2"));
   auto store = SqliteStateStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), "7");
+  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), std::to_string(kSchemaVersion));
   EXPECT_EQ(Sql(path_, "SELECT job_cgroup FROM reservations WHERE gpu = 2"), "/sys/fs/cgroup/x");
   // A schema 6 file could not hold a k8s row (its CHECK); schema 7 holds one
   // only with its claim.
@@ -436,6 +436,28 @@ void KillMigrationAtEveryPoint(const std::string& dir, const std::string& path, 
   }
   EXPECT_TRUE(completed) << "the migration never completed in 200 kill points";
   EXPECT_GT(at, 5) << "opening and migrating passes several kill points";
+}
+
+// Schema 8 adds the GPUs a waiting request's selector matched; an entry
+// queued before reads as wanting any GPU, which leaves it more, not less.
+TEST_F(StateFileTest, VersionSevenQueueEntryIsKeptAndWantsAnyGpu) {
+  WriteOldVersion(path_, 7);
+  ASSERT_TRUE(Exec(path_,
+                   "INSERT INTO queue (uid, user, kind, count, waiter_pid, waiter_start, "
+                   "enqueued_ms, selector) VALUES (1000, 'alice', 'manual', 1, 7, 8, 9000, "
+                   "'--min-memory 80Gi')"));
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), std::to_string(kSchemaVersion));
+  absl::Status read = (*store)->Read([&](StateTransaction& t) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, t.ListQueue());
+    EXPECT_EQ(queue.size(), 1u);
+    if (queue.empty()) return absl::OkStatus();
+    EXPECT_EQ(queue[0].selector, "--min-memory 80Gi");
+    EXPECT_FALSE(queue[0].eligible.has_value());
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(read.ok()) << read;
 }
 
 TEST_F(StateFileTest, MigrationFromFiveKilledAtAnyPointLeavesVersionFiveOrCurrent) {
