@@ -127,8 +127,21 @@ absl::StatusOr<std::vector<int>> ToTake(store::StateTransaction& txn,
                                         const std::vector<int>& held, TimePoint now) {
   const int lacking = Wanted(request) - static_cast<int>(held.size());
   if (lacking <= 0) return std::vector<int>();
+  const std::map<int, const QueueEntry*> claimed = ClaimedAhead(queue, status, id);
+  // Most polls find nothing free: they stop here, before the allocator's
+  // view reads the history.
+  const std::vector<int> considered = Considered(request);
+  bool anything = false;
+  for (const GpuStatus& s : status) {
+    const bool free =
+        s.state == GpuState::kAvailable || (request.force && s.state == GpuState::kUnreserved);
+    anything = anything || (free && !claimed.count(s.gpu) &&
+                            (considered.empty() || std::find(considered.begin(), considered.end(),
+                                                             s.gpu) != considered.end()));
+  }
+  if (!anything) return std::vector<int>();
   ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
-                   CandidatesBehind(txn, status, caller, now, id, ClaimedAhead(queue, status, id)));
+                   CandidatesBehind(txn, status, caller, now, id, claimed));
   auto usable = [&](int gpu) {
     const GpuCandidate& c = candidates[static_cast<size_t>(gpu)];
     return c.state == GpuCandidate::State::kFree ||
