@@ -4,6 +4,7 @@
 #include <map>
 
 #include "alloc/allocator.h"
+#include "alloc/backfill.h"
 #include "alloc/report.h"
 #include "alloc/reservations_internal.h"
 #include "core/duration.h"
@@ -70,18 +71,24 @@ Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& 
 }
 
 // "alice (0,1)" per holder of a GPU the request could use (`ids`; empty:
-// any), and "in use without reservation (3)".
+// any), "bob (queued ahead)" for GPUs an earlier waiter holds or is about to
+// take (`claimed`), and "in use without reservation (3)".
 std::vector<std::string> Blockers(const std::vector<GpuStatus>& status, int64_t queue_id,
-                                  const std::vector<int>& ids) {
+                                  const std::vector<int>& ids,
+                                  const std::map<int, const QueueEntry*>& claimed) {
   std::map<std::string, std::vector<int>> by_holder;
   for (const GpuStatus& s : status) {
     if (!ids.empty() && std::find(ids.begin(), ids.end(), s.gpu) == ids.end()) continue;
+    auto claim = claimed.find(s.gpu);
     if (s.state == GpuState::kInUse && s.reservation->queue_id != queue_id) {
       const Reservation& r = *s.reservation;
-      by_holder[r.queue_id ? r.user + " (queued ahead)"
-                : r.claim  ? StrCat("Kubernetes ", DescribeClaim(*r.claim))
-                           : r.user]
+      by_holder[r.queue_id
+                    ? StrCat(r.user, *r.queue_id < queue_id ? " (queued ahead)" : " (queued)")
+                : r.claim ? StrCat("Kubernetes ", DescribeClaim(*r.claim))
+                          : r.user]
           .push_back(s.gpu);
+    } else if (claim != claimed.end()) {
+      by_holder[StrCat(claim->second->user, " (queued ahead)")].push_back(s.gpu);
     } else if (s.state == GpuState::kUnreserved) {
       by_holder["in use without reservation"].push_back(s.gpu);
     } else if (s.state == GpuState::kError) {
@@ -93,6 +100,80 @@ std::vector<std::string> Blockers(const std::vector<GpuStatus>& status, int64_t 
     out.push_back(StrCat(holder, " (", JoinGpuIds(gpus), ")"));
   }
   return out;
+}
+
+// The allocator's view for `caller` (entry `queue_id`, or a newcomer), with
+// the GPUs that waiters ahead would take read as reserved: what is left is
+// what this request may have without delaying anyone who came first.
+absl::StatusOr<std::vector<GpuCandidate>> CandidatesBehind(
+    store::StateTransaction& txn, const std::vector<GpuStatus>& status, const Caller& caller,
+    TimePoint now, std::optional<int64_t> queue_id,
+    const std::map<int, const QueueEntry*>& claimed) {
+  ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
+                   Candidates(txn, status, caller, now, queue_id));
+  for (const auto& [gpu, entry] : claimed) {
+    GpuCandidate& c = candidates[static_cast<size_t>(gpu)];
+    c.state = GpuCandidate::State::kReserved;
+    c.reason = StrCat("wanted by ", entry->user, ", who queued first (see 'canhazgpu queue')");
+  }
+  return candidates;
+}
+
+// The GPUs entry `id` takes now, besides the `held` ones: those it can use
+// that no earlier waiter would take, up to what it lacks.
+absl::StatusOr<std::vector<int>> ToTake(store::StateTransaction& txn,
+                                        const std::vector<GpuStatus>& status,
+                                        const std::vector<QueueEntry>& queue, const Caller& caller,
+                                        const ReserveRequest& request, int64_t id,
+                                        const std::vector<int>& held, TimePoint now) {
+  const int lacking = Wanted(request) - static_cast<int>(held.size());
+  if (lacking <= 0) return std::vector<int>();
+  const std::map<int, const QueueEntry*> claimed = ClaimedAhead(queue, status, id);
+  // Most polls find nothing free: they stop here, before the allocator's
+  // view reads the history.
+  const std::vector<int> considered = Considered(request);
+  bool anything = false;
+  for (const GpuStatus& s : status) {
+    const bool free =
+        s.state == GpuState::kAvailable || (request.force && s.state == GpuState::kUnreserved);
+    anything = anything || (free && !claimed.count(s.gpu) &&
+                            (considered.empty() || std::find(considered.begin(), considered.end(),
+                                                             s.gpu) != considered.end()));
+  }
+  if (!anything) return std::vector<int>();
+  ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
+                   CandidatesBehind(txn, status, caller, now, id, claimed));
+  auto usable = [&](int gpu) {
+    const GpuCandidate& c = candidates[static_cast<size_t>(gpu)];
+    return c.state == GpuCandidate::State::kFree ||
+           (request.force && c.state == GpuCandidate::State::kInUse);
+  };
+  AllocationRequest want{.force = request.force, .eligible = request.eligible};
+  if (!request.ids.empty()) {
+    for (int gpu : request.ids) {
+      if (std::find(held.begin(), held.end(), gpu) == held.end() && usable(gpu)) {
+        want.ids.push_back(gpu);
+      }
+    }
+    return want.ids;
+  }
+  int free = 0;
+  for (int gpu = 0; gpu < static_cast<int>(candidates.size()); ++gpu) {
+    free += IsEligible(request, gpu) && usable(gpu);
+  }
+  want.count = std::min(free, lacking);
+  if (want.count == 0) return std::vector<int>();
+  // Among more than it lacks, it leaves those a later waiter asks for by id
+  // or selector, when it can do without them.
+  std::vector<GpuCandidate> sparing = candidates;
+  for (int gpu = 0; gpu < static_cast<int>(sparing.size()); ++gpu) {
+    if (WantedSpecificallyAfter(queue, id, gpu)) {
+      sparing[static_cast<size_t>(gpu)].state = GpuCandidate::State::kReserved;
+    }
+  }
+  absl::StatusOr<std::vector<int>> spared = ChooseGpus(sparing, want);
+  if (spared.ok()) return spared;
+  return ChooseGpus(candidates, want);
 }
 
 // Removes the entry (if still there) and returns its holds.
@@ -120,8 +201,10 @@ absl::StatusOr<std::vector<int>> ReadProgress(store::StateTransaction& txn, cons
                                               int64_t id, const ReserveRequest& request,
                                               const std::vector<GpuUsage>& usage,
                                               std::vector<GpuStatus>* status,
+                                              std::vector<QueueEntry>* queue_out,
                                               WaitProgress* progress) {
-  ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
+  ASSIGN_OR_RETURN(*queue_out, txn.ListQueue());
+  const std::vector<QueueEntry>& queue = *queue_out;
   auto it =
       std::find_if(queue.begin(), queue.end(), [&](const QueueEntry& e) { return e.id == id; });
   if (it == queue.end()) {
@@ -136,15 +219,16 @@ absl::StatusOr<std::vector<int>> ReadProgress(store::StateTransaction& txn, cons
     if (s.reservation && s.reservation->queue_id == id) held.push_back(s.gpu);
   }
   progress->held = static_cast<int>(held.size());
-  progress->blockers = Blockers(*status, id, Considered(request));
+  progress->blockers = Blockers(*status, id, Considered(request), ClaimedAhead(queue, *status, id));
   return held;
 }
 
-// Behind the head, with nothing stale, a poll has nothing to write: it
-// looks in a read transaction, so a crowd of waiters woken by every change
-// does not line up for the write lock. Returns nullopt when the poll must
-// write (this entry is the head, or something is to be reaped).
+// With nothing stale and nothing this entry can take, a poll has nothing
+// to write: it looks in a read transaction, so a crowd of waiters woken by
+// every change does not line up for the write lock. Returns nullopt when the
+// poll must write (something to take or to reap, or the entry is complete).
 absl::StatusOr<std::optional<WaitProgress>> LookWithoutWriting(store::StateStore& store, int64_t id,
+                                                               const Caller& caller,
                                                                const ReserveRequest& request,
                                                                const Machine& machine,
                                                                const std::vector<GpuUsage>& usage) {
@@ -155,8 +239,13 @@ absl::StatusOr<std::optional<WaitProgress>> LookWithoutWriting(store::StateStore
     if (to_reap) return absl::OkStatus();
     WaitProgress progress;
     std::vector<GpuStatus> status;
-    RETURN_IF_ERROR(ReadProgress(txn, pool, id, request, usage, &status, &progress).status());
-    if (progress.position > 1) out = std::move(progress);
+    std::vector<QueueEntry> queue;
+    ASSIGN_OR_RETURN(std::vector<int> held,
+                     ReadProgress(txn, pool, id, request, usage, &status, &queue, &progress));
+    if (progress.held >= progress.wanted) return absl::OkStatus();
+    ASSIGN_OR_RETURN(std::vector<int> take,
+                     ToTake(txn, status, queue, caller, request, id, held, machine.clock.Now()));
+    if (take.empty()) out = std::move(progress);
     return absl::OkStatus();
   }));
   return out;
@@ -176,17 +265,18 @@ absl::StatusOr<int> PositionOf(store::StateStore& store, int64_t id) {
   return position;
 }
 
-// One poll of entry `id`: at the head, take what is free; when complete,
-// turn the holds into the reservations and leave the queue.
+// One poll of entry `id`: take what is free that no earlier waiter can use;
+// when complete, turn the holds into the reservations and leave the queue.
 // `was_head`: the last poll found this entry at the head, which it stays
-// until it leaves, so looking first would only cost a second transaction.
+// until it leaves, and the head takes every free GPU it can use, so looking
+// first would only cost a second transaction.
 absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Caller& caller,
                                 const ReserveRequest& request, const Machine& machine,
                                 const std::vector<GpuUsage>& usage, bool was_head) {
   PollResult out;
   if (!was_head) {
     ASSIGN_OR_RETURN(std::optional<WaitProgress> looked,
-                     LookWithoutWriting(store, id, request, machine, usage));
+                     LookWithoutWriting(store, id, caller, request, machine, usage));
     if (looked) {
       out.progress = std::move(*looked);
       return out;
@@ -197,47 +287,26 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
     RETURN_IF_ERROR(RecordUsage(txn, usage, request.threshold_bytes, machine.clock.Now()));
     std::vector<GpuStatus> status;
+    std::vector<QueueEntry> queue;
     ASSIGN_OR_RETURN(std::vector<int> held,
-                     ReadProgress(txn, pool, id, request, usage, &status, &out.progress));
+                     ReadProgress(txn, pool, id, request, usage, &status, &queue, &out.progress));
     TimePoint now = machine.clock.Now();
-    if (out.progress.position == 1 && static_cast<int>(held.size()) < Wanted(request)) {
-      ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
-                       Candidates(txn, status, caller, now, id));
-      AllocationRequest want{.force = request.force, .eligible = request.eligible};
-      if (!request.ids.empty()) {
-        for (int gpu : request.ids) {
-          if (std::find(held.begin(), held.end(), gpu) == held.end() &&
-              candidates[gpu].state == GpuCandidate::State::kFree) {
-            want.ids.push_back(gpu);
-          }
-        }
-      } else {
-        int free = 0;
-        for (size_t gpu = 0; gpu < candidates.size(); ++gpu) {
-          const GpuCandidate& c = candidates[gpu];
-          if (!IsEligible(request, static_cast<int>(gpu))) continue;
-          if (c.state == GpuCandidate::State::kFree ||
-              (request.force && c.state == GpuCandidate::State::kInUse)) {
-            ++free;
-          }
-        }
-        want.count = std::min(free, Wanted(request) - static_cast<int>(held.size()));
+    ASSIGN_OR_RETURN(std::vector<int> taken,
+                     ToTake(txn, status, queue, caller, request, id, held, now));
+    if (!taken.empty()) {
+      for (int gpu : taken) {
+        Reservation hold =
+            NewReservation(gpu, caller, request, now, internal::ForcedOver(status[gpu], caller));
+        hold.expires.reset();  // a manual duration counts from completion
+        hold.queue_id = id;
+        RETURN_IF_ERROR(txn.InsertReservation(hold));
+        held.push_back(gpu);
       }
-      if (!want.ids.empty() || want.count > 0) {
-        ASSIGN_OR_RETURN(std::vector<int> taken, ChooseGpus(candidates, want));
-        for (int gpu : taken) {
-          Reservation hold =
-              NewReservation(gpu, caller, request, now, internal::ForcedOver(status[gpu], caller));
-          hold.expires.reset();  // a manual duration counts from completion
-          hold.queue_id = id;
-          RETURN_IF_ERROR(txn.InsertReservation(hold));
-          held.push_back(gpu);
-        }
-        out.progress.held = static_cast<int>(held.size());
-        // What the head just took is no longer someone else's to wait for.
-        ASSIGN_OR_RETURN(status, StatusInTxn(txn, pool, usage, request.threshold_bytes));
-        out.progress.blockers = Blockers(status, id, Considered(request));
-      }
+      out.progress.held = static_cast<int>(held.size());
+      // What this entry just took is no longer someone else's to wait for.
+      ASSIGN_OR_RETURN(status, StatusInTxn(txn, pool, usage, request.threshold_bytes));
+      out.progress.blockers =
+          Blockers(status, id, Considered(request), ClaimedAhead(queue, status, id));
     }
     if (static_cast<int>(held.size()) < Wanted(request)) return absl::OkStatus();
     // Complete: the holds become the reservation, from now.
@@ -275,31 +344,38 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
     RETURN_IF_ERROR(RecordUsage(txn, usage, request.threshold_bytes, machine.clock.Now()));
     ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, txn.ListQueue());
     TimePoint now = machine.clock.Now();
-    absl::Status unavailable;
-    if (queue.empty()) {
-      ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
-                       StatusInTxn(txn, pool, usage, request.threshold_bytes));
-      ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
-                       Candidates(txn, status, caller, now, std::nullopt));
-      absl::StatusOr<std::vector<int>> ids = ChooseGpus(candidates, {.count = request.count,
-                                                                     .ids = request.ids,
-                                                                     .force = request.force,
-                                                                     .eligible = request.eligible});
-      if (ids.ok()) {
-        chosen = *ids;
-        for (int gpu : chosen) {
-          RETURN_IF_ERROR(txn.InsertReservation(NewReservation(
-              gpu, caller, request, now, internal::ForcedOver(status[gpu], caller))));
-        }
-        return absl::OkStatus();
+    // Served at once when what it asks for is free and no earlier waiter
+    // can use it (backfill): taking it delays nobody who came first.
+    ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
+                     StatusInTxn(txn, pool, usage, request.threshold_bytes));
+    const std::map<int, const QueueEntry*> claimed = ClaimedAhead(queue, status, std::nullopt);
+    ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
+                     CandidatesBehind(txn, status, caller, now, std::nullopt, claimed));
+    const AllocationRequest want{.count = request.count,
+                                 .ids = request.ids,
+                                 .force = request.force,
+                                 .eligible = request.eligible};
+    absl::StatusOr<std::vector<int>> ids = ChooseGpus(candidates, want);
+    if (ids.ok()) {
+      chosen = *ids;
+      for (int gpu : chosen) {
+        RETURN_IF_ERROR(txn.InsertReservation(
+            NewReservation(gpu, caller, request, now, internal::ForcedOver(status[gpu], caller))));
       }
-      if (!absl::IsResourceExhausted(ids.status())) return ids.status();
-      unavailable = ids.status();
-    } else {
+      return absl::OkStatus();
+    }
+    if (!absl::IsResourceExhausted(ids.status())) return ids.status();
+    absl::Status unavailable = ids.status();
+    if (!queue.empty()) {
+      // Say whether it is the waiters ahead that stand in the way.
+      ASSIGN_OR_RETURN(candidates, Candidates(txn, status, caller, now, std::nullopt));
       unavailable = absl::ResourceExhaustedError(
-          StrCat(queue.size(),
-                 " request(s) already waiting for GPUs; first come, first served "
-                 "(see 'canhazgpu queue')"));
+          !claimed.empty() && ChooseGpus(candidates, want).ok()
+              ? StrCat(queue.size(),
+                       " request(s) already waiting for GPUs, and the free ones this request "
+                       "could use are theirs: first come, first served (see 'canhazgpu queue')")
+              : StrCat(ids.status().message(), "; ", queue.size(),
+                       " request(s) already waiting ahead (see 'canhazgpu queue')"));
     }
     if (!options.block) return unavailable;
     QueueEntry entry{.uid = caller.uid,
@@ -313,6 +389,7 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
                      .note = request.note,
                      .command = request.command,
                      .selector = request.selector,
+                     .eligible = request.eligible,
                      .waiter = options.waiter,
                      .enqueued = now};
     ASSIGN_OR_RETURN(entry_id, txn.InsertQueueEntry(entry));
@@ -342,10 +419,11 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
                                                  " GPU(s); left the queue"));
     }
     // Until the next full poll: a change wakes everyone, but only the head
-    // (which may take GPUs) and the next in line (which takes over from a
-    // head that completes or dies) act on it; the others only re-read their
-    // position, so a long queue does not query GPUs and processes on every
-    // commit, yet follows the queue as it moves.
+    // (which takes first) and the next in line (which takes over from a
+    // head that completes or dies) act on it at once; the others only
+    // re-read their position, so a long queue does not query GPUs and
+    // processes on every commit, yet follows the queue as it moves. A GPU
+    // that only they can use reaches them at their next full poll.
     int position = poll->progress.position;
     TimePoint next_poll = machine.clock.Now() + options.poll;
     for (;;) {

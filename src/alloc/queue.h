@@ -1,14 +1,34 @@
-// Getting GPUs, first come first served. A request is served at once only
-// when nobody waits; otherwise it joins the queue (or, non-blocking, fails).
-// The head of the queue takes GPUs as they free up and holds them (partial
-// holds: reservations tagged with its entry) until it has all it asked for,
-// so many small requests cannot starve a big one. Entries behind the head get
-// nothing meanwhile. Requests for specific ids wait for those ids.
+// Getting GPUs: first come, first served, with backfill. Waiting requests
+// form one queue in arrival order, and the rule is:
+//
+//   A free GPU goes to the earliest waiter that can use it. A waiter can use
+//   a GPU when it asks for it (one of its --gpu-ids; else one its selector
+//   matched; else any GPU), does not hold it yet, and still lacks GPUs; with
+//   --force, a GPU in use without reservation by its own user's processes
+//   (root: anyone's) counts as free for it. Going down the queue, each waiter
+//   gets, among the free GPUs no earlier waiter got, those it can use, up to
+//   the number it lacks.
+//
+// So a later request (a newcomer, or a waiter further back) may take exactly
+// the free GPUs that no earlier waiter can use: it never delays anyone who
+// came first, and a GPU is never left idle while someone waits who could use
+// it. A newcomer whose request is met by such GPUs is served at once and
+// never queued (ReserveGpus(), `reserve --nonblock`, follows the same rule);
+// otherwise it joins the queue (or, non-blocking, fails).
+//
+// Every waiter takes what it gets as holds (reservations tagged with its
+// entry) until it has all it asked for, so many small requests cannot starve
+// a big one. A count waiter always completes in time (it never asks for more
+// than the pool or its selector has), so what it can use is never handed to
+// someone behind it. A waiter with more usable GPUs than it lacks prefers
+// those no later waiter asks for by id or selector. A request for specific
+// ids holds each of them as it frees, until it has them all.
 //
 // The waiter drives its own entry: every poll is one store transaction that
 // reaps what is stale (including waiters that died: their entries and holds
-// go) and, at the head, takes what is free. A waiter that gives up (signal,
-// --wait expired) removes its entry and returns its holds in one transaction.
+// go) and takes what the rule gives it. A poll that has nothing to take reads
+// without writing. A waiter that gives up (signal, --wait expired) removes
+// its entry and returns its holds in one transaction. Thread-compatible.
 #pragma once
 
 #include <functional>
@@ -27,7 +47,9 @@ struct WaitProgress {
   int held = 0;
   int wanted = 0;
   Duration waited{0};
-  // Who holds what this request waits for: "alice (0,1)", "unreserved (3)".
+  // Who holds what this request waits for: "alice (0,1)", "in use without
+  // reservation (3)", "bob (queued ahead) (2)" (a GPU an earlier waiter holds
+  // or is about to take).
   std::vector<std::string> blockers;
 };
 

@@ -1,5 +1,6 @@
 // The queue's rules on the in-memory store, with a fake clock and process
-// table: strict order, partial holds, dead waiters, impossible requests.
+// table: arrival order, partial holds, backfill, dead waiters, impossible
+// requests.
 #include "alloc/queue.h"
 
 #include <gmock/gmock.h>
@@ -52,6 +53,24 @@ class QueueTest : public ::testing::Test {
     return AcquireGpus(store_, bob_, request, machine_, options);
   }
   std::vector<QueueRow> Queue() { return *CollectQueue(store_, machine_); }
+  // Puts a waiter in the queue as its own process would (its pid alive), but
+  // without polling: it holds nothing until the test says so.
+  int64_t Enqueue(QueueEntry entry, int64_t pid, store::StateStore* store = nullptr) {
+    table_.Add({.pid = pid, .uid = entry.uid, .start_ticks = 9});
+    entry.waiter = {pid, 9};
+    int64_t id = 0;
+    EXPECT_TRUE((store != nullptr ? *store : store_)
+                    .Update([&](store::StateTransaction& t) -> absl::Status {
+                      ASSIGN_OR_RETURN(id, t.InsertQueueEntry(entry));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return id;
+  }
+  void Dequeue(int64_t id) {
+    EXPECT_TRUE(
+        store_.Update([&](store::StateTransaction& t) { return t.DeleteQueueEntry(id); }).ok());
+  }
 
   store::MemoryStateStore store_;
   host::FakeClock clock_;
@@ -206,6 +225,158 @@ TEST_F(QueueTest, WaitsForAMatchingGpuNotAnyGpu) {
       BobAsks({.count = 2, .eligible = std::vector<int>{1}}, [] { return WakeReason::kSignal; });
   EXPECT_TRUE(absl::IsInvalidArgument(two.status())) << two.status();
   EXPECT_TRUE(Queue().empty());
+}
+
+// Backfill (queue.h): the head waits for the one GPU its selector matches
+// (an 80 GB GPU, busy); a newcomer asking for any GPU gets a free one at once,
+// never the head's.
+TEST_F(QueueTest, NewcomerTakesAFreeGpuTheSelectorHeadCannotUse) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.ids = {0}}, machine_).ok());
+  ReserveRequest big{.count = 1, .eligible = std::vector<int>{0}, .selector = "--min-memory 80Gi"};
+  int poll = 0;
+  auto ids = BobAsks(big, [&] {
+    if (++poll == 1) {
+      EXPECT_THAT(last_.blockers, ElementsAre("alice (0)"));
+      auto carol = ReserveGpus(store_, gpus_, carol_, {.count = 1}, machine_);
+      EXPECT_TRUE(carol.ok()) << carol.status();
+      if (!carol.ok()) return WakeReason::kSignal;
+      EXPECT_NE(carol->at(0), 0);
+      EXPECT_EQ(Queue().size(), 1u) << "carol was served, not queued";
+      EXPECT_TRUE(ReleaseGpus(store_, alice_, {}, false, machine_).ok());
+      return WakeReason::kChanged;
+    }
+    ADD_FAILURE() << "served once alice freed GPU 0";
+    return WakeReason::kSignal;
+  });
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(0));
+}
+
+// The head waits for ids 0 and 1 (busy); a newcomer asking for two GPUs gets
+// 2 and 3 at once. A GPU the head asked for still goes to the head.
+TEST_F(QueueTest, NewcomerTakesGpusTheIdsHeadDidNotAskFor) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.ids = {0, 1}}, machine_).ok());
+  int poll = 0;
+  auto ids = BobAsks({.ids = {0, 1}}, [&] {
+    if (++poll == 1) {
+      auto carol = ReserveGpus(store_, gpus_, carol_, {.count = 2}, machine_);
+      EXPECT_TRUE(carol.ok()) << carol.status();
+      if (!carol.ok()) return WakeReason::kSignal;
+      EXPECT_THAT(*carol, ElementsAre(2, 3));
+      EXPECT_TRUE(ReleaseGpus(store_, alice_, {1}, false, machine_).ok());
+    } else if (poll == 2) {
+      EXPECT_EQ(last_.held, 1) << "bob holds GPU 1";
+      auto dave = ReserveGpus(store_, gpus_, Caller{1003, "dave"}, {.ids = {1}}, machine_);
+      EXPECT_TRUE(absl::IsResourceExhausted(dave.status())) << dave.status();
+      EXPECT_TRUE(ReleaseGpus(store_, alice_, {0}, false, machine_).ok());
+    } else {
+      ADD_FAILURE() << "served once alice freed GPUs 0 and 1";
+      return WakeReason::kSignal;
+    }
+    return WakeReason::kChanged;
+  });
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(0, 1));
+}
+
+// Free GPUs that an earlier count waiter can use are its, even before it
+// takes them; a newcomer takes only what is left over, and a waiter ahead
+// that leaves gives its share to those behind it.
+TEST_F(QueueTest, LaterWaiterLeavesFreeGpusToAnEarlierCountWaiter) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.ids = {0, 3}}, machine_).ok());
+  Enqueue({.uid = 1002, .user = "carol", .count = 1, .ids = {0}}, 701);    // head: busy GPU 0
+  int64_t dave = Enqueue({.uid = 1003, .user = "dave", .count = 3}, 702);  // can use 1, 2
+  auto eve = ReserveGpus(store_, gpus_, Caller{1004, "eve"}, {.count = 1}, machine_);
+  EXPECT_TRUE(absl::IsResourceExhausted(eve.status())) << eve.status();
+  EXPECT_THAT(std::string(eve.status().message()), HasSubstr("are theirs"));
+  int poll = 0;
+  auto ids = BobWaitsWith(1, [&] {
+    ++poll;
+    if (poll == 1) {
+      EXPECT_EQ(last_.position, 3);
+      EXPECT_EQ(last_.held, 0) << "GPUs 1 and 2 are dave's: he can use them";
+      EXPECT_THAT(last_.blockers, ElementsAre("alice (0,3)", "dave (queued ahead) (1,2)"));
+      Dequeue(dave);  // dave gives up
+    } else if (poll > 1) {
+      ADD_FAILURE() << "served once dave left: carol ahead cannot use GPUs 1 and 2";
+      return WakeReason::kSignal;
+    }
+    return WakeReason::kTimeout;
+  });
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  ASSERT_EQ(ids->size(), 1u);
+  EXPECT_TRUE(ids->at(0) == 1 || ids->at(0) == 2) << ids->at(0);
+  EXPECT_EQ(Queue().size(), 1u) << "carol still waits for GPU 0";
+}
+
+// An earlier waiter whose selector matches a freed GPU gets it first; a later
+// count waiter, who could use any GPU, takes the next one that frees.
+TEST_F(QueueTest, EarlierSelectorWaiterGetsAMatchingGpuBeforeALaterCountWaiter) {
+  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.count = 4}, machine_).ok());
+  Enqueue({.uid = 1002,
+           .user = "carol",
+           .count = 1,
+           .selector = "--product a100",
+           .eligible = std::vector<int>{1}},
+          701);
+  int poll = 0;
+  auto ids = BobWaitsWith(1, [&] {
+    ++poll;
+    if (poll == 1) {
+      EXPECT_TRUE(ReleaseGpus(store_, alice_, {1}, false, machine_).ok());
+    } else if (poll == 2) {
+      EXPECT_EQ(last_.held, 0) << "GPU 1 is carol's";
+      EXPECT_THAT(last_.blockers, ElementsAre("alice (0,2,3)", "carol (queued ahead) (1)"));
+      EXPECT_TRUE(ReleaseGpus(store_, alice_, {2}, false, machine_).ok());
+    } else {
+      ADD_FAILURE() << "served once GPU 2 was freed";
+      return WakeReason::kSignal;
+    }
+    return WakeReason::kTimeout;
+  });
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(2));
+  ASSERT_EQ(Queue().size(), 1u);
+  EXPECT_EQ(Queue()[0].entry.user, "carol");
+}
+
+// With partial holds on 8 GPUs: the head (-G 7) holds the 4 free ones and
+// takes each GPU that frees, even one a later waiter asks for by id (the
+// earliest wins); needing fewer than are free, it leaves the one the later
+// waiter asks for.
+TEST_F(QueueTest, HeadForManyTakesFreedGpusFirstButSparesALaterWaitersId) {
+  store::MemoryStateStore store;
+  ASSERT_TRUE(InitializePool(store, {8, "fake", ""}, false, machine_).ok());
+  std::vector<GpuInfo> gpus;
+  for (int i = 0; i < 8; ++i) gpus.push_back(GpuInfo{.index = i});
+  ASSERT_TRUE(ReserveGpus(store, gpus, alice_, {.ids = {0, 1, 2, 3}}, machine_).ok());
+  int poll = 0;
+  WaitOptions options{
+      .waiter = {700, 9},
+      .query_gpus = [&]() -> absl::StatusOr<std::vector<GpuInfo>> { return gpus; },
+      .sleep =
+          [&](Duration) {
+            ++poll;
+            if (poll == 1) {
+              EXPECT_EQ(last_.held, 4);
+              Enqueue({.uid = 1002, .user = "carol", .count = 2, .ids = {0, 1}}, 701, &store);
+              EXPECT_TRUE(ReleaseGpus(store, alice_, {0}, false, machine_).ok());
+            } else if (poll == 2) {
+              EXPECT_EQ(last_.held, 5) << "bob came first: GPU 0 is his";
+              clock_.Advance(std::chrono::seconds(1));
+              EXPECT_TRUE(ReleaseGpus(store, alice_, {1, 2, 3}, false, machine_).ok());
+            } else {
+              ADD_FAILURE() << "served once three more GPUs freed";
+              return WakeReason::kSignal;
+            }
+            return WakeReason::kChanged;
+          },
+      .on_progress = [&](const WaitProgress& p) { last_ = p; }};
+  auto ids = AcquireGpus(store, bob_, {.count = 7}, machine_, options);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(0, 2, 3, 4, 5, 6, 7)) << "GPU 1 left to carol";
+  auto dave = ReserveGpus(store, gpus, Caller{1003, "dave"}, {.count = 1}, machine_);
+  EXPECT_TRUE(absl::IsResourceExhausted(dave.status())) << "GPU 1 is carol's";
 }
 
 TEST_F(QueueTest, ImpossibleRequestNeverQueues) {

@@ -67,8 +67,9 @@ struct ReserveRequest {
 };
 
 // Reserves atomically without waiting: AcquireGpus() with block = false
-// (queue.h), so it never overtakes a request waiting in the queue. Returns
-// the ids sorted ascending; see ChooseGpus() for the error codes.
+// (queue.h), so it takes only free GPUs that no request waiting in the
+// queue can use (backfill), never delaying one. Returns the ids sorted
+// ascending; see ChooseGpus() for the error codes.
 absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,
                                              const std::vector<GpuInfo>& gpus, const Caller& caller,
                                              const ReserveRequest& request, const Machine& machine);

@@ -116,6 +116,10 @@ struct QueueEntry {
   std::string command;
   // What the GPUs must be, as the flags said ("--min-memory 40Gi"); empty: any.
   std::string selector;
+  // The GPUs that selector matched when the request was made, ascending;
+  // nullopt: any GPU. Waiters behind this one read it to leave these GPUs
+  // to it (backfill, alloc/queue.h).
+  std::optional<std::vector<int>> eligible;
   ProcessRef waiter;  // the waiting canhazgpu process: gone means cancelled
   TimePoint enqueued;
 };

@@ -156,6 +156,11 @@ CREATE INDEX reservations_by_claim ON reservations (claim_uid) WHERE claim_uid I
 ALTER TABLE reservations ADD COLUMN display_user TEXT NOT NULL DEFAULT '';
 ALTER TABLE queue ADD COLUMN display_user TEXT NOT NULL DEFAULT '';
 )sql",
+    // 9: the GPUs a waiting request's selector matched ("0,2"; NULL: any), so
+    // the waiters behind it know which free GPUs it can use (backfill).
+    R"sql(
+ALTER TABLE queue ADD COLUMN eligible TEXT;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -345,8 +350,8 @@ class SqliteTransaction : public StateTransaction {
   absl::StatusOr<std::vector<QueueEntry>> ListQueue() override {
     Statement s(statements_, path_,
                 "SELECT id, uid, user, kind, count, ids, duration_ms, force, note, command, "
-                "waiter_pid, waiter_start, enqueued_ms, selector, display_user FROM queue "
-                "ORDER BY id");
+                "waiter_pid, waiter_start, enqueued_ms, selector, display_user, eligible "
+                "FROM queue ORDER BY id");
     std::vector<QueueEntry> out;
     while (s.Step()) {
       QueueEntry e;
@@ -357,7 +362,11 @@ class SqliteTransaction : public StateTransaction {
       std::string id_text = s.Text(5);
       absl::StatusOr<std::vector<int>> ids =
           id_text.empty() ? std::vector<int>() : ParseGpuIds(id_text);
-      if (!kind || !ids.ok()) {
+      std::optional<std::string> eligible_text = s.OptionalText(15);
+      absl::StatusOr<std::vector<int>> eligible = !eligible_text || eligible_text->empty()
+                                                      ? std::vector<int>()
+                                                      : ParseGpuIds(*eligible_text);
+      if (!kind || !ids.ok() || !eligible.ok()) {
         return absl::DataLossError(StrCat("state file ", path_, ": bad queue entry ", e.id));
       }
       e.kind = *kind;
@@ -372,6 +381,7 @@ class SqliteTransaction : public StateTransaction {
       e.enqueued = times.At(s.Int(12));
       e.selector = s.Text(13);
       e.display_user = s.Text(14);
+      if (eligible_text) e.eligible = *eligible;
       if (times.bad()) {
         return absl::DataLossError(
             StrCat("state file ", path_, ": bad time in queue entry ", e.id));
@@ -390,8 +400,8 @@ class SqliteTransaction : public StateTransaction {
     RETURN_IF_ERROR(Statement(statements_, path_,
                               "INSERT INTO queue (uid, user, kind, count, ids, duration_ms, force, "
                               "note, command, waiter_pid, waiter_start, enqueued_ms, selector, "
-                              "display_user) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                              "display_user, eligible) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                         .Bind(static_cast<int64_t>(e.uid))
                         .Bind(e.user)
                         .Bind(KindText(e.kind))
@@ -406,6 +416,9 @@ class SqliteTransaction : public StateTransaction {
                         .Bind(ToEpochMillis(e.enqueued))
                         .Bind(e.selector)
                         .Bind(e.display_user)
+                        .BindOptional(e.eligible
+                                          ? std::optional<std::string>(JoinGpuIds(*e.eligible))
+                                          : std::nullopt)
                         .Exec());
     return sqlite3_last_insert_rowid(db_);
   }

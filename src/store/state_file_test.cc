@@ -446,6 +446,28 @@ void KillMigrationAtEveryPoint(const std::string& dir, const std::string& path, 
   EXPECT_GT(at, 5) << "opening and migrating passes several kill points";
 }
 
+// Schema 9 adds the GPUs a waiting request's selector matched; an entry
+// queued before reads as wanting any GPU, which leaves it more, not less.
+TEST_F(StateFileTest, VersionSevenQueueEntryIsKeptAndWantsAnyGpu) {
+  WriteOldVersion(path_, 7);
+  ASSERT_TRUE(Exec(path_,
+                   "INSERT INTO queue (uid, user, kind, count, waiter_pid, waiter_start, "
+                   "enqueued_ms, selector) VALUES (1000, 'alice', 'manual', 1, 7, 8, 9000, "
+                   "'--min-memory 80Gi')"));
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), std::to_string(kSchemaVersion));
+  absl::Status read = (*store)->Read([&](StateTransaction& t) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, t.ListQueue());
+    EXPECT_EQ(queue.size(), 1u);
+    if (queue.empty()) return absl::OkStatus();
+    EXPECT_EQ(queue[0].selector, "--min-memory 80Gi");
+    EXPECT_FALSE(queue[0].eligible.has_value());
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(read.ok()) << read;
+}
+
 TEST_F(StateFileTest, MigrationFromFiveKilledAtAnyPointLeavesVersionFiveOrCurrent) {
   WriteOldVersion(path_, 5);
   KillMigrationAtEveryPoint(dir_, path_, 5);

@@ -256,6 +256,7 @@ TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
                    .force = true,
                    .note = "eval",
                    .selector = "--min-memory 40Gi",
+                   .eligible = std::vector<int>{0, 2},
                    .waiter = ProcessRef{10, 20},
                    .enqueued = FromEpochMillis(5'000)};
   QueueEntry second{.uid = 1001,
@@ -299,10 +300,12 @@ TEST_P(StoreConformanceTest, QueueKeepsArrivalOrderAndEveryField) {
   EXPECT_TRUE(queue[0].force);
   EXPECT_EQ(queue[0].note, "eval");
   EXPECT_EQ(queue[0].selector, "--min-memory 40Gi");
+  EXPECT_EQ(queue[0].eligible, (std::vector<int>{0, 2}));
   EXPECT_EQ(queue[0].waiter, (ProcessRef{10, 20}));
   EXPECT_EQ(queue[0].enqueued, FromEpochMillis(5'000));
   EXPECT_EQ(queue[1].kind, ReservationKind::kRun);
   EXPECT_EQ(queue[1].ids, (std::vector<int>{3, 1}));
+  EXPECT_FALSE(queue[1].eligible.has_value()) << "no selector: any GPU";
   EXPECT_FALSE(queue[1].duration.has_value());
   EXPECT_EQ(queue[1].command, "python train.py");
   EXPECT_EQ(queue[1].selector, "");

@@ -1,6 +1,6 @@
 // The first-come-first-served queue and the run lifecycle with real
-// processes and signals: strict order with partial holds, --wait expiry, a
-// killed waiter, and workers that outlive the command.
+// processes and signals: arrival order with partial holds, backfill, --wait
+// expiry, a killed waiter, and workers that outlive the command.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -92,6 +92,52 @@ TEST_F(CliQueueTest, ThreeWaitersOfDifferentSizesAreServedInArrivalOrder) {
   kill(two, SIGTERM);
   EXPECT_EQ(ExitCodeOf(two), 128 + SIGTERM);
   EXPECT_EQ(Queue()["total_waiting"], 0);
+}
+
+// Backfill: the head waits for the one 80 GB GPU (busy); a newcomer asking
+// for any GPU is served at once with a 40 GB one the head cannot use, and
+// the 80 GB GPU still goes to the head when it frees.
+TEST_F(CliQueueTest, NewcomerGetsAGpuTheSelectorHeadCannotUseAtOnce) {
+  WriteFile(host_.fake_host(), R"({"gpus": [
+    {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-0", "memory_total_mib": 81920},
+    {"name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-1", "memory_total_mib": 40960},
+    {"name": "NVIDIA A100-SXM4-40GB", "uuid": "GPU-2", "memory_total_mib": 40960}]})");
+  CliResult admin = host_.Run({"admin", "--provider", "fake", "--force"});
+  ASSERT_EQ(admin.exit_code, 0) << admin.err;
+  ASSERT_EQ(host_.Run({"reserve", "-G", "0", "--note", "owner"}).exit_code, 0);
+  std::string log = host_.dir() + "/big.log";
+  int big = host_.Spawn({"reserve", "--min-memory", "80Gi", "--note", "big"}, {.stderr_path = log});
+  ASSERT_TRUE(
+      Eventually([&] { return ReadFile(log).find("position 1 of 1") != std::string::npos; }));
+  CliResult any = host_.Run({"reserve", "-g", "1", "--nonblock", "--short", "--note", "any"});
+  ASSERT_EQ(any.exit_code, 0) << any.err;
+  EXPECT_TRUE(any.out == "1" || any.out == "2") << any.out;
+  CliResult another = host_.Run({"reserve", "-g", "2", "--nonblock"});
+  EXPECT_EQ(another.exit_code, 3) << "only one 40 GB GPU is left";
+  ASSERT_EQ(host_.Run({"release", "-G", "0"}).exit_code, 0);
+  EXPECT_EQ(ExitCodeOf(big), 0);
+  EXPECT_EQ(Status()[0]["note"], "big");
+}
+
+// The head waits for GPUs 0 and 1 (busy): a newcomer for two GPUs gets 2 and
+// 3 at once; a newcomer for GPU 1 by id queues behind the head, which gets
+// GPU 1 when it frees; the head's ids never go to anyone else.
+TEST_F(CliQueueTest, NewcomerGetsGpusTheIdsHeadDidNotAskForAndTheHeadKeepsItsIds) {
+  ASSERT_EQ(host_.Run({"reserve", "-G", "0,1", "--note", "owner"}).exit_code, 0);
+  std::string log = host_.dir() + "/pair.log";
+  int pair = host_.Spawn({"reserve", "-G", "0,1", "--note", "pair"}, {.stderr_path = log});
+  ASSERT_TRUE(
+      Eventually([&] { return ReadFile(log).find("position 1 of 1") != std::string::npos; }));
+  CliResult two = host_.Run({"reserve", "-g", "2", "--nonblock", "--short"});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out, "2,3");
+  CliResult one = host_.Run({"reserve", "-G", "1", "--nonblock"});
+  EXPECT_EQ(one.exit_code, 3);
+  ASSERT_EQ(host_.Run({"release", "-G", "0,1"}).exit_code, 0);
+  EXPECT_EQ(ExitCodeOf(pair), 0);
+  json status = Status();
+  EXPECT_EQ(status[0]["note"], "pair");
+  EXPECT_EQ(status[1]["note"], "pair");
 }
 
 // Progress goes to stderr (stdout is for the ids): position, holds, time,

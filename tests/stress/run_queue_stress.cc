@@ -6,13 +6,16 @@
 // WORKERS processes loop until SECONDS have passed, each step one of
 //   - `reserve -g k --nonblock` then `release -G ids`,
 //   - `reserve -g k --wait 3s` (queues behind others) then `release -G ids`,
+//   - `reserve -G ids --wait 3s` for k random GPUs, then `release -G ids`,
+//   - `reserve -g k --where <even GPUs> --wait 3s` (a selector waiter; it
+//     must get even GPUs only), then `release -G ids`,
 //   - `run -g k --wait 3s -- sh -c ...`, the job itself checking its GPUs,
-// with k in 1..2. Whoever holds GPU g owns the marker file gpu-g, created
-// with O_EXCL (the job uses `set -C`): a GPU handed to two owners at once
-// makes the second creation fail. After every step the worker also runs
-// `PRAGMA integrity_check` on the state file. At the end, every GPU must be
-// free, the queue empty, and no two finished reservations of a GPU in the
-// history may overlap in time.
+// with k in 1..2: waiters for counts, ids and selectors mixed in the queue,
+// where later ones take what earlier ones cannot use (backfill). Whoever holds GPU g owns the
+// marker file gpu-g, created with O_EXCL (the job uses `set -C`): a GPU handed to two owners at
+// once makes the second creation fail. After every step the worker also runs `PRAGMA
+// integrity_check` on the state file. At the end, every GPU must be free, the queue empty, and no
+// two finished reservations of a GPU in the history may overlap in time.
 //
 // Prints one line of counts and rates; exits 0 when nothing went wrong.
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -100,11 +104,27 @@ bool IntegrityOk(const std::string& db_path) {
   return ok && rows.size() == 1 && rows[0] == "ok";
 }
 
-// A reserve step: get k GPUs, own their markers, give them back.
-void ReserveStep(const std::string& chg, const std::string& dir, int k, bool wait, Counts& c) {
+// What a reserve step asks for: a count, ids, or GPUs by what they are.
+struct Ask {
+  int count = 1;
+  std::string ids;    // "-G": these GPUs
+  bool even = false;  // "--where": even-numbered GPUs only
+  bool wait = false;
+};
+
+constexpr char kEvenGpus[] = "device.attributes[\"gpu.canhazgpu.dev\"].index % 2 == 0";
+
+// A reserve step: get the GPUs, own their markers, give them back.
+void ReserveStep(const std::string& chg, const std::string& dir, const Ask& ask, Counts& c) {
   std::string ids;
-  std::vector<std::string> args = {chg, "reserve", "-g", std::to_string(k), "--short"};
-  if (wait) {
+  std::vector<std::string> args = {chg, "reserve", "--short"};
+  if (!ask.ids.empty()) {
+    args.insert(args.end(), {"-G", ask.ids});
+  } else {
+    args.insert(args.end(), {"-g", std::to_string(ask.count)});
+  }
+  if (ask.even) args.insert(args.end(), {"--where", kEvenGpus});
+  if (ask.wait) {
     args.insert(args.end(), {"--wait", "3s"});
   } else {
     args.push_back("--nonblock");
@@ -117,6 +137,10 @@ void ReserveStep(const std::string& chg, const std::string& dir, int k, bool wai
   }
   ++c.granted;
   std::vector<std::string> list = SplitIds(ids);
+  if (!ask.ids.empty() && ids != ask.ids) ++c.violations;  // not the GPUs asked for
+  for (const std::string& id : list) {
+    if (ask.even && std::stoi(id) % 2 != 0) ++c.violations;  // not what the selector matched
+  }
   if (!TakeMarkers(dir, list)) ++c.violations;
   DropMarkers(dir, list);
   if (RunCommand({chg, "release", "-G", ids}) != 0) ++c.unexpected;
@@ -139,18 +163,37 @@ void RunStep(const std::string& chg, const std::string& dir, int k, Counts& c) {
   }
 }
 
-Counts Worker(const std::string& chg, const std::string& dir, const std::string& db, int index,
-              SteadyClock::time_point end) {
+// k distinct GPUs of `gpus`, ascending, as "1,3".
+std::string RandomIds(std::mt19937& rng, int gpus, int k) {
+  std::vector<int> all(static_cast<size_t>(gpus));
+  for (int i = 0; i < gpus; ++i) all[static_cast<size_t>(i)] = i;
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(static_cast<size_t>(std::min(k, gpus)));
+  std::sort(all.begin(), all.end());
+  std::string out;
+  for (int id : all) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+Counts Worker(const std::string& chg, const std::string& dir, const std::string& db, int gpus,
+              int index, SteadyClock::time_point end) {
   Counts c;
   std::mt19937 rng(static_cast<unsigned>(index) * 7919u + 1);
   while (SteadyClock::now() < end) {
     int k = 1 + static_cast<int>(rng() % 2);
-    switch (rng() % 3) {
+    switch (rng() % 5) {
       case 0:
-        ReserveStep(chg, dir, k, /*wait=*/false, c);
+        ReserveStep(chg, dir, {.count = k}, c);
         break;
       case 1:
-        ReserveStep(chg, dir, k, /*wait=*/true, c);
+        ReserveStep(chg, dir, {.count = k, .wait = true}, c);
+        break;
+      case 2:
+        ReserveStep(chg, dir, {.ids = RandomIds(rng, gpus, k), .wait = true}, c);
+        break;
+      case 3:
+        ReserveStep(chg, dir, {.count = std::min(k, (gpus + 1) / 2), .even = true, .wait = true},
+                    c);
         break;
       default:
         RunStep(chg, dir, k, c);
@@ -204,7 +247,7 @@ int main(int argc, char** argv) {
     pid_t pid = fork();
     if (pid == 0) {
       close(report[0]);
-      Counts c = Worker(chg, dir, db, w, end);
+      Counts c = Worker(chg, dir, db, atoi(gpus.c_str()), w, end);
       // One short write per worker: atomic on a pipe.
       dprintf(report[1], "%ld %ld %ld %ld\n", c.steps, c.granted, c.violations, c.unexpected);
       _exit(0);
