@@ -2,6 +2,9 @@
 # Configures and builds one CMake preset (default: "default" into build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so every clone (CI's fresh
+# ones, a developer's worktrees) shares one cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 preset=${1:-default}
 dir=build
 [ "$preset" = default ] || dir=build-$preset

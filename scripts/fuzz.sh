@@ -6,6 +6,9 @@
 # docs/robustness.md lists the targets and what they have found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so every clone (CI's fresh
+# ones, a developer's worktrees) shares one cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 export FUZZ_SECONDS=${1:-60}
 regex=${2:-.}
 if [ ! -f build-fuzz/build.ninja ]; then

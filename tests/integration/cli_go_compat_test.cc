@@ -236,6 +236,9 @@ TEST_F(CliGoCompatTest, QueueJsonHasTheGoToolsFields) {
   EXPECT_EQ(e["display_user"], "ci-bot");
   EXPECT_EQ(e["actual_user"], e["user"]);
   EXPECT_TRUE(e["enqueue_time"].is_string());
+  // The text table names both, as status does.
+  EXPECT_THAT(host_.Run({"queue"}).out,
+              HasSubstr("│ " + e["user"].get<std::string>() + " (ci-bot) │"));
   EXPECT_EQ(queue["total_waiting"], 1);
   EXPECT_EQ(queue["total_gpus_requested"], 2);
   EXPECT_EQ(queue["total_gpus_allocated"], 1);

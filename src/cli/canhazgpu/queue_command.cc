@@ -78,7 +78,7 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
   for (const alloc::QueueRow& row : rows) {
     const QueueEntry& e = row.entry;
     std::vector<std::string> cells = {StrCat(row.position),
-                                      e.user,
+                                      UserWithDisplayName(e.user, e.display_user),
                                       Requested(e),
                                       std::string(KindLabel(e.kind)),
                                       StrCat(row.held.size(), "/", e.count),

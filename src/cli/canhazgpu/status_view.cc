@@ -67,6 +67,10 @@ std::string Validation(const GpuStatus& s, uint64_t threshold_bytes) {
 
 }  // namespace
 
+std::string UserWithDisplayName(const std::string& user, const std::string& display) {
+  return display.empty() || display == user ? user : StrCat(user, " (", display, ")");
+}
+
 std::string FormatUserList(const std::vector<std::string>& users, size_t max_names) {
   if (users.empty()) return "unknown";
   if (users.size() == 1) return users[0];
@@ -84,11 +88,8 @@ std::string Text(const Json& g, const char* key) {
   return it != g.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// "actual (display)" when the holder gave another name with --user, as
-// the Go tool showed it.
 std::string UserCell(const Json& g) {
-  const std::string user = Text(g, "user"), display = Text(g, "display_user");
-  return display.empty() || display == user ? user : StrCat(user, " (", display, ")");
+  return UserWithDisplayName(Text(g, "user"), Text(g, "display_user"));
 }
 
 int64_t Number(const Json& g, const char* key) {

@@ -31,6 +31,10 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
 // `queue --json`: the waiting requests, head first, with totals.
 nlohmann::ordered_json QueueJson(const std::vector<alloc::QueueRow>& rows, TimePoint now);
 
+// "actual (display)" when the holder gave another name with --user, as the
+// Go tool showed it; else the account alone.
+std::string UserWithDisplayName(const std::string& user, const std::string& display);
+
 // "alice", "alice and bob", "alice, bob and 2 more".
 std::string FormatUserList(const std::vector<std::string>& users, size_t max_names = 2);
 
