@@ -100,10 +100,13 @@ TEST_F(WebDemoBrowserTest, Issue19DemoHostsOverviewAndAReportThatAddsUp) {
   if (HasFailure()) return;
   if (!page) GTEST_SKIP() << "no chromium on PATH (scripts/setup.sh installs it)";
   CdpBrowser& browser = *page;
+  // The page fetches status (which carries `demo`), hosts and report
+  // independently: wait for all three.
   ASSERT_TRUE(Eventually([&] {
     return browser.Evaluate(
                "document.querySelectorAll('#report tbody tr').length > 2 && "
-               "document.querySelectorAll('#hosts tbody tr').length === 3") == true;
+               "document.querySelectorAll('#hosts tbody tr').length === 3 && "
+               "document.getElementById('updated').textContent !== ''") == true;
   }));
   EXPECT_EQ(browser.Evaluate("document.getElementById('demo').hidden"), false);
   EXPECT_EQ(browser.Evaluate("document.getElementById('demo').textContent"), "demo");
