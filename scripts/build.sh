@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Configures and builds one CMake preset (default: "default" into build/).
+#   scripts/build.sh [PRESET [TARGET...]]   # no target: everything
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache keys on paths relative to the checkout, so every clone (CI's fresh
 # ones, a developer's worktrees) shares one cache.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 preset=${1:-default}
+shift || true
 dir=build
 [ "$preset" = default ] || dir=build-$preset
 if [ ! -f "$dir/build.ninja" ]; then
   cmake --preset "$preset" >/dev/null
 fi
-cmake --build "$dir"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$dir" "${targets[@]}"

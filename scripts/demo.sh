@@ -5,8 +5,9 @@
 # never touches a real pool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/build.sh default
+scripts/setup.sh build
+# Only what the demo runs (the tests are scripts/test.sh's to build).
+scripts/build.sh default canhazgpu k8shazgpu k8shazgpu-sim k8shazgpu-node
 chg=$PWD/build/src/cli/canhazgpu/canhazgpu
 export CANHAZGPU_STATE=$PWD/build/demo/state.db
 

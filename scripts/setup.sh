@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages canhazgpu needs to build, test and benchmark,
-# skipping those already installed. Safe to run repeatedly.
+# Installs the Debian packages canhazgpu needs, skipping those already
+# installed. Safe to run repeatedly.
+#   scripts/setup.sh         # build, test and benchmark (scripts/test.sh)
+#   scripts/setup.sh build   # only what building the binaries needs (scripts/demo.sh)
 set -euo pipefail
 
 packages=(
@@ -8,13 +10,17 @@ packages=(
   libcurl4-openssl-dev libssl-dev libgit2-dev zlib1g-dev
   libabsl-dev nlohmann-json3-dev libsqlite3-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format hyperfine
-  clang libclang-rt-14-dev
   libyaml-cpp-dev libtomlplusplus-dev libcpp-httplib-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  chromium wrk
-  python3 python3-jsonschema
 )
+if [ "${1:-all}" != build ]; then
+  packages+=(
+    clang-format hyperfine valgrind
+    clang libclang-rt-14-dev
+    chromium wrk
+    python3 python3-jsonschema
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

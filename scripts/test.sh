@@ -27,11 +27,11 @@ ctest --test-dir build --output-on-failure --timeout 300 -j "$jobs"
 echo "== CEL conformance (at least 99% of the runnable cases)"
 scripts/cel_conformance.sh build
 
-echo "== build (release: -O3 as a packager builds it; it must build, warnings or not)"
-scripts/build.sh release
+echo "== build (release: the shipped binaries at -O3 as a packager builds them; warnings or not)"
+scripts/build.sh release canhazgpu canhazgpu-web k8shazgpu k8shazgpu-node
 
-echo "== build (asan + ubsan)"
-scripts/build.sh asan
+echo "== build (asan + ubsan: the unit tests and what they run)"
+scripts/build.sh asan unit_tests
 echo "== unit tests under asan + ubsan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$jobs" -L unit

@@ -6,12 +6,14 @@
 #include "core/strings.h"
 
 namespace canhazgpu::cacheplan {
+
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
 namespace {
 
 constexpr size_t kMaxNameLength = 255;  // distribution/reference's NameTotalLengthMax
 constexpr size_t kMaxTagLength = 128;
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 

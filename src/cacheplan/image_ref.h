@@ -34,4 +34,8 @@ struct ImageRef {
 // component), for anything the grammar refuses.
 absl::StatusOr<ImageRef> ParseImageRef(std::string_view ref);
 
+// [a-z0-9]: the characters a name component starts and ends with (image
+// names, and the cache item names validate.cc checks the same way).
+bool IsLowerAlnum(char c);
+
 }  // namespace canhazgpu::cacheplan

@@ -10,9 +10,8 @@
 namespace canhazgpu::cacheplan {
 namespace {
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 absl::Status Bad(const CacheItem& item, std::string_view why) {
   return absl::InvalidArgumentError(
@@ -55,7 +54,7 @@ bool ValidBranch(std::string_view b) {
 
 bool ValidCommit(std::string_view c) {
   return ((c.size() >= 7 && c.size() <= 40) || c.size() == 64) &&
-         std::all_of(c.begin(), c.end(), IsHex);
+         std::all_of(c.begin(), c.end(), IsHexDigit);
 }
 
 // Hugging Face: "name" or "org/name", each letters, digits, '-', '_', '.',

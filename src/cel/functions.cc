@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "cel/ast.h"
 #include "core/strings.h"
 #include "re2/re2.h"
 
@@ -77,17 +78,17 @@ Value NotEquals(const Value* const* a, size_t, EvalContext& ctx) {
   return Value::Bool(!*eq);
 }
 
-template <int kOp>  // 0 <, 1 <=, 2 >, 3 >=
-Value Relation(const Value* const* a, size_t, EvalContext&) {
+template <Relation kRelation>  // one of kLt, kLe, kGt, kGe
+Value Ordered(const Value* const* a, size_t, EvalContext&) {
   Order o = Compare((*a[0]), (*a[1]));
   if (o == Order::kNoOverload) return NoOverload("relation");
   if (o == Order::kUnordered) return Value::Bool(false);
-  switch (kOp) {
-    case 0:
+  switch (kRelation) {
+    case Relation::kLt:
       return Value::Bool(o == Order::kLess);
-    case 1:
+    case Relation::kLe:
       return Value::Bool(o != Order::kGreater);
-    case 2:
+    case Relation::kGt:
       return Value::Bool(o == Order::kGreater);
     default:
       return Value::Bool(o != Order::kLess);
@@ -524,8 +525,10 @@ void RegisterStandard(FunctionRegistry& r) {
     std::string_view name;
     FunctionImpl impl;
   };
-  const Rel relations[] = {
-      {"_<_", Relation<0>}, {"_<=_", Relation<1>}, {"_>_", Relation<2>}, {"_>=_", Relation<3>}};
+  const Rel relations[] = {{"_<_", Ordered<Relation::kLt>},
+                           {"_<=_", Ordered<Relation::kLe>},
+                           {"_>_", Ordered<Relation::kGt>},
+                           {"_>=_", Ordered<Relation::kGe>}};
   for (const Rel& rel : relations) {
     for (std::string_view t : kOrdered)
       r.Add(StrCat(rel.name, "(", t, ", ", t, ") -> bool"), rel.impl);

@@ -11,6 +11,7 @@
 #include "core/duration.h"
 #include "core/strings.h"
 #include "dra/devices.h"
+#include "kube/json_object.h"
 
 namespace canhazgpu::clusterview {
 namespace {
@@ -28,10 +29,7 @@ std::optional<TimePoint> ParseTime(const std::string& text) {
   return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
 }
 
-std::string Text(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using kube::StringField;
 
 std::string TextAt(const json& j, const json::json_pointer& p) {
   return j.contains(p) && j.at(p).is_string() ? j.at(p).get<std::string>() : "";
@@ -107,8 +105,8 @@ ClaimHolder HolderOf(const View& view, const json& claim) {
   h.name = TextAt(claim, "/metadata/name"_json_pointer);
   if (claim.contains("status")) {
     for (const json& ref : Items(claim["status"], "reservedFor")) {
-      if (Text(ref, "resource") != "pods" || !Text(ref, "apiGroup").empty()) continue;
-      h.pods.push_back({h.namespace_name, Text(ref, "name")});
+      if (StringField(ref, "resource") != "pods" || !StringField(ref, "apiGroup").empty()) continue;
+      h.pods.push_back({h.namespace_name, StringField(ref, "name")});
     }
   }
   h.user = UserOf(view, claim, h.pods);
@@ -288,7 +286,7 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
   for (const auto& [node, status] : view.node_gpu_statuses) {
     if (!wanted(node) || !status.contains("status")) continue;
     for (const json& d : Items(status["status"], "devices")) {
-      const std::string name = Text(d, "name");
+      const std::string name = StringField(d, "name");
       if (name.empty()) continue;
       const DeviceKey key{node, dra::kDriverName, name};
       GpuRow& row = rows[key];
@@ -296,12 +294,12 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
         row.node = node;
         row.driver = dra::kDriverName;
         row.device = name;
-        row.type = Text(d, "type");
-        row.product = Text(d, "productName");
+        row.type = StringField(d, "type");
+        row.product = StringField(d, "productName");
       }
       for (const json& t : Items(d, "taints")) {
-        AddTaint(row.taints, {Text(t, "key"), Text(t, "value"), Text(t, "effect"),
-                              Text(t, "reason"), "NodeGpuStatus"});
+        AddTaint(row.taints, {StringField(t, "key"), StringField(t, "value"),
+                              StringField(t, "effect"), StringField(t, "reason"), "NodeGpuStatus"});
       }
       if (auto usage = d.find("usage"); usage != d.end() && usage->is_object()) {
         DeviceUsage u;
@@ -313,7 +311,7 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
         }
         row.usage = std::move(u);
       }
-      reports[key] = {Text(d, "state"), &d};
+      reports[key] = {StringField(d, "state"), &d};
     }
   }
 
@@ -322,12 +320,12 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
     if (!claim.contains(results) || !claim.at(results).is_array()) continue;
     std::optional<ClaimHolder> holder;
     for (const json& r : claim.at(results)) {
-      const std::string driver = Text(r, "driver");
-      const std::string pool = Text(r, "pool");
+      const std::string driver = StringField(r, "driver");
+      const std::string pool = StringField(r, "pool");
       auto node = node_of_pool.find({driver, pool});
       // A pool not readable now (incomplete): ours and NVIDIA's name it after the node.
       const std::string node_name = node != node_of_pool.end() ? node->second : pool;
-      auto row = rows.find({node_name, driver, Text(r, "device")});
+      auto row = rows.find({node_name, driver, StringField(r, "device")});
       if (row == rows.end()) continue;  // not a GPU, or not on the node asked for
       if (!holder) holder = HolderOf(view, claim);
       row->second.claims.push_back(*holder);
@@ -342,10 +340,10 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
     } else if (r != nullptr && r->state == "Held") {
       row.state = GpuState::kHeld;
       const json held = r->device->value("held", json::object());
-      row.held = LocalHold{.user = Text(held, "user"),
-                           .kind = Text(held, "kind"),
-                           .since = ParseTime(Text(held, "since")),
-                           .until = ParseTime(Text(held, "until"))};
+      row.held = LocalHold{.user = StringField(held, "user"),
+                           .kind = StringField(held, "kind"),
+                           .since = ParseTime(StringField(held, "since")),
+                           .until = ParseTime(StringField(held, "until"))};
     } else if (r != nullptr && r->state == "InUse") {
       row.state = GpuState::kInUse;
       if (!row.usage) row.usage = DeviceUsage{};
@@ -354,8 +352,8 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
       // to come): still the claim's. A claim the API has was allocated
       // other devices of this GPU (the node counts whole GPUs).
       for (const json& c : Items(*r->device, "claims")) {
-        const std::string ns = Text(c, "namespace");
-        const std::string name = Text(c, "name");
+        const std::string ns = StringField(c, "namespace");
+        const std::string name = StringField(c, "name");
         if (view.claims.contains(StrCat(ns, "/", name))) continue;
         ClaimHolder h{.namespace_name = ns, .name = name};
         for (const json& pod : Items(c, "pods")) {

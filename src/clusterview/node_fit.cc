@@ -1,27 +1,25 @@
 #include "clusterview/node_fit.h"
 
 #include "core/strings.h"
+#include "kube/json_object.h"
 
 namespace canhazgpu::clusterview {
 namespace {
 
 using nlohmann::json;
 
-std::string Text(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using kube::StringField;
 
 // core/v1 Toleration against a node taint (the same rule as devices').
 bool Tolerates(const json& toleration, const std::string& key, const std::string& value,
                const std::string& effect) {
-  const std::string t_effect = Text(toleration, "effect");
+  const std::string t_effect = StringField(toleration, "effect");
   if (!t_effect.empty() && t_effect != effect) return false;
-  const bool exists = Text(toleration, "operator") == "Exists";
-  const std::string t_key = Text(toleration, "key");
+  const bool exists = StringField(toleration, "operator") == "Exists";
+  const std::string t_key = StringField(toleration, "key");
   if (t_key.empty()) return exists;
   if (t_key != key) return false;
-  return exists || Text(toleration, "value") == value;
+  return exists || StringField(toleration, "value") == value;
 }
 
 bool HasValue(const json& values, const std::string& value) {
@@ -35,7 +33,7 @@ bool HasValue(const json& values, const std::string& value) {
 // has the label, `value` its value), as k8s.io/component-helpers'
 // nodeaffinity does. An unknown operator matches nothing.
 bool RequirementMatches(const json& requirement, bool present, const std::string& value) {
-  const std::string op = Text(requirement, "operator");
+  const std::string op = StringField(requirement, "operator");
   const json values = requirement.value("values", json::array());
   if (op == "In") return present && HasValue(values, value);
   if (op == "NotIn") return !present || !HasValue(values, value);
@@ -60,14 +58,14 @@ bool TermMatches(const json& term, const json& node) {
   if (expressions.empty() && fields.empty()) return false;
   const json labels = node.value("/metadata/labels"_json_pointer, json::object());
   for (const json& e : expressions) {
-    auto it = labels.find(Text(e, "key"));
+    auto it = labels.find(StringField(e, "key"));
     const bool present = it != labels.end() && it->is_string();
     if (!RequirementMatches(e, present, present ? it->get<std::string>() : "")) return false;
   }
   for (const json& f : fields) {
-    const std::string op = Text(f, "operator");
-    if (Text(f, "key") != "metadata.name" || (op != "In" && op != "NotIn")) return false;
-    if (!RequirementMatches(f, true, Text(node.value("metadata", json::object()), "name")))
+    const std::string op = StringField(f, "operator");
+    if (StringField(f, "key") != "metadata.name" || (op != "In" && op != "NotIn")) return false;
+    if (!RequirementMatches(f, true, StringField(node.value("metadata", json::object()), "name")))
       return false;
   }
   return true;
@@ -87,7 +85,7 @@ bool RequiredAffinityMatches(const json& spec, const json& node) {
 bool Ready(const json& node) {
   const json conditions = node.value("/status/conditions"_json_pointer, json::array());
   for (const json& c : conditions) {
-    if (Text(c, "type") == "Ready") return Text(c, "status") == "True";
+    if (StringField(c, "type") == "Ready") return StringField(c, "status") == "True";
   }
   return false;
 }
@@ -107,9 +105,9 @@ std::string NodeMismatch(const json& pod, const json& node) {
   json taints = node.value("/spec/taints"_json_pointer, json::array());
   if (!Ready(node)) taints.push_back({{"key", kNotReadyTaint}, {"effect", "NoSchedule"}});
   for (const json& taint : taints) {
-    const std::string effect = Text(taint, "effect");
+    const std::string effect = StringField(taint, "effect");
     if (effect != "NoSchedule" && effect != "NoExecute") continue;
-    const std::string key = Text(taint, "key"), value = Text(taint, "value");
+    const std::string key = StringField(taint, "key"), value = StringField(taint, "value");
     bool tolerated = false;
     for (const json& t : tolerations) tolerated |= Tolerates(t, key, value, effect);
     if (!tolerated) return StrCat("node(s) had untolerated taint {", key, ": ", value, "}");

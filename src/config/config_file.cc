@@ -1,17 +1,12 @@
 #include "config/config_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <sstream>
 
 #include "config/prescan.h"
 #include "config/toml_shield.h"
+#include "core/file_read.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
@@ -297,44 +292,7 @@ absl::StatusOr<ConfigFile> ParseConfigText(const std::string& path, const std::s
 }
 
 absl::StatusOr<ConfigFile> LoadConfigFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    const int err = errno;
-    std::string message = StrCat("cannot read config file ", path, ": ", strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(message);
-    return absl::PermissionDeniedError(message);
-  }
-  struct stat st;
-  absl::Status status;
-  std::string text;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = absl::InvalidArgumentError(StrCat("config file ", path, ": not a regular file"));
-  } else if (static_cast<uint64_t>(st.st_size) > kMaxConfigFileBytes) {
-    status = absl::InvalidArgumentError(StrCat("config file ", path, ": larger than 1 MiB"));
-  } else {
-    // Read at most one byte past the bound: the file may grow after fstat.
-    text.resize(kMaxConfigFileBytes + 1);
-    size_t got = 0;
-    while (got < text.size()) {
-      ssize_t n = read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        if (n < 0) {
-          status =
-              absl::InternalError(StrCat("cannot read config file ", path, ": ", strerror(errno)));
-        }
-        break;
-      }
-      got += static_cast<size_t>(n);
-    }
-    text.resize(got);
-    if (status.ok() && got > kMaxConfigFileBytes) {
-      status = absl::InvalidArgumentError(StrCat("config file ", path, ": larger than 1 MiB"));
-    }
-  }
-  close(fd);
-  if (!status.ok()) return status;
+  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, kMaxConfigFileBytes, "config file"));
   return ParseConfigText(path, text);
 }
 

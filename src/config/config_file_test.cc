@@ -254,7 +254,8 @@ TEST_F(ConfigFileDiskTest, Issue14DeviceAndDirectoryAreRejected) {
 TEST_F(ConfigFileDiskTest, Issue14FileOverOneMebibyteIsRejected) {
   std::string path = dir_ + "/c.yaml";
   std::ofstream(path) << "a: 1\n" << std::string(1 << 20, '#') << "\n";
-  EXPECT_THAT(LoadConfigFile(path).status().message(), HasSubstr(path + ": larger than 1 MiB"));
+  EXPECT_THAT(LoadConfigFile(path).status().message(),
+              HasSubstr(path + ": larger than 1048576 bytes"));
   std::ofstream(path, std::ios::trunc) << "a: 1\n";
   auto file = LoadConfigFile(path);
   ASSERT_TRUE(file.ok()) << file.status();

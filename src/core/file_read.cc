@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -32,9 +33,17 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_
     status = absl::InvalidArgumentError(too_large);
   } else {
     // Read at most one byte past the bound: the file may grow after fstat.
-    text.resize(max_bytes + 1);
+    // Start from the size fstat saw (files under /proc and /sys say 0) and
+    // grow as needed: sizing the buffer to the bound would zero-fill
+    // megabytes to read a few hundred bytes.
+    const size_t limit = max_bytes + 1;
+    text.resize(std::min(limit, st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 4096));
     size_t got = 0;
-    while (got < text.size()) {
+    while (true) {
+      if (got == text.size()) {
+        if (text.size() == limit) break;
+        text.resize(std::min(limit, text.size() * 2));
+      }
       const ssize_t n = read(fd, text.data() + got, text.size() - got);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {

@@ -98,7 +98,19 @@ void AppendHex(std::string& out, const char* prefix, uint32_t value, int digits)
 std::string Escape(std::string_view bytes, bool controls) {
   std::string out;
   out.reserve(bytes.size());
+  // ASCII that needs no escape, nearly all text, is copied a run at a time.
+  auto plain = [controls](char ch) {
+    const auto b = static_cast<uint8_t>(ch);
+    return b < 0x80 && (!controls || (b >= 0x20 && b != 0x7F));
+  };
   while (!bytes.empty()) {
+    size_t run = 0;
+    while (run < bytes.size() && plain(bytes[run])) ++run;
+    if (run > 0) {
+      out.append(bytes.substr(0, run));
+      bytes.remove_prefix(run);
+      continue;
+    }
     char32_t c = 0;
     const size_t len = DecodeUtf8(bytes, &c);
     if (len == 0) {

@@ -19,7 +19,7 @@ namespace {
 using testing::PluginHarness;
 using State = driver::DeviceHealth::State;
 
-constexpr std::chrono::seconds kWait{10};  // bound on waiting for a condition
+constexpr std::chrono::seconds kHealthWait{10};  // bound on waiting for a condition
 
 // The updates a watch received, for the test thread to wait on.
 class Updates {
@@ -34,10 +34,10 @@ class Updates {
     };
   }
 
-  // The first `count` updates, or fewer after kWait.
+  // The first `count` updates, or fewer after kHealthWait.
   std::vector<std::vector<driver::DeviceHealth>> WaitFor(size_t count) {
     std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait_for(lock, kWait, [&] { return received_.size() >= count; });
+    changed_.wait_for(lock, kHealthWait, [&] { return received_.size() >= count; });
     return received_;
   }
 

@@ -72,6 +72,12 @@ struct Device {
   // which name its capability device nodes.
   int mig_gpu_instance = -1;
   int mig_compute_instance = -1;
+
+  // The string attribute `name`; "" when the device has none.
+  std::string StringAttribute(const std::string& name) const {
+    auto it = attributes.find(name);
+    return it == attributes.end() ? "" : it->second.string_value;
+  }
 };
 
 struct CounterSet {

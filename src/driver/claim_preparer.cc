@@ -18,11 +18,6 @@ const dra::Device* FindDevice(const dra::DevicePool& pool, const std::string& na
   return nullptr;
 }
 
-std::string StringAttribute(const dra::Device& d, const char* name) {
-  auto it = d.attributes.find(name);
-  return it == d.attributes.end() ? "" : it->second.string_value;
-}
-
 // The /dev/nvidia<minor> of the device's GPU (a MIG instance's parent).
 int MinorOf(const dra::DevicePool& pool, const dra::Device& device) {
   for (const dra::Device& d : pool.devices) {
@@ -205,14 +200,14 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
           StrCat(d.device, " is no longer a device of node ", node.pool.pool));
     }
     CdiDevice cdi{.name = d.device,
-                  .uuid = StringAttribute(*device, "uuid"),
+                  .uuid = device->StringAttribute("uuid"),
                   .gpu_minor = MinorOf(node.pool, *device),
                   .is_mig = device->is_mig};
     if (device->is_mig) {
       ASSIGN_OR_RETURN(cdi.extra_device_nodes, MigNodes(*device, cdi.gpu_minor, mig_minors));
     }
     input.devices.push_back(std::move(cdi));
-    uuids.push_back(StringAttribute(*device, "uuid"));
+    uuids.push_back(device->StringAttribute("uuid"));
   }
   // With the NVIDIA Container Toolkit's spec, it brings the driver's files.
   if (ToolkitDeviceIds(options_.toolkit_spec_dirs, uuids).empty()) {

@@ -42,11 +42,6 @@ json Usage(const alloc::GpuStatus& s) {
   return usage;
 }
 
-std::string StringAttribute(const dra::Device& d, const char* name) {
-  auto it = d.attributes.find(name);
-  return it == d.attributes.end() ? "" : it->second.string_value;
-}
-
 }  // namespace
 
 json NodeGpuStatusObject(const std::string& node, const std::string& node_uid, const NodeView& view,
@@ -58,9 +53,9 @@ json NodeGpuStatusObject(const std::string& node, const std::string& node_uid, c
                                         {"prepared", 0}, {"inUse", 0}, {"tainted", 0}};
   for (const dra::Device& d : view.devices.pool.devices) {
     json device = {{"name", d.name}, {"type", d.is_mig ? "mig" : "gpu"}};
-    if (const std::string uuid = StringAttribute(d, "uuid"); !uuid.empty()) device["uuid"] = uuid;
+    if (const std::string uuid = d.StringAttribute("uuid"); !uuid.empty()) device["uuid"] = uuid;
     if (!d.is_mig) device["index"] = d.gpu_index;
-    if (const std::string product = StringAttribute(d, "productName"); !product.empty()) {
+    if (const std::string product = d.StringAttribute("productName"); !product.empty()) {
       device["productName"] = product;
     }
     auto status = by_gpu.find(d.gpu_index);

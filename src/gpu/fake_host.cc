@@ -1,14 +1,9 @@
 #include "gpu/fake_host.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <set>
 
+#include "core/file_read.h"
 #include "core/file_write.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -279,44 +274,7 @@ absl::StatusOr<FakeHost> ParseFakeHost(std::string_view text, std::string_view s
 }
 
 absl::StatusOr<FakeHost> LoadFakeHost(const std::string& path) {
-  // O_NONBLOCK: a FIFO must not block the open; only regular files are read.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    const int err = errno;
-    std::string message = StrCat("fake host ", path, ": cannot read: ", strerror(err));
-    if (err == ENOENT) return absl::NotFoundError(message);
-    return absl::PermissionDeniedError(message);
-  }
-  std::string text;
-  absl::Status status;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = absl::InvalidArgumentError(StrCat("fake host ", path, ": not a regular file"));
-  } else {
-    // One byte past the bound tells a file that grew after fstat.
-    text.resize(kMaxFileBytes + 1);
-    size_t got = 0;
-    for (ssize_t n = 0; got < text.size(); got += static_cast<size_t>(n)) {
-      n = read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) {
-        n = 0;
-        continue;
-      }
-      if (n <= 0) {
-        if (n < 0) {
-          status =
-              absl::InternalError(StrCat("fake host ", path, ": cannot read: ", strerror(errno)));
-        }
-        break;
-      }
-    }
-    text.resize(got);
-    if (status.ok() && got > kMaxFileBytes) {
-      status = absl::InvalidArgumentError(StrCat("fake host ", path, ": larger than 4 MiB"));
-    }
-  }
-  close(fd);
-  if (!status.ok()) return status;
+  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, kMaxFileBytes, "fake host"));
   return ParseFakeHost(text, path);
 }
 

@@ -184,7 +184,7 @@ TEST(FakeHostTest, Issue14UnusualFilesAreRejected) {
   EXPECT_THAT(LoadFakeHost(fifo).status().message(), HasSubstr("not a regular file"));
   std::string big = dir + "/big.json";
   std::ofstream(big) << DefaultFakeHostJson(1) << std::string(4 << 20, ' ');
-  EXPECT_THAT(LoadFakeHost(big).status().message(), HasSubstr(big + ": larger than 4 MiB"));
+  EXPECT_THAT(LoadFakeHost(big).status().message(), HasSubstr(big + ": larger than 4194304 bytes"));
   std::filesystem::remove_all(dir);
 }
 

@@ -33,6 +33,13 @@ inline std::string StringAt(const nlohmann::json& object,
   return value.is_string() ? value.get<std::string>() : std::string();
 }
 
+// The string member `key` of `object`; "" when it is absent or not a string.
+inline std::string StringField(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 template <typename T>
 struct JsonObject {
   // The members of the JSON object this was read from that the struct does

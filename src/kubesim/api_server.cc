@@ -17,7 +17,7 @@ namespace canhazgpu::kubesim {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 std::vector<std::string> Segments(const std::string& path) {
   std::vector<std::string> out;
@@ -73,10 +73,11 @@ class RequestLog {
  public:
   RequestLog(const httplib::Request& req, const httplib::Response& res,
              const std::function<void(const std::string&)>& log)
-      : req_(req), res_(res), log_(log), start_(Clock::now()) {}
+      : req_(req), res_(res), log_(log), start_(SteadyClock::now()) {}
   ~RequestLog() {
     if (!log_) return;
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(SteadyClock::now() - start_).count();
     char took[32];
     snprintf(took, sizeof(took), "%.1fms", ms);
     std::string target = req_.path;
@@ -89,7 +90,7 @@ class RequestLog {
   const httplib::Request& req_;
   const httplib::Response& res_;
   const std::function<void(const std::string&)>& log_;
-  Clock::time_point start_;
+  SteadyClock::time_point start_;
 };
 
 constexpr char kDebugPrefix[] = "k8shazgpu-sim";
@@ -276,10 +277,10 @@ bool ApiServer::InjectFault(const std::string& verb, const std::string& resource
   std::optional<Fault> fault = faults_.Take(verb, resource);
   if (!fault) return false;
   // Held in short steps so that Stop() is not kept waiting by a stall.
-  const auto until = Clock::now() + fault->stall;
-  while (!stopping_ && Clock::now() < until) {
+  const auto until = SteadyClock::now() + fault->stall;
+  while (!stopping_ && SteadyClock::now() < until) {
     std::this_thread::sleep_for(
-        std::min<Clock::duration>(std::chrono::milliseconds(50), until - Clock::now()));
+        std::min<SteadyClock::duration>(std::chrono::milliseconds(50), until - SteadyClock::now()));
   }
   if (fault->code == 0) return false;
   const bool throttled = fault->code == 429;

@@ -16,20 +16,16 @@
 #include "kube/events.h"
 #include "kubesim/certificates.h"
 #include "kubesim/testing/test_api_server.h"
+#include "kubesim/testing/test_client.h"
 
 namespace canhazgpu::kube {
 namespace {
 
+using kubesim::ConnectTestClient;
+using kubesim::EventuallyTrue;
 using kubesim::TestApiServer;
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-std::unique_ptr<Client> Connect(const RestConfig& config, ClientOptions options = {}) {
-  options.backoff_base = std::chrono::milliseconds(1);
-  options.qps = 1000;
-  options.burst = 1000;
-  return Client::Create(config, options).value();
-}
 
 json Pod(const std::string& name, const std::vector<std::string>& containers) {
   json list = json::array();
@@ -38,14 +34,6 @@ json Pod(const std::string& name, const std::vector<std::string>& containers) {
           {"kind", "Pod"},
           {"metadata", {{"name", name}}},
           {"spec", {{"containers", list}}}};
-}
-
-bool Eventually(const std::function<bool()>& condition) {
-  for (int i = 0; i < 2000; ++i) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
 }
 
 // POSTs to the simulated server's debug endpoint, as a test in another
@@ -57,7 +45,7 @@ httplib::Result Debug(const TestApiServer& sim, const std::string& path, const s
 
 TEST(KubeLogsTest, LogsNameTheContainerAndHonourTailAndTimestamps) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   ASSERT_TRUE(client->CreateObject(kPods, "default", Pod("two", {"main", "side"})).ok());
 
   absl::StatusOr<std::string> unnamed = client->Logs("default", "two");
@@ -87,7 +75,7 @@ TEST(KubeLogsTest, LogsNameTheContainerAndHonourTailAndTimestamps) {
 TEST(KubeLogsTest, SinceSecondsCountsByTheServersClock) {
   host::FakeClock clock;
   TestApiServer sim({}, &clock);
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   ASSERT_TRUE(client->CreateObject(kPods, "default", Pod("p", {"c"})).ok());
   sim.server().logs().Append("default", "p", "c", "old\n");
   clock.Advance(std::chrono::minutes(5));
@@ -98,7 +86,7 @@ TEST(KubeLogsTest, SinceSecondsCountsByTheServersClock) {
 
 TEST(KubeLogsTest, FollowStreamsUntilTheContainerEnds) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   ASSERT_TRUE(client->CreateObject(kPods, "default", Pod("p", {"c"})).ok());
   ASSERT_EQ(Debug(sim, "logs/default/p/c", "first\n")->status, 200);
 
@@ -117,7 +105,7 @@ TEST(KubeLogsTest, FollowStreamsUntilTheContainerEnds) {
     done = true;
   });
   auto saw = [&](const std::string& text) {
-    return Eventually([&] {
+    return EventuallyTrue([&] {
       std::lock_guard lock(mu);
       return seen == text;
     });
@@ -127,7 +115,7 @@ TEST(KubeLogsTest, FollowStreamsUntilTheContainerEnds) {
   EXPECT_TRUE(saw("first\nsecond\n"));
   EXPECT_FALSE(done);
   ASSERT_EQ(Debug(sim, "logs/default/p/c?finish=true", "last\n")->status, 200);
-  EXPECT_TRUE(Eventually([&] { return done.load(); }));
+  EXPECT_TRUE(EventuallyTrue([&] { return done.load(); }));
   follower.join();
   EXPECT_TRUE(ended.ok()) << ended;
   EXPECT_EQ(seen, "first\nsecond\nlast\n");
@@ -135,7 +123,7 @@ TEST(KubeLogsTest, FollowStreamsUntilTheContainerEnds) {
 
 TEST(KubeLogsTest, AFollowerStopsWhenAskedOrWhenThePodIsDeleted) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   ASSERT_TRUE(client->CreateObject(kPods, "default", Pod("p", {"c"})).ok());
   sim.server().logs().Append("default", "p", "c", "hello\n");
 
@@ -154,25 +142,25 @@ TEST(KubeLogsTest, AFollowerStopsWhenAskedOrWhenThePodIsDeleted) {
     done = true;
   };
   std::thread cancelled(follow, &cancel);
-  ASSERT_TRUE(Eventually([&] { return reading.load(); }));
+  ASSERT_TRUE(EventuallyTrue([&] { return reading.load(); }));
   EXPECT_FALSE(done);
   cancel = true;
-  EXPECT_TRUE(Eventually([&] { return done.load(); }));
+  EXPECT_TRUE(EventuallyTrue([&] { return done.load(); }));
   cancelled.join();
 
   reading = false;
   done = false;
   std::thread orphaned(follow, nullptr);
-  ASSERT_TRUE(Eventually([&] { return reading.load(); }));
+  ASSERT_TRUE(EventuallyTrue([&] { return reading.load(); }));
   EXPECT_FALSE(done);
   ASSERT_TRUE(client->Delete(kPods, "default", "p").ok());
-  EXPECT_TRUE(Eventually([&] { return done.load(); }));
+  EXPECT_TRUE(EventuallyTrue([&] { return done.load(); }));
   orphaned.join();
 }
 
 TEST(KubeEventsTest, RepeatsAggregateIntoOneEventForTenMinutes) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   host::FakeClock clock;
   EventReportingSource source;
   source.component = "k8shazgpu-node";
@@ -206,7 +194,7 @@ TEST(KubeEventsTest, RepeatsAggregateIntoOneEventForTenMinutes) {
 
 TEST(KubeEventsTest, ClusterScopedObjectsLongMessagesAndBadTypes) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   host::FakeClock clock;
   EventReportingSource source;
   source.component = "k8shazgpu-node";
@@ -227,7 +215,7 @@ TEST(KubeEventsTest, ClusterScopedObjectsLongMessagesAndBadTypes) {
 
 TEST(KubeEventsTest, QueuedEventsSurviveAServerThatRefusesOrStalls) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   host::FakeClock clock;
   EventRecorder recorder(*client, {}, clock);
   std::mutex mu;
@@ -266,7 +254,7 @@ TEST(KubeEventsTest, QueuedEventsSurviveAServerThatRefusesOrStalls) {
 
 TEST(KubeFaultsTest, ThrottlingAndServerErrorsSetOverHttpAreRetried) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   ASSERT_EQ(Debug(sim, "faults",
                   R"({"verb":"get","resource":"namespaces","code":429,"retryAfterSeconds":1})")
                 ->status,
@@ -285,7 +273,7 @@ TEST(KubeFaultsTest, ThrottlingAndServerErrorsSetOverHttpAreRetried) {
   ASSERT_EQ(Debug(sim, "faults", R"({"resource":"namespaces","code":500,"count":10})")->status,
             201);
   absl::StatusOr<json> failed =
-      Connect(sim.Config(), {.max_retries = 2})->Get(kNamespaces, "", "default");
+      ConnectTestClient(sim.Config(), {.max_retries = 2})->Get(kNamespaces, "", "default");
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(failed.status().message(), HasSubstr("cannot get namespaces \"default\""));
   ASSERT_EQ(sim.server().faults().Pending().size(), 1u);
@@ -299,8 +287,8 @@ TEST(KubeFaultsTest, ThrottlingAndServerErrorsSetOverHttpAreRetried) {
 TEST(KubeFaultsTest, AStalledRequestTimesOutAndMalformedRulesAreRefused) {
   TestApiServer sim;
   sim.server().faults().Add({.verb = "list", .stall = std::chrono::milliseconds(30'000)});
-  auto client =
-      Connect(sim.Config(), {.timeout = std::chrono::milliseconds(300), .max_retries = 0});
+  auto client = ConnectTestClient(sim.Config(),
+                                  {.timeout = std::chrono::milliseconds(300), .max_retries = 0});
   absl::StatusOr<json> stalled = client->List(kConfigMaps, "default");
   EXPECT_EQ(stalled.status().code(), absl::StatusCode::kDeadlineExceeded) << stalled.status();
 
@@ -315,7 +303,7 @@ TEST(KubeFaultsTest, AStalledRequestTimesOutAndMalformedRulesAreRefused) {
 
 TEST(KubeFaultsTest, DroppedWatchesResumeWithoutLosingEvents) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   std::mutex mu;
   std::vector<std::string> names;
   std::atomic<bool> cancel{false};
@@ -336,7 +324,7 @@ TEST(KubeFaultsTest, DroppedWatchesResumeWithoutLosingEvents) {
   for (int i = 0; i < 3; ++i) {
     json cm = {{"metadata", {{"name", "cm" + std::to_string(i)}}}};
     ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", cm).ok());
-    EXPECT_TRUE(Eventually([&] { return count() == static_cast<size_t>(i + 1); }));
+    EXPECT_TRUE(EventuallyTrue([&] { return count() == static_cast<size_t>(i + 1); }));
     ASSERT_EQ(Debug(sim, "drop-watches", "")->status, 200);
   }
   cancel = true;
@@ -346,7 +334,7 @@ TEST(KubeFaultsTest, DroppedWatchesResumeWithoutLosingEvents) {
 
 TEST(KubeClientMoreTest, DeleteCollectionDeletesWhatTheSelectorMatches) {
   TestApiServer sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   for (const auto& [name, app] : {std::pair{"a", "x"}, {"b", "x"}, {"c", "y"}}) {
     json cm = {{"metadata", {{"name", name}, {"labels", {{"app", app}}}}}};
     ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", cm).ok());
@@ -372,12 +360,12 @@ TEST(KubeClientMoreTest, TlsServerNameIsTheNameTheCertificateMustCarry) {
   config.server.replace(0, 4, "https");
   config.ca_pem = certs.ca_pem;
   config.tls_server_name = "localhost";  // in the certificate; the address stays 127.0.0.1
-  absl::StatusOr<json> ok = Connect(config)->Get(kNamespaces, "", "default");
+  absl::StatusOr<json> ok = ConnectTestClient(config)->Get(kNamespaces, "", "default");
   EXPECT_TRUE(ok.ok()) << ok.status();
 
   config.tls_server_name = "api.elsewhere.example";  // not in it: refused by name, not by DNS
   absl::StatusOr<json> refused =
-      Connect(config, {.max_retries = 0})->Get(kNamespaces, "", "default");
+      ConnectTestClient(config, {.max_retries = 0})->Get(kNamespaces, "", "default");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(refused.status().message(),
               ::testing::AnyOf(HasSubstr("SSL"), HasSubstr("certificate")));
@@ -389,14 +377,15 @@ TEST(KubeClientMoreTest, TlsServerNameIsTheNameTheCertificateMustCarry) {
 TEST(KubeClientMoreTest, WritesRefuseFieldsTheServerDoesNotKnow) {
   TestApiServer sim;
   const json typo = {{"metadata", {{"name", "cm"}}}, {"datta", {{"k", "v"}}}};
-  absl::StatusOr<json> refused = Connect(sim.Config())->CreateObject(kConfigMaps, "default", typo);
+  absl::StatusOr<json> refused =
+      ConnectTestClient(sim.Config())->CreateObject(kConfigMaps, "default", typo);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(), HasSubstr("datta"));
-  auto lenient = Connect(sim.Config(), {.strict_field_validation = false});
+  auto lenient = ConnectTestClient(sim.Config(), {.strict_field_validation = false});
   absl::StatusOr<json> pruned = lenient->CreateObject(kConfigMaps, "default", typo);
   ASSERT_TRUE(pruned.ok()) << pruned.status();
   EXPECT_FALSE(pruned->contains("datta"));
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   EXPECT_THAT(client->Patch(kConfigMaps, "default", "cm", PatchType::kMerge, {{"datta", 1}})
                   .status()
                   .message(),
@@ -416,8 +405,8 @@ TEST(KubeClientMoreTest, RequestsIntroduceTheProgramAndItsVersion) {
   std::thread serving([&] { server.listen_after_bind(); });
   RestConfig config;
   config.server = "http://127.0.0.1:" + std::to_string(port);
-  EXPECT_TRUE(Connect(config)->Get(kNamespaces, "", "default").ok());
-  EXPECT_TRUE(Connect(config, {.user_agent = UserAgent("k8shazgpu-node")})
+  EXPECT_TRUE(ConnectTestClient(config)->Get(kNamespaces, "", "default").ok());
+  EXPECT_TRUE(ConnectTestClient(config, {.user_agent = UserAgent("k8shazgpu-node")})
                   ->Get(kNamespaces, "", "default")
                   .ok());
   server.stop();

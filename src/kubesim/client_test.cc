@@ -16,6 +16,7 @@
 #include "kubesim/api_server.h"
 #include "kubesim/certificates.h"
 #include "kubesim/testing/test_api_server.h"
+#include "kubesim/testing/test_client.h"
 
 namespace canhazgpu::kube {
 namespace {
@@ -23,6 +24,8 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+using kubesim::ConnectTestClient;
+using kubesim::EventuallyTrue;
 using Sim = kubesim::TestApiServer;
 
 // A server whose handler the test writes, for answers the simulator does
@@ -51,16 +54,7 @@ class Scripted {
   std::thread thread_;
 };
 
-std::unique_ptr<Client> Connect(const RestConfig& config, ClientOptions options = {}) {
-  options.backoff_base = std::chrono::milliseconds(1);
-  options.qps = 1000;
-  options.burst = 1000;
-  auto client = Client::Create(config, options);
-  EXPECT_TRUE(client.ok()) << client.status();
-  return *std::move(client);
-}
-
-json ConfigMap(const std::string& name) {
+json ConfigMapJson(const std::string& name) {
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
           {"metadata", {{"name", name}, {"labels", {{"app", "test"}}}}},
@@ -69,12 +63,12 @@ json ConfigMap(const std::string& name) {
 
 TEST(KubeClientTest, CreateGetUpdateAndConflicts) {
   Sim sim;
-  auto client = Connect(sim.Config());
-  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMap("a"));
+  auto client = ConnectTestClient(sim.Config());
+  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMapJson("a"));
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_FALSE((*created)["metadata"]["uid"].get<std::string>().empty());
 
-  absl::StatusOr<json> again = client->CreateObject(kConfigMaps, "default", ConfigMap("a"));
+  absl::StatusOr<json> again = client->CreateObject(kConfigMaps, "default", ConfigMapJson("a"));
   EXPECT_TRUE(IsApiAlreadyExists(again.status())) << again.status();
   EXPECT_EQ(again.status().message(),
             "cannot create configmaps \"a\" in namespace default: already exists: configmaps "
@@ -115,8 +109,8 @@ TEST(KubeClientTest, CreateGetUpdateAndConflicts) {
 
 TEST(KubeClientTest, ReadModifyWriteRetriesAConflict) {
   Sim sim;
-  auto client = Connect(sim.Config());
-  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("rmw")).ok());
+  auto client = ConnectTestClient(sim.Config());
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMapJson("rmw")).ok());
   int calls = 0;
   absl::StatusOr<json> out =
       client->ReadModifyWrite(kConfigMaps, "default", "rmw", [&](json& object) {
@@ -137,7 +131,7 @@ TEST(KubeClientTest, ReadModifyWriteRetriesAConflict) {
 
 TEST(KubeClientTest, FieldsWeDoNotModelSurviveAnUpdate) {
   Sim sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
               {"metadata", {{"name", "p"}}},
@@ -158,9 +152,9 @@ TEST(KubeClientTest, FieldsWeDoNotModelSurviveAnUpdate) {
 
 TEST(KubeClientTest, ListAllFollowsContinueTokensAndSelectors) {
   Sim sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   for (int i = 0; i < 5; ++i) {
-    json cm = ConfigMap("cm" + std::to_string(i));
+    json cm = ConfigMapJson("cm" + std::to_string(i));
     cm["metadata"]["labels"]["parity"] = i % 2 ? "odd" : "even";
     ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", cm).ok());
   }
@@ -178,8 +172,8 @@ TEST(KubeClientTest, ListAllFollowsContinueTokensAndSelectors) {
 
 TEST(KubeClientTest, PatchesAndDeletePreconditions) {
   Sim sim;
-  auto client = Connect(sim.Config());
-  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMap("p"));
+  auto client = ConnectTestClient(sim.Config());
+  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMapJson("p"));
   ASSERT_TRUE(created.ok());
   absl::StatusOr<json> merged = client->Patch(kConfigMaps, "default", "p", PatchType::kMerge,
                                               {{"data", {{"k", nullptr}, {"n", "1"}}}});
@@ -191,12 +185,12 @@ TEST(KubeClientTest, PatchesAndDeletePreconditions) {
   ASSERT_TRUE(patched.ok()) << patched.status();
   EXPECT_EQ((*patched)["data"]["m"], "2");
   absl::StatusOr<json> applied =
-      client->Patch(kConfigMaps, "default", "applied", PatchType::kApply, ConfigMap("applied"),
+      client->Patch(kConfigMaps, "default", "applied", PatchType::kApply, ConfigMapJson("applied"),
                     {.field_manager = "k8shazgpu"});
   ASSERT_TRUE(applied.ok()) << applied.status();
   EXPECT_EQ((*applied)["metadata"]["managedFields"][0]["manager"], "k8shazgpu");
   EXPECT_FALSE(
-      client->Patch(kConfigMaps, "default", "x", PatchType::kApply, ConfigMap("x"), {}).ok());
+      client->Patch(kConfigMaps, "default", "x", PatchType::kApply, ConfigMapJson("x"), {}).ok());
 
   absl::Status wrong =
       client->Delete(kConfigMaps, "default", "p", {.precondition_uid = "not-the-uid"});
@@ -210,7 +204,7 @@ TEST(KubeClientTest, PatchesAndDeletePreconditions) {
 
 TEST(KubeClientTest, BindsAPodAndDeletesItGracefullyThenAtOnce) {
   Sim sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   const json pod = {{"apiVersion", "v1"},
                     {"kind", "Pod"},
                     {"metadata", {{"name", "p"}}},
@@ -235,12 +229,12 @@ TEST(KubeClientTest, BindsAPodAndDeletesItGracefullyThenAtOnce) {
 
 TEST(KubeClientTest, AuthenticationAndAuthorizationErrorsSayWhat) {
   Sim sim({.token = "secret", .deny = {"create:resourceclaims"}});
-  auto anonymous = Connect(sim.Config());
+  auto anonymous = ConnectTestClient(sim.Config());
   absl::StatusOr<json> denied = anonymous->Get(kConfigMaps, "default", "x");
   EXPECT_EQ(denied.status().code(), absl::StatusCode::kUnauthenticated);
   EXPECT_THAT(denied.status().message(), HasSubstr("unauthorized"));
 
-  auto client = Connect(sim.Config("secret"));
+  auto client = ConnectTestClient(sim.Config("secret"));
   json claim = {
       {"metadata", {{"name", "c"}}},
       {"spec",
@@ -257,7 +251,7 @@ TEST(KubeClientTest, AuthenticationAndAuthorizationErrorsSayWhat) {
 
 TEST(KubeClientTest, InvalidObjectsCarryTheServersCauses) {
   Sim sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   json slice = {{"metadata", {{"name", "s"}}},
                 {"spec",
                  {{"driver", "gpu.example"},
@@ -272,13 +266,13 @@ TEST(KubeClientTest, InvalidObjectsCarryTheServersCauses) {
 
 TEST(KubeClientTest, WatchDeliversEventsAndEndsWithGoneWhenTooOld) {
   Sim sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   absl::StatusOr<json> list = client->List(kConfigMaps, "default");
   const std::string rv = (*list)["metadata"]["resourceVersion"];
   std::vector<std::string> seen;
   std::thread writer([&] {
     // The watch may not be open yet; the events wait in the window for it.
-    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("w")).ok());
+    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMapJson("w")).ok());
     ASSERT_TRUE(client->Delete(kConfigMaps, "default", "w").ok());
   });
   absl::Status watched =
@@ -294,7 +288,7 @@ TEST(KubeClientTest, WatchDeliversEventsAndEndsWithGoneWhenTooOld) {
   sim.store().set_event_window(1);
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(
-        client->CreateObject(kConfigMaps, "default", ConfigMap("g" + std::to_string(i))).ok());
+        client->CreateObject(kConfigMaps, "default", ConfigMapJson("g" + std::to_string(i))).ok());
   }
   absl::Status gone = client->Watch(kConfigMaps, "default", {.resource_version = rv},
                                     [](const WatchEvent&) { return true; });
@@ -303,7 +297,7 @@ TEST(KubeClientTest, WatchDeliversEventsAndEndsWithGoneWhenTooOld) {
 
 TEST(KubeClientTest, ClustersWithoutResourceV1AreToldInOneLine) {
   Sim sim;
-  EXPECT_TRUE(Connect(sim.Config())->CheckDraApi().ok());
+  EXPECT_TRUE(ConnectTestClient(sim.Config())->CheckDraApi().ok());
 
   Scripted old([](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/apis/resource.k8s.io") {
@@ -312,7 +306,7 @@ TEST(KubeClientTest, ClustersWithoutResourceV1AreToldInOneLine) {
           "application/json");
     }
   });
-  absl::Status status = Connect(old.Config())->CheckDraApi();
+  absl::Status status = ConnectTestClient(old.Config())->CheckDraApi();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("does not serve resource.k8s.io/v1"));
   EXPECT_THAT(status.message(), HasSubstr("it serves resource.k8s.io v1beta1"));
@@ -321,7 +315,7 @@ TEST(KubeClientTest, ClustersWithoutResourceV1AreToldInOneLine) {
     res.status = 404;
     res.set_content(R"({"kind":"Status","code":404,"reason":"NotFound"})", "application/json");
   });
-  status = Connect(none.Config())->CheckDraApi();
+  status = ConnectTestClient(none.Config())->CheckDraApi();
   EXPECT_THAT(status.message(), HasSubstr("it serves no version of resource.k8s.io"));
 }
 
@@ -337,32 +331,32 @@ TEST(KubeClientTest, RealTlsWithAClientCertificateOrAToken) {
   config.client_cert_pem = certs.client_cert_pem;
   config.client_key_pem = certs.client_key_pem;
   config.token = "tok";
-  absl::StatusOr<json> ok = Connect(config)->Get(kNamespaces, "", "default");
+  absl::StatusOr<json> ok = ConnectTestClient(config)->Get(kNamespaces, "", "default");
   ASSERT_TRUE(ok.ok()) << ok.status();
 
   RestConfig no_token = config;
   no_token.token.clear();
-  EXPECT_EQ(Connect(no_token)->Get(kNamespaces, "", "default").status().code(),
+  EXPECT_EQ(ConnectTestClient(no_token)->Get(kNamespaces, "", "default").status().code(),
             absl::StatusCode::kUnauthenticated);
 
   RestConfig no_cert = config;
   no_cert.client_cert_pem.clear();
   no_cert.client_key_pem.clear();
   absl::StatusOr<json> refused =
-      Connect(no_cert, {.max_retries = 0})->Get(kNamespaces, "", "default");
+      ConnectTestClient(no_cert, {.max_retries = 0})->Get(kNamespaces, "", "default");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
 
   RestConfig other_ca = config;
   other_ca.ca_pem = kubesim::GenerateCertificates().value().ca_pem;
   absl::StatusOr<json> untrusted =
-      Connect(other_ca, {.max_retries = 0})->Get(kNamespaces, "", "default");
+      ConnectTestClient(other_ca, {.max_retries = 0})->Get(kNamespaces, "", "default");
   EXPECT_EQ(untrusted.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(untrusted.status().message()), HasSubstr("SSL"));
 
   RestConfig insecure = config;
   insecure.ca_pem.clear();
   insecure.insecure_skip_tls_verify = true;
-  EXPECT_TRUE(Connect(insecure)->Get(kNamespaces, "", "default").ok());
+  EXPECT_TRUE(ConnectTestClient(insecure)->Get(kNamespaces, "", "default").ok());
 }
 
 // Projected service-account tokens rotate: the client reads the token file
@@ -389,7 +383,7 @@ TEST(KubeClientTest, ATokenFileIsReadAgainWhenItChanges) {
   RestConfig config = server.Config();
   config.token = "ignored-while-the-file-has-one";
   config.token_file = path;
-  auto client = Connect(config);
+  auto client = ConnectTestClient(config);
   ASSERT_TRUE(client->Get(kConfigMaps, "default", "x").ok());
   write("second-and-longer\n");  // a new size: a new file, whatever the clock's grain
   ASSERT_TRUE(client->Get(kConfigMaps, "default", "x").ok());
@@ -413,14 +407,14 @@ TEST(KubeClientTest, RetriesTooManyRequestsAndServerErrors) {
       res.set_content(R"({"kind":"ConfigMap","metadata":{"name":"x"}})", "application/json");
     }
   });
-  auto client = Connect(server.Config());
+  auto client = ConnectTestClient(server.Config());
   absl::StatusOr<json> got = client->Get(kConfigMaps, "default", "x");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(requests, 3);
 
   // A create is not repeated after a 503: it may have happened.
   requests = 1;
-  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMap("x"));
+  absl::StatusOr<json> created = client->CreateObject(kConfigMaps, "default", ConfigMapJson("x"));
   EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(requests, 2);
 }
@@ -432,8 +426,8 @@ TEST(KubeClientTest, StalledServerAndRefusedConnectionAreBoundedErrors) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     res.set_content("{}", "application/json");
   });
-  auto client =
-      Connect(stalled.Config(), {.timeout = std::chrono::milliseconds(200), .max_retries = 0});
+  auto client = ConnectTestClient(stalled.Config(),
+                                  {.timeout = std::chrono::milliseconds(200), .max_retries = 0});
   absl::StatusOr<json> got = client->Get(kConfigMaps, "default", "x");
   release = true;
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded) << got.status();
@@ -441,7 +435,7 @@ TEST(KubeClientTest, StalledServerAndRefusedConnectionAreBoundedErrors) {
 
   RestConfig nowhere;
   nowhere.server = "http://127.0.0.1:1";
-  auto refused = Connect(nowhere, {.max_retries = 1});
+  auto refused = ConnectTestClient(nowhere, {.max_retries = 1});
   absl::StatusOr<json> none = refused->Get(kConfigMaps, "default", "x");
   EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(none.status().message(), HasSubstr("cannot get configmaps \"x\""));
@@ -487,7 +481,7 @@ TEST(KubeExecPluginTest, ATokenFromTheV1PluginAuthenticates) {
   config.exec->args = {"--cluster", "two words"};
   config.exec->env = {{"GREETING", "hello"}};
   config.exec->provide_cluster_info = true;
-  absl::StatusOr<json> got = Connect(config)->Get(kNamespaces, "", "default");
+  absl::StatusOr<json> got = ConnectTestClient(config)->Get(kNamespaces, "", "default");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(scripts.Read("args"), "--cluster\ntwo words\n");
   EXPECT_EQ(scripts.Read("env"), "hello");
@@ -502,7 +496,7 @@ TEST(KubeExecPluginTest, AV1Beta1PluginAuthenticates) {
   Sim sim({.token = "beta"});
   PluginScripts scripts;
   const std::string plugin = scripts.Printing("p", Token(kExecApiV1Beta1, "beta"));
-  EXPECT_TRUE(Connect(WithPlugin(sim.Config(), plugin, kExecApiV1Beta1))
+  EXPECT_TRUE(ConnectTestClient(WithPlugin(sim.Config(), plugin, kExecApiV1Beta1))
                   ->Get(kNamespaces, "", "default")
                   .ok());
   EXPECT_EQ(scripts.Runs(), 1);
@@ -513,7 +507,7 @@ TEST(KubeExecPluginTest, TheConfigsOwnTokenWinsOverThePlugin) {
   Sim sim({.token = "own"});
   PluginScripts scripts;
   RestConfig config = WithPlugin(sim.Config("own"), scripts.Printing("p", Token(kExecApiV1, "x")));
-  EXPECT_TRUE(Connect(config)->Get(kNamespaces, "", "default").ok());
+  EXPECT_TRUE(ConnectTestClient(config)->Get(kNamespaces, "", "default").ok());
   EXPECT_EQ(scripts.Runs(), 0);
 }
 
@@ -521,10 +515,10 @@ TEST(KubeExecPluginTest, TheCredentialIsKeptUntilItExpires) {
   Sim sim({.token = "t"});
   PluginScripts scripts;
   host::FakeClock clock;  // 2026
-  auto client =
-      Connect(WithPlugin(sim.Config(),
-                         scripts.Printing("p", Token(kExecApiV1, "t", "2030-01-01T00:00:00Z"))),
-              {.clock = &clock});
+  auto client = ConnectTestClient(
+      WithPlugin(sim.Config(),
+                 scripts.Printing("p", Token(kExecApiV1, "t", "2030-01-01T00:00:00Z"))),
+      {.clock = &clock});
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->Get(kNamespaces, "", "default").ok());
   EXPECT_EQ(scripts.Runs(), 1);
   clock.Set(FromEpochMillis(1'893'456'001'000));  // a second past the expiry
@@ -532,10 +526,10 @@ TEST(KubeExecPluginTest, TheCredentialIsKeptUntilItExpires) {
   EXPECT_EQ(scripts.Runs(), 2);
 
   PluginScripts expired;
-  auto again =
-      Connect(WithPlugin(sim.Config(),
-                         expired.Printing("p", Token(kExecApiV1, "t", "2020-01-01T00:00:00Z"))),
-              {.clock = &clock});
+  auto again = ConnectTestClient(
+      WithPlugin(sim.Config(),
+                 expired.Printing("p", Token(kExecApiV1, "t", "2020-01-01T00:00:00Z"))),
+      {.clock = &clock});
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(again->Get(kNamespaces, "", "default").ok());
   EXPECT_EQ(expired.Runs(), 3);
 }
@@ -544,7 +538,7 @@ TEST(KubeExecPluginTest, UnauthorizedRunsThePluginAgainOnce) {
   Sim sim({.token = "right"});
   PluginScripts scripts;
   const std::string rotating = RevokedThenRight(scripts);
-  auto client = Connect(WithPlugin(sim.Config(), rotating));
+  auto client = ConnectTestClient(WithPlugin(sim.Config(), rotating));
   absl::StatusOr<json> got = client->Get(kNamespaces, "", "default");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(scripts.Runs(), 2);
@@ -552,7 +546,8 @@ TEST(KubeExecPluginTest, UnauthorizedRunsThePluginAgainOnce) {
   EXPECT_EQ(scripts.Runs(), 2);
 
   PluginScripts wrong;
-  auto refused = Connect(WithPlugin(sim.Config(), wrong.Printing("p", Token(kExecApiV1, "nope"))));
+  auto refused =
+      ConnectTestClient(WithPlugin(sim.Config(), wrong.Printing("p", Token(kExecApiV1, "nope"))));
   absl::StatusOr<json> denied = refused->Get(kNamespaces, "", "default");
   EXPECT_EQ(denied.status().code(), absl::StatusCode::kUnauthenticated) << denied.status();
   EXPECT_EQ(wrong.Runs(), 2);
@@ -560,12 +555,13 @@ TEST(KubeExecPluginTest, UnauthorizedRunsThePluginAgainOnce) {
 
 TEST(KubeExecPluginTest, AWatchRefusedWithThePluginsTokenAsksItAgain) {
   Sim sim({.token = "right"});
-  ASSERT_TRUE(
-      Connect(sim.Config("right"))->CreateObject(kConfigMaps, "default", ConfigMap("w")).ok());
+  ASSERT_TRUE(ConnectTestClient(sim.Config("right"))
+                  ->CreateObject(kConfigMaps, "default", ConfigMapJson("w"))
+                  .ok());
   PluginScripts scripts;
   const std::string rotating = RevokedThenRight(scripts);
   std::string seen;
-  absl::Status watched = Connect(WithPlugin(sim.Config(), rotating))
+  absl::Status watched = ConnectTestClient(WithPlugin(sim.Config(), rotating))
                              ->Watch(kConfigMaps, "default", {}, [&](const WatchEvent& e) {
                                seen =
                                    e.type + " " + e.object["metadata"]["name"].get<std::string>();
@@ -580,7 +576,8 @@ TEST(KubeExecPluginTest, APluginFailureIsTheRequestsError) {
   Sim sim({.token = "t"});
   PluginScripts scripts;
   const std::string plugin = scripts.Write("p", "exit 1");
-  absl::StatusOr<json> got = Connect(WithPlugin(sim.Config(), plugin))->Get(kNamespaces, "", "x");
+  absl::StatusOr<json> got =
+      ConnectTestClient(WithPlugin(sim.Config(), plugin))->Get(kNamespaces, "", "x");
   EXPECT_EQ(got.status().message(), "exec plugin \"" + plugin + "\" failed with exit status 1");
 
   RestConfig interactive = WithPlugin(sim.Config(), plugin);
@@ -601,7 +598,8 @@ TEST(KubeExecPluginTest, AClientCertificateFromThePluginIsUsedForTls) {
   RestConfig config = WithPlugin(sim.Config(), plugin);
   config.server.replace(0, 4, "https");
   config.ca_pem = certs.ca_pem;
-  absl::StatusOr<json> got = Connect(config, {.max_retries = 0})->Get(kNamespaces, "", "default");
+  absl::StatusOr<json> got =
+      ConnectTestClient(config, {.max_retries = 0})->Get(kNamespaces, "", "default");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(scripts.Runs(), 1);
 }
@@ -636,19 +634,11 @@ InformerHandlers Record(Heard& heard, std::function<void(const json&)> on_add_ho
               }};
 }
 
-bool Eventually(const std::function<bool()>& condition) {
-  for (int i = 0; i < 2000; ++i) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
 TEST(KubeInformerTest, ListsThenFollowsEveryChange) {
   Sim sim;
-  auto client = Connect(sim.Config());
+  auto client = ConnectTestClient(sim.Config());
   for (const char* name : {"a", "b"}) {
-    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap(name)).ok());
+    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMapJson(name)).ok());
   }
   Heard heard;
   Informer informer(*client, kConfigMaps, "default", {}, Record(heard));
@@ -657,11 +647,11 @@ TEST(KubeInformerTest, ListsThenFollowsEveryChange) {
   EXPECT_EQ(informer.size(), 2u);
   EXPECT_TRUE(heard.Has("add a"));
 
-  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("c")).ok());
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMapJson("c")).ok());
   ASSERT_TRUE(
       client->Patch(kConfigMaps, "default", "a", PatchType::kMerge, {{"data", {{"x", "1"}}}}).ok());
   ASSERT_TRUE(client->Delete(kConfigMaps, "default", "b").ok());
-  EXPECT_TRUE(Eventually([&] { return heard.Has("delete b"); }));
+  EXPECT_TRUE(EventuallyTrue([&] { return heard.Has("delete b"); }));
   EXPECT_TRUE(heard.Has("add c"));
   EXPECT_TRUE(heard.Has("update a"));
   EXPECT_EQ(informer.Get("default", "a").value()["data"]["x"], "1");
@@ -674,8 +664,8 @@ TEST(KubeInformerTest, ListsThenFollowsEveryChange) {
 // past it: it lists again, and the difference reaches the handlers.
 TEST(KubeInformerTest, RelistsAfterGoneAndMissesNothing) {
   Sim sim;
-  auto client = Connect(sim.Config());
-  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("old")).ok());
+  auto client = ConnectTestClient(sim.Config());
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMapJson("old")).ok());
   std::atomic<bool> release{false};
   Heard heard;
   Informer informer(*client, kConfigMaps, "default", {}, Record(heard, [&](const json& o) {
@@ -685,17 +675,17 @@ TEST(KubeInformerTest, RelistsAfterGoneAndMissesNothing) {
   }));
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
-  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap("block")).ok());
+  ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMapJson("block")).ok());
   // The informer now sits in the handler of `block` (the cache has it).
-  ASSERT_TRUE(Eventually([&] { return informer.Get("default", "block").has_value(); }));
+  ASSERT_TRUE(EventuallyTrue([&] { return informer.Get("default", "block").has_value(); }));
   sim.DropWatches();
   sim.store().set_event_window(1);
   for (const char* name : {"n1", "n2", "n3"}) {
-    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMap(name)).ok());
+    ASSERT_TRUE(client->CreateObject(kConfigMaps, "default", ConfigMapJson(name)).ok());
   }
   ASSERT_TRUE(client->Delete(kConfigMaps, "default", "old").ok());
   release = true;
-  EXPECT_TRUE(Eventually([&] { return heard.Has("delete old") && heard.Has("add n3"); }));
+  EXPECT_TRUE(EventuallyTrue([&] { return heard.Has("delete old") && heard.Has("add n3"); }));
   EXPECT_TRUE(heard.Has("add n1"));
   EXPECT_GE(informer.lists(), 2);
   EXPECT_EQ(informer.size(), 4u);  // block, n1, n2, n3

@@ -25,7 +25,7 @@
 namespace canhazgpu::web {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 constexpr auto kSnapshotTtl = std::chrono::seconds(1);
 constexpr auto kReportTtl = std::chrono::seconds(30);
@@ -38,7 +38,7 @@ struct Snapshot {
   absl::StatusOr<Json> status = absl::UnavailableError("not collected");
   absl::StatusOr<Json> queue = absl::UnavailableError("not collected");
   double seconds = 0;
-  Clock::time_point at;
+  SteadyClock::time_point at;
   std::string state_warning;  // DashboardSource::state_warning
 };
 
@@ -74,13 +74,13 @@ class Cache {
 
   Snapshot Live() {
     std::lock_guard<std::mutex> lock(mu_);
-    Clock::time_point now = Clock::now();
-    if (live_.at == Clock::time_point() || now - live_.at >= kSnapshotTtl) {
+    SteadyClock::time_point now = SteadyClock::now();
+    if (live_.at == SteadyClock::time_point() || now - live_.at >= kSnapshotTtl) {
       Snapshot fresh;
       fresh.status = source_.status();
       fresh.queue = source_.queue();
       if (source_.state_warning) fresh.state_warning = source_.state_warning();
-      fresh.at = Clock::now();
+      fresh.at = SteadyClock::now();
       fresh.seconds = std::chrono::duration<double>(fresh.at - now).count();
       live_ = std::move(fresh);
     }
@@ -90,10 +90,10 @@ class Cache {
   absl::StatusOr<Json> Report(int days) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = reports_.find(days);
-    if (it == reports_.end() || Clock::now() - it->second.second >= kReportTtl) {
+    if (it == reports_.end() || SteadyClock::now() - it->second.second >= kReportTtl) {
       absl::StatusOr<Json> report = source_.report(days);
       if (!report.ok()) return report.status();
-      it = reports_.insert_or_assign(days, std::make_pair(*report, Clock::now())).first;
+      it = reports_.insert_or_assign(days, std::make_pair(*report, SteadyClock::now())).first;
     }
     return it->second.first;
   }
@@ -105,7 +105,7 @@ class Cache {
   DashboardSource source_;
   std::mutex mu_;
   Snapshot live_;
-  std::map<int, std::pair<Json, Clock::time_point>> reports_;
+  std::map<int, std::pair<Json, SteadyClock::time_point>> reports_;
   std::unique_ptr<HostsCache> remote_;  // set when there are remote hosts
 };
 

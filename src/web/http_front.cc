@@ -26,7 +26,7 @@
 namespace canhazgpu::web {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Deadlines are checked this often, and a paused accept is retried.
 constexpr auto kSweep = std::chrono::milliseconds(100);
@@ -56,7 +56,11 @@ std::string IpOf(const sockaddr_storage& addr, int* port) {
   return text;
 }
 
-// Connections per client address, shared by the loops.
+}  // namespace
+
+// Connections per client address, shared by the loops. Not in the anonymous
+// namespace: HttpFront::Shared, a member of a class with linkage, holds one.
+namespace http_front_internal {
 class ClientTable {
  public:
   bool Acquire(const std::string& ip, int per_client, int total) {
@@ -82,6 +86,9 @@ class ClientTable {
   std::unordered_map<std::string, int> counts_;
   int total_ = 0;
 };
+}  // namespace http_front_internal
+
+namespace {
 
 struct Connection {
   int fd = -1;
@@ -95,7 +102,7 @@ struct Connection {
   bool closing = false;  // close once `out` is sent
   bool peer_done = false;
   uint32_t watched = EPOLLIN | EPOLLRDHUP;
-  Clock::time_point deadline;
+  SteadyClock::time_point deadline;
 };
 
 }  // namespace
@@ -105,7 +112,7 @@ struct HttpFront::Shared {
   int stop_fd = -1;  // an eventfd, readable once stopped; never drained
   FrontLimits limits;
   ExchangeHandler handler;
-  ClientTable clients;
+  http_front_internal::ClientTable clients;
 };
 
 namespace {
@@ -130,7 +137,7 @@ class Loop {
 
   void Run() {
     std::vector<epoll_event> events(64);
-    Clock::time_point next_sweep = Clock::now() + kSweep;
+    SteadyClock::time_point next_sweep = SteadyClock::now() + kSweep;
     for (;;) {
       const int n = epoll_wait(epoll_, events.data(), static_cast<int>(events.size()),
                                static_cast<int>(kSweep.count()));
@@ -150,7 +157,7 @@ class Loop {
           OnReadable(c);
         }
       }
-      const Clock::time_point now = Clock::now();
+      const SteadyClock::time_point now = SteadyClock::now();
       if (now >= next_sweep) {
         Sweep(now);
         next_sweep = now + kSweep;
@@ -201,7 +208,7 @@ class Loop {
     socklen_t len = sizeof local;
     getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
     c->local_ip = IpOf(local, &c->local_port);
-    c->deadline = Clock::now() + s_.limits.request_deadline;
+    c->deadline = SteadyClock::now() + s_.limits.request_deadline;
     epoll_event ev{.events = EPOLLIN | EPOLLRDHUP, .data = {.fd = fd}};
     epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
     conns_.emplace(fd, std::move(c));
@@ -249,7 +256,7 @@ class Loop {
         c.out = std::move(answer.bytes);
         c.closing = answer.close || (c.peer_done && c.in.empty());
       }
-      c.deadline = Clock::now() + s_.limits.write_deadline;
+      c.deadline = SteadyClock::now() + s_.limits.write_deadline;
       if (!Flush(c)) return;
     }
   }
@@ -277,7 +284,7 @@ class Loop {
       return false;
     }
     Watch(c, EPOLLIN | EPOLLRDHUP);
-    c.deadline = Clock::now() + s_.limits.request_deadline;
+    c.deadline = SteadyClock::now() + s_.limits.request_deadline;
     return true;
   }
 
@@ -295,7 +302,7 @@ class Loop {
     if (erase) conns_.erase(fd);
   }
 
-  void Sweep(Clock::time_point now) {
+  void Sweep(SteadyClock::time_point now) {
     std::vector<int> expired;
     for (const auto& [fd, c] : conns_) {
       if (now >= c->deadline) expired.push_back(fd);

@@ -19,10 +19,6 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-int Lines(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
-
 class CliGoCompatTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -95,7 +91,7 @@ TEST_F(CliGoCompatTest, RedisFlagsAreAcceptedWithOneNotice) {
   CliResult before = host_.Run(
       {"--redis-host", "redis.example", "--redis-port", "6380", "--redis-db", "2", "status"});
   ASSERT_EQ(before.exit_code, 0) << before.err;
-  EXPECT_EQ(Lines(before.err), 1) << before.err;
+  EXPECT_EQ(LineCount(before.err), 1u) << before.err;
   EXPECT_THAT(before.err,
               HasSubstr("canhazgpu: note: '--redis-host', '--redis-port', '--redis-db' are the "
                         "Go tool's, ignored here (state is local: the SQLite file " +
@@ -120,7 +116,7 @@ TEST_F(CliGoCompatTest, GoToolConfigFileWorksWithOneNotice) {
        {std::vector<std::string>{"status"}, {"config", "show"}, {"queue"}}) {
     CliResult r = host_.Run(args);
     EXPECT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
-    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_EQ(LineCount(r.err), 1u) << r.err;
     EXPECT_THAT(r.err, HasSubstr("canhazgpu: note: " + home + ": "));
     EXPECT_THAT(r.err, HasSubstr("'redis.host'"));
     EXPECT_THAT(r.err, HasSubstr("'status.no-color'"));
@@ -282,7 +278,7 @@ TEST_F(CliGoCompatTest, StatusAllWithoutRemoteHostsShowsThisHost) {
   CliResult both = host_.Run({"status", "--all", "--remote", "gpu1"});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_THAT(both.err, HasSubstr("--all and --remote contradict each other"));
-  EXPECT_EQ(Lines(both.err), 1);
+  EXPECT_EQ(LineCount(both.err), 1u);
   EXPECT_THAT(both.out, Not(HasSubstr("GPU")));
 }
 

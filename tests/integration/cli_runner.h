@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,5 +93,10 @@ int KubectlMinor();
 // PATH (found 1.28): <consequence>"), or "" when they can. For GTEST_SKIP.
 std::string NoRecentKubectl(const std::string& consequence);
 void WriteFile(const std::string& path, const std::string& text);
+
+// The number of lines in a command's output ('\n' characters).
+inline size_t LineCount(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 }  // namespace canhazgpu::testing

@@ -28,8 +28,6 @@ const std::string kBidiNote =
     "fed\xc2\x9b"
     "1m";  // RLO, and C1 CSI
 
-size_t Lines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
-
 // No byte that a terminal acts on: C0 (but newline), DEL, and C1 as UTF-8.
 void ExpectNoControls(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
@@ -64,7 +62,7 @@ TEST_F(CliTextTest, StatusShowsNotesAndCommandsEscapedInTablesAndJson) {
 
   std::string table = ReadFile(host_.dir() + "/table");
   ExpectNoControls(table);
-  EXPECT_EQ(Lines(table), 2u + 4u) << "header, rule and one line per GPU:\n" << table;
+  EXPECT_EQ(LineCount(table), 2u + 4u) << "header, rule and one line per GPU:\n" << table;
   EXPECT_THAT(table, HasSubstr("caf\\xe9"));
   EXPECT_THAT(table, HasSubstr("\\e]0;pwned\\a\\e[2J"));
   EXPECT_THAT(table, HasSubstr("abc\\u202efed\\u009b1m"));
@@ -114,7 +112,7 @@ TEST_F(CliTextTest, QueueShowsAWaitersNoteAndCommandEscaped) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   ExpectNoControls(table.out);
   EXPECT_THAT(table.out, HasSubstr("caf\\xe9\\e]0;pwned\\a\\e[2J"));
-  EXPECT_EQ(Lines(table.out), 2u + 1u + 2u) << "header, rule, the entry, a blank, the total";
+  EXPECT_EQ(LineCount(table.out), 2u + 1u + 2u) << "header, rule, the entry, a blank, the total";
   kill(waiter, SIGTERM);
   ExitCodeOf(waiter);
 }

@@ -14,7 +14,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kAdminFlags = {
     {.name = "gpus",
      .short_name = 'g',
      .has_value = true,
@@ -181,10 +181,10 @@ absl::Status Admin(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> AdminFlags() { return kFlags; }
+std::vector<FlagSpec> AdminFlags() { return kAdminFlags; }
 
 int AdminCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "admin", Admin);
+  return RunCommandBody(ctx, args, kAdminFlags, "admin", Admin);
 }
 
 }  // namespace canhazgpu::cli

@@ -13,7 +13,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kConfigFlags = {
     {.name = "json", .short_name = 'j', .help = "JSON output"},
 };
 
@@ -87,10 +87,10 @@ absl::Status ConfigShow(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> ConfigFlags() { return kFlags; }
+std::vector<FlagSpec> ConfigFlags() { return kConfigFlags; }
 
 int ConfigCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "config", ConfigShow);
+  return RunCommandBody(ctx, args, kConfigFlags, "config", ConfigShow);
 }
 
 }  // namespace canhazgpu::cli

@@ -14,7 +14,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kDebugFlags = {
     {.name = "verbose", .short_name = 'v', .help = "list each failure with expected and actual"},
 };
 
@@ -75,10 +75,10 @@ absl::Status Debug(Context&, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> DebugFlags() { return kFlags; }
+std::vector<FlagSpec> DebugFlags() { return kDebugFlags; }
 
 int DebugCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "debug", Debug);
+  return RunCommandBody(ctx, args, kDebugFlags, "debug", Debug);
 }
 
 }  // namespace canhazgpu::cli

@@ -16,7 +16,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kDevicesFlags = {
     {.name = "json", .short_name = 'j', .help = "the ResourceSlice as JSON"},
     {.name = "output",
      .short_name = 'o',
@@ -31,7 +31,7 @@ std::string Attr(const dra::Device& d, const std::string& name) {
   return it == d.attributes.end() ? "" : it->second.ToString();
 }
 
-std::string Table(const dra::DevicePool& pool, bool color) {
+std::string DevicesTable(const dra::DevicePool& pool, bool color) {
   if (pool.devices.empty()) return "No devices.\n";
   cli::Table table({"DEVICE", "TYPE", "PRODUCT", "MEMORY", "PROFILE", "COMPUTE", "UUID"},
                    MakeStyle(color, "1;36"));
@@ -77,7 +77,7 @@ absl::Status Devices(Context& ctx, const ParsedFlags& flags) {
   }
   std::string out;
   if (format == "table") {
-    out = Table(devices, ColorEnabled(ctx.no_color));
+    out = DevicesTable(devices, ColorEnabled(ctx.no_color));
   } else if (format == "json") {
     out = DumpJson(dra::ResourceSliceJson(devices), 2) + "\n";
   } else {
@@ -90,10 +90,10 @@ absl::Status Devices(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> DevicesFlags() { return kFlags; }
+std::vector<FlagSpec> DevicesFlags() { return kDevicesFlags; }
 
 int DevicesCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "devices", Devices);
+  return RunCommandBody(ctx, args, kDevicesFlags, "devices", Devices);
 }
 
 }  // namespace canhazgpu::cli

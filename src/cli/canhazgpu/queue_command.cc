@@ -15,7 +15,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kQueueFlags = {
     {.name = "json", .short_name = 'j', .help = "JSON output"},
 };
 
@@ -97,10 +97,10 @@ absl::Status Queue(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> QueueFlags() { return kFlags; }
+std::vector<FlagSpec> QueueFlags() { return kQueueFlags; }
 
 int QueueCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "queue", Queue);
+  return RunCommandBody(ctx, args, kQueueFlags, "queue", Queue);
 }
 
 }  // namespace canhazgpu::cli

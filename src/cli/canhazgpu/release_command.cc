@@ -10,7 +10,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kReleaseFlags = {
     {.name = "gpu-ids",
      .short_name = 'G',
      .has_value = true,
@@ -47,10 +47,10 @@ absl::Status Release(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> ReleaseFlags() { return kFlags; }
+std::vector<FlagSpec> ReleaseFlags() { return kReleaseFlags; }
 
 int ReleaseCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "release", Release);
+  return RunCommandBody(ctx, args, kReleaseFlags, "release", Release);
 }
 
 }  // namespace canhazgpu::cli

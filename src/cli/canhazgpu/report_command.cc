@@ -17,7 +17,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kReportFlags = {
     {.name = "days",
      .short_name = 'd',
      .has_value = true,
@@ -127,10 +127,10 @@ absl::Status Report(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> ReportFlags() { return kFlags; }
+std::vector<FlagSpec> ReportFlags() { return kReportFlags; }
 
 int ReportCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "report", Report);
+  return RunCommandBody(ctx, args, kReportFlags, "report", Report);
 }
 
 }  // namespace canhazgpu::cli

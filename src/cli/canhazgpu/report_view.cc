@@ -66,12 +66,12 @@ std::string Percent(double part, double whole) {
   return whole > 0 ? absl::StrFormat("%.0f%%", 100.0 * part / whole) : std::string("-");
 }
 
-std::string Date(TimePoint t) { return FormatTimestamp(t).substr(0, 10); }
+std::string Day(TimePoint t) { return FormatTimestamp(t).substr(0, 10); }
 
 }  // namespace
 
 std::string ReportText(const alloc::UsageReport& r, int days, bool color) {
-  std::string out = StrCat("GPU usage ", Date(r.from), " to ", Date(r.to), " (", days,
+  std::string out = StrCat("GPU usage ", Day(r.from), " to ", Day(r.to), " (", days,
                            days == 1 ? " day" : " days", "), ", r.gpu_count, " GPUs\n\n");
   if (r.users.empty()) return out + "No reservations in this period.\n";
   std::vector<PrintedRow> rows;

@@ -23,7 +23,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kStatusFlags = {
     {.name = "json", .short_name = 'j', .help = "JSON output"},
     {.name = "summary", .short_name = 's', .help = "one line per host"},
     {.name = "remote",
@@ -241,10 +241,10 @@ absl::Status Status(Context& ctx, const ParsedFlags& flags) {
 
 }  // namespace
 
-std::vector<FlagSpec> StatusFlags() { return kFlags; }
+std::vector<FlagSpec> StatusFlags() { return kStatusFlags; }
 
 int StatusCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, kFlags, "status", Status);
+  return RunCommandBody(ctx, args, kStatusFlags, "status", Status);
 }
 
 }  // namespace canhazgpu::cli

@@ -17,7 +17,7 @@
 namespace canhazgpu::cli {
 namespace {
 
-const std::vector<FlagSpec> kFlags = {
+const std::vector<FlagSpec> kWebFlags = {
     {.name = "host",
      .has_value = true,
      .value_name = "ADDRESS",
@@ -62,7 +62,7 @@ int (*web_server)(Context&, const Args&) = nullptr;
 
 }  // namespace
 
-std::vector<FlagSpec> WebFlags() { return kFlags; }
+std::vector<FlagSpec> WebFlags() { return kWebFlags; }
 
 void SetWebServer(int (*serve)(Context&, const Args&)) { web_server = serve; }
 

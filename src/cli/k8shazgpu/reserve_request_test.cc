@@ -12,14 +12,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<RunRequest> Parse(std::vector<std::string> args) {
+absl::StatusOr<RunRequest> ParseReserve(std::vector<std::string> args) {
   absl::StatusOr<ParsedFlags> flags = ParseFlags(args, ReserveFlags(), "reserve");
   if (!flags.ok()) return flags.status();
   return ParseReserveRequest(*flags, "ubuntu:24.04");
 }
 
 TEST(ReserveRequestTest, DefaultsAreEightHoursHeldAndTenMinutesInLine) {
-  absl::StatusOr<RunRequest> r = Parse({});
+  absl::StatusOr<RunRequest> r = ParseReserve({});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->reservation);
   EXPECT_EQ(r->gpus, 1);
@@ -36,8 +36,9 @@ TEST(ReserveRequestTest, DefaultsAreEightHoursHeldAndTenMinutesInLine) {
 }
 
 TEST(ReserveRequestTest, TakesRunsSelectionFlags) {
-  absl::StatusOr<RunRequest> r = Parse({"--gpus", "2", "--min-memory", "40Gi", "--node", "node-1",
-                                        "--duration", "30m", "--wait", "5s", "--name", "mine"});
+  absl::StatusOr<RunRequest> r =
+      ParseReserve({"--gpus", "2", "--min-memory", "40Gi", "--node", "node-1", "--duration", "30m",
+                    "--wait", "5s", "--name", "mine"});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->gpus, 2);
   EXPECT_EQ(r->wants.min_memory, "40Gi");
@@ -57,7 +58,7 @@ TEST(ReserveRequestTest, BadInputIsOneLine) {
       {{"--where", "device.attributes["}, "1:"},
   };
   for (const auto& [args, says] : cases) {
-    absl::StatusOr<RunRequest> r = Parse(args);
+    absl::StatusOr<RunRequest> r = ParseReserve(args);
     ASSERT_FALSE(r.ok()) << ::testing::PrintToString(args);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(r.status().message(), HasSubstr(says)) << ::testing::PrintToString(args);

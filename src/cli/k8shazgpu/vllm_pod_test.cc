@@ -30,11 +30,11 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-const RunNames kNames{.run_id = "abcde12345",
-                      .user = "alice",
-                      .pod = "alice-abcde",
-                      .claim = "alice-abcde-gpus-abcde"};
-const std::string kBase = "0123456789abcdef0123456789abcdef01234567";
+const RunNames kVllmNames{.run_id = "abcde12345",
+                          .user = "alice",
+                          .pod = "alice-abcde",
+                          .claim = "alice-abcde-gpus-abcde"};
+const std::string kVllmBase = "0123456789abcdef0123456789abcdef01234567";
 
 changeset::VllmCheckout Checkout() {
   return {.top_level = "/home/alice/vllm",
@@ -43,7 +43,7 @@ changeset::VllmCheckout Checkout() {
           .upstream_ref = "refs/remotes/upstream/main",
           .head = std::string(40, 'f'),
           .branch = "feature",
-          .merge_base = kBase};
+          .merge_base = kVllmBase};
 }
 
 RunRequest Request(std::vector<std::string> argv) {
@@ -78,14 +78,14 @@ TEST(VllmPodTest, ConfigMapsCarryThePartsAndValidate) {
       changeset::SplitIntoParts(bundle, changeset::kConfigMapPartSize);
   ASSERT_EQ(parts.size(), 3u);
   const VllmPodObjects objects =
-      BuildVllmPodObjects(Request({"vllm", "serve", "m"}), kNames, Checkout(), parts, {}, {});
+      BuildVllmPodObjects(Request({"vllm", "serve", "m"}), kVllmNames, Checkout(), parts, {}, {});
   ASSERT_EQ(objects.config_maps.size(), 3u);
   std::vector<std::string> joined;
   for (size_t i = 0; i < 3; ++i) {
     const json& map = objects.config_maps[i];
     EXPECT_THAT(Refusals(map), IsEmpty()) << map.dump();
     EXPECT_EQ(map["metadata"]["name"], "alice-abcde-changes-" + std::to_string(i));
-    EXPECT_EQ(map["metadata"]["labels"], Labels(kNames));
+    EXPECT_EQ(map["metadata"]["labels"], Labels(kVllmNames));
     std::string part;
     ASSERT_TRUE(absl::Base64Unescape(map["binaryData"][kChangesKey].get<std::string>(), &part));
     joined.push_back(part);
@@ -95,7 +95,7 @@ TEST(VllmPodTest, ConfigMapsCarryThePartsAndValidate) {
 }
 
 TEST(VllmPodTest, PodGetsTheWorkspaceInitContainerCacheAndImageAndValidates) {
-  const VllmPodObjects objects = BuildVllmPodObjects(Request({"vllm", "serve", "m"}), kNames,
+  const VllmPodObjects objects = BuildVllmPodObjects(Request({"vllm", "serve", "m"}), kVllmNames,
                                                      Checkout(), {"a", "b"}, {}, VllmPodSettings{});
   const json& pod = objects.pod;
   EXPECT_THAT(Refusals(pod), IsEmpty()) << pod.dump(2);
@@ -120,17 +120,18 @@ TEST(VllmPodTest, PodGetsTheWorkspaceInitContainerCacheAndImageAndValidates) {
   const json& init = spec["initContainers"][0];
   EXPECT_EQ(init["name"], "workspace");
   EXPECT_EQ(init["image"], "ghcr.io/canhazgpu/k8shazgpu-node:0.1.0");
-  EXPECT_EQ(init["command"],
-            json({"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", "/changes", "--mirror",
-                  "/cache/git/" + git::MirrorDirName("https://github.com/vllm-project/vllm.git"),
-                  "--commit", kBase, "--to", "/workspace/tree", "--list", "/workspace/changed"}));
+  EXPECT_EQ(
+      init["command"],
+      json({"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", "/changes", "--mirror",
+            "/cache/git/" + git::MirrorDirName("https://github.com/vllm-project/vllm.git"),
+            "--commit", kVllmBase, "--to", "/workspace/tree", "--list", "/workspace/changed"}));
   EXPECT_EQ(init["terminationMessagePolicy"], "FallbackToLogsOnError");
   const json* init_cache = FindNamed(init["volumeMounts"], "cache");
   ASSERT_NE(init_cache, nullptr);
   EXPECT_EQ((*init_cache)["readOnly"], true);
 
   const json& main = spec["containers"][0];
-  EXPECT_EQ(main["image"], "public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:" + kBase);
+  EXPECT_EQ(main["image"], "public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:" + kVllmBase);
   const json* main_cache = FindNamed(main["volumeMounts"], "cache");
   ASSERT_NE(main_cache, nullptr);
   EXPECT_EQ((*main_cache)["mountPath"], "/cache");
@@ -147,26 +148,26 @@ TEST(VllmPodTest, SettingsChooseImagesAndCacheRootAndUsersHubCacheWins) {
   request.env = {{"HF_HUB_CACHE", "/mine"}};
   request.shared_memory = false;
   const VllmPodObjects objects =
-      BuildVllmPodObjects(request, kNames, Checkout(), {"a"}, {},
+      BuildVllmPodObjects(request, kVllmNames, Checkout(), {"a"}, {},
                           {.node_image = "registry.local/node:dev",
                            .vllm_image_template = "registry.local/vllm:{commit}-cu128",
                            .cache_root = "/srv/cache"});
   EXPECT_THAT(Refusals(objects.pod), IsEmpty()) << objects.pod.dump(2);
   const json& spec = objects.pod["spec"];
   EXPECT_EQ(spec["initContainers"][0]["image"], "registry.local/node:dev");
-  EXPECT_EQ(spec["containers"][0]["image"], "registry.local/vllm:" + kBase + "-cu128");
+  EXPECT_EQ(spec["containers"][0]["image"], "registry.local/vllm:" + kVllmBase + "-cu128");
   EXPECT_EQ((*FindNamed(spec["volumes"], "cache"))["hostPath"]["path"], "/srv/cache");
   EXPECT_EQ(spec["containers"][0]["env"], json({{{"name", "HF_HUB_CACHE"}, {"value", "/mine"}}}));
-  EXPECT_EQ(VllmImageFor("x", kBase), "x");
+  EXPECT_EQ(VllmImageFor("x", kVllmBase), "x");
 }
 
 TEST(VllmPodTest, CompiledCodeChangesGiveAWarningNamingThem) {
-  const VllmPodObjects one =
-      BuildVllmPodObjects(Request({"vllm"}), kNames, Checkout(), {"a"}, {"csrc/attention.cu"}, {});
+  const VllmPodObjects one = BuildVllmPodObjects(Request({"vllm"}), kVllmNames, Checkout(), {"a"},
+                                                 {"csrc/attention.cu"}, {});
   EXPECT_THAT(one.warning, HasSubstr("compiled code changed (csrc/attention.cu)"));
   EXPECT_THAT(one.warning, HasSubstr("only Python changes take effect"));
   const VllmPodObjects many =
-      BuildVllmPodObjects(Request({"vllm"}), kNames, Checkout(), {"a"},
+      BuildVllmPodObjects(Request({"vllm"}), kVllmNames, Checkout(), {"a"},
                           {"1.cu", "2.cu", "3.cu", "4.cu", "5.cu", "6.cu", "7.cu"}, {});
   EXPECT_THAT(many.warning, HasSubstr("1.cu, 2.cu, 3.cu, 4.cu, 5.cu and 2 more"));
 }
@@ -174,7 +175,7 @@ TEST(VllmPodTest, CompiledCodeChangesGiveAWarningNamingThem) {
 TEST(VllmPodTest, RebuildRunsPipInTheWorkspaceAndSaysSo) {
   VllmPodSettings settings;
   settings.rebuild = true;
-  const VllmPodObjects objects = BuildVllmPodObjects(Request({"vllm", "serve", "m"}), kNames,
+  const VllmPodObjects objects = BuildVllmPodObjects(Request({"vllm", "serve", "m"}), kVllmNames,
                                                      Checkout(), {"a"}, {"csrc/x.cu"}, settings);
   EXPECT_THAT(Refusals(objects.pod), IsEmpty());
   EXPECT_EQ(objects.pod["spec"]["containers"][0]["command"][2],
@@ -184,7 +185,7 @@ TEST(VllmPodTest, RebuildRunsPipInTheWorkspaceAndSaysSo) {
 }
 
 TEST(VllmPodTest, NodeCacheWithoutCheckoutAndOfflineHubUnlessTheUserSaysOtherwise) {
-  json pod = PodObject(Request({"vllm", "serve", "m"}), kNames);
+  json pod = PodObject(Request({"vllm", "serve", "m"}), kVllmNames);
   VllmPodSettings settings;
   settings.hf_offline = true;
   UseNodeCache(pod, settings);
@@ -197,19 +198,19 @@ TEST(VllmPodTest, NodeCacheWithoutCheckoutAndOfflineHubUnlessTheUserSaysOtherwis
 
   RunRequest mine = Request({"vllm"});
   mine.env = {{"HF_HUB_OFFLINE", "0"}};
-  json online = PodObject(mine, kNames);
+  json online = PodObject(mine, kVllmNames);
   UseNodeCache(online, settings);
   EXPECT_EQ(online["spec"]["containers"][0]["env"],
             json({{{"name", "HF_HUB_OFFLINE"}, {"value", "0"}},
                   {{"name", "HF_HUB_CACHE"}, {"value", "/cache/hf"}}}));
   settings.hf_offline = false;
-  json unready = PodObject(Request({"vllm"}), kNames);
+  json unready = PodObject(Request({"vllm"}), kVllmNames);
   UseNodeCache(unready, settings);
   EXPECT_EQ(FindNamed(unready["spec"]["containers"][0]["env"], "HF_HUB_OFFLINE"), nullptr);
 }
 
 TEST(VllmPodTest, PinToNodesIsRequiredAffinityByNodeName) {
-  json pod = PodObject(Request({"vllm"}), kNames);
+  json pod = PodObject(Request({"vllm"}), kVllmNames);
   PinToNodes(pod, {"node-0", "node-2"});
   EXPECT_THAT(Refusals(pod), IsEmpty()) << pod.dump(2);
   EXPECT_EQ(
@@ -286,7 +287,7 @@ TEST(VllmPodTest, WrapperOverlaysThePackageAndExecsTheArgvUnchanged) {
       "/usr/bin/printf", "<%s>\\n",  "print('a  b')", "$(HOME) and $$ and $", "",
       "\"$@\" `x` ;|&",  "tab\there"};
   RunRequest request = Request(argv);
-  VllmPodObjects objects = BuildVllmPodObjects(request, kNames, Checkout(), {"a"}, {}, {});
+  VllmPodObjects objects = BuildVllmPodObjects(request, kVllmNames, Checkout(), {"a"}, {}, {});
   json& command = objects.pod["spec"]["containers"][0]["command"];
   ASSERT_EQ(command.size(), argv.size() + 4);
   EXPECT_EQ(command[2], EscapeDollars(OverlayScript("/workspace")));

@@ -29,7 +29,7 @@
 namespace canhazgpu::sim {
 namespace {
 
-const std::vector<cli::FlagSpec> kFlags = {
+const std::vector<cli::FlagSpec> kApiServerFlags = {
     {.name = "listen",
      .has_value = true,
      .value_name = "HOST:PORT",
@@ -69,10 +69,10 @@ constexpr char kApiServerUsage[] =
 int ApiServerMain(const std::vector<std::string>& args) {
   cli::ParsedFlags flags;
   if (std::optional<int> exit =
-          ParseCommandFlags(args, kFlags, "apiserver", kApiServerUsage, &flags)) {
+          ParseCommandFlags(args, kApiServerFlags, "apiserver", kApiServerUsage, &flags)) {
     return *exit;
   }
-  auto value = [&](const char* name) { return FlagOrDefault(flags, kFlags, name); };
+  auto value = [&](const char* name) { return FlagOrDefault(flags, kApiServerFlags, name); };
   const std::string out_path = value("kubeconfig-out");
   if (out_path.empty()) {
     std::cerr << "k8shazgpu-sim: apiserver: --kubeconfig-out FILE is required\n";

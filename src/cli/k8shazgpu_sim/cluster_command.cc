@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 constexpr int kMaxNodes = 64;
 constexpr int kMaxGpusPerNode = 16;
 
-const std::vector<cli::FlagSpec> kFlags = {
+const std::vector<cli::FlagSpec> kClusterFlags = {
     {.name = "dir",
      .has_value = true,
      .value_name = "DIR",
@@ -112,10 +112,10 @@ std::string BinaryBeside(const std::string& name, const std::string& build_subdi
 
 int ClusterMain(const std::vector<std::string>& args) {
   cli::ParsedFlags flags;
-  if (std::optional<int> exit = ParseCommandFlags(args, kFlags, "cluster", kUsage, &flags)) {
+  if (std::optional<int> exit = ParseCommandFlags(args, kClusterFlags, "cluster", kUsage, &flags)) {
     return *exit;
   }
-  auto value = [&](const char* name) { return FlagOrDefault(flags, kFlags, name); };
+  auto value = [&](const char* name) { return FlagOrDefault(flags, kClusterFlags, name); };
   ClusterOptions options;
   options.dir = value("dir");
   if (options.dir.empty()) {
