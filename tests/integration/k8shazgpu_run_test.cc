@@ -638,8 +638,11 @@ TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) 
 
 TEST_F(K8shazgpuRunTest, VllmRunHasItsDefaultsAndTimeoutIsTheDeadline) {
   StartCluster(1, 1);
-  CliResult vllm = K8s(
-      {"vllm", "run", "--name", "llm", "--", "sh", "-c", "echo serving on $CUDA_VISIBLE_DEVICES"});
+  // The server keeps running a moment, as a real one does: the port-forward
+  // line is printed once the pod is seen running, which a command that
+  // ends at once can skip on a loaded machine.
+  CliResult vllm = K8s({"vllm", "run", "--name", "llm", "--", "sh", "-c",
+                        "echo serving on $CUDA_VISIBLE_DEVICES; sleep 2"});
   EXPECT_EQ(vllm.exit_code, 0) << vllm.err;
   EXPECT_EQ(vllm.out, "serving on 0\n");
   EXPECT_THAT(vllm.err, HasSubstr("kubectl port-forward -n default pod/llm 8000:8000"));
