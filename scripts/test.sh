@@ -7,34 +7,38 @@
 # UndefinedBehaviorSanitizer and run the unit tests again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's start, in minutes since this script began (docs/perf.md
+# reads CI's time per stage from these lines).
+stage() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 scripts/setup.sh
 
-echo "== clang-format"
+stage "clang-format"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
-echo "== seams: clock, /proc and NVML stay in host/ and gpu/"
+stage "seams: clock, /proc and NVML stay in host/ and gpu/"
 if git grep -n -E 'system_clock::now|"/proc|dlopen\(' -- 'src/*' \
-    ':!src/host/*' ':!src/gpu/*' ':!src/core/clock.h'; then
+    ':!src/host/*' ':!src/gpu/*' ':!src/core/clock.h' \
+    ':!src/core/file_read_test.cc'; then  # reads /proc files on purpose: they say size 0
   echo "seam violation: see the lines above" >&2
   exit 1
 fi
 
 jobs=$(nproc)
-echo "== build (default)"
+stage "build (default)"
 scripts/build.sh default
-echo "== tests (default)"
+stage "tests (default)"
 ctest --test-dir build --output-on-failure --timeout 300 -j "$jobs"
-echo "== CEL conformance (at least 99% of the runnable cases)"
+stage "CEL conformance (at least 99% of the runnable cases)"
 scripts/cel_conformance.sh build
 
-echo "== build (release: the shipped binaries at -O3 as a packager builds them; warnings or not)"
+stage "build (release: the shipped binaries at -O3 as a packager builds them; warnings or not)"
 scripts/build.sh release canhazgpu canhazgpu-web k8shazgpu k8shazgpu-node
 
-echo "== build (asan + ubsan: the unit tests and what they run)"
+stage "build (asan + ubsan: the unit tests and what they run)"
 scripts/build.sh asan unit_tests
-echo "== unit tests under asan + ubsan"
+stage "unit tests under asan + ubsan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$jobs" -L unit
-echo "== fuzzing (${FUZZ_SECONDS:-60} s per target, seed ${FUZZ_SEED:-1}; docs/robustness.md)"
+stage "fuzzing (${FUZZ_SECONDS:-60} s per target, seed ${FUZZ_SEED:-1}; docs/robustness.md)"
 FUZZ_SEED=${FUZZ_SEED:-1} scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
-echo "== all tests passed"
+stage "all tests passed"
