@@ -86,7 +86,6 @@ NodeDaemon::NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube:
                        const Clock& clock)
     : options_(std::move(options)),
       parts_(parts),
-      client_(client),
       clock_(clock),
       prepares_(metrics_.Counter("k8shazgpu_node_claims_total",
                                  "Claims prepared and unprepared, by outcome.",

@@ -86,7 +86,6 @@ class NodeDaemon {
 
   const NodeDaemonOptions options_;
   const driver::NodeParts parts_;
-  kube::Client& client_;
   const Clock& clock_;
   MetricsRegistry metrics_;
   Metric& prepares_;

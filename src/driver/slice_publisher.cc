@@ -95,7 +95,8 @@ absl::StatusOr<PublishResult> SlicePublisher::Write(const NodeDevices& devices,
                                         ": ", causes.front().message));
     }
   }
-  for (const auto& [name, slice] : by_name) {
+  for (const auto& entry : by_name) {
+    const std::string& name = entry.first;
     const bool wanted = std::any_of(next.slices.begin(), next.slices.end(),
                                     [&](const json& s) { return NameOf(s) == name; });
     if (wanted) continue;

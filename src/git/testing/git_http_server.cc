@@ -69,8 +69,8 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
     return true;
   };
 
-  server_->Get(R"(/(.+)/info/refs)", [this, repository](const httplib::Request& request,
-                                                        httplib::Response& response) {
+  server_->Get(R"(/(.+)/info/refs)", [repository](const httplib::Request& request,
+                                                  httplib::Response& response) {
     std::filesystem::path dir;
     if (!repository(request, response, &dir)) return;
     if (request.get_param_value("service") != "git-upload-pack") {
