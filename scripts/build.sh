@@ -13,6 +13,10 @@ dir=build
 if [ ! -f "$dir/build.ninja" ]; then
   cmake --preset "$preset" >/dev/null
 fi
+# CMake re-runs itself first if a CMakeLists.txt changed, and writes the
+# unity sources again; make their includes relative before compiling.
+ninja -C "$dir" build.ninja >/dev/null
+scripts/unity_paths.sh "$dir"
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build "$dir" "${targets[@]}"

@@ -14,6 +14,8 @@ regex=${2:-.}
 if [ ! -f build-fuzz/build.ninja ]; then
   cmake --preset fuzz >/dev/null
 fi
+ninja -C build-fuzz build.ninja >/dev/null
+scripts/unity_paths.sh build-fuzz
 cmake --build build-fuzz --target fuzzers
 ctest --test-dir build-fuzz --output-on-failure -L fuzz -R "$regex" -j "$(nproc)" \
   --timeout $((FUZZ_SECONDS * 2 + 120))

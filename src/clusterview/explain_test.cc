@@ -243,7 +243,9 @@ TEST_F(ExplainTest, TemplateNotMadeIntoAClaimYetIsExplainedFromTheTemplate) {
 
 TEST_F(ExplainTest, ClaimSpecBeforeCreation) {
   AddGpuNode(view_, "node-a", 2);
-  auto spec = [](json request) { return json{{"devices", {{"requests", {request}}}}}; };
+  auto spec = [](json request) {
+    return json{{"devices", {{"requests", json::array({request})}}}};
+  };
 
   auto bad = ExplainClaimSpec(
       view_, spec(Request("gpu", kGpuClass, 1, {"device.attributes[\"x\"].y ==="})), "default",

@@ -75,7 +75,7 @@ json NodeGpuStatusObject(const std::string& node, const std::string& node_uid, c
         const KubeClaimRef& c = *s.reservation->claim;
         json claim = {{"namespace", c.namespace_name}, {"name", c.name}, {"uid", c.uid}};
         if (!c.pod.empty()) claim["pods"] = {c.pod};
-        device["claims"] = {claim};
+        device["claims"] = json::array({claim});
       }
       if (!s.processes.empty()) device["usage"] = Usage(s);
     }

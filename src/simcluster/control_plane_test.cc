@@ -90,7 +90,7 @@ class ControlPlaneTest : public ::testing::Test {
               {"metadata", {{"name", name}, {"namespace", "default"}}},
               {"spec",
                {{"metadata", {{"labels", {{"team", "ml"}}}}},
-                {"spec", {{"devices", {{"requests", {request}}}}}}}}};
+                {"spec", {{"devices", {{"requests", json::array({request})}}}}}}}};
     auto created = client_->CreateObject(kube::kResourceClaimTemplates, "default", t);
     ASSERT_TRUE(created.ok()) << created.status();
   }
@@ -99,7 +99,7 @@ class ControlPlaneTest : public ::testing::Test {
     json c = {{"apiVersion", "resource.k8s.io/v1"},
               {"kind", "ResourceClaim"},
               {"metadata", {{"name", name}, {"namespace", "default"}}},
-              {"spec", {{"devices", {{"requests", {request}}}}}}};
+              {"spec", {{"devices", {{"requests", json::array({request})}}}}}};
     auto created = client_->CreateObject(kube::kResourceClaims, "default", c);
     ASSERT_TRUE(created.ok()) << created.status();
   }
@@ -218,7 +218,7 @@ class ControlPlaneTest : public ::testing::Test {
     return {{"apiVersion", "resource.k8s.io/v1"},
             {"kind", "ResourceClaimTemplate"},
             {"metadata", {{"name", name}}},
-            {"spec", {{"spec", {{"devices", {{"requests", {Request(kGpuClass)}}}}}}}}};
+            {"spec", {{"spec", {{"devices", {{"requests", json::array({Request(kGpuClass)})}}}}}}}};
   }
 
   kubesim::TestApiServer server_;

@@ -120,7 +120,8 @@ class KubeletTest : public ::testing::Test {
                       json extra_spec = json::object()) {
     container["name"] = "main";
     container["image"] = "busybox";
-    json spec = {{"nodeName", kNode}, {"restartPolicy", "Never"}, {"containers", {container}}};
+    json spec = {
+        {"nodeName", kNode}, {"restartPolicy", "Never"}, {"containers", json::array({container})}};
     if (claim != nullptr) {
       spec["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", claim->name}}};
       spec["containers"][0]["resources"] = {{"claims", {{{"name", "gpu"}}}}};

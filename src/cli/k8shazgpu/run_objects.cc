@@ -175,14 +175,14 @@ json PodObject(const RunRequest& request, const RunNames& names) {
   json spec = {{"restartPolicy", "Never"}};
   json claim = {{"name", kClaimName}};
   claim[request.share.empty() ? "resourceClaimTemplateName" : "resourceClaimName"] = names.claim;
-  spec["resourceClaims"] = {claim};
+  spec["resourceClaims"] = json::array({claim});
   if (request.shared_memory) {
     // What `docker run --ipc=host` gives vLLM: a /dev/shm as large as
     // memory, for PyTorch's shared-memory tensors between workers.
     container["volumeMounts"] = {{{"name", "dshm"}, {"mountPath", "/dev/shm"}}};
     spec["volumes"] = {{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}}};
   }
-  spec["containers"] = {container};
+  spec["containers"] = json::array({container});
   // The scheduler places the pod (it allocates the claim on the way);
   // spec.nodeName would skip it and leave the claim unallocated.
   if (!request.node.empty()) spec["nodeSelector"] = {{"kubernetes.io/hostname", request.node}};

@@ -79,9 +79,9 @@ absl::Status RunObjectsClient::Adopt() {
     if (!patched.ok()) return patched.status();
   }
   if (!shared()) {
-    absl::StatusOr<json> patched =
-        ctx_.client->Patch(kube::kResourceClaimTemplates, ctx_.namespace_name, names_.claim,
-                           kube::PatchType::kMerge, {{"metadata", {{"ownerReferences", {owner}}}}});
+    absl::StatusOr<json> patched = ctx_.client->Patch(
+        kube::kResourceClaimTemplates, ctx_.namespace_name, names_.claim, kube::PatchType::kMerge,
+        {{"metadata", {{"ownerReferences", json::array({owner})}}}});
     return patched.status();
   }
   // Every run using the shared claim owns it; it goes when the last does.
