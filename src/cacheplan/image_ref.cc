@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "absl/strings/ascii.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cacheplan {
@@ -15,7 +16,6 @@ constexpr size_t kMaxNameLength = 255;  // distribution/reference's NameTotalLen
 constexpr size_t kMaxTagLength = 128;
 
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
 // path-component := [a-z0-9]+ (separator [a-z0-9]+)*, separator := [_.] | __ | -+
 bool ValidPathComponent(std::string_view c) {
@@ -49,8 +49,9 @@ bool ValidDomain(std::string_view d) {
     size_t close = d.find(']');
     if (close == std::string_view::npos || close == 1) return false;
     std::string_view inside = d.substr(1, close - 1);
-    if (!std::all_of(inside.begin(), inside.end(),
-                     [](char ch) { return IsHex(ch) || ch == ':'; })) {
+    if (!std::all_of(inside.begin(), inside.end(), [](char ch) {
+          return absl::ascii_isxdigit(static_cast<unsigned char>(ch)) || ch == ':';
+        })) {
       return false;
     }
     std::string_view after = d.substr(close + 1);
@@ -105,8 +106,9 @@ absl::Status CheckDigest(std::string_view ref, std::string_view d) {
       return bad("has an invalid algorithm");
     }
   }
-  if (!std::all_of(hex.begin(), hex.end(),
-                   [](char ch) { return IsHex(ch) && !std::isupper(ch); })) {
+  if (!std::all_of(hex.begin(), hex.end(), [](char ch) {
+        return absl::ascii_isxdigit(static_cast<unsigned char>(ch)) && !std::isupper(ch);
+      })) {
     return bad("must be lowercase hex after the algorithm");
   }
   if (algorithm == "sha256" && hex.size() != 64) return bad("must have 64 hex digits for sha256");

@@ -4,14 +4,12 @@
 #include <cctype>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "cacheplan/image_ref.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cacheplan {
 namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 absl::Status Bad(const CacheItem& item, std::string_view why) {
   return absl::InvalidArgumentError(
@@ -54,7 +52,8 @@ bool ValidBranch(std::string_view b) {
 
 bool ValidCommit(std::string_view c) {
   return ((c.size() >= 7 && c.size() <= 40) || c.size() == 64) &&
-         std::all_of(c.begin(), c.end(), IsHexDigit);
+         std::all_of(c.begin(), c.end(),
+                     [](char ch) { return absl::ascii_isxdigit(static_cast<unsigned char>(ch)); });
 }
 
 // Hugging Face: "name" or "org/name", each letters, digits, '-', '_', '.',
@@ -143,7 +142,8 @@ bool IsRfc3339(std::string_view t) {
   // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
   auto digits = [&](size_t at, size_t n) {
     if (at + n > t.size()) return false;
-    return std::all_of(t.begin() + at, t.begin() + at + n, IsDigit);
+    return std::all_of(t.begin() + at, t.begin() + at + n,
+                       [](char ch) { return absl::ascii_isdigit(static_cast<unsigned char>(ch)); });
   };
   if (t.size() < 20 || !digits(0, 4) || t[4] != '-' || !digits(5, 2) || t[7] != '-' ||
       !digits(8, 2) || (t[10] != 'T' && t[10] != 't') || !digits(11, 2) || t[13] != ':' ||
@@ -153,7 +153,7 @@ bool IsRfc3339(std::string_view t) {
   size_t at = 19;
   if (t[at] == '.') {
     size_t start = ++at;
-    while (at < t.size() && IsDigit(t[at])) ++at;
+    while (at < t.size() && absl::ascii_isdigit(static_cast<unsigned char>(t[at]))) ++at;
     if (at == start) return false;
   }
   std::string_view zone = t.substr(at);
