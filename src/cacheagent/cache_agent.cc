@@ -203,7 +203,8 @@ absl::Status CacheAgent::Reconcile() {
     if (!plan.ok()) continue;
     for (const CacheItem& item : plan->items) {
       if (!cacheplan::AppliesTo(item, labels)) continue;
-      absl::Status valid = cacheplan::ValidateItem(item);
+      absl::Status valid =
+          cacheplan::ValidateItem(item, {.allow_local_git = options_.allow_local_git});
       desired[{plan->name, item.name}] = {item, valid.ok() ? "" : std::string(valid.message())};
     }
   }
@@ -329,6 +330,12 @@ void CacheAgent::WorkerLoop() {
 std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::Status& error) {
   if (!item.pull_secret) return std::nullopt;
   const auto& ref = *item.pull_secret;
+  // Before the read: the agent may be able to read Secrets elsewhere (an
+  // older RBAC), and a plan must not be the way to them.
+  if (absl::Status allowed = CheckSecretNamespace(ref, options_.credentials); !allowed.ok()) {
+    error = allowed;
+    return std::nullopt;
+  }
   absl::StatusOr<nlohmann::json> secret = client_.Get(kube::kSecrets, ref.namespace_name, ref.name);
   if (!secret.ok()) {
     error = absl::Status(secret.status().code(),
@@ -337,6 +344,13 @@ std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::St
     return std::nullopt;
   }
   SecretData out;
+  absl::StatusOr<std::vector<std::string>> hosts =
+      CredentialHosts(absl::StrCat(ref.namespace_name, "/", ref.name), *secret);
+  if (!hosts.ok()) {
+    error = hosts.status();
+    return std::nullopt;
+  }
+  out.hosts = *std::move(hosts);
   out.type = secret->value("type", "");
   if (const auto& data = secret->value("data", nlohmann::json::object()); data.is_object()) {
     for (const auto& [k, v] : data.items()) {
@@ -376,6 +390,9 @@ void CacheAgent::Work(const Key& key) {
   wake_.notify_all();
   const auto started = std::chrono::steady_clock::now();
   const std::filesystem::path folder = ItemFolder(options_.cache_root, item);
+  std::error_code exists_error;
+  const bool folder_was_there =
+      !folder.empty() && std::filesystem::exists(folder, exists_error) && !exists_error;
 
   absl::Status secret_error;
   std::optional<SecretData> secret = ReadSecret(item, secret_error);
@@ -391,6 +408,7 @@ void CacheAgent::Work(const Key& key) {
     request.images = images_.get();
     request.hf_endpoint = options_.hf_endpoint;
     request.secret = std::move(secret);
+    request.credentials = options_.credentials;
     request.refresh = refresh;
     request.cancel = cancel.get();
     request.progress = [&](int64_t done, int64_t total) {
@@ -435,6 +453,8 @@ void CacheAgent::Work(const Key& key) {
     }
   }
 
+  if (!result.ok() && !folder_was_there && !stopping_) RemoveFailedFolder(key, folder);
+
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.generation != generation) return;
@@ -463,6 +483,24 @@ void CacheAgent::Work(const Key& key) {
                               " failed: ", entry.report.message));
   }
   wake_.notify_all();
+}
+
+void CacheAgent::RemoveFailedFolder(const Key& key, const std::filesystem::path& folder) {
+  if (folder.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [other_key, other] : entries_) {
+    if (other_key == key || ItemFolder(options_.cache_root, other.item) != folder) continue;
+    // Another item of the same repository or model fetched it, or is
+    // fetching it now: the bytes are that item's.
+    if (other.running || other.report.state == cacheplan::kReady) return;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(folder, ec);
+  folder_bytes_.erase(folder);
+  if (ec) {
+    options_.log(absl::StrCat("cache: cannot remove ", folder.string(), " after ",
+                              ItemLabel(key.first, key.second), " failed: ", ec.message()));
+  }
 }
 
 std::vector<CacheFolder> CacheAgent::FoldersLocked() const {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cacheagent/credential_policy.h"
 #include "cacheagent/disk_budget.h"
 #include "cacheagent/fetchers.h"
 #include "cacheplan/types.h"
@@ -52,6 +53,11 @@ struct CacheAgentOptions {
   int workers = 2;
   std::string cri_socket;  // "": image items fail, saying the runtime is not configured
   std::string hf_endpoint = "https://huggingface.co";
+  // Which Secrets plan items may name, and where their credentials may go.
+  CredentialPolicy credentials;
+  // file:// repositories (cacheplan::ItemRules): tests and simulated
+  // clusters only.
+  bool allow_local_git = false;
   Duration resync = std::chrono::seconds(30);
   Duration refetch = std::chrono::minutes(10);
   Duration retry = std::chrono::seconds(30);  // doubled per failure, up to `refetch`
@@ -106,6 +112,10 @@ class CacheAgent {
   void Queue(const Key& key, Entry& entry, bool refresh);  // mu_ held
   void Work(const Key& key);
   std::optional<SecretData> ReadSecret(const cacheplan::CacheItem& item, absl::Status& error);
+  // What a failed item fetched into a folder it created is deleted, unless
+  // another item has the folder Ready or is fetching into it: nothing a
+  // failed item brought stays readable. mu_ not held.
+  void RemoveFailedFolder(const Key& key, const std::filesystem::path& folder);
   // Scans the cache root; deletes what FoldersToRemove picks. mu_ not held.
   void CollectGarbage();
   // Folder list for the budget from folder_bytes_ and wanted_. mu_ held.

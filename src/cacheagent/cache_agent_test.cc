@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "cacheplan/types.h"
 #include "core/duration.h"
 #include "cri/testing/fake_image_service.h"
+#include "git/mirror.h"
 #include "git/testing/command.h"
 #include "git/testing/git_http_server.h"
 #include "git/testing/test_repo.h"
@@ -104,6 +106,8 @@ class CacheAgentTest : public ::testing::Test {
     options.disk_limit_bytes = disk_limit;
     options.cri_socket = runtime_->socket_path();
     options.hf_endpoint = hub_.endpoint();
+    // The test's servers speak plain http on 127.0.0.1.
+    options.credentials = {.secret_namespaces = {"infra"}, .allow_plain_http_to_loopback = true};
     options.status_interval = std::chrono::milliseconds(50);
     // Far away, so that the tests see only the watch and Resync() at work.
     options.resync = std::chrono::minutes(10);
@@ -293,17 +297,103 @@ TEST_F(CacheAgentTest, AFailureSaysWhyAndAFixedItemIsRetriedAtOnce) {
   // With the pull secret the plan's item changes, so it is tried again now.
   std::string config =
       json{{"auths", {{"registry.local:5000", {{"auth", absl::Base64Escape("robot:pw")}}}}}}.dump();
-  ASSERT_TRUE(client_
-                  ->CreateObject(kube::kSecrets, "infra",
-                                 {{"apiVersion", "v1"},
-                                  {"kind", "Secret"},
-                                  {"metadata", {{"name", "pull"}, {"namespace", "infra"}}},
-                                  {"type", "kubernetes.io/dockerconfigjson"},
-                                  {"data", {{".dockerconfigjson", absl::Base64Escape(config)}}}})
-                  .ok());
+  ASSERT_TRUE(
+      client_
+          ->CreateObject(kube::kSecrets, "infra",
+                         {{"apiVersion", "v1"},
+                          {"kind", "Secret"},
+                          {"metadata",
+                           {{"name", "pull"},
+                            {"namespace", "infra"},
+                            {"annotations", {{kCredentialHostsAnnotation, "registry.local"}}}}},
+                          {"type", "kubernetes.io/dockerconfigjson"},
+                          {"data", {{".dockerconfigjson", absl::Base64Escape(config)}}}})
+          .ok());
   item["pullSecretRef"] = {{"namespace", "infra"}, {"name", "pull"}};
   SetPlan(json::array({item}));
   WaitForReport(StateIs("private", cacheplan::kReady));
+}
+
+// The agent is root: a plan naming a path on the node would copy files only
+// root may read into the cache every user and pod reads.
+TEST_F(CacheAgentTest, ALocalRepositoryIsRefusedAndNothingIsCopied) {
+  json item = {{"name", "local"},
+               {"type", "gitRepo"},
+               {"gitRepo", {{"url", "file://" + remote_.string()}, {"branch", "main"}}}};
+  SetPlan(json::array({item}));
+  StartAgent();
+  NodeCacheStatus status = WaitForReport(StateIs("local", cacheplan::kFailed));
+  EXPECT_THAT(Item(status, "local")->message, HasSubstr("names a path on the node"));
+  std::error_code ec;
+  EXPECT_TRUE(fs::is_empty(temp_.path() / "cache" / "git", ec)) << "a mirror was made";
+}
+
+// Nothing a failed item fetched stays readable in the cache.
+TEST_F(CacheAgentTest, AFailedItemLeavesNoFetchedDataBehind) {
+  json item = RepoItem();
+  item["gitRepo"]["branch"] = "no-such-branch";
+  SetPlan(json::array({item}));
+  StartAgent();
+  NodeCacheStatus status = WaitForReport(StateIs("repo", cacheplan::kFailed));
+  EXPECT_THAT(Item(status, "repo")->message, HasSubstr("no-such-branch"));
+  EXPECT_GE(git_server_->requests(), 1) << "the repository was fetched";
+  EXPECT_FALSE(fs::exists(temp_.path() / "cache" / "git" /
+                          git::MirrorDirName(git_server_->Url("org/repo.git"))));
+}
+
+// A tenant's plan names a Secret it cannot read, or one made for another
+// host, with a git server of its own: the credential never leaves the node.
+TEST_F(CacheAgentTest, APullSecretIsUsedOnlyWhereItsNamespaceAndHostsAllow) {
+  git::testing::GitHttpServer tenant(temp_.path() / "served",
+                                     git::testing::GitHttpServer::Options{.required_token = "t0k"});
+  for (const char* ns : {"canhazgpu-system", "team-a"}) {
+    ASSERT_TRUE(client_
+                    ->CreateObject(
+                        kube::kNamespaces, "",
+                        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}})
+                    .ok());
+  }
+  auto make_secret = [&](const std::string& ns, const std::string& name, const json& annotations) {
+    json metadata = {{"name", name}, {"namespace", ns}};
+    if (!annotations.is_null()) metadata["annotations"] = annotations;
+    ASSERT_TRUE(client_
+                    ->CreateObject(kube::kSecrets, ns,
+                                   {{"apiVersion", "v1"},
+                                    {"kind", "Secret"},
+                                    {"metadata", metadata},
+                                    {"data", {{"token", absl::Base64Escape("t0k")}}}})
+                    .ok());
+  };
+  make_secret("canhazgpu-system", "github-token", {{kCredentialHostsAnnotation, "127.0.0.1"}});
+  make_secret("infra", "unmarked", nullptr);
+  make_secret("infra", "for-github", {{kCredentialHostsAnnotation, "github.com"}});
+  make_secret("infra", "for-here", {{kCredentialHostsAnnotation, "127.0.0.1"}});
+  auto item = [&](const std::string& name, const std::string& ns, const std::string& secret) {
+    return json{{"name", name},
+                {"type", "gitRepo"},
+                {"gitRepo", {{"url", tenant.Url("org/repo.git")}, {"branch", "main"}}},
+                {"pullSecretRef", {{"namespace", ns}, {"name", secret}}}};
+  };
+  SetPlan(json::array({item("other-namespace", "canhazgpu-system", "github-token"),
+                       item("unmarked", "infra", "unmarked"),
+                       item("other-host", "infra", "for-github")}));
+  StartAgent();
+  NodeCacheStatus status = WaitForReport([](const NodeCacheStatus& s) {
+    return s.items.size() == 3 &&
+           std::all_of(s.items.begin(), s.items.end(),
+                       [](const NodeItem& i) { return i.state == cacheplan::kFailed; });
+  });
+  EXPECT_THAT(Item(status, "other-namespace")->message,
+              HasSubstr("reads pull secrets only in infra"));
+  EXPECT_THAT(Item(status, "unmarked")->message, HasSubstr("does not say which hosts"));
+  EXPECT_THAT(Item(status, "other-host")->message, HasSubstr("not for 127.0.0.1"));
+  EXPECT_EQ(tenant.requests(), 0);
+  EXPECT_EQ(tenant.with_credentials(), 0);
+
+  // The Secret meant for this server, from an allowed namespace, is used.
+  SetPlan(json::array({item("allowed", "infra", "for-here")}));
+  WaitForReport(StateIs("allowed", cacheplan::kReady));
+  EXPECT_GE(tenant.with_credentials(), 1);
 }
 
 TEST_F(CacheAgentTest, AnInvalidItemFailsWithTheValidationMessage) {

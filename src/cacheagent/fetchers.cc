@@ -56,6 +56,11 @@ absl::StatusOr<FetchResult> FetchImage(const FetchRequest& request) {
   if (!ref.ok()) return ref.status();
   std::optional<cri::RegistryAuth> auth;
   if (request.secret) {
+    if (absl::Status allowed =
+            CheckCredentialRegistry(SecretName(item), request.secret->hosts, ref->registry);
+        !allowed.ok()) {
+      return allowed;
+    }
     absl::StatusOr<std::optional<cri::RegistryAuth>> found = cri::AuthFromPullSecret(
         SecretName(item), request.secret->type, request.secret->data, ref->registry);
     if (!found.ok()) return found.status();
@@ -97,6 +102,11 @@ absl::StatusOr<FetchResult> FetchGitRepo(const FetchRequest& request) {
   const cacheplan::GitRepoSource& source = *item.git_repo;
   std::optional<git::GitCredentials> credentials;
   if (request.secret) {
+    if (absl::Status allowed = CheckCredentialUrl(SecretName(item), request.secret->hosts,
+                                                  source.url, request.credentials);
+        !allowed.ok()) {
+      return allowed;
+    }
     absl::StatusOr<git::GitCredentials> read =
         git::CredentialsFromSecretData(SecretName(item), request.secret->data);
     if (!read.ok()) return read.status();
@@ -144,6 +154,11 @@ absl::StatusOr<FetchResult> FetchHfModel(const FetchRequest& request) {
   options.cache_root = HfRoot(request.cache_root);
   options.recheck_revision = request.refresh;
   if (request.secret) {
+    if (absl::Status allowed = CheckCredentialUrl(SecretName(item), request.secret->hosts,
+                                                  request.hf_endpoint, request.credentials);
+        !allowed.ok()) {
+      return allowed;
+    }
     for (const char* key : {"token", "HF_TOKEN", "password"}) {
       auto it = request.secret->data.find(key);
       if (it != request.secret->data.end()) {

@@ -13,8 +13,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "cacheagent/credential_policy.h"
 #include "cacheplan/types.h"
 #include "core/clock.h"
 #include "cri/image_client.h"
@@ -26,10 +28,12 @@ namespace canhazgpu::cacheagent {
 inline std::filesystem::path GitRoot(const std::filesystem::path& root) { return root / "git"; }
 inline std::filesystem::path HfRoot(const std::filesystem::path& root) { return root / "hf"; }
 
-// A Secret's type and decoded data.
+// A Secret's type, decoded data, and the hosts it is for
+// (CredentialHosts).
 struct SecretData {
   std::string type;
   std::map<std::string, std::string> data;
+  std::vector<std::string> hosts;
 };
 
 struct FetchRequest {
@@ -39,6 +43,7 @@ struct FetchRequest {
   cri::ImageClient* images = nullptr;  // null: the node has no container runtime configured
   std::string hf_endpoint;
   std::optional<SecretData> secret;  // the item's pull secret, when it has one
+  CredentialPolicy credentials;      // where the secret's credential may go
   // Fetch again even when what is on the node would do (a refresh).
   bool refresh = false;
   std::function<void(int64_t done, int64_t total)> progress;

@@ -162,7 +162,7 @@ bool IsRfc3339(std::string_view t) {
          zone[3] == ':' && digits(at + 4, 2);
 }
 
-absl::Status ValidateItem(const CacheItem& item) {
+absl::Status ValidateItem(const CacheItem& item, const ItemRules& rules) {
   if (!IsItemName(item.name)) {
     return Bad(item,
                "the name must be 1 to 63 lowercase letters, digits or '-', starting and ending "
@@ -190,6 +190,12 @@ absl::Status ValidateItem(const CacheItem& item) {
       return Bad(item, StrCat("git URL \"", r.url,
                               "\" must be https://, http://, ssh://, git://, file:///PATH or "
                               "git@HOST:PATH"));
+    }
+    if (r.url.starts_with("file://") && !rules.allow_local_git) {
+      return Bad(item, StrCat("git URL \"", r.url,
+                              "\" names a path on the node; a plan may not make the node copy "
+                              "its own files into the shared cache (k8shazgpu-node "
+                              "--allow-local-git-urls allows it, for tests only)"));
     }
     if (!r.branch.empty() && !r.commit.empty()) {
       return Bad(item, "give a branch or a commit, not both");
@@ -239,10 +245,10 @@ absl::Status ValidateItem(const CacheItem& item) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateItems(const std::vector<CacheItem>& items) {
+absl::Status ValidateItems(const std::vector<CacheItem>& items, const ItemRules& rules) {
   std::set<std::string> seen;
   for (const CacheItem& item : items) {
-    if (absl::Status s = ValidateItem(item); !s.ok()) return s;
+    if (absl::Status s = ValidateItem(item, rules); !s.ok()) return s;
     if (!seen.insert(item.name).second) {
       return absl::InvalidArgumentError(
           StrCat("cache item '", item.name, "' is in the plan twice; item names must be unique"));
@@ -251,8 +257,8 @@ absl::Status ValidateItems(const std::vector<CacheItem>& items) {
   return absl::OkStatus();
 }
 
-absl::Status Validate(const CachePlan& plan) {
-  absl::Status s = ValidateItems(plan.items);
+absl::Status Validate(const CachePlan& plan, const ItemRules& rules) {
+  absl::Status s = ValidateItems(plan.items, rules);
   if (s.ok()) return s;
   return absl::InvalidArgumentError(StrCat("CachePlan ", plan.name, ": ", s.message()));
 }

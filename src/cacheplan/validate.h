@@ -14,13 +14,22 @@
 
 namespace canhazgpu::cacheplan {
 
+// What a node accepts beyond the syntax.
+struct ItemRules {
+  // file:// repositories. The node agent runs as root: a plan naming a
+  // local path would copy files only root may read into a cache every
+  // local user and pod reads. Off except in tests and simulated clusters,
+  // whose "remote" repositories are directories on the same machine.
+  bool allow_local_git = false;
+};
+
 // InvalidArgument naming the item and the first problem found.
-absl::Status ValidateItem(const CacheItem& item);
+absl::Status ValidateItem(const CacheItem& item, const ItemRules& rules = {});
 
 // Every item valid, and no two with the same name (InvalidArgument naming
 // the duplicate).
-absl::Status Validate(const CachePlan& plan);
-absl::Status ValidateItems(const std::vector<CacheItem>& items);
+absl::Status Validate(const CachePlan& plan, const ItemRules& rules = {});
+absl::Status ValidateItems(const std::vector<CacheItem>& items, const ItemRules& rules = {});
 
 // Whether `name` is an acceptable item name (a DNS label: lowercase
 // letters, digits and '-', 1 to 63, starting and ending alphanumeric).

@@ -32,7 +32,7 @@ TEST(ValidateTest, AcceptsEveryKindOfGoodItem) {
       Repo("c", {.url = "https://github.com/vllm-project/vllm.git", .branch = "main"}),
       Repo("d", {.url = "git@github.com:me/vllm.git", .commit = "0123abc"}),
       Repo("e", {.url = "ssh://git@host:2222/r.git"}),
-      Repo("f", {.url = "file:///srv/git/r.git", .branch = "feature/x"}),
+      Repo("f", {.url = "https://h/r.git", .branch = "feature/x"}),
       Repo("g", {.url = "http://127.0.0.1:8080/r.git"}),
       Model("h", {.repo_id = "Qwen/Qwen2.5-0.5B-Instruct",
                   .revision = "v1.0",
@@ -45,6 +45,19 @@ TEST(ValidateTest, AcceptsEveryKindOfGoodItem) {
   scoped.pull_secret = SecretRef{.namespace_name = "ml", .name = "regcred"};
   scoped.refresh_requested_at = "2026-11-24T10:00:00.123+01:00";
   EXPECT_TRUE(ValidateItem(scoped).ok()) << ValidateItem(scoped);
+}
+
+// The node agent is root: a local path in a plan would copy what only root
+// may read into the cache every user and pod reads.
+TEST(ValidateTest, RefusesLocalRepositoriesUnlessTheNodeAllowsThem) {
+  const CacheItem local = Repo("f", {.url = "file:///srv/secret-repo", .branch = "main"});
+  ExpectError(local, "git URL \"file:///srv/secret-repo\" names a path on the node");
+  EXPECT_TRUE(ValidateItem(local, {.allow_local_git = true}).ok());
+  EXPECT_FALSE(ValidateItems({local}).ok());
+  EXPECT_TRUE(ValidateItems({local}, {.allow_local_git = true}).ok());
+  EXPECT_FALSE(Validate(CachePlan{.name = "p", .items = {local}}).ok());
+  // Still only absolute paths, even where local repositories are allowed.
+  EXPECT_FALSE(ValidateItem(Repo("x", {.url = "file://relative"}), {.allow_local_git = true}).ok());
 }
 
 TEST(ValidateTest, NamesWhatIsWrongInOneLine) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/url_host.h"
 #include "git/git.h"
 
 namespace git {
@@ -118,10 +119,32 @@ void CredentialSession::Install(git_remote_callbacks& callbacks) {
   callbacks.payload = this;
 }
 
-int CredentialSession::AcquireCallback(git_credential** out, const char* /*url*/,
+int CredentialSession::AcquireCallback(git_credential** out, const char* url,
                                        const char* username_from_url, unsigned int allowed_types,
                                        void* payload) {
-  return static_cast<CredentialSession*>(payload)->Acquire(out, username_from_url, allowed_types);
+  auto* session = static_cast<CredentialSession*>(payload);
+  if (url != nullptr && !session->SameServer(url)) return session->RefuseRedirect(url);
+  return session->Acquire(out, username_from_url, allowed_types);
+}
+
+bool CredentialSession::SameServer(std::string_view asked_by) const {
+  // A server may send the fetch elsewhere (an HTTP redirect); libgit2 then
+  // asks again with the new URL. The Secret was given for the URL of the
+  // item, so another scheme or host gets nothing.
+  if (credentials_ == nullptr || credentials_->empty()) return true;
+  std::optional<canhazgpu::UrlHost> first = canhazgpu::ParseUrlHost(url_);
+  std::optional<canhazgpu::UrlHost> now = canhazgpu::ParseUrlHost(asked_by);
+  return first && now && *first == *now;
+}
+
+int CredentialSession::RefuseRedirect(std::string_view asked_by) {
+  std::optional<canhazgpu::UrlHost> now = canhazgpu::ParseUrlHost(asked_by);
+  failure_ = absl::PermissionDeniedError(
+      absl::StrCat(url_, " sent the fetch on to ",
+                   now ? absl::StrCat(now->scheme, "://", now->host) : std::string(asked_by),
+                   "; the credential is sent only to where the item points"));
+  git_error_set_str(GIT_ERROR_NET, std::string(failure_->message()).c_str());
+  return GIT_EAUTH;
 }
 
 int CredentialSession::CertificateCallback(git_cert* cert, int valid, const char* host,

@@ -99,6 +99,10 @@ class CredentialSession {
  private:
   int Acquire(git_credential** out, const char* username_from_url, unsigned int allowed_types);
   int CheckCertificate(git_cert* cert, int valid, const char* host);
+  // Whether `asked_by` (the URL libgit2 wants a credential for) has the
+  // scheme and host of the URL the session was made for.
+  bool SameServer(std::string_view asked_by) const;
+  int RefuseRedirect(std::string_view asked_by);
 
   const GitCredentials* credentials_;  // may be null: anonymous
   std::string url_;

@@ -145,12 +145,35 @@ TEST(CredentialSession, BuildsAnInMemorySshKeyCredential) {
                      .ssh_passphrase = "pp"};
   CredentialSession session(&ssh, "ssh://git@git.example/r.git");
   git_credential* credential = nullptr;
-  ASSERT_EQ(
-      CredentialSession::AcquireCallback(
-          &credential, "", "git", GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY, &session),
-      0)
+  ASSERT_EQ(CredentialSession::AcquireCallback(&credential, "ssh://git@git.example/r.git", "git",
+                                               GIT_CREDENTIAL_SSH_KEY | GIT_CREDENTIAL_SSH_MEMORY,
+                                               &session),
+            0)
       << git_error_last()->message;
   EXPECT_EQ(credential->credtype, GIT_CREDENTIAL_SSH_MEMORY);
+  git_credential_free(credential);
+}
+
+// libgit2 asks again, with the new URL, after a server redirected the
+// fetch: another host or scheme gets nothing, the same host does.
+TEST(CredentialSession, GivesNothingToAnotherHostOrScheme) {
+  GitCredentials token{.password = "t0ken"};
+  for (const char* elsewhere : {"https://evil.example/r.git", "http://git.example/r.git", ""}) {
+    CredentialSession session(&token, "https://git.example/r.git");
+    git_credential* credential = nullptr;
+    EXPECT_EQ(CredentialSession::AcquireCallback(&credential, elsewhere, nullptr,
+                                                 GIT_CREDENTIAL_USERPASS_PLAINTEXT, &session),
+              GIT_EAUTH)
+        << elsewhere;
+    ASSERT_TRUE(session.Failure().has_value());
+    EXPECT_THAT(session.Failure()->message(), HasSubstr("sent the fetch on to"));
+  }
+  CredentialSession session(&token, "https://git.example/r.git");
+  git_credential* credential = nullptr;
+  ASSERT_EQ(
+      CredentialSession::AcquireCallback(&credential, "https://GIT.example:443/moved.git", nullptr,
+                                         GIT_CREDENTIAL_USERPASS_PLAINTEXT, &session),
+      0);
   git_credential_free(credential);
 }
 

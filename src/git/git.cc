@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "git/guarded_socket.h"
 
 namespace git {
 
@@ -10,7 +11,10 @@ void EnsureInitialized() {
   // Never shut down: handles may outlive any owner we could pick, and the
   // library's global state is small.
   static std::once_flag once;
-  std::call_once(once, [] { git_libgit2_init(); });
+  std::call_once(once, [] {
+    git_libgit2_init();
+    InstallGuardedSockets();
+  });
 }
 
 absl::Status Error(int code, std::string_view what) {

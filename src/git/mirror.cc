@@ -291,8 +291,14 @@ absl::Status Mirror::Fetch(const FetchOptions& options) {
   fetch.update_fetchhead = 0;
   // Tags come through the explicit refspec, force-updated like branches.
   fetch.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+  TransferLimits limits = options.limits;
+  limits.cancel = options.cancel;
+  ScopedTransferLimits guard(limits);
   code = git_remote_fetch(remote.get(), &refspecs, &fetch, "canhazgpu fetch");
   if (context.cancelled) return absl::CancelledError(absl::StrCat("fetch of ", url_, " cancelled"));
+  if (std::optional<absl::Status> stopped = guard.Failure(); stopped && code < 0) {
+    return absl::Status(stopped->code(), absl::StrCat("fetching ", url_, ": ", stopped->message()));
+  }
   if (std::optional<absl::Status> failure = context.session.Failure()) return *failure;
   if (code < 0) return Error(code, absl::StrCat("fetching ", url_));
 

@@ -35,6 +35,7 @@
 #include "core/clock.h"
 #include "git/credentials.h"
 #include "git/git.h"
+#include "git/guarded_socket.h"
 
 namespace git {
 
@@ -59,6 +60,9 @@ struct FetchOptions {
   // When set to true (from any thread), the fetch stops at its next
   // progress report and returns Cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // Connect timeout, low-speed limit and deadline of the transfer; its
+  // `cancel` is the one above.
+  TransferLimits limits;
 };
 
 // Removes the mirror of `url` under `root` (garbage collection), waiting for

@@ -66,10 +66,11 @@ void ExpectValidObjects(const std::vector<json>& objects) {
       EXPECT_TRUE(ns.is_null()) << Describe(o) << " is cluster-scoped but has namespace " << ns;
     }
   }
-  EXPECT_EQ(kinds, (std::multiset<std::string>{
-                       "Namespace", "CustomResourceDefinition", "CustomResourceDefinition",
-                       "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
-                       "ClusterRoleBinding", "DaemonSet", "DeviceClass", "DeviceClass"}));
+  EXPECT_EQ(kinds,
+            (std::multiset<std::string>{
+                "Namespace", "CustomResourceDefinition", "CustomResourceDefinition",
+                "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+                "Role", "RoleBinding", "DaemonSet", "DeviceClass", "DeviceClass"}));
 }
 
 TEST(DeployManifestsTest, EveryObjectValidatesStrictlyInItsNamespace) {
@@ -115,14 +116,31 @@ TEST(DeployManifestsTest, TheRoleGrantsTheDriverSubresourceAndNoWildcards) {
   EXPECT_TRUE(driver_rule) << role.dump(2);
   EXPECT_TRUE(resources.contains("resourceslices"));
   EXPECT_TRUE(resources.contains("resourceclaims/status")) << "1.34 and 1.35 need it";
-  // Secrets only by name (a cache plan item's pullSecretRef): get, never
-  // list or watch, so the agent reads no Secret it was not pointed at.
-  for (const json& rule : role["rules"]) {
-    if (rule["resources"].dump().find("secrets") == std::string::npos) continue;
-    EXPECT_EQ(rule["resources"], json::array({"secrets"}));
-    EXPECT_EQ(rule["verbs"], json::array({"get"}));
-  }
+  // Secrets are no cluster-wide grant (ADR 0013): see the next test.
+  EXPECT_FALSE(resources.contains("secrets")) << role.dump(2);
   EXPECT_FALSE(resources.contains("leases")) << "one daemon per node elects no leader";
+}
+
+// The cache reads pull secrets only in its own namespace, by name: get,
+// never list or watch, so it reads no Secret a plan item did not name, and
+// none outside the namespace the agent takes them from.
+TEST(DeployManifestsTest, PullSecretsAreReadableOnlyInTheAgentsOwnNamespace) {
+  const std::vector<json> objects = Objects();
+  const json role = Find(objects, "Role");
+  const json binding = Find(objects, "RoleBinding");
+  EXPECT_EQ(role["metadata"]["namespace"], kNamespace);
+  EXPECT_EQ(role["rules"], (json::array({{{"apiGroups", json::array({""})},
+                                          {"resources", json::array({"secrets"})},
+                                          {"verbs", json::array({"get"})}}})));
+  EXPECT_EQ(binding["roleRef"], (json{{"apiGroup", "rbac.authorization.k8s.io"},
+                                      {"kind", "Role"},
+                                      {"name", role["metadata"]["name"]}}));
+  EXPECT_EQ(binding["subjects"][0]["name"], Find(objects, "ServiceAccount")["metadata"]["name"]);
+  // The DaemonSet leaves --cache-secret-namespaces at its default: this one.
+  for (const json& e :
+       Find(objects, "DaemonSet")["spec"]["template"]["spec"]["containers"][0]["env"]) {
+    EXPECT_NE(e["name"], "K8SHAZGPU_CACHE_SECRET_NAMESPACES");
+  }
 }
 
 TEST(DeployManifestsTest, TheDaemonSetMountsWhatItsSettingsName) {

@@ -81,6 +81,17 @@ std::vector<cli::FlagSpec> Flags() {
            "the CRI socket images are pulled through; default: the first of the usual ones", ""),
       text("hf-endpoint", "URL", "the Hugging Face Hub or a mirror of it",
            "https://huggingface.co"),
+      text("cache-secret-namespaces", "NS[,NS...]",
+           "the only namespaces whose Secrets plan items may name (pullSecretRef); a Secret is "
+           "used only for the hosts in its canhazgpu.dev/credential-hosts annotation",
+           cacheagent::kDefaultSecretNamespace),
+      text("cache-local-git", "on|off",
+           "accept file:// repositories in plans; tests and simulated clusters only (the agent "
+           "is root, and every pod reads the cache)",
+           "off"),
+      text("cache-http-credentials", "on|off",
+           "send pull-secret credentials over plain http to loopback hosts; test servers only",
+           "off"),
       {.name = "help", .short_name = 'h', .help = "show this help"},
   };
 }
@@ -167,8 +178,15 @@ int Main(const std::vector<std::string>& args) {
     return Fail("--http-listen: " + std::string(http_listen.status().message()), cli::kExitUsage);
   }
 
-  if (s["cache"] != "on" && s["cache"] != "off") {
-    return Fail("--cache: expected on or off, got '" + s["cache"] + "'", cli::kExitUsage);
+  for (const char* on_off : {"cache", "cache-local-git", "cache-http-credentials"}) {
+    if (s[on_off] != "on" && s[on_off] != "off") {
+      return Fail(StrCat("--", on_off, ": expected on or off, got '", s[on_off], "'"),
+                  cli::kExitUsage);
+    }
+  }
+  std::vector<std::string> secret_namespaces;
+  for (std::string_view ns : Split(s["cache-secret-namespaces"], ',', /*skip_empty=*/true)) {
+    secret_namespaces.emplace_back(Trim(ns));
   }
   absl::StatusOr<cel::Quantity> disk_limit = cel::Quantity::Parse(s["cache-disk-limit"]);
   std::optional<int64_t> disk_limit_bytes =
@@ -260,15 +278,18 @@ int Main(const std::vector<std::string>& args) {
         kube::Client::Create(*config, {.user_agent = kube::UserAgent("k8shazgpu-node")});
     if (!created.ok()) return Fail(std::string(created.status().message()));
     cache_client = *std::move(created);
-    absl::StatusOr<std::unique_ptr<cacheagent::CacheAgent>> started =
-        cacheagent::CacheAgent::Start({.node_name = s["node-name"],
-                                       .cache_root = s["cache-root"],
-                                       .disk_limit_bytes = *disk_limit_bytes,
-                                       .workers = cache_workers,
-                                       .cri_socket = socket,
-                                       .hf_endpoint = s["hf-endpoint"],
-                                       .log = log},
-                                      *cache_client, clock);
+    absl::StatusOr<std::unique_ptr<cacheagent::CacheAgent>> started = cacheagent::CacheAgent::Start(
+        {.node_name = s["node-name"],
+         .cache_root = s["cache-root"],
+         .disk_limit_bytes = *disk_limit_bytes,
+         .workers = cache_workers,
+         .cri_socket = socket,
+         .hf_endpoint = s["hf-endpoint"],
+         .credentials = {.secret_namespaces = secret_namespaces,
+                         .allow_plain_http_to_loopback = s["cache-http-credentials"] == "on"},
+         .allow_local_git = s["cache-local-git"] == "on",
+         .log = log},
+        *cache_client, clock);
     if (!started.ok()) return Fail(std::string(started.status().message()));
     cache = *std::move(started);
   }

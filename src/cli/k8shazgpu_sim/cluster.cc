@@ -275,12 +275,12 @@ absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_
   for (const std::string& image : options_.images) {
     node.runtime->AddToRegistry(image, {.size = 8u << 30});
   }
-  std::vector<std::string> cache_args = {"--cache",
-                                         "on",
-                                         "--cache-root",
-                                         NodeCacheRoot(node.dir),
-                                         "--container-runtime-endpoint",
-                                         node.runtime->socket_path()};
+  std::vector<std::string> cache_args = {
+      "--cache", "on", "--cache-root", NodeCacheRoot(node.dir), "--container-runtime-endpoint",
+      node.runtime->socket_path(),
+      // Its "remote" repositories and servers
+      // are on this machine.
+      "--cache-local-git", "on", "--cache-http-credentials", "on"};
   if (!options_.hf_endpoint.empty()) {
     cache_args.insert(cache_args.end(), {"--hf-endpoint", options_.hf_endpoint});
   }

@@ -43,6 +43,15 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
   auto repository = [this](const httplib::Request& request, httplib::Response& response,
                            std::filesystem::path* dir) {
     requests_.fetch_add(1);
+    if (request.has_header("Authorization")) with_credentials_.fetch_add(1);
+    if (!options_.redirect_to.empty()) {
+      std::string target = options_.redirect_to + request.path;
+      if (const size_t query = request.target.find('?'); query != std::string::npos) {
+        target += request.target.substr(query);
+      }
+      response.set_redirect(target, 302);
+      return false;
+    }
     if (!options_.required_token.empty()) {
       std::string header = request.get_header_value("Authorization");
       std::string decoded;

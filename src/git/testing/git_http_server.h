@@ -5,8 +5,9 @@
 // git-http-backend does, so libgit2 fetches from it as from a real forge.
 // Optionally every request must carry HTTP Basic authentication whose
 // password is a given token (401 with WWW-Authenticate otherwise), and
-// optionally it speaks HTTPS with a given certificate (see
-// MakeSelfSignedCertificate, made with the `openssl` command).
+// optionally it answers every request with a redirect elsewhere; it counts
+// the requests that carried a credential at all. Optionally it speaks HTTPS with a given
+// certificate (see MakeSelfSignedCertificate, made with the `openssl` command).
 //
 // Thread safety: requests are served on the server's threads; the counters
 // may be read from any thread.
@@ -33,6 +34,9 @@ class GitHttpServer {
     // PEM files: serve HTTPS with this certificate (Url() then says https).
     std::filesystem::path tls_certificate;
     std::filesystem::path tls_key;
+    // Non-empty: every request is answered 302 to this base URL plus the
+    // request's path and query (a moved repository, or a hostile server).
+    std::string redirect_to;
   };
 
   // Starts serving `root` on a free port; returns once it accepts.
@@ -47,6 +51,8 @@ class GitHttpServer {
 
   int requests() const { return requests_.load(); }
   int unauthorized() const { return unauthorized_.load(); }
+  // Requests with an Authorization header, right or wrong.
+  int with_credentials() const { return with_credentials_.load(); }
 
  private:
   std::filesystem::path root_;
@@ -56,6 +62,7 @@ class GitHttpServer {
   int port_ = 0;
   std::atomic<int> requests_{0};
   std::atomic<int> unauthorized_{0};
+  std::atomic<int> with_credentials_{0};
 };
 
 // Writes a self-signed certificate for localhost and 127.0.0.1 and its key (P-256, one
