@@ -24,8 +24,8 @@ absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path, uin
 absl::StatusOr<std::string> ReadSymlinkTarget(const std::filesystem::path& path);
 
 // Replaces whatever file or symlink is at `path` with a symlink to `target`:
-// made under a temporary name next to it, then renamed over it, so the path
-// never goes missing.
+// made under a random temporary name next to it, then renamed over it, so
+// the path never goes missing (core/file_write.h).
 absl::Status CreateSymlinkAtomically(const std::filesystem::path& path, const std::string& target);
 
 }  // namespace canhazgpu::changeset

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -112,6 +113,22 @@ TEST_F(UnpackTest, NeverWritesOrDeletesThroughASymlinkedDirectory) {
   EXPECT_FALSE(fs::exists(outside / "evil.txt"));
   EXPECT_EQ(ReadBytes(outside / "victim.txt"), "keep me\n");
   EXPECT_EQ(Snapshot(base_), before);
+}
+
+// Issue 29: the base tree is the tenant's; names it plants beside the
+// files unpack writes are neither followed nor in the way.
+TEST_F(UnpackTest, Issue29NamesPlantedBesideTheTargetsAreNotFollowed) {
+  const fs::path outside = dir_ / "outside";
+  WriteBytes(outside, "not yours\n");
+  const std::string pid = std::to_string(getpid());
+  fs::create_symlink(outside, base_ / ("edit.py.tmp." + pid));
+  fs::create_directories(base_ / ("link.tmp." + pid));
+  absl::Status status = Unpack(Encode(change_set_), base_, base_);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(ReadBytes(outside), "not yours\n");
+  EXPECT_EQ(fs::status(outside).permissions() & fs::perms::owner_exec, fs::perms::none);
+  EXPECT_EQ(ReadBytes(base_ / "edit.py"), "new\n");
+  EXPECT_EQ(fs::read_symlink(base_ / "link"), "edit.py");
 }
 
 TEST_F(UnpackTest, ACorruptBundleIsRefusedBeforeTouchingAnything) {
