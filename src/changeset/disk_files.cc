@@ -4,8 +4,8 @@
 
 #include <cerrno>
 
+#include "core/atomic_file.h"
 #include "core/file_read.h"
-#include "core/file_write.h"
 #include "core/strings.h"
 
 namespace canhazgpu::changeset {
@@ -25,10 +25,6 @@ absl::StatusOr<std::string> ReadSymlinkTarget(const std::filesystem::path& path)
     }
     target.resize(target.size() * 2);  // may have been cut short
   }
-}
-
-absl::Status CreateSymlinkAtomically(const std::filesystem::path& path, const std::string& target) {
-  return ::canhazgpu::CreateSymlinkAtomically(path.string(), target);
 }
 
 }  // namespace canhazgpu::changeset
