@@ -13,6 +13,7 @@
 //     2 symlink), then for a file its mode u32 (0644 or 0755), and for a
 //     file or symlink its data (u64 length + bytes).
 // A later version (a delta encoding) bumps the version; this one refuses it.
+// Reading is bundle_reader.h: streamed, within BundleLimits.
 //
 // Thread safety: pure functions; safe from any thread.
 #pragma once
@@ -24,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "changeset/bundle_reader.h"
 #include "changeset/change_set.h"
 
 namespace canhazgpu::changeset {
@@ -36,9 +38,14 @@ inline constexpr uint64_t kMaxBundleSize = 8 * 1024 * 1024;
 
 std::string Encode(const ChangeSet& change_set);
 // Refuses, in one line each, what is not a bundle, a newer version, a
-// truncated or corrupt one, and any entry that could write outside the
-// target (absolute paths, "..", ".git", a path below a symlink entry).
-absl::StatusOr<ChangeSet> Decode(std::string_view bundle);
+// truncated or corrupt one, any entry that could write outside the target
+// (absolute paths, "..", ".git", a path below a symlink entry), and what
+// expands past `limits`. Holds every file's contents: to write them to disk
+// without that, see unpack.h.
+absl::StatusOr<ChangeSet> Decode(std::string_view bundle, const BundleLimits& limits = {});
+// The same checks, keeping every entry but no file's contents (`data`
+// empty for files): what to print, list or check a base against.
+absl::StatusOr<ChangeSet> DecodeIndex(std::string_view bundle, const BundleLimits& limits = {});
 
 // `bundle` cut into pieces of at most `part_size` bytes (at least one piece,
 // in order); JoinParts puts them back. Decode catches a missing piece.

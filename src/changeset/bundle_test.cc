@@ -120,6 +120,84 @@ TEST(BundleTest, RefusesPathsThatWouldEscapeTheTarget) {
   EXPECT_THAT(Decode(Encode(c)).status().message(), HasSubstr("repeated"));
 }
 
+// Issue 29: only the compressed size was capped, so a 510 KiB bundle
+// decoded to a 512 MiB file held twice in memory.
+TEST(BundleTest, Issue29RefusesWhatExpandsPastTheLimitsNamingThem) {
+  ChangeSet c = Sample();
+  c.entries[3].data = std::string(4 << 20, '\0');  // 4 MiB of zeros, about 4 KiB packed
+  const std::string bundle = Encode(c);
+  ASSERT_LT(bundle.size(), 20'000u);
+  ASSERT_TRUE(Decode(bundle).ok());
+
+  absl::StatusOr<ChangeSet> total = Decode(bundle, {.expanded = 1 << 20});
+  EXPECT_EQ(total.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(total.status().message(),
+            "change set bundle expands to 4.0 MiB, over the 1.0 MiB limit on a bundle's "
+            "expanded size");
+  absl::StatusOr<ChangeSet> one = DecodeIndex(bundle, {.file = 1 << 20});
+  EXPECT_EQ(one.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(one.status().message(),
+            "change set bundle: 'run.sh' is 4.0 MiB, over the 1.0 MiB limit on one file");
+  EXPECT_GE(kMaxExpandedSize, uint64_t{1} << 30);
+}
+
+TEST(BundleTest, IndexKeepsEverythingButFileContents) {
+  const ChangeSet sample = Sample();
+  absl::StatusOr<ChangeSet> index = DecodeIndex(Encode(sample));
+  ASSERT_TRUE(index.ok()) << index.status();
+  ChangeSet expected = sample;
+  for (ChangeEntry& e : expected.entries) {
+    if (e.kind == EntryKind::kFile) e.data.clear();
+  }
+  ExpectSame(*index, expected);
+}
+
+// What ReadBundle hands over, and in what pieces.
+class RecordingSink : public BundleSink {
+ public:
+  absl::Status OnStart(const ChangeSet& header) override {
+    events.push_back("start " + header.base_commit.substr(0, 4));
+    return absl::OkStatus();
+  }
+  absl::Status OnEntry(const ChangeEntry& e, uint64_t size) override {
+    events.push_back("entry " + e.path + " " + std::to_string(size));
+    return absl::OkStatus();
+  }
+  absl::Status OnData(std::string_view piece) override {
+    largest_piece = std::max(largest_piece, piece.size());
+    data_bytes += piece.size();
+    return absl::OkStatus();
+  }
+  absl::Status OnEntryEnd() override {
+    events.push_back("end");
+    return absl::OkStatus();
+  }
+  std::vector<std::string> events;
+  size_t largest_piece = 0;
+  uint64_t data_bytes = 0;
+};
+
+TEST(BundleTest, ReadingHandsFileContentsOverInSmallPieces) {
+  ChangeSet c = Sample();
+  c.entries[3].data = std::string(3 << 20, 'x');
+  RecordingSink sink;
+  ASSERT_TRUE(ReadBundle(Encode(c), sink).ok());
+  EXPECT_EQ(sink.events, (std::vector<std::string>{"start 0123", "entry a/bin.dat 6", "end",
+                                                   "entry a/gone.py 0", "end", "entry a/link 0",
+                                                   "end", "entry run.sh 3145728", "end"}));
+  EXPECT_EQ(sink.data_bytes, 6u + (3 << 20));
+  EXPECT_LE(sink.largest_piece, 64u * 1024);
+}
+
+TEST(BundleTest, RefusesOverlongPathsAndSymlinkTargets) {
+  ChangeSet c;
+  c.base_commit = Sample().base_commit;
+  c.entries.push_back({.path = std::string(5000, 'p'), .kind = EntryKind::kFile, .mode = 0644});
+  EXPECT_THAT(Decode(Encode(c)).status().message(), HasSubstr("a path of 5000 bytes"));
+  c.entries = {{.path = "l", .kind = EntryKind::kSymlink, .data = std::string(5000, 't')}};
+  EXPECT_THAT(Decode(Encode(c)).status().message(), HasSubstr("a symlink target of 5000 bytes"));
+}
+
 TEST(BundleTest, SplitsIntoPartsAndJoinsBack) {
   ChangeSet c = Sample();
   std::mt19937 random(7);  // incompressible, so that there are several parts

@@ -1,6 +1,6 @@
-// The file operations packing and unpacking share beyond core/file_read.h
-// and core/file_write.h: a whole file of any size (what lstat said it
-// holds), and symlinks read and replaced without being followed.
+// The file operations packing shares beyond core/file_read.h: a whole file
+// of any size (what lstat said it holds), and a symlink read without being
+// followed. Unpacking writes through core/file_write.h.
 //
 // Thread safety: functions of the file system only; safe from any thread.
 #pragma once
@@ -22,10 +22,5 @@ namespace canhazgpu::changeset {
 absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path, uint64_t size);
 // The target of the symlink at `path`, exactly as stored.
 absl::StatusOr<std::string> ReadSymlinkTarget(const std::filesystem::path& path);
-
-// Replaces whatever file or symlink is at `path` with a symlink to `target`:
-// made under a temporary name next to it, then renamed over it, so the path
-// never goes missing.
-absl::Status CreateSymlinkAtomically(const std::filesystem::path& path, const std::string& target);
 
 }  // namespace canhazgpu::changeset

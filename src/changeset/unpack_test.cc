@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -112,6 +113,78 @@ TEST_F(UnpackTest, NeverWritesOrDeletesThroughASymlinkedDirectory) {
   EXPECT_FALSE(fs::exists(outside / "evil.txt"));
   EXPECT_EQ(ReadBytes(outside / "victim.txt"), "keep me\n");
   EXPECT_EQ(Snapshot(base_), before);
+}
+
+// Issue 29: the base tree is the tenant's; names it plants beside the
+// files unpack writes are neither followed nor in the way.
+TEST_F(UnpackTest, Issue29NamesPlantedBesideTheTargetsAreNotFollowed) {
+  const fs::path outside = dir_ / "outside";
+  WriteBytes(outside, "not yours\n");
+  const std::string pid = std::to_string(getpid());
+  fs::create_symlink(outside, base_ / ("edit.py.tmp." + pid));
+  fs::create_directories(base_ / ("link.tmp." + pid));
+  absl::Status status = Unpack(Encode(change_set_), base_, base_);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(ReadBytes(outside), "not yours\n");
+  EXPECT_EQ(fs::status(outside).permissions() & fs::perms::owner_exec, fs::perms::none);
+  EXPECT_EQ(ReadBytes(base_ / "edit.py"), "new\n");
+  EXPECT_EQ(fs::read_symlink(base_ / "link"), "edit.py");
+}
+
+// Issue 29: a small bundle over the expanded-size limit is refused before
+// anything is written, naming the limit.
+TEST_F(UnpackTest, Issue29ABundleExpandingPastTheLimitIsRefusedAndWritesNothing) {
+  change_set_.entries[3].data = std::string(2 << 20, 'z');  // 2 MiB, a few KiB packed
+  const std::string bundle = Encode(change_set_);
+  ASSERT_LT(bundle.size(), 10'000u);
+  const fs::path to = dir_ / "to";
+  absl::Status status = Unpack(bundle, base_, to, {.limits = {.file = 1 << 20}});
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(),
+            "change set bundle: 'new/deep/file.txt' is 2.0 MiB, over the 1.0 MiB limit on one "
+            "file");
+  status = Unpack(bundle, base_, to, {.limits = {.expanded = 1 << 20}});
+  EXPECT_THAT(status.message(), HasSubstr("over the 1.0 MiB limit on a bundle's expanded size"));
+  EXPECT_FALSE(fs::exists(to));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);  // base
+  // In place, the base is untouched.
+  const std::map<std::string, std::string> before = Snapshot(base_);
+  EXPECT_FALSE(Unpack(bundle, base_, base_, {.limits = {.expanded = 1 << 20}}).ok());
+  EXPECT_EQ(Snapshot(base_), before);
+  // Within the limits it unpacks.
+  ASSERT_TRUE(Unpack(bundle, base_, to, {.limits = {.file = 2 << 20}}).ok());
+  EXPECT_EQ(fs::file_size(to / "new/deep/file.txt"), 2u << 20);
+}
+
+// Issue 29: a directory where the bundle wants a file failed as "cannot
+// reach the API server" and left --to half-written.
+TEST_F(UnpackTest, Issue29ALocalErrorNamesThePathAndLeavesTheTargetAsItWas) {
+  WriteBytes(base_ / "new/deep/file.txt/stray.pyc", "x");  // untracked, in the way
+  const fs::path to = dir_ / "to";
+  absl::Status status = Unpack(Encode(change_set_), base_, to);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(), "cannot replace " + (to / "new/deep/file.txt").string() +
+                                  ": Is a directory; " + to.string() + " was left as it was");
+  EXPECT_FALSE(fs::exists(to));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+
+  // An existing empty target (an emptyDir's mount point) stays empty.
+  fs::create_directories(to);
+  status = Unpack(Encode(change_set_), base_, to);
+  EXPECT_THAT(status.message(), HasSubstr(": Is a directory; "));
+  EXPECT_TRUE(fs::is_empty(to));
+}
+
+TEST_F(UnpackTest, IntoAnExistingEmptyDirectoryAfterACrashedUnpack) {
+  const fs::path to = dir_ / "to";
+  WriteBytes(to / ".canhazgpu-unpack.tmp.0123456789abcdef/edit.py", "half\n");
+  ASSERT_TRUE(Unpack(Encode(change_set_), base_, to).ok());
+  EXPECT_EQ(Snapshot(to),
+            (std::map<std::string, std::string>{{"bin/tool", "f 0755 #!/bin/sh\n"},
+                                                {"edit.py", "f 0755 new\n"},
+                                                {"keep.py", "f 0644 keep\n"},
+                                                {"link", "l edit.py"},
+                                                {"new/deep/file.txt", "f 0644 fresh\n"}}));
 }
 
 TEST_F(UnpackTest, ACorruptBundleIsRefusedBeforeTouchingAnything) {

@@ -1,10 +1,5 @@
 #include "hfcache/hub_cache.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -35,23 +30,8 @@ RepoCache::RepoCache(const fs::path& root, std::string_view repo_id, bool durabl
 
 absl::Status RepoCache::Replace(const fs::path& path, std::string_view text) const {
   RETURN_IF_ERROR(CreateDirs(path.parent_path()));
-  if (durable_) return WriteFileAtomically(path.string(), text, 0644);
-  // Atomic but not durable: a temporary file renamed over the target.
-  const fs::path temp = path.string() + ".canhazgpu-tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) {
-      return absl::UnavailableError(absl::StrCat("cannot write ", temp.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot rename into ", path.string(), ": ", ec.message()));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path.string(), text, 0644,
+                             durable_ ? FileSync::kDurable : FileSync::kAtomicOnly);
 }
 
 fs::path RepoCache::BlobPath(std::string_view hash) const {
@@ -88,16 +68,7 @@ absl::Status RepoCache::Link(std::string_view commit, const RepoFile& file) cons
   const fs::path link = SnapshotDir(commit) / file.path;
   RETURN_IF_ERROR(CreateDirs(link.parent_path()));
   // A new link beside the old one, renamed over it: never a moment without.
-  const fs::path temp = link.string() + ".canhazgpu-link";
-  const std::string target = LinkTarget(file.path, file.hash);
-  unlink(temp.c_str());
-  if (symlink(target.c_str(), temp.c_str()) != 0 || rename(temp.c_str(), link.c_str()) != 0) {
-    const int error = errno;
-    unlink(temp.c_str());
-    return absl::UnavailableError(
-        absl::StrCat("cannot link ", link.string(), " to ", target, ": ", strerror(error)));
-  }
-  return absl::OkStatus();
+  return CreateSymlinkAtomically(link.string(), LinkTarget(file.path, file.hash));
 }
 
 bool RepoCache::HasFile(std::string_view commit, const RepoFile& file) const {

@@ -79,6 +79,31 @@ TEST(FindCachedTest, CompleteOnlyWithRecordLinksAndBlobs) {
   EXPECT_TRUE(absl::IsInvalidArgument(FindCached(dir.path(), ModelRef{.repo_id = "bad"}).status()));
 }
 
+// Issue 29: refs were written through "<ref>.canhazgpu-tmp" with an
+// ofstream, which follows a symlink planted there.
+TEST(RepoCacheTest, Issue29SymlinksPlantedAtTheOldTemporaryNamesAreNotFollowed) {
+  TempDir dir;
+  const RepoCache cache(dir.path(), "org/m", /*durable=*/false);
+  const fs::path outside = dir.path() / "outside";
+  std::ofstream(outside) << "not yours";
+  fs::create_directories(cache.RefPath("main").parent_path());
+  fs::create_symlink(outside, cache.RefPath("main").string() + ".canhazgpu-tmp");
+  const RepoFile config{.path = "config.json", .hash = std::string(40, '1'), .size = 3};
+  const fs::path link = cache.SnapshotDir(kCommit) / "config.json";
+  fs::create_directories(link.parent_path());
+  fs::create_directory(link.string() + ".canhazgpu-link");  // unlink() cannot remove it
+
+  ASSERT_TRUE(cache.WriteRef("main", kCommit).ok());
+  EXPECT_EQ(*cache.ReadRef("main"), kCommit);
+  EXPECT_FALSE(fs::is_symlink(cache.RefPath("main")));
+  absl::Status linked = cache.Link(kCommit, config);
+  ASSERT_TRUE(linked.ok()) << linked;
+  EXPECT_EQ(fs::read_symlink(link), RepoCache::LinkTarget("config.json", config.hash));
+  std::ifstream in(outside);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "not yours");
+}
+
 TEST(ParseRevisionInfoTest, LfsAndGitFiles) {
   const std::string sha256(64, 'b');
   absl::StatusOr<RepoListing> listing = ParseRevisionInfo(R"({"sha":")" + kCommit +

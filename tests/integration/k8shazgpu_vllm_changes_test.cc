@@ -79,6 +79,21 @@ TEST_F(K8shazgpuVllmChangesTest, UnpackOntoTheWrongBaseFailsWithThePathsAndWrite
   EXPECT_FALSE(fs::exists(to));
 }
 
+// Issue 29: a directory where the bundle wants a file was reported as
+// "cannot reach the API server ... gave up after 3 tries", and --to was
+// left half-written.
+TEST_F(K8shazgpuVllmChangesTest, Issue29ALocalErrorSaysWhatItIsAndLeavesNoHalfWrittenTarget) {
+  const std::string bundle = (dir_ / "changes.bin").string();
+  ASSERT_EQ(K8s({"vllm", "package", "-C", vllm_.work.string(), "--out", bundle}).exit_code, 0);
+  cs::WriteBytes(base_ / "vllm/new/c.py/__pycache__/x.pyc", "stray");  // where c.py goes
+  const fs::path to = dir_ / "workspace";
+  CliResult unpack = K8s({"vllm", "unpack", bundle, "--base", base_.string(), "--to", to.string()});
+  EXPECT_EQ(unpack.exit_code, 1);
+  EXPECT_EQ(unpack.err, "k8shazgpu: cannot replace " + (to / "vllm/new/c.py").string() +
+                            ": Is a directory; " + to.string() + " was left as it was\n");
+  EXPECT_FALSE(fs::exists(to));
+}
+
 // What the pod's init container does: the bundle from the ConfigMap part
 // files, the merge-base exported from the node's mirror into the (existing,
 // empty) emptyDir mount point, the change set applied in place.

@@ -110,7 +110,11 @@ absl::Status Explain(const absl::Status& status, const Context& ctx) {
     return absl::NotFoundError(StrCat("namespace '", ctx.namespace_name,
                                       "' does not exist; name another with -n/--namespace"));
   }
-  if (reason.empty() && (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status))) {
+  // Only a command that connected can have failed to reach the server:
+  // vllm unpack, say, never does, and its errors are about local files.
+  const bool connected = ctx.client != nullptr;
+  if (connected && reason.empty() &&
+      (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status))) {
     return absl::UnavailableError(StrCat(
         "cannot reach the API server ", ctx.rest.server, " (", ctx.rest.source,
         ctx.rest.context.empty() ? std::string() : ", context " + ctx.rest.context,

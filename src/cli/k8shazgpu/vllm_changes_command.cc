@@ -194,10 +194,13 @@ absl::StatusOr<int> Unpack(const ParsedFlags& flags) {
                kUnpackUse));
   }
   ASSIGN_OR_RETURN(std::string bundle, ReadBundle(flags));
-  ASSIGN_OR_RETURN(cs::ChangeSet change_set, cs::Decode(bundle));
   const cs::UnpackOptions options{.sync = false};  // a pod's workspace: see unpack.h
+  // Every entry but no file's contents: the files are streamed to disk.
+  ASSIGN_OR_RETURN(cs::ChangeSet change_set, cs::DecodeIndex(bundle, options.limits));
   if (base.has_value()) {
-    RETURN_IF_ERROR(cs::Apply(change_set, *base, *to, options));
+    // Into another directory it is all or nothing (unpack.h); in place is
+    // what the person asked for.
+    RETURN_IF_ERROR(cs::UnpackIndexed(bundle, change_set, *base, *to, options));
   } else {
     if (*commit != change_set.base_commit) {
       return absl::FailedPreconditionError(StrCat("the bundle's merge-base is ",
@@ -212,9 +215,11 @@ absl::StatusOr<int> Unpack(const ParsedFlags& flags) {
           StrCat(*to, " is not an empty directory; --mirror exports into a new or empty one"));
     }
     absl::Status exported = ExportBase(*mirror, *commit, *to);
-    if (exported.ok()) exported = cs::Apply(change_set, *to, *to, options);
+    if (exported.ok()) exported = cs::UnpackIndexed(bundle, change_set, *to, *to, options);
     if (!exported.ok()) {
-      // Leave --to as it was: empty, or absent.
+      // Leave --to as it was: empty, or absent. Applying in place over a
+      // fresh export, then removing it on failure, costs one copy less
+      // than exporting elsewhere and copying.
       if (existed) {
         RemoveContents(*to);
       } else {
