@@ -241,6 +241,7 @@ absl::Status CacheAgent::Reconcile() {
       added = true;
     }
     entry.item = item;
+    entry.server = SourceServer(item, options_.hf_endpoint);
     if (added) {
       entry.report = NodeItem{};
       entry.report.plan = key.first;
@@ -259,6 +260,13 @@ absl::Status CacheAgent::Reconcile() {
         entry.failed_at = now;
       }
       continue;  // nothing to fetch until the plan is fixed
+    }
+    if (entry.running && entry.started_at && !entry.past_deadline &&
+        now - *entry.started_at >= options_.pull_deadline) {
+      entry.past_deadline = true;
+      entry.cancel->store(true);
+      options_.log(absl::StrCat("cache: ", ItemLabel(key.first, key.second), " passed its ",
+                                FormatDuration(options_.pull_deadline), " deadline; stopping it"));
     }
     if (entry.queued || entry.running) continue;
     if (added) {
@@ -313,17 +321,30 @@ void CacheAgent::SetState(Entry& entry, const std::string& state) {
   dirty_ = true;
 }
 
+std::deque<CacheAgent::Key>::iterator CacheAgent::NextStartable() {
+  const int per_server = std::max(1, options_.workers - 1);
+  return std::find_if(queue_.begin(), queue_.end(), [&](const Key& key) {
+    auto entry = entries_.find(key);
+    if (entry == entries_.end()) return true;  // Work drops it at once
+    auto running = running_by_server_.find(entry->second.server);
+    return running == running_by_server_.end() || running->second < per_server;
+  });
+}
+
 void CacheAgent::WorkerLoop() {
   while (true) {
     Key key;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      work_cv_.wait(lock, [&] { return stopping_ || NextStartable() != queue_.end(); });
       if (stopping_) return;
-      key = queue_.front();
-      queue_.pop_front();
+      auto next = NextStartable();
+      key = *next;
+      queue_.erase(next);
     }
     Work(key);
+    // A server's slot is free again: a waiting item of it may start.
+    work_cv_.notify_all();
   }
 }
 
@@ -370,6 +391,7 @@ void CacheAgent::Work(const Key& key) {
   CacheItem item;
   uint64_t generation;
   bool refresh;
+  std::string server;
   std::shared_ptr<std::atomic<bool>> cancel;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -378,10 +400,13 @@ void CacheAgent::Work(const Key& key) {
     Entry& entry = it->second;
     entry.queued = false;
     entry.running = true;
+    entry.started_at = clock_.Now();
+    ++running_by_server_[entry.server];
     item = entry.item;
     generation = entry.generation;
     refresh = entry.refresh;
     cancel = entry.cancel;
+    server = entry.server;
     entry.report.bytes_done = 0;
     entry.report.bytes_total = 0;
     entry.report.message.clear();
@@ -411,6 +436,9 @@ void CacheAgent::Work(const Key& key) {
     request.credentials = options_.credentials;
     request.refresh = refresh;
     request.cancel = cancel.get();
+    request.git_limits.low_speed_bytes_per_second = options_.low_speed_bytes_per_second;
+    request.git_limits.low_speed_time =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.low_speed_time);
     request.progress = [&](int64_t done, int64_t total) {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = entries_.find(key);
@@ -456,10 +484,25 @@ void CacheAgent::Work(const Key& key) {
   if (!result.ok() && !folder_was_there && !stopping_) RemoveFailedFolder(key, folder);
 
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto running = running_by_server_.find(server);
+      running != running_by_server_.end() && --running->second <= 0) {
+    running_by_server_.erase(running);
+  }
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.generation != generation) return;
   Entry& entry = it->second;
   entry.running = false;
+  entry.started_at.reset();
+  if (entry.past_deadline) {
+    entry.past_deadline = false;
+    entry.cancel = std::make_shared<std::atomic<bool>>(false);  // for the retry
+    if (!result.ok()) {
+      result = absl::DeadlineExceededError(absl::StrCat(
+          "pulling ", item.name, " took longer than ", FormatDurationShort(options_.pull_deadline),
+          " and was stopped (k8shazgpu-node --cache-pull-deadline); last: ",
+          result.status().message()));
+    }
+  }
   if (result.ok()) {
     entry.report.digest = result->digest;
     entry.report.commit = result->commit;

@@ -63,6 +63,13 @@ struct CacheAgentOptions {
   Duration retry = std::chrono::seconds(30);  // doubled per failure, up to `refetch`
   Duration gc_grace = std::chrono::hours(1);
   Duration status_interval = std::chrono::seconds(1);
+  // A pull running longer fails (and is retried with back-off): a server
+  // that trickles cannot hold a worker for ever.
+  Duration pull_deadline = std::chrono::hours(6);
+  // A git transfer moving fewer than this many bytes a second over
+  // `low_speed_time` fails, as the Hugging Face downloads do.
+  int64_t low_speed_bytes_per_second = 1;
+  Duration low_speed_time = std::chrono::seconds(60);
   std::function<void(const std::string&)> log = [](const std::string&) {};
 };
 
@@ -93,7 +100,10 @@ class CacheAgent {
     uint64_t generation = 0;  // bumped when the item changes; stale results are dropped
     bool queued = false;
     bool running = false;
-    bool refresh = false;  // the queued run fetches again
+    bool refresh = false;                 // the queued run fetches again
+    std::optional<TimePoint> started_at;  // of the pull running now
+    bool past_deadline = false;           // it was stopped at pull_deadline
+    std::string server;                   // SourceServer of the item
     std::optional<TimePoint> done_at;
     std::optional<TimePoint> failed_at;
     int failures = 0;
@@ -107,6 +117,10 @@ class CacheAgent {
   // the node at once rather than at the next periodic read.
   void WatchPlans();
   void WorkerLoop();
+  // The first queued key whose server has a worker to spare (at most
+  // workers - 1 pulls from one server, so one slow server never holds them
+  // all); queue_.end() when none. mu_ held.
+  std::deque<Key>::iterator NextStartable();
   // Reads plans and node; updates entries_; queues due work. mu_ not held.
   absl::Status Reconcile();
   void Queue(const Key& key, Entry& entry, bool refresh);  // mu_ held
@@ -141,6 +155,7 @@ class CacheAgent {
   std::condition_variable work_cv_;  // workers
   std::map<Key, Entry> entries_;
   std::deque<Key> queue_;
+  std::map<std::string, int> running_by_server_;
   std::map<std::string, std::string> node_labels_;
   std::string node_uid_;
   // Cache folders (absolute paths) by size, and since when no item wants them.

@@ -20,6 +20,7 @@
 #include "git/testing/command.h"
 #include "git/testing/git_http_server.h"
 #include "git/testing/test_repo.h"
+#include "git/testing/trickle_server.h"
 #include "hfcache/testing/fake_hub.h"
 #include "kubesim/patch.h"
 #include "kubesim/testing/test_api_server.h"
@@ -99,7 +100,8 @@ class CacheAgentTest : public ::testing::Test {
     if (agent_) agent_->Stop();
   }
 
-  void StartAgent(int64_t disk_limit = 0) {
+  void StartAgent(int64_t disk_limit = 0,
+                  const std::function<void(CacheAgentOptions&)>& adjust = nullptr) {
     CacheAgentOptions options;
     options.node_name = "node-a";
     options.cache_root = temp_.path() / "cache";
@@ -118,6 +120,7 @@ class CacheAgentTest : public ::testing::Test {
     };
     // Its own client, as in k8shazgpu-node: the test's polling must not
     // use up the agent's share of the client's rate limit.
+    if (adjust) adjust(options);
     agent_client_ = kube::Client::Create(api_.Config()).value();
     agent_ = CacheAgent::Start(options, *agent_client_, clock_).value();
   }
@@ -394,6 +397,48 @@ TEST_F(CacheAgentTest, APullSecretIsUsedOnlyWhereItsNamespaceAndHostsAllow) {
   SetPlan(json::array({item("allowed", "infra", "for-here")}));
   WaitForReport(StateIs("allowed", cacheplan::kReady));
   EXPECT_GE(tenant.with_credentials(), 1);
+}
+
+// Two items on a server that never answers take one worker between them;
+// the other worker pulls what comes from elsewhere.
+TEST_F(CacheAgentTest, OneSlowServerNeverHoldsEveryWorker) {
+  git::testing::TrickleServer slow(std::chrono::milliseconds(0));
+  auto repo = [&](const std::string& name) {
+    return json{{"name", name},
+                {"type", "gitRepo"},
+                {"gitRepo", {{"url", slow.Url(name + ".git")}, {"branch", "main"}}}};
+  };
+  SetPlan(json::array({repo("slow-a"), repo("slow-b"), ModelItem()}));
+  StartAgent(0, [](CacheAgentOptions& o) { o.workers = 2; });
+  NodeCacheStatus status = WaitForReport(StateIs("tiny", cacheplan::kReady));
+  int pulling = 0;
+  for (const char* name : {"slow-a", "slow-b"}) {
+    ASSERT_NE(Item(status, name), nullptr);
+    if (Item(status, name)->state == cacheplan::kPulling) ++pulling;
+    EXPECT_NE(Item(status, name)->state, cacheplan::kReady);
+  }
+  EXPECT_EQ(pulling, 1) << "one pull from the slow server at a time";
+}
+
+// A pull that outlives the deadline is stopped and says so; the worker is
+// free again.
+TEST_F(CacheAgentTest, APullPastItsDeadlineFailsAndSaysSo) {
+  hub_.StallNextBody("model.safetensors", 1 << 20);
+  SetPlan(json::array({ModelItem()}));
+  StartAgent(0, [](CacheAgentOptions& o) { o.pull_deadline = std::chrono::hours(2); });
+  WaitForReport([](const NodeCacheStatus& s) {
+    const NodeItem* item = Item(s, "tiny");
+    return item != nullptr && item->state == cacheplan::kPulling && item->bytes_done >= (1 << 20);
+  });
+  clock_.Advance(std::chrono::hours(3));
+  agent_->Resync();
+  NodeCacheStatus status = WaitForReport(StateIs("tiny", cacheplan::kFailed));
+  EXPECT_THAT(Item(status, "tiny")->message, HasSubstr("took longer than 2h"));
+  hub_.Release();
+  // The retry (back-off from the fake clock) gets a fresh cancel flag.
+  clock_.Advance(std::chrono::minutes(5));
+  agent_->Resync();
+  WaitForReport(StateIs("tiny", cacheplan::kReady));
 }
 
 TEST_F(CacheAgentTest, AnInvalidItemFailsWithTheValidationMessage) {

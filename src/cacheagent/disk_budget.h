@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/clock.h"
 
 namespace canhazgpu::cacheagent {
@@ -31,5 +32,11 @@ std::vector<std::filesystem::path> FoldersToRemove(const std::vector<CacheFolder
 // (`limit_bytes` 0: never). Unwanted folders do not count: they would be
 // removed to make room.
 bool OverCeiling(const std::vector<CacheFolder>& folders, int64_t extra_bytes, int64_t limit_bytes);
+
+// `percent` (1 to 100) of the size of the file system holding `at` (or,
+// while `at` does not exist yet, its nearest existing parent). The default
+// ceiling is such a share, so that a plan naming a huge model fills the
+// cache, not the node's disk.
+absl::StatusOr<int64_t> FileSystemShare(const std::filesystem::path& at, int percent);
 
 }  // namespace canhazgpu::cacheagent

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 namespace canhazgpu::cacheagent {
 namespace {
@@ -46,6 +47,19 @@ TEST(OverCeiling, CountsOnlyWantedFoldersAndTheExtraBytes) {
   EXPECT_FALSE(OverCeiling(folders, 40, 100));
   EXPECT_TRUE(OverCeiling(folders, 41, 100));
   EXPECT_FALSE(OverCeiling(folders, 1'000'000, 0));  // no ceiling
+}
+
+TEST(FileSystemShareTest, IsAShareOfTheFileSystemHoldingTheCache) {
+  struct statvfs fs {};
+  ASSERT_EQ(statvfs("/tmp", &fs), 0);
+  const int64_t total = static_cast<int64_t>(fs.f_blocks) * static_cast<int64_t>(fs.f_frsize);
+  EXPECT_EQ(*FileSystemShare("/tmp", 100), total);
+  EXPECT_EQ(*FileSystemShare("/tmp", 40),
+            static_cast<int64_t>(static_cast<__int128>(total) * 40 / 100));
+  // Not created yet: the nearest existing parent's file system.
+  EXPECT_EQ(*FileSystemShare("/tmp/no/such/cache/yet", 40), *FileSystemShare("/tmp", 40));
+  EXPECT_EQ(FileSystemShare("/tmp", 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FileSystemShare("/tmp", 101).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

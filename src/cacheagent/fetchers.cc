@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cacheplan/image_ref.h"
 #include "cri/ensure_image.h"
@@ -19,7 +20,30 @@ std::string SecretName(const cacheplan::CacheItem& item) {
   return absl::StrCat(item.pull_secret->namespace_name, "/", item.pull_secret->name);
 }
 
+// host[:port] of a URL, lowercased, without user information.
+std::string Authority(std::string_view url) {
+  std::string_view rest = url;
+  if (size_t scheme = url.find("://"); scheme != std::string_view::npos) {
+    rest = url.substr(scheme + 3);
+    rest = rest.substr(0, rest.find_first_of("/?#"));
+  } else {
+    rest = rest.substr(0, rest.find(':'));  // scp-like host:path
+  }
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
+  return absl::AsciiStrToLower(absl::string_view(rest.data(), rest.size()));
+}
+
 }  // namespace
+
+std::string SourceServer(const cacheplan::CacheItem& item, std::string_view hf_endpoint) {
+  if (item.type == cacheplan::kGitRepo && item.git_repo) return Authority(item.git_repo->url);
+  if (item.type == cacheplan::kHfModel) return Authority(hf_endpoint);
+  if (item.type == cacheplan::kImage && item.image) {
+    absl::StatusOr<cacheplan::ImageRef> ref = cacheplan::ParseImageRef(item.image->ref);
+    if (ref.ok()) return ref->registry;
+  }
+  return "";
+}
 
 int64_t FolderBytes(const std::filesystem::path& dir) {
   std::error_code ec;
@@ -123,6 +147,7 @@ absl::StatusOr<FetchResult> FetchGitRepo(const FetchRequest& request) {
     git::FetchOptions options;
     options.credentials = credentials ? &*credentials : nullptr;
     options.cancel = request.cancel;
+    options.limits = request.git_limits;
     if (request.progress) {
       options.progress = [&](const git::FetchProgress& p) {
         request.progress(static_cast<int64_t>(p.received_bytes), 0);

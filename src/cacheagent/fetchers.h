@@ -20,6 +20,7 @@
 #include "cacheplan/types.h"
 #include "core/clock.h"
 #include "cri/image_client.h"
+#include "git/guarded_socket.h"
 
 namespace canhazgpu::cacheagent {
 
@@ -48,6 +49,9 @@ struct FetchRequest {
   bool refresh = false;
   std::function<void(int64_t done, int64_t total)> progress;
   const std::atomic<bool>* cancel = nullptr;
+  // A git fetch's connect timeout, low-speed limit and deadline (its
+  // cancel is the one above).
+  git::TransferLimits git_limits;
 };
 
 struct FetchResult {
@@ -68,6 +72,11 @@ absl::StatusOr<FetchResult> Fetch(const FetchRequest& request);
 // the model's folder); empty for images, which the runtime stores.
 std::filesystem::path ItemFolder(const std::filesystem::path& cache_root,
                                  const cacheplan::CacheItem& item);
+
+// The server an item's bytes come from, as host[:port] ("github.com",
+// "127.0.0.1:8080", the registry of an image, the Hub endpoint's host for
+// a model): the agent runs at most workers - 1 pulls from one server.
+std::string SourceServer(const cacheplan::CacheItem& item, std::string_view hf_endpoint);
 
 // Bytes of the regular files under `dir` (0 when it is missing).
 int64_t FolderBytes(const std::filesystem::path& dir);

@@ -18,6 +18,7 @@
 #include "git/testing/command.h"
 #include "git/testing/git_http_server.h"
 #include "git/testing/test_repo.h"
+#include "git/testing/trickle_server.h"
 #include "host/testing/fake_clock.h"
 
 namespace git {
@@ -172,73 +173,10 @@ TEST(MirrorUnreachable, NamesTheUrlAndIsUnavailable) {
   EXPECT_THAT(local.message(), HasSubstr("nope.git"));
 }
 
-// A server that accepts and then sends one byte every `gap` (or nothing),
-// as a hostile or broken git server might: libgit2 alone would wait on it
-// for as long as it liked.
-class TrickleServer {
- public:
-  explicit TrickleServer(std::chrono::milliseconds gap) : gap_(gap) {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    socklen_t length = sizeof(address);
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    listen(listener_, 8);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~TrickleServer() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    shutdown(listener_, SHUT_RDWR);
-    thread_.join();
-    close(listener_);
-  }
-  std::string Url() const { return absl::StrCat("http://127.0.0.1:", port_, "/slow.git"); }
-  // Blocks until a client connected.
-  void WaitForClient() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return connected_; });
-  }
-
- private:
-  void Serve() {
-    const int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) return;
-    std::unique_lock<std::mutex> lock(mu_);
-    connected_ = true;
-    cv_.notify_all();
-    // A valid start of a response, then one more byte of a header that
-    // never ends.
-    if (gap_.count() > 0) {
-      const std::string start = "HTTP/1.1 200 OK\r\nX-Slow: ";
-      send(client, start.data(), start.size(), MSG_NOSIGNAL);
-    }
-    while (!cv_.wait_for(lock, gap_, [&] { return stop_; })) {
-      if (gap_.count() > 0) send(client, "a", 1, MSG_NOSIGNAL);
-    }
-    close(client);
-  }
-
-  const std::chrono::milliseconds gap_;
-  int listener_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool connected_ = false;
-  bool stop_ = false;
-};
-
 TEST(MirrorSlowServer, ATrickleFailsUnderTheLowSpeedLimit) {
   ScopedTempDir temp("mirror_slow_test");
   canhazgpu::host::FakeClock clock;
-  TrickleServer server(std::chrono::milliseconds(100));  // 10 bytes/s
+  testing::TrickleServer server(std::chrono::milliseconds(100));  // 10 bytes/s
   absl::StatusOr<Mirror> mirror = Mirror::OpenOrCreate(temp.path(), server.Url(), clock);
   ASSERT_TRUE(mirror.ok()) << mirror.status();
   FetchOptions options;
@@ -254,7 +192,7 @@ TEST(MirrorSlowServer, ASilentServerStopsAtTheDeadlineAndOnCancel) {
   ScopedTempDir temp("mirror_silent_test");
   canhazgpu::host::FakeClock clock;
   {
-    TrickleServer server(std::chrono::milliseconds(0));  // says nothing
+    testing::TrickleServer server(std::chrono::milliseconds(0));  // says nothing
     absl::StatusOr<Mirror> mirror = Mirror::OpenOrCreate(temp.path() / "a", server.Url(), clock);
     ASSERT_TRUE(mirror.ok()) << mirror.status();
     FetchOptions options;
@@ -263,12 +201,12 @@ TEST(MirrorSlowServer, ASilentServerStopsAtTheDeadlineAndOnCancel) {
     EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
     EXPECT_THAT(status.message(), HasSubstr("stopped at its deadline"));
   }
-  TrickleServer server(std::chrono::milliseconds(0));
+  testing::TrickleServer server(std::chrono::milliseconds(0));
   absl::StatusOr<Mirror> mirror = Mirror::OpenOrCreate(temp.path() / "b", server.Url(), clock);
   ASSERT_TRUE(mirror.ok()) << mirror.status();
   std::atomic<bool> cancel{false};
   std::thread canceller([&] {
-    server.WaitForClient();
+    server.WaitForClients(1);
     cancel.store(true);
   });
   FetchOptions options;

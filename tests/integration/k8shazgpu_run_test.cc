@@ -253,6 +253,30 @@ TEST_F(K8shazgpuRunTest, TwoRunsShareOneNamedClaim) {
   EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kPods, "default", "c").status()));
 }
 
+// Another user's shared claim is joined only with its creator's consent.
+TEST_F(K8shazgpuRunTest, AnotherUsersSharedClaimNeedsTheirConsent) {
+  StartCluster(1, 2);
+  CliResult a = K8s({"run", "--share", "pool", "--share-with", "bob", "--name", "a", "--detach",
+                     "--", "sleep", "300"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  json claim = client_->Get(kube::kResourceClaims, "default", "pool").value();
+  const std::string me = claim["metadata"]["labels"]["canhazgpu.dev/user"];
+  EXPECT_EQ(claim["metadata"]["annotations"]["canhazgpu.dev/share-with"], "bob");
+  // The claim as if alice had made it: this user is not on her list.
+  claim["metadata"]["labels"]["canhazgpu.dev/user"] = "alice";
+  ASSERT_TRUE(client_->Update(kube::kResourceClaims, "default", claim).ok());
+  CliResult b = K8s({"run", "--share", "pool", "--name", "b", "--", "true"});
+  EXPECT_NE(b.exit_code, 0);
+  EXPECT_THAT(b.err, HasSubstr("the shared claim 'pool' is alice's, who has not let " + me));
+  EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kPods, "default", "b").status()));
+  // She lets everyone in.
+  claim = client_->Get(kube::kResourceClaims, "default", "pool").value();
+  claim["metadata"]["annotations"]["canhazgpu.dev/share-with"] = "*";
+  ASSERT_TRUE(client_->Update(kube::kResourceClaims, "default", claim).ok());
+  CliResult c = K8s({"run", "--share", "pool", "--name", "c", "--", "true"});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+}
+
 TEST_F(K8shazgpuRunTest, AMigPairIsTwoInstancesOfOneGpu) {
   StartCluster(1, 2, 2);
   CliResult r = K8s({"run", "--mig", "1g.10gb", "--gpus", "2", "--name", "pair", "--", "sh", "-c",

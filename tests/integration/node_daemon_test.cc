@@ -537,6 +537,10 @@ TEST(NodeDaemonFlagsTest, BadCacheFlagsAreOneLineUsageErrors) {
       {{"--cache-disk-limit", "lots"}, "--cache-disk-limit: expected a byte count"},
       {{"--cache-disk-limit", "-5Gi"}, "--cache-disk-limit: expected a byte count"},
       {{"--cache-workers", "0"}, "--cache-workers: expected 1 to 64, got '0'"},
+      {{"--cache-disk-limit", "150%"}, "--cache-disk-limit: a share of the disk must be 1% to"},
+      {{"--cache-disk-limit", "x%"}, "--cache-disk-limit: expected a byte count"},
+      {{"--cache-pull-deadline", "soon"}, "--cache-pull-deadline: "},
+      {{"--cache-local-git", "yes"}, "--cache-local-git: expected on or off, got 'yes'"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {K8SHAZGPU_NODE_BINARY, "--node-name", "n"};

@@ -191,6 +191,9 @@ TEST_F(SimClusterTest, TheNodesCacheAgentsPullAPlansImagesWhereItsScopeSays) {
   EXPECT_THAT(node1["vllm"], ::testing::StartsWith("Ready"));
   EXPECT_THAT(node1["missing"], ::testing::StartsWith("Failed"));
   EXPECT_THAT(node1["missing"], HasSubstr("example.com/nobody/nothing:1"));
+  // A disk ceiling without being asked for one: 40% of the file system.
+  const json report = client_->Get(statuses, "", "node-0").value_or(json::object());
+  EXPECT_GT(report["status"]["disk"].value("limitBytes", int64_t{0}), 0) << report.dump();
 }
 
 TEST_F(SimClusterTest, EveryNodePublishesValidSlicesBesideDeploysClasses) {

@@ -159,7 +159,7 @@ absl::StatusOr<int> Runner::Go() {
   } else {
     plan.pod = PodObject(request_, names);
   }
-  objects_.emplace(ctx_, names, request_.share);
+  objects_.emplace(ctx_, names, request_.share, request_.share_with);
   if (InterruptGuard::Interrupted()) return Abandon();
   if (absl::Status s = objects_->CreateClaim(claim_spec); !s.ok()) {
     objects_->Delete();

@@ -146,13 +146,37 @@ json ClaimTemplateObject(const RunNames& names, const json& claim_spec) {
           {"spec", {{"metadata", {{"labels", Labels(names)}}}, {"spec", claim_spec}}}};
 }
 
-json SharedClaimObject(const RunNames& names, const std::string& share, const json& claim_spec) {
+json SharedClaimObject(const RunNames& names, const std::string& share, const json& claim_spec,
+                       const std::vector<std::string>& share_with) {
   json labels = Labels(names);
   labels[kShareLabel] = share;
+  json metadata = {{"name", share}, {"labels", labels}};
+  if (!share_with.empty()) {
+    metadata["annotations"] = {{kShareWithAnnotation, Join(share_with, ",")}};
+  }
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceClaim"},
-          {"metadata", {{"name", share}, {"labels", labels}}},
+          {"metadata", metadata},
           {"spec", claim_spec}};
+}
+
+absl::Status MayJoinSharedClaim(const json& claim, const std::string& user) {
+  const json metadata = claim.value("metadata", json::object());
+  const json labels = metadata.value("labels", json::object());
+  const json annotations = metadata.value("annotations", json::object());
+  const std::string owner = labels.is_object() ? labels.value(kUserLabel, "") : "";
+  if (owner == user) return absl::OkStatus();
+  const std::string allowed =
+      annotations.is_object() ? annotations.value(kShareWithAnnotation, "") : "";
+  for (std::string_view who : Split(allowed, ',', /*skip_empty=*/true)) {
+    if (Trim(who) == "*" || Trim(who) == user) return absl::OkStatus();
+  }
+  const std::string name = metadata.value("name", "");
+  return absl::PermissionDeniedError(
+      StrCat("the shared claim '", name, "' is ", owner.empty() ? "someone else" : owner,
+             "'s, who has not let ", user, " join it (they can start it with --share-with ", user,
+             ", or: kubectl annotate resourceclaim ", name, " ", kShareWithAnnotation, "=", user,
+             "); nothing was created"));
 }
 
 json PodObject(const RunRequest& request, const RunNames& names) {

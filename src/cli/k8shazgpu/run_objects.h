@@ -20,6 +20,9 @@ namespace canhazgpu::cli::k8s {
 inline constexpr char kRunLabel[] = "canhazgpu.dev/run";
 inline constexpr char kUserLabel[] = "canhazgpu.dev/user";
 inline constexpr char kShareLabel[] = "canhazgpu.dev/share";
+// On a shared claim: the users besides its creator who may join it,
+// comma-separated, or "*" (run --share-with).
+inline constexpr char kShareWithAnnotation[] = "canhazgpu.dev/share-with";
 // On a `reserve` pod: kKindLabel=kReservationKind (`release` finds them).
 inline constexpr char kKindLabel[] = "canhazgpu.dev/kind";
 inline constexpr char kReservationKind[] = "reservation";
@@ -84,7 +87,14 @@ nlohmann::json ClaimTemplateObject(const RunNames& names, const nlohmann::json& 
 // controller), and Kubernetes' garbage collector deletes an object only
 // once all its owners are gone - so it lives as long as some run uses it.
 nlohmann::json SharedClaimObject(const RunNames& names, const std::string& share,
-                                 const nlohmann::json& claim_spec);
+                                 const nlohmann::json& claim_spec,
+                                 const std::vector<std::string>& share_with = {});
+
+// Whether `user` (a user label value) may join the shared claim `claim`:
+// its creator (kUserLabel) and those its kShareWithAnnotation lists. Else
+// PermissionDenied saying whose claim it is and how its creator lets
+// others in.
+absl::Status MayJoinSharedClaim(const nlohmann::json& claim, const std::string& user);
 
 nlohmann::json PodObject(const RunRequest& request, const RunNames& names);
 

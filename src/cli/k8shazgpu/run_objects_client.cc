@@ -21,6 +21,7 @@ absl::Status RunObjectsClient::CreateClaim(const json& claim_spec) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     absl::StatusOr<json> existing = client.Get(kube::kResourceClaims, ns, share_);
     if (existing.ok()) {
+      if (absl::Status may = MayJoinSharedClaim(*existing, names_.user); !may.ok()) return may;
       if ((*existing)["spec"] != claim_spec) {
         return absl::InvalidArgumentError(StrCat("the shared claim '", share_,
                                                  "' exists with another request (",
@@ -31,8 +32,8 @@ absl::Status RunObjectsClient::CreateClaim(const json& claim_spec) {
       return absl::OkStatus();
     }
     if (!kube::IsApiNotFound(existing.status())) return existing.status();
-    absl::StatusOr<json> made = client.CreateObject(kube::kResourceClaims, ns,
-                                                    SharedClaimObject(names_, share_, claim_spec));
+    absl::StatusOr<json> made = client.CreateObject(
+        kube::kResourceClaims, ns, SharedClaimObject(names_, share_, claim_spec, share_with_));
     if (made.ok()) {
       claim_created_ = true;
       return absl::OkStatus();

@@ -20,12 +20,17 @@ namespace canhazgpu::cli::k8s {
 
 class RunObjectsClient {
  public:
-  RunObjectsClient(Context& ctx, RunNames names, std::string share)
-      : ctx_(ctx), names_(std::move(names)), share_(std::move(share)) {}
+  RunObjectsClient(Context& ctx, RunNames names, std::string share,
+                   std::vector<std::string> share_with = {})
+      : ctx_(ctx),
+        names_(std::move(names)),
+        share_(std::move(share)),
+        share_with_(std::move(share_with)) {}
 
-  // The template, or the shared claim: created, or (--share) reused when
-  // it exists with the same request (InvalidArgument when it asks for
-  // something else).
+  // The template, or the shared claim: created (letting `share_with` join
+  // it), or (--share) reused when it exists with the same request
+  // (InvalidArgument when it asks for something else) and its creator let
+  // this user join (PermissionDenied otherwise).
   absl::Status CreateClaim(const nlohmann::json& claim_spec);
   // ConfigMaps the Pod mounts (labelled as the run), before the Pod.
   absl::Status CreateConfigMaps(const std::vector<nlohmann::json>& config_maps);
@@ -46,6 +51,7 @@ class RunObjectsClient {
   Context& ctx_;
   const RunNames names_;
   const std::string share_;
+  const std::vector<std::string> share_with_;
   bool claim_created_ = false;  // by this run
   bool adopted_ = false;        // the shared claim lists this run's pod as an owner
   std::optional<nlohmann::json> pod_;

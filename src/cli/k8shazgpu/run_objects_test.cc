@@ -161,6 +161,36 @@ TEST(RunObjectsTest, ASharedClaimIsNamedAndThePodUsesItByName) {
   EXPECT_THAT(Refusals(pod), IsEmpty());
 }
 
+// A shared claim is its creator's: another user joins only when listed.
+TEST(RunObjectsTest, OnlyTheUsersASharedClaimsCreatorListedMayJoinIt) {
+  absl::StatusOr<RunRequest> r =
+      Parse({"--share", "pool", "--share-with", "carol, dave", "--", "x"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->share_with, (std::vector<std::string>{"carol", "dave"}));
+  const RunNames names = MakeRunNames(*r, "bob", "zyxwv98765");
+  json claim = SharedClaimObject(names, "pool", *ClaimSpec(*r, kOurs), r->share_with);
+  EXPECT_THAT(Refusals(claim), IsEmpty()) << claim.dump();
+  EXPECT_EQ(claim["metadata"]["annotations"]["canhazgpu.dev/share-with"], "carol,dave");
+  EXPECT_TRUE(MayJoinSharedClaim(claim, "bob").ok());
+  EXPECT_TRUE(MayJoinSharedClaim(claim, "carol").ok());
+  absl::Status eve = MayJoinSharedClaim(claim, "eve");
+  EXPECT_EQ(eve.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(eve.message(), HasSubstr("the shared claim 'pool' is bob's, who has not let eve"));
+  EXPECT_THAT(eve.message(), HasSubstr("--share-with eve"));
+  claim["metadata"]["annotations"]["canhazgpu.dev/share-with"] = "*";
+  EXPECT_TRUE(MayJoinSharedClaim(claim, "eve").ok());
+  // Without the annotation: the creator only; without labels: nobody.
+  EXPECT_FALSE(MayJoinSharedClaim(SharedClaimObject(names, "pool", json::object()), "carol").ok());
+  EXPECT_FALSE(MayJoinSharedClaim(json::object(), "bob").ok());
+
+  EXPECT_THAT(Parse({"--share-with", "carol", "--", "x"}).status().message(),
+              HasSubstr("--share-with needs --share NAME"));
+  EXPECT_THAT(Parse({"--share", "p", "--share-with", "a b", "--", "x"}).status().message(),
+              HasSubstr("'a b' is not a user name"));
+  EXPECT_THAT(Parse({"--share", "p", "--share-with", ",", "--", "x"}).status().message(),
+              HasSubstr("names nobody"));
+}
+
 TEST(RunObjectsTest, VllmDefaultsMountSharedMemoryAndOpenThePort) {
   std::vector<FlagSpec> specs = RunFlags();
   absl::StatusOr<ParsedFlags> flags = ParseFlags({"--", "vllm", "serve", "m"}, specs, "vllm run");

@@ -1,5 +1,6 @@
 #include "cli/k8shazgpu/run_request.h"
 
+#include "cli/k8shazgpu/run_objects.h"
 #include "core/duration.h"
 #include "core/strings.h"
 
@@ -75,7 +76,12 @@ std::vector<FlagSpec> RunFlags() {
       {.name = "share",
        .has_value = true,
        .value_name = "NAME",
-       .help = "use the named claim several runs share (created if missing)"},
+       .help = "use the named claim several runs share (created if missing); another "
+               "user's only when its creator allowed it with --share-with"},
+      {.name = "share-with",
+       .has_value = true,
+       .value_name = "USER,...|*",
+       .help = "with --share: the other users who may join the claim this run creates"},
       {.name = "node", .has_value = true, .value_name = "NODE", .help = "run on this node"},
       {.name = "image", .has_value = true, .value_name = "IMAGE", .help = "the container image"},
       {.name = "name",
@@ -169,6 +175,18 @@ absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDe
           "--share '", *v, "' is not a valid claim name (lower-case letters, digits, '-', '.')"));
     }
     r.share = *v;
+  }
+  if (auto v = flags.Value("share-with")) {
+    if (r.share.empty()) return absl::InvalidArgumentError("--share-with needs --share NAME");
+    for (std::string_view user : Split(*v, ',', /*skip_empty=*/true)) {
+      std::string name(Trim(user));
+      if (name != "*" && UserLabelValue(name) != name) {
+        return absl::InvalidArgumentError(StrCat(
+            "--share-with: '", name, "' is not a user name (letters, digits, '.', '_', '-')"));
+      }
+      r.share_with.push_back(std::move(name));
+    }
+    if (r.share_with.empty()) return absl::InvalidArgumentError("--share-with names nobody");
   }
   if (auto v = flags.Value("name")) {
     if (!ValidObjectName(*v)) {

@@ -30,7 +30,10 @@ struct RunRequest {
   dra::DeviceWants wants;    // --where, --min-memory, --product, --mig
   std::string device_class;  // --class; empty: discovered
   std::string share;         // --share: a named claim several runs use
-  std::string node;          // --node (or the -G node)
+  // --share-with: who else may join a shared claim this run creates (user
+  // label values, or "*" for anyone); its creator always may.
+  std::vector<std::string> share_with;
+  std::string node;  // --node (or the -G node)
   std::string image;
   std::string name;                                      // --name; empty: generated
   std::vector<std::pair<std::string, std::string>> env;  // --env K=V, in order

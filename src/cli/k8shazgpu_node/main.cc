@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "cacheagent/cache_agent.h"
+#include "cacheagent/disk_budget.h"
 #include "cel/quantity.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
@@ -74,8 +75,12 @@ std::vector<cli::FlagSpec> Flags() {
            "keep the node's caches (CachePlans) warm (the DaemonSet turns it on)", "off"),
       text("cache-root", "DIR", "where the git mirrors and the model cache live (pods mount it)",
            "/var/lib/canhazgpu/cache"),
-      text("cache-disk-limit", "QUANTITY",
-           "most bytes the git and model caches may hold, e.g. 500Gi; 0: no ceiling", "0"),
+      text("cache-disk-limit", "QUANTITY|N%",
+           "most bytes the git and model caches may hold: a quantity such as 500Gi, a share of "
+           "the cache's file system such as 40%, or 0 for no ceiling",
+           "40%"),
+      text("cache-pull-deadline", "DURATION",
+           "a pull still running after this long is stopped and retried later", "6h"),
       text("cache-workers", "N", "how many cache items are pulled at once", "2"),
       text("container-runtime-endpoint", "PATH",
            "the CRI socket images are pulled through; default: the first of the usual ones", ""),
@@ -188,12 +193,30 @@ int Main(const std::vector<std::string>& args) {
   for (std::string_view ns : Split(s["cache-secret-namespaces"], ',', /*skip_empty=*/true)) {
     secret_namespaces.emplace_back(Trim(ns));
   }
-  absl::StatusOr<cel::Quantity> disk_limit = cel::Quantity::Parse(s["cache-disk-limit"]);
-  std::optional<int64_t> disk_limit_bytes =
-      disk_limit.ok() ? disk_limit->AsInt64() : std::optional<int64_t>();
+  std::optional<int64_t> disk_limit_bytes;
+  if (const std::string& limit = s["cache-disk-limit"]; limit.ends_with('%')) {
+    int percent = 0;
+    if (absl::SimpleAtoi(limit.substr(0, limit.size() - 1), &percent)) {
+      absl::StatusOr<int64_t> share = cacheagent::FileSystemShare(s["cache-root"], percent);
+      if (!share.ok()) {
+        return Fail("--cache-disk-limit: " + std::string(share.status().message()),
+                    cli::kExitUsage);
+      }
+      disk_limit_bytes = *share;
+    }
+  } else if (absl::StatusOr<cel::Quantity> quantity = cel::Quantity::Parse(limit); quantity.ok()) {
+    disk_limit_bytes = quantity->AsInt64();
+  }
   if (!disk_limit_bytes || *disk_limit_bytes < 0) {
-    return Fail("--cache-disk-limit: expected a byte count such as 500Gi, got '" +
-                    s["cache-disk-limit"] + "'",
+    return Fail(
+        "--cache-disk-limit: expected a byte count such as 500Gi, a share such as 40% "
+        "or 0, got '" +
+            s["cache-disk-limit"] + "'",
+        cli::kExitUsage);
+  }
+  absl::StatusOr<Duration> pull_deadline = ParseDuration(s["cache-pull-deadline"]);
+  if (!pull_deadline.ok()) {
+    return Fail("--cache-pull-deadline: " + std::string(pull_deadline.status().message()),
                 cli::kExitUsage);
   }
   int cache_workers = 0;
@@ -288,10 +311,16 @@ int Main(const std::vector<std::string>& args) {
          .credentials = {.secret_namespaces = secret_namespaces,
                          .allow_plain_http_to_loopback = s["cache-http-credentials"] == "on"},
          .allow_local_git = s["cache-local-git"] == "on",
+         .pull_deadline = *pull_deadline,
          .log = log},
         *cache_client, clock);
     if (!started.ok()) return Fail(std::string(started.status().message()));
     cache = *std::move(started);
+    log(StrCat("cache: ceiling ",
+               *disk_limit_bytes == 0 ? std::string("none")
+                                      : StrCat(*disk_limit_bytes, " bytes (--cache-disk-limit ",
+                                               s["cache-disk-limit"], ")"),
+               ", pull deadline ", FormatDurationShort(*pull_deadline)));
   }
 
   httplib::Server http;

@@ -1,0 +1,50 @@
+// Test-only: a TCP server on 127.0.0.1 that accepts every connection and
+// then answers as a hostile or broken server might: with the start of an
+// HTTP response followed by one more header byte every `gap`, never
+// ending, or (gap 0) with nothing at all. libgit2 alone would wait on it for
+// as long as it liked; git::TransferLimits must not.
+//
+// Thread safety: WaitForClients may be called from any thread.
+#ifndef CANHAZGPU_GIT_TESTING_TRICKLE_SERVER_H_
+#define CANHAZGPU_GIT_TESTING_TRICKLE_SERVER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace git::testing {
+
+class TrickleServer {
+ public:
+  explicit TrickleServer(std::chrono::milliseconds gap);
+  ~TrickleServer();  // closes every connection
+  TrickleServer(const TrickleServer&) = delete;
+  TrickleServer& operator=(const TrickleServer&) = delete;
+
+  // http://127.0.0.1:PORT/<path>
+  std::string Url(std::string_view path = "slow.git") const;
+  // Blocks until `count` clients have connected in all.
+  void WaitForClients(int count);
+
+ private:
+  void Accept();
+  void Serve(int client);
+
+  const std::chrono::milliseconds gap_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int clients_ = 0;
+  bool stop_ = false;
+  std::thread acceptor_;
+  std::vector<std::thread> servers_;  // acceptor_ only, until it is joined
+};
+
+}  // namespace git::testing
+
+#endif  // CANHAZGPU_GIT_TESTING_TRICKLE_SERVER_H_
