@@ -171,7 +171,8 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
            [log = d->options_.log](const RegistrationStatus& s) {
              log(s.registered ? "registered with the kubelet"
                               : StrCat("the kubelet refused the registration: ", s.error));
-           }},
+           },
+       .log = d->options_.log},
       *d->metered_, &d->health_board_);
   if (!plugin.ok()) return plugin.status();
   d->plugin_ = *std::move(plugin);

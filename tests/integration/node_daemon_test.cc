@@ -2,6 +2,7 @@
 // server (k8shazgpu-sim apiserver) on a simulated host, driven by our
 // kubelet client over its real unix sockets, beside the real canhazgpu.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -519,6 +520,37 @@ TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
   node_ = 0;
   EXPECT_FALSE(fs::exists(RegistrationSocket()));
   EXPECT_FALSE(fs::exists(dir_ + "/plugin/dra.sock"));
+}
+
+// Issue 29 item 9: under umask 000 the plugin directory and dra.sock were
+// made 0777, so a local user could unprepare a pod's claim and take its GPU.
+TEST_F(NodeDaemonTest, WhatItCreatesHasItsModeWhateverTheUmask) {
+  kill(node_, SIGTERM);
+  ASSERT_EQ(ExitCodeOf(node_), 0);
+  for (const char* made : {"/plugin", "/registry", "/cdi"}) fs::remove_all(dir_ + made);
+  const mode_t old_umask = umask(0);
+  StartNode();
+  umask(old_umask);
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
+
+  const std::map<std::string, mode_t> expected = {
+      {dir_ + "/plugin", 0750},
+      {dir_ + "/plugin/dra.sock", 0600},
+      {dir_ + "/plugin/checkpoint.json", 0600},
+      {dir_ + "/registry", 0750},
+      {RegistrationSocket(), 0600},
+      {dir_ + "/cdi", 0755},
+      {dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid), 0644},
+  };
+  for (const auto& [path, mode] : expected) {
+    struct stat info;
+    ASSERT_EQ(lstat(path.c_str(), &info), 0) << path;
+    EXPECT_EQ(info.st_mode & 07777, mode) << path;
+  }
 }
 
 TEST(NodeDaemonFlagsTest, MissingNodeNameAndBadFlagsAreOneLineUsageErrors) {
