@@ -177,13 +177,11 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
   }
   record.state = PrepareState::kCompleted;
   if (absl::Status s = WriteSpec(record, node); !s.ok()) {
-    (void)RollBackLocked(ref.uid);
-    return absl::Status(s.code(), StrCat(id, ": ", s.message()));
+    return FailedAfterReserving(id, ref.uid, s);
   }
   if (options_.before_prepare_completed) options_.before_prepare_completed();
   if (absl::Status s = checkpoint_.Put(record); !s.ok()) {
-    (void)RollBackLocked(ref.uid);
-    return absl::Status(s.code(), StrCat(id, ": ", s.message()));
+    return FailedAfterReserving(id, ref.uid, s);
   }
   return PreparedDevicesOf(record);
 }
@@ -243,10 +241,33 @@ absl::StatusOr<std::vector<std::string>> ClaimPreparer::MigNodes(
   return nodes;
 }
 
+absl::Status ClaimPreparer::FailedAfterReserving(const std::string& id, const std::string& uid,
+                                                 const absl::Status& failure) {
+  absl::Status undone = RollBackLocked(uid);
+  // What could not be undone is for the operator to see: the kubelet shows
+  // it on the pod, and it retries.
+  return absl::Status(failure.code(),
+                      StrCat(id, ": ", failure.message(),
+                             undone.ok() ? "" : StrCat("; undoing it failed: ", undone.message())));
+}
+
 absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
-  RETURN_IF_ERROR(RemoveCdiSpec(options_.cdi_dir, uid));
-  RETURN_IF_ERROR(store::ReleaseClaim(store_, uid, clock_.Now()));
-  return checkpoint_.Remove(uid);
+  // Every step is tried whatever the others did: a CDI directory gone
+  // read-only must not keep the claim's GPUs reserved, nor its record. Each
+  // step is idempotent, so the kubelet's retry of a failed unprepare (or the
+  // next prepare or start) finishes what failed here.
+  absl::Status spec = RemoveCdiSpec(options_.cdi_dir, uid);
+  absl::Status reservation = store::ReleaseClaim(store_, uid, clock_.Now());
+  absl::Status record = checkpoint_.Remove(uid);
+  std::vector<std::string> failed;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  for (const absl::Status* s : {&spec, &reservation, &record}) {
+    if (s->ok()) continue;
+    if (code == absl::StatusCode::kOk) code = s->code();
+    failed.emplace_back(s->message());
+  }
+  if (failed.empty()) return absl::OkStatus();
+  return absl::Status(code, Join(failed, "; "));
 }
 
 absl::Status ClaimPreparer::Unprepare(const std::string& uid) {

@@ -85,7 +85,12 @@ class ClaimPreparer : public NodeService {
   // A MIG device's capability device nodes; `minors` is read on first use.
   absl::StatusOr<std::vector<std::string>> MigNodes(const dra::Device& device, int gpu_minor,
                                                     std::optional<host::MigMinors>& minors) const;
+  // Undoes the spec, the reservation and the record of `uid`, each whatever
+  // happened to the others; the errors of those that failed, joined.
   absl::Status RollBackLocked(const std::string& uid);
+  // RollBackLocked, and `failure` for claim `id` with what it could not undo.
+  absl::Status FailedAfterReserving(const std::string& id, const std::string& uid,
+                                    const absl::Status& failure);
 
   const PreparerOptions options_;
   ClaimSource& claims_;

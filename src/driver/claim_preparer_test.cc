@@ -308,5 +308,43 @@ TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
   EXPECT_TRUE(Reservations().empty());
 }
 
+// Issue 29 item 13. The CDI directory cannot be written (a read-only mount
+// in the field; here a file in its place, which refuses root as well): the
+// prepare fails, and undoing it failed at its first step, the spec's
+// removal, leaving the claim's K8S reservations and its record behind.
+TEST_F(ClaimPreparerTest, AFailedPrepareIsUndoneWholeEvenWhenAnUndoStepFails) {
+  std::ofstream(dir_ + "/cdi") << "not a directory";
+  const ClaimRef claim = Allocated("train", {"gpu-1", "gpu-3"});
+  const std::string error = preparer_->PrepareClaims({claim})[claim.uid].error;
+  EXPECT_THAT(error, HasSubstr("claim ml/train: "));
+  EXPECT_THAT(error, HasSubstr(dir_ + "/cdi: not a directory"));
+  EXPECT_THAT(error, HasSubstr("; undoing it failed: cannot remove " + dir_ + "/cdi/"));
+  EXPECT_TRUE(Reservations().empty());
+  EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
+
+  // Once the directory is back, the kubelet's retry prepares it.
+  fs::remove(dir_ + "/cdi");
+  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  EXPECT_EQ(Reservations().size(), 2u);
+}
+
+TEST_F(ClaimPreparerTest, AnUnprepareReleasesTheGpusEvenWhenTheSpecCannotBeRemoved) {
+  const ClaimRef claim = Allocated("train", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  fs::rename(dir_ + "/cdi", dir_ + "/cdi.away");
+  std::ofstream(dir_ + "/cdi") << "not a directory";
+
+  EXPECT_THAT(preparer_->UnprepareClaims({claim})[claim.uid],
+              HasSubstr("cannot unprepare claim ml/train: cannot remove " + dir_ + "/cdi/"));
+  EXPECT_TRUE(Reservations().empty());
+  EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
+
+  // The kubelet retries a failed unprepare: it finishes then.
+  fs::remove(dir_ + "/cdi");
+  fs::rename(dir_ + "/cdi.away", dir_ + "/cdi");
+  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+  EXPECT_FALSE(fs::exists(SpecFile(claim.uid)));
+}
+
 }  // namespace
 }  // namespace canhazgpu::driver
