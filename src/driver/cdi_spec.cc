@@ -84,6 +84,11 @@ json ClaimCdiSpec(const ClaimCdiInput& input) {
           {"containerEdits", edits}};
 }
 
+bool IsCdiSpecFileName(std::string_view name) {
+  const std::string prefix = StrCat(kCdiVendor, "-", kCdiClass, "_");
+  return name.size() > prefix.size() + 5 && name.starts_with(prefix) && name.ends_with(".json");
+}
+
 absl::Status WriteCdiSpec(const std::string& dir, const std::string& claim_uid, const json& spec) {
   // Like the specs in it, readable by all (the runtime is root, but CDI
   // tools run by people list it too) and writable by root alone, whatever

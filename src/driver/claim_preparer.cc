@@ -6,6 +6,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "driver/cdi_spec.h"
+#include "driver/temp_files.h"
 #include "store/claim_reservations.h"
 
 namespace canhazgpu::driver {
@@ -278,7 +279,9 @@ absl::Status ClaimPreparer::Unprepare(const std::string& uid) {
 
 std::vector<std::string> ClaimPreparer::Restore() {
   std::lock_guard lock(mu_);
-  std::vector<std::string> problems;
+  // Specs half-written by a daemon that was killed: only ours, since other
+  // drivers write into the same directory. (The checkpoint's went in Load.)
+  std::vector<std::string> problems = SweepTempFiles(options_.cdi_dir, IsCdiSpecFileName);
   const NodeDevices node = devices_();
   const std::map<std::string, CheckpointClaim> claims = checkpoint_.claims();
   for (const auto& [uid, claim] : claims) {

@@ -68,9 +68,11 @@ class ClaimPreparer : public NodeService {
   std::map<std::string, PrepareResult> PrepareClaims(const std::vector<ClaimRef>& claims) override;
   std::map<std::string, std::string> UnprepareClaims(const std::vector<ClaimRef>& claims) override;
 
-  // At start: rewrites the CDI spec of every completed claim (the kubelet
-  // does not prepare running pods again) and rolls back those whose prepare
-  // never completed. Returns one line per claim it could not restore.
+  // At start: removes the temporary files of spec writes a killed daemon
+  // left, rewrites the CDI spec of every completed claim (the kubelet does
+  // not prepare running pods again) and rolls back those whose prepare never
+  // completed. Returns one line per claim it could not restore (and per
+  // leftover it could not remove).
   std::vector<std::string> Restore();
 
  private:

@@ -346,5 +346,22 @@ TEST_F(ClaimPreparerTest, AnUnprepareReleasesTheGpusEvenWhenTheSpecCannotBeRemov
   EXPECT_FALSE(fs::exists(SpecFile(claim.uid)));
 }
 
+TEST_F(ClaimPreparerTest, ARestartRemovesOurSpecsTemporaryFilesOnly) {
+  const ClaimRef done = Allocated("done", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({done})[done.uid].error, "");
+  const std::string ours = CdiSpecFileName("0f4c2d8e-uid");
+  const std::vector<std::string> leftovers = {ours + ".tmp.4242", "." + ours + ".tmp.Xq3Zt9"};
+  const std::vector<std::string> others = {"nvidia.yaml.tmp.12", ".nvidia.json.tmp.ab",
+                                           ours + ".tmp.x1"};
+  for (const std::string& name : leftovers) std::ofstream(dir_ + "/cdi/" + name) << "{";
+  for (const std::string& name : others) std::ofstream(dir_ + "/cdi/" + name) << "{";
+
+  MakePreparer();
+  EXPECT_THAT(preparer_->Restore(), ::testing::IsEmpty());
+  for (const std::string& name : leftovers) EXPECT_FALSE(fs::exists(dir_ + "/cdi/" + name)) << name;
+  for (const std::string& name : others) EXPECT_TRUE(fs::exists(dir_ + "/cdi/" + name)) << name;
+  EXPECT_TRUE(fs::exists(SpecFile(done.uid)));
+}
+
 }  // namespace
 }  // namespace canhazgpu::driver
