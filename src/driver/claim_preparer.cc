@@ -29,6 +29,18 @@ int MinorOf(const dra::DevicePool& pool, const dra::Device& device) {
   return device.gpu_index;
 }
 
+// The kubelet names a claim by uid, namespace and name together; a request
+// whose uid was prepared here for another claim is refused, not answered
+// (nor undone) from the checkpoint on the strength of the uid alone.
+absl::Status SameClaim(const ClaimRef& ref, const std::string& namespace_name,
+                       const std::string& name) {
+  if (namespace_name == ref.namespace_name && name == ref.name) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat("claim ", ref.namespace_name, "/", ref.name, ": its uid ", ref.uid,
+             " is that of claim ", namespace_name, "/", name,
+             " on this node; a request must name the claim its uid belongs to"));
+}
+
 std::string DeviceList(const dra::DevicePool& pool) {
   std::string names;
   for (const dra::Device& d : pool.devices) names += StrCat(names.empty() ? "" : ", ", d.name);
@@ -77,7 +89,7 @@ std::map<std::string, std::string> ClaimPreparer::UnprepareClaims(
     const std::vector<ClaimRef>& claims) {
   std::map<std::string, std::string> out;
   for (const ClaimRef& ref : claims) {
-    absl::Status s = Unprepare(ref.uid);
+    absl::Status s = Unprepare(ref);
     out[ref.uid] = s.ok() ? ""
                           : StrCat("cannot unprepare claim ", ref.namespace_name, "/", ref.name,
                                    ": ", s.message());
@@ -89,6 +101,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
   {
     std::lock_guard lock(mu_);
     const CheckpointClaim* done = checkpoint_.Find(ref.uid);
+    if (done != nullptr) RETURN_IF_ERROR(SameClaim(ref, done->namespace_name, done->name));
     if (done != nullptr && done->state == PrepareState::kCompleted) {
       return PreparedDevicesOf(*done);  // the kubelet asks again: same answer
     }
@@ -114,6 +127,8 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
   // A PrepareStarted leftover (a crash, or a failure last time): undo it first.
   if (const CheckpointClaim* half = checkpoint_.Find(ref.uid);
       half != nullptr && half->state == PrepareState::kStarted) {
+    // Checked again: the record may have appeared since Prepare looked.
+    RETURN_IF_ERROR(SameClaim(ref, half->namespace_name, half->name));
     RETURN_IF_ERROR(RollBackLocked(ref.uid));
   }
   CheckpointClaim record{.uid = ref.uid, .namespace_name = ref.namespace_name, .name = ref.name};
@@ -271,10 +286,22 @@ absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
   return absl::Status(code, Join(failed, "; "));
 }
 
-absl::Status ClaimPreparer::Unprepare(const std::string& uid) {
+absl::Status ClaimPreparer::Unprepare(const ClaimRef& ref) {
   std::lock_guard lock(mu_);
+  if (const CheckpointClaim* recorded = checkpoint_.Find(ref.uid); recorded != nullptr) {
+    RETURN_IF_ERROR(SameClaim(ref, recorded->namespace_name, recorded->name));
+  } else {
+    // No record (a failed write, a checkpoint moved aside): the GPUs the
+    // store holds for the uid say whose claim it is.
+    ASSIGN_OR_RETURN(std::vector<Reservation> held, store::ListClaimReservations(store_));
+    for (const Reservation& r : held) {
+      if (r.claim && r.claim->uid == ref.uid) {
+        RETURN_IF_ERROR(SameClaim(ref, r.claim->namespace_name, r.claim->name));
+      }
+    }
+  }
   // Whatever is left of the claim goes, recorded or not: idempotent.
-  return RollBackLocked(uid);
+  return RollBackLocked(ref.uid);
 }
 
 std::vector<std::string> ClaimPreparer::Restore() {

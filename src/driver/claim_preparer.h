@@ -6,9 +6,10 @@
 // (one transaction: a local `canhazgpu reserve` racing us for a GPU either
 // wins, and the prepare says who holds it, or loses), write its CDI spec,
 // record PrepareCompleted and return the CDI device ids. Unprepare undoes it.
-// Both are idempotent. Claims are read outside the lock; the store, the
-// checkpoint and the CDI directory change under one lock, so different
-// claims prepare concurrently except for those few milliseconds.
+// Both are idempotent, and both refuse a request whose uid was prepared for
+// a claim of another namespace or name. Claims are read outside the lock;
+// the store, the checkpoint and the CDI directory change under one lock, so
+// different claims prepare concurrently except for those few milliseconds.
 #pragma once
 
 #include <functional>
@@ -77,7 +78,7 @@ class ClaimPreparer : public NodeService {
 
  private:
   absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref);
-  absl::Status Unprepare(const std::string& uid);
+  absl::Status Unprepare(const ClaimRef& ref);
   // Under mu_: the work after the claim was read, against `node` as the
   // allocation was checked.
   absl::StatusOr<std::vector<PreparedDevice>> PrepareLocked(const ClaimRef& ref,

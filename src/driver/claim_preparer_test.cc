@@ -363,5 +363,41 @@ TEST_F(ClaimPreparerTest, ARestartRemovesOurSpecsTemporaryFilesOnly) {
   EXPECT_TRUE(fs::exists(SpecFile(done.uid)));
 }
 
+// Issue 29 item 15: a request with a prepared claim's uid but another name
+// or namespace was answered, or undone, from the checkpoint by uid alone.
+TEST_F(ClaimPreparerTest, ARequestNamingAnotherClaimThanItsUidsIsRefused) {
+  const ClaimRef claim = Allocated("train", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  ClaimRef renamed = claim;
+  renamed.name = "other";
+  ClaimRef moved = claim;
+  moved.namespace_name = "default";
+  for (const ClaimRef& wrong : {renamed, moved}) {
+    const PrepareResult prepared = preparer_->PrepareClaims({wrong})[claim.uid];
+    EXPECT_THAT(prepared.error,
+                HasSubstr("claim " + wrong.namespace_name + "/" + wrong.name + ": its uid " +
+                          claim.uid + " is that of claim ml/train on this node"));
+    EXPECT_TRUE(prepared.devices.empty());
+    EXPECT_THAT(preparer_->UnprepareClaims({wrong})[claim.uid],
+                HasSubstr("is that of claim ml/train"));
+  }
+  // Untouched: still prepared for its own claim.
+  EXPECT_EQ(Reservations().size(), 1u);
+  EXPECT_TRUE(fs::exists(SpecFile(claim.uid)));
+  ASSERT_NE(checkpoint_->Find(claim.uid), nullptr);
+
+  // Without its record (lost), the reservation still says whose uid it is.
+  std::string note;
+  fs::remove(dir_ + "/plugin/checkpoint.json");
+  checkpoint_ = std::make_unique<Checkpoint>(
+      Checkpoint::Load(dir_ + "/plugin", "boot-1", clock_, &note).value());
+  MakePreparer();
+  EXPECT_THAT(preparer_->UnprepareClaims({renamed})[claim.uid],
+              HasSubstr("is that of claim ml/train"));
+  EXPECT_EQ(Reservations().size(), 1u);
+  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+  EXPECT_TRUE(Reservations().empty());
+}
+
 }  // namespace
 }  // namespace canhazgpu::driver
