@@ -14,6 +14,7 @@
 
 #include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
+#include "driver/checkpoint.h"
 #include "driver/node_status.h"
 #include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
@@ -551,6 +552,33 @@ TEST_F(NodeDaemonTest, WhatItCreatesHasItsModeWhateverTheUmask) {
     ASSERT_EQ(lstat(path.c_str(), &info), 0) << path;
     EXPECT_EQ(info.st_mode & 07777, mode) << path;
   }
+}
+
+// Issue 29 item 15: a claim name is the kubelet's to choose, and one with a
+// newline or an escape sequence went into the log raw, forging lines.
+TEST_F(NodeDaemonTest, ControlCharactersInAClaimNameAreEscapedInTheLog) {
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  // A prepared claim whose device is gone: its restore is logged, with its name.
+  std::string boot_id = ReadFile("/proc/sys/kernel/random/boot_id");
+  boot_id.erase(boot_id.find_last_not_of("\n") + 1);
+  const driver::CheckpointClaim evil{
+      .uid = "uid-evil",
+      .namespace_name = "default",
+      .name = "evil\nk8shazgpu-node: registered with the kubelet\x1b[2K",
+      .state = driver::PrepareState::kCompleted,
+      .devices = {{.requests = {"gpu"}, .pool = "node-a", .device = "gpu-9", .gpu = 9}}};
+  {
+    std::ofstream(dir_ + "/plugin/checkpoint.json")
+        << driver::CheckpointText(boot_id, {{evil.uid, evil}});
+  }
+  StartNode();
+  // Restored before the plugin registers, so logged by now.
+  const std::string log = ReadFile(dir_ + "/node.log");
+  EXPECT_THAT(log, HasSubstr("claim default/evil\\nk8shazgpu-node: registered with the "
+                             "kubelet\\e[2K (uid-evil): gpu-9 is no longer a device"));
+  EXPECT_EQ(log.find("evil\n"), std::string::npos) << log;
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
 }
 
 TEST(NodeDaemonFlagsTest, MissingNodeNameAndBadFlagsAreOneLineUsageErrors) {
