@@ -3,10 +3,12 @@
 #include <poll.h>
 
 #include <chrono>
-#include <filesystem>
 #include <optional>
 
+#include "core/make_directories.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
+#include "daemon/unix_socket.h"
 #include "driver/device_health.h"
 #include "store/change_watcher.h"
 
@@ -119,8 +121,9 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
                                                               const Clock& clock) {
   std::unique_ptr<NodeDaemon> d(new NodeDaemon(std::move(options), parts, client, clock));
   std::string note, moved_to;
-  std::error_code ec;
-  std::filesystem::create_directories(d->options_.plugin_dir, ec);
+  // The checkpoint and dra.sock live here: the kubelet (root) needs in,
+  // nobody else, whatever the umask.
+  RETURN_IF_ERROR(MakeDirectories(d->options_.plugin_dir, kSocketDirMode));
   absl::StatusOr<driver::Checkpoint> checkpoint = driver::Checkpoint::Load(
       d->options_.plugin_dir, d->options_.boot_id, clock, &note, &moved_to);
   if (!checkpoint.ok()) return checkpoint.status();
@@ -168,7 +171,8 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
            [log = d->options_.log](const RegistrationStatus& s) {
              log(s.registered ? "registered with the kubelet"
                               : StrCat("the kubelet refused the registration: ", s.error));
-           }},
+           },
+       .log = d->options_.log},
       *d->metered_, &d->health_board_);
   if (!plugin.ok()) return plugin.status();
   d->plugin_ = *std::move(plugin);

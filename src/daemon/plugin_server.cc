@@ -12,10 +12,10 @@
 #include "daemon/dra_plugin_service.h"
 #include "daemon/dra_versions.h"
 #include "daemon/grpc_deadline.h"
+#include "daemon/peer_checked_listener.h"
 #include "daemon/resource_health_service.h"
 #include "daemon/unix_socket.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 
 namespace canhazgpu::daemon {
@@ -39,21 +39,10 @@ std::vector<std::string> DefaultVersions(bool with_health) {
   return versions;
 }
 
-absl::StatusOr<std::unique_ptr<grpc::Server>> Listen(const std::string& socket,
-                                                     const std::vector<grpc::Service*>& services) {
-  RETURN_IF_ERROR(PrepareSocketPath(socket));
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-  for (grpc::Service* service : services) {
-    builder.RegisterService(service);
-  }
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr) {
-    // gRPC logs the reason to stderr but returns none.
-    return absl::UnavailableError(StrCat("cannot listen on unix socket ", socket));
-  }
-  return server;
-}
+// The sockets are the kubelet's alone (it runs as root): whatever the umask,
+// nobody else may connect, and PeerCheckedListener refuses anyone else who
+// gets a descriptor to one all the same.
+constexpr mode_t kSocketMode = 0600;
 
 }  // namespace
 
@@ -105,6 +94,7 @@ absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOp
   // The kubelet dials GetInfo's endpoint from its own working directory.
   server->dra_socket_ =
       std::filesystem::absolute(std::filesystem::path(options.plugin_dir) / "dra.sock").string();
+  server->log_ = options.log ? options.log : [](const std::string&) {};
   server->supported_versions_ = options.supported_versions.empty()
                                     ? DefaultVersions(health != nullptr)
                                     : options.supported_versions;
@@ -129,7 +119,7 @@ absl::Status PluginServer::StartDraServer(driver::NodeService& node, driver::Hea
     services.push_back(
         Keep(std::make_unique<ResourceHealthService<HealthV1alpha1>>(*health, stopping_)));
   }
-  ASSIGN_OR_RETURN(dra_server_, Listen(dra_socket_, services));
+  ASSIGN_OR_RETURN(dra_, Listen(dra_socket_, services, log_));
   return absl::OkStatus();
 }
 
@@ -143,10 +133,35 @@ absl::Status PluginServer::StartRegistrationServer(const PluginServerOptions& op
   }
   auto registration =
       std::make_unique<RegistrationService>(std::move(info), options.on_registration_status);
-  registration_ = registration.get();
+  registration_service_ = registration.get();
   Keep(std::move(registration));
-  ASSIGN_OR_RETURN(registration_server_, Listen(registration_socket_, {registration_}));
+  ASSIGN_OR_RETURN(registration_, Listen(registration_socket_, {registration_service_}, log_));
   return absl::OkStatus();
+}
+
+absl::StatusOr<PluginServer::Endpoint> PluginServer::Listen(
+    const std::string& socket, const std::vector<grpc::Service*>& services,
+    const std::function<void(const std::string&)>& log) {
+  RETURN_IF_ERROR(PrepareSocketPath(socket));
+  // No listening port: the listener hands gRPC each connection it admits.
+  grpc::ServerBuilder builder;
+  for (grpc::Service* service : services) {
+    builder.RegisterService(service);
+  }
+  Endpoint endpoint;
+  endpoint.server = builder.BuildAndStart();
+  if (endpoint.server == nullptr) {
+    // gRPC logs the reason to stderr but returns none.
+    return absl::UnavailableError(StrCat("cannot start the gRPC server for ", socket));
+  }
+  absl::StatusOr<std::unique_ptr<PeerCheckedListener>> listener =
+      PeerCheckedListener::Start(socket, kSocketMode, *endpoint.server, log);
+  if (!listener.ok()) {
+    endpoint.server->Shutdown();
+    return listener.status();
+  }
+  endpoint.listener = *std::move(listener);
+  return endpoint;
 }
 
 grpc::Service* PluginServer::Keep(std::unique_ptr<grpc::Service> service) {
@@ -161,22 +176,24 @@ void PluginServer::Shutdown() {
     return;
   }
   // Whatever Start got to: a failed Start leaves some members unset.
-  if (registration_server_ != nullptr) {
+  if (registration_.server != nullptr) {
+    registration_.listener->Stop();
     RemoveSocket(registration_socket_);
-    registration_server_->Shutdown(DeadlineAfter(kShutdownGrace));
+    registration_.server->Shutdown(DeadlineAfter(kShutdownGrace));
   }
-  if (dra_server_ != nullptr) {
+  if (dra_.server != nullptr) {
     // The health streams see stopping_ and end within their poll interval;
     // prepares in flight get the grace. Then nothing of ours runs, and what
     // is left (the kubelet's idle connection) is cut at once.
     calls_->WaitForNone(kShutdownGrace);
-    dra_server_->Shutdown(DeadlineAfter(kHealthStreamsEnd));
+    dra_.listener->Stop();
+    dra_.server->Shutdown(DeadlineAfter(kHealthStreamsEnd));
     RemoveSocket(dra_socket_);
   }
 }
 
 std::optional<RegistrationStatus> PluginServer::registration_status() const {
-  return registration_ == nullptr ? std::nullopt : registration_->last_status();
+  return registration_service_ == nullptr ? std::nullopt : registration_service_->last_status();
 }
 
 }  // namespace canhazgpu::daemon

@@ -6,7 +6,9 @@
 //                                      (with a HealthSource)
 // and the standard grpc.health.v1 service on both, for liveness probes.
 // The kubelet finds the registration socket, asks GetInfo for the DRA
-// socket and the versions, and calls the DRA services there.
+// socket and the versions, and calls the DRA services there. Both sockets
+// are mode 0600 whatever the umask, and a connection from anyone but root
+// (or the daemon's own user) is closed unserved (PeerCheckedListener).
 //
 // Ownership: the NodeService and HealthSource belong to the caller and must
 // outlive the server. Threading: calls arrive on gRPC's thread pool; the
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "daemon/peer_checked_listener.h"
 #include "daemon/registration_service.h"
 #include "driver/health_source.h"
 #include "driver/node_service.h"
@@ -43,6 +46,9 @@ struct PluginServerOptions {
   std::vector<std::string> supported_versions;
   // Called with each NotifyRegistrationStatus, on a gRPC thread.
   std::function<void(const RegistrationStatus&)> on_registration_status;
+  // One line per connection refused (a peer other than root), on the
+  // listener's thread.
+  std::function<void(const std::string&)> log;
 };
 
 class PluginServer {
@@ -73,7 +79,17 @@ class PluginServer {
   std::optional<RegistrationStatus> registration_status() const;
 
  private:
+  // A gRPC server and the listener that admits its connections.
+  struct Endpoint {
+    std::unique_ptr<grpc::Server> server;
+    std::unique_ptr<PeerCheckedListener> listener;  // stopped before the server ends
+  };
+
   PluginServer() = default;
+  // Serves `services` on `socket`.
+  static absl::StatusOr<Endpoint> Listen(const std::string& socket,
+                                         const std::vector<grpc::Service*>& services,
+                                         const std::function<void(const std::string&)>& log);
   absl::Status StartDraServer(driver::NodeService& node, driver::HealthSource* health);
   absl::Status StartRegistrationServer(const PluginServerOptions& options);
   // Takes ownership of `service` for the server's lifetime.
@@ -82,6 +98,7 @@ class PluginServer {
   std::string registration_socket_;
   std::string dra_socket_;
   std::vector<std::string> supported_versions_;
+  std::function<void(const std::string&)> log_;
   std::atomic<bool> stopping_{false};
   // Counts the prepares and unprepares running, so that Shutdown waits
   // for them and not for the connections the kubelet keeps open (gRPC's
@@ -90,9 +107,9 @@ class PluginServer {
   std::unique_ptr<CallsInFlight> calls_;
   // The services must outlive the servers that call them.
   std::vector<std::unique_ptr<grpc::Service>> services_;
-  RegistrationService* registration_ = nullptr;  // owned by services_
-  std::unique_ptr<grpc::Server> dra_server_;
-  std::unique_ptr<grpc::Server> registration_server_;
+  RegistrationService* registration_service_ = nullptr;  // owned by services_
+  Endpoint dra_;
+  Endpoint registration_;
 };
 
 }  // namespace canhazgpu::daemon

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/make_directories.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -15,26 +16,6 @@ namespace {
 
 absl::Status ErrnoError(std::string_view what, const std::string& path) {
   return absl::ErrnoToStatus(errno, StrCat("cannot ", what, " ", path));
-}
-
-// mkdir -p with our mode; std::filesystem::create_directories would use
-// 0777 less the umask.
-absl::Status MakeDirectories(const std::filesystem::path& dir) {
-  if (dir.empty()) {
-    return absl::OkStatus();
-  }
-  struct stat info;
-  if (::stat(dir.c_str(), &info) == 0) {
-    return S_ISDIR(info.st_mode)
-               ? absl::OkStatus()
-               : absl::FailedPreconditionError(StrCat(dir.string(), ": not a directory"));
-  }
-  RETURN_IF_ERROR(MakeDirectories(dir.parent_path()));
-  // EEXIST: another process made it meanwhile.
-  if (::mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
-    return ErrnoError("create directory", dir.string());
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -53,7 +34,7 @@ absl::Status CheckSocketPath(std::string_view path) {
 
 absl::Status PrepareSocketPath(const std::string& path) {
   RETURN_IF_ERROR(CheckSocketPath(path));
-  RETURN_IF_ERROR(MakeDirectories(std::filesystem::path(path).parent_path()));
+  RETURN_IF_ERROR(MakeDirectories(std::filesystem::path(path).parent_path(), kSocketDirMode));
   struct stat info;
   if (::lstat(path.c_str(), &info) != 0) {
     return errno == ENOENT ? absl::OkStatus() : ErrnoError("inspect", path);

@@ -3,6 +3,8 @@
 // crashed predecessor leaves behind. Stateless.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -17,11 +19,14 @@ inline constexpr std::size_t kMaxSocketPathLength = 107;
 // InvalidArgument when `path` is empty or longer than kMaxSocketPathLength.
 absl::Status CheckSocketPath(std::string_view path);
 
+// The mode of the directories made for sockets: the kubelet runs as root,
+// nobody else needs in.
+inline constexpr mode_t kSocketDirMode = 0750;
+
 // Makes `path` ready to listen on: checks its length, creates its missing
-// parent directories (mode 0750: the kubelet runs as root, nobody else
-// needs in) and removes a socket left there (a crashed run's, which would
-// make bind fail). Anything else at `path` is FailedPrecondition: we do not
-// delete a file we did not make.
+// parent directories (kSocketDirMode, whatever the umask) and removes a socket left there (a
+// crashed run's, which would make bind fail). Anything else at `path` is FailedPrecondition: we do
+// not delete a file we did not make.
 absl::Status PrepareSocketPath(const std::string& path);
 
 // Removes the socket at `path`, if any.

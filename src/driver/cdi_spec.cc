@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_join.h"
 #include "core/file_write.h"
+#include "core/make_directories.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "yaml-cpp/yaml.h"
 
@@ -82,11 +84,16 @@ json ClaimCdiSpec(const ClaimCdiInput& input) {
           {"containerEdits", edits}};
 }
 
+bool IsCdiSpecFileName(std::string_view name) {
+  const std::string prefix = StrCat(kCdiVendor, "-", kCdiClass, "_");
+  return name.size() > prefix.size() + 5 && name.starts_with(prefix) && name.ends_with(".json");
+}
+
 absl::Status WriteCdiSpec(const std::string& dir, const std::string& claim_uid, const json& spec) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return absl::UnavailableError(StrCat("cannot create ", dir, ": ", ec.message()));
-  // Readable by the container runtime, which runs as root anyway.
+  // Like the specs in it, readable by all (the runtime is root, but CDI
+  // tools run by people list it too) and writable by root alone, whatever
+  // the umask: a spec planted here would give a container any device.
+  RETURN_IF_ERROR(MakeDirectories(dir, 0755));
   return WriteFileAtomically(StrCat(dir, "/", CdiSpecFileName(claim_uid)), spec.dump(2) + "\n",
                              0644);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -50,6 +51,9 @@ struct ClaimCdiInput {
 std::string CdiDeviceId(const std::string& claim_uid, const std::string& device);
 // "k8s.gpu.canhazgpu.dev-claim_<uid>.json"
 std::string CdiSpecFileName(const std::string& claim_uid);
+// Whether `name` is such a file name: one of ours in a directory that other
+// drivers share.
+bool IsCdiSpecFileName(std::string_view name);
 
 // The spec: per device its /dev/nvidia<minor> (and extra nodes); for the
 // claim the control nodes (/dev/nvidiactl, /dev/nvidia-uvm,

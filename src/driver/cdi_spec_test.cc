@@ -120,6 +120,21 @@ TEST_F(CdiSpecTest, SpecsAreWrittenAtomicallyAndRemovedIdempotently) {
   EXPECT_THAT(blocked.message(), HasSubstr("a-file"));
 }
 
+// Issue 29 item 9: under umask 000 the directory was made 0777, so anyone
+// could plant a spec giving a container any device.
+TEST_F(CdiSpecTest, TheDirectoryIsMadeWritableByRootAloneWhateverTheUmask) {
+  const std::string cdi = dir_ + "/run/cdi";
+  const mode_t old = umask(0);
+  const absl::Status written = WriteCdiSpec(cdi, "u", ClaimCdiSpec(TwoGpusAndAMig()));
+  umask(old);
+  ASSERT_TRUE(written.ok()) << written;
+  for (const std::string& d : {dir_ + "/run", cdi}) {
+    struct stat st;
+    ASSERT_EQ(stat(d.c_str(), &st), 0) << d;
+    EXPECT_EQ(st.st_mode & 07777, 0755u) << d;
+  }
+}
+
 TEST_F(CdiSpecTest, TheToolkitsDevicesAreUsedOnlyWhenItNamesEveryGpu) {
   const std::string etc = dir_ + "/etc/cdi";
   Touch(etc + "/nvidia.yaml",

@@ -11,6 +11,7 @@
 #include "core/file_write.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "driver/temp_files.h"
 
 namespace canhazgpu::driver {
 namespace {
@@ -159,6 +160,10 @@ absl::StatusOr<Checkpoint> Checkpoint::Load(const std::string& dir, const std::s
   Checkpoint checkpoint(dir, boot_id);
   note->clear();
   if (moved_to != nullptr) moved_to->clear();
+  // What a daemon killed in a write left: nothing reads it, and only this
+  // daemon writes here. One that cannot be removed is as harmless, so that
+  // is not worth failing the start for (the next start tries again).
+  (void)SweepTempFiles(dir, [](std::string_view target) { return target == kCheckpointFile; });
   const std::string path = StrCat(dir, "/", kCheckpointFile);
   absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxCheckpointBytes, "checkpoint");
   if (absl::IsNotFound(text.status())) return checkpoint;

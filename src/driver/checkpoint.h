@@ -47,7 +47,8 @@ inline constexpr int kCheckpointVersion = 1;
 
 class Checkpoint {
  public:
-  // Reads <dir>/checkpoint.json (none: empty). A file that is not a valid
+  // Reads <dir>/checkpoint.json (none: empty), first removing the
+  // temporary files of its writes that a killed daemon left. A file that is not a valid
   // checkpoint of a version this daemon reads is renamed to
   // checkpoint.json.corrupt-<time> and the checkpoint starts empty; one
   // written under another boot id is emptied. Either way `note` gets one

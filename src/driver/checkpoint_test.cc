@@ -179,5 +179,23 @@ TEST_F(CheckpointTest, AFailedWriteChangesNothing) {
   EXPECT_NE(c.Find("u1"), nullptr);
 }
 
+// Issue 29 item 13: a daemon killed between writing the temporary file and
+// renaming it left the file there for good, one more at every such kill.
+TEST_F(CheckpointTest, LoadRemovesTheTemporaryFilesOfKilledWrites) {
+  ASSERT_TRUE(Load().Put(Claim("a", PrepareState::kCompleted)).ok());
+  const std::vector<std::string> leftovers = {"checkpoint.json.tmp.4242",
+                                              ".checkpoint.json.tmp.Xq3Zt9"};
+  const std::vector<std::string> others = {"checkpoint.json.tmp.notapid", "notes.json.tmp.17",
+                                           ".notes.json.tmp.abc", "checkpoint.json.corrupt-x"};
+  for (const std::string& name : leftovers) std::ofstream(dir_ + "/" + name) << "{\"half";
+  for (const std::string& name : others) std::ofstream(dir_ + "/" + name) << "not ours";
+
+  Checkpoint again = Load();
+  EXPECT_EQ(note_, "");
+  EXPECT_NE(again.Find("a"), nullptr);
+  for (const std::string& name : leftovers) EXPECT_FALSE(fs::exists(dir_ + "/" + name)) << name;
+  for (const std::string& name : others) EXPECT_TRUE(fs::exists(dir_ + "/" + name)) << name;
+}
+
 }  // namespace
 }  // namespace canhazgpu::driver

@@ -6,6 +6,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "driver/cdi_spec.h"
+#include "driver/temp_files.h"
 #include "store/claim_reservations.h"
 
 namespace canhazgpu::driver {
@@ -26,6 +27,18 @@ int MinorOf(const dra::DevicePool& pool, const dra::Device& device) {
     if (it != d.attributes.end()) return static_cast<int>(it->second.int_value);
   }
   return device.gpu_index;
+}
+
+// The kubelet names a claim by uid, namespace and name together; a request
+// whose uid was prepared here for another claim is refused, not answered
+// (nor undone) from the checkpoint on the strength of the uid alone.
+absl::Status SameClaim(const ClaimRef& ref, const std::string& namespace_name,
+                       const std::string& name) {
+  if (namespace_name == ref.namespace_name && name == ref.name) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat("claim ", ref.namespace_name, "/", ref.name, ": its uid ", ref.uid,
+             " is that of claim ", namespace_name, "/", name,
+             " on this node; a request must name the claim its uid belongs to"));
 }
 
 std::string DeviceList(const dra::DevicePool& pool) {
@@ -76,7 +89,7 @@ std::map<std::string, std::string> ClaimPreparer::UnprepareClaims(
     const std::vector<ClaimRef>& claims) {
   std::map<std::string, std::string> out;
   for (const ClaimRef& ref : claims) {
-    absl::Status s = Unprepare(ref.uid);
+    absl::Status s = Unprepare(ref);
     out[ref.uid] = s.ok() ? ""
                           : StrCat("cannot unprepare claim ", ref.namespace_name, "/", ref.name,
                                    ": ", s.message());
@@ -88,6 +101,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
   {
     std::lock_guard lock(mu_);
     const CheckpointClaim* done = checkpoint_.Find(ref.uid);
+    if (done != nullptr) RETURN_IF_ERROR(SameClaim(ref, done->namespace_name, done->name));
     if (done != nullptr && done->state == PrepareState::kCompleted) {
       return PreparedDevicesOf(*done);  // the kubelet asks again: same answer
     }
@@ -113,6 +127,8 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
   // A PrepareStarted leftover (a crash, or a failure last time): undo it first.
   if (const CheckpointClaim* half = checkpoint_.Find(ref.uid);
       half != nullptr && half->state == PrepareState::kStarted) {
+    // Checked again: the record may have appeared since Prepare looked.
+    RETURN_IF_ERROR(SameClaim(ref, half->namespace_name, half->name));
     RETURN_IF_ERROR(RollBackLocked(ref.uid));
   }
   CheckpointClaim record{.uid = ref.uid, .namespace_name = ref.namespace_name, .name = ref.name};
@@ -177,13 +193,11 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
   }
   record.state = PrepareState::kCompleted;
   if (absl::Status s = WriteSpec(record, node); !s.ok()) {
-    (void)RollBackLocked(ref.uid);
-    return absl::Status(s.code(), StrCat(id, ": ", s.message()));
+    return FailedAfterReserving(id, ref.uid, s);
   }
   if (options_.before_prepare_completed) options_.before_prepare_completed();
   if (absl::Status s = checkpoint_.Put(record); !s.ok()) {
-    (void)RollBackLocked(ref.uid);
-    return absl::Status(s.code(), StrCat(id, ": ", s.message()));
+    return FailedAfterReserving(id, ref.uid, s);
   }
   return PreparedDevicesOf(record);
 }
@@ -243,21 +257,58 @@ absl::StatusOr<std::vector<std::string>> ClaimPreparer::MigNodes(
   return nodes;
 }
 
-absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
-  RETURN_IF_ERROR(RemoveCdiSpec(options_.cdi_dir, uid));
-  RETURN_IF_ERROR(store::ReleaseClaim(store_, uid, clock_.Now()));
-  return checkpoint_.Remove(uid);
+absl::Status ClaimPreparer::FailedAfterReserving(const std::string& id, const std::string& uid,
+                                                 const absl::Status& failure) {
+  absl::Status undone = RollBackLocked(uid);
+  // What could not be undone is for the operator to see: the kubelet shows
+  // it on the pod, and it retries.
+  return absl::Status(failure.code(),
+                      StrCat(id, ": ", failure.message(),
+                             undone.ok() ? "" : StrCat("; undoing it failed: ", undone.message())));
 }
 
-absl::Status ClaimPreparer::Unprepare(const std::string& uid) {
+absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
+  // Every step is tried whatever the others did: a CDI directory gone
+  // read-only must not keep the claim's GPUs reserved, nor its record. Each
+  // step is idempotent, so the kubelet's retry of a failed unprepare (or the
+  // next prepare or start) finishes what failed here.
+  absl::Status spec = RemoveCdiSpec(options_.cdi_dir, uid);
+  absl::Status reservation = store::ReleaseClaim(store_, uid, clock_.Now());
+  absl::Status record = checkpoint_.Remove(uid);
+  std::vector<std::string> failed;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  for (const absl::Status* s : {&spec, &reservation, &record}) {
+    if (s->ok()) continue;
+    if (code == absl::StatusCode::kOk) code = s->code();
+    failed.emplace_back(s->message());
+  }
+  if (failed.empty()) return absl::OkStatus();
+  return absl::Status(code, Join(failed, "; "));
+}
+
+absl::Status ClaimPreparer::Unprepare(const ClaimRef& ref) {
   std::lock_guard lock(mu_);
+  if (const CheckpointClaim* recorded = checkpoint_.Find(ref.uid); recorded != nullptr) {
+    RETURN_IF_ERROR(SameClaim(ref, recorded->namespace_name, recorded->name));
+  } else {
+    // No record (a failed write, a checkpoint moved aside): the GPUs the
+    // store holds for the uid say whose claim it is.
+    ASSIGN_OR_RETURN(std::vector<Reservation> held, store::ListClaimReservations(store_));
+    for (const Reservation& r : held) {
+      if (r.claim && r.claim->uid == ref.uid) {
+        RETURN_IF_ERROR(SameClaim(ref, r.claim->namespace_name, r.claim->name));
+      }
+    }
+  }
   // Whatever is left of the claim goes, recorded or not: idempotent.
-  return RollBackLocked(uid);
+  return RollBackLocked(ref.uid);
 }
 
 std::vector<std::string> ClaimPreparer::Restore() {
   std::lock_guard lock(mu_);
-  std::vector<std::string> problems;
+  // Specs half-written by a daemon that was killed: only ours, since other
+  // drivers write into the same directory. (The checkpoint's went in Load.)
+  std::vector<std::string> problems = SweepTempFiles(options_.cdi_dir, IsCdiSpecFileName);
   const NodeDevices node = devices_();
   const std::map<std::string, CheckpointClaim> claims = checkpoint_.claims();
   for (const auto& [uid, claim] : claims) {

@@ -6,9 +6,10 @@
 // (one transaction: a local `canhazgpu reserve` racing us for a GPU either
 // wins, and the prepare says who holds it, or loses), write its CDI spec,
 // record PrepareCompleted and return the CDI device ids. Unprepare undoes it.
-// Both are idempotent. Claims are read outside the lock; the store, the
-// checkpoint and the CDI directory change under one lock, so different
-// claims prepare concurrently except for those few milliseconds.
+// Both are idempotent, and both refuse a request whose uid was prepared for
+// a claim of another namespace or name. Claims are read outside the lock;
+// the store, the checkpoint and the CDI directory change under one lock, so
+// different claims prepare concurrently except for those few milliseconds.
 #pragma once
 
 #include <functional>
@@ -68,14 +69,16 @@ class ClaimPreparer : public NodeService {
   std::map<std::string, PrepareResult> PrepareClaims(const std::vector<ClaimRef>& claims) override;
   std::map<std::string, std::string> UnprepareClaims(const std::vector<ClaimRef>& claims) override;
 
-  // At start: rewrites the CDI spec of every completed claim (the kubelet
-  // does not prepare running pods again) and rolls back those whose prepare
-  // never completed. Returns one line per claim it could not restore.
+  // At start: removes the temporary files of spec writes a killed daemon
+  // left, rewrites the CDI spec of every completed claim (the kubelet does
+  // not prepare running pods again) and rolls back those whose prepare never
+  // completed. Returns one line per claim it could not restore (and per
+  // leftover it could not remove).
   std::vector<std::string> Restore();
 
  private:
   absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref);
-  absl::Status Unprepare(const std::string& uid);
+  absl::Status Unprepare(const ClaimRef& ref);
   // Under mu_: the work after the claim was read, against `node` as the
   // allocation was checked.
   absl::StatusOr<std::vector<PreparedDevice>> PrepareLocked(const ClaimRef& ref,
@@ -85,7 +88,12 @@ class ClaimPreparer : public NodeService {
   // A MIG device's capability device nodes; `minors` is read on first use.
   absl::StatusOr<std::vector<std::string>> MigNodes(const dra::Device& device, int gpu_minor,
                                                     std::optional<host::MigMinors>& minors) const;
+  // Undoes the spec, the reservation and the record of `uid`, each whatever
+  // happened to the others; the errors of those that failed, joined.
   absl::Status RollBackLocked(const std::string& uid);
+  // RollBackLocked, and `failure` for claim `id` with what it could not undo.
+  absl::Status FailedAfterReserving(const std::string& id, const std::string& uid,
+                                    const absl::Status& failure);
 
   const PreparerOptions options_;
   ClaimSource& claims_;

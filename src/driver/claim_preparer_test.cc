@@ -308,5 +308,96 @@ TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
   EXPECT_TRUE(Reservations().empty());
 }
 
+// Issue 29 item 13. The CDI directory cannot be written (a read-only mount
+// in the field; here a file in its place, which refuses root as well): the
+// prepare fails, and undoing it failed at its first step, the spec's
+// removal, leaving the claim's K8S reservations and its record behind.
+TEST_F(ClaimPreparerTest, AFailedPrepareIsUndoneWholeEvenWhenAnUndoStepFails) {
+  std::ofstream(dir_ + "/cdi") << "not a directory";
+  const ClaimRef claim = Allocated("train", {"gpu-1", "gpu-3"});
+  const std::string error = preparer_->PrepareClaims({claim})[claim.uid].error;
+  EXPECT_THAT(error, HasSubstr("claim ml/train: "));
+  EXPECT_THAT(error, HasSubstr(dir_ + "/cdi: not a directory"));
+  EXPECT_THAT(error, HasSubstr("; undoing it failed: cannot remove " + dir_ + "/cdi/"));
+  EXPECT_TRUE(Reservations().empty());
+  EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
+
+  // Once the directory is back, the kubelet's retry prepares it.
+  fs::remove(dir_ + "/cdi");
+  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  EXPECT_EQ(Reservations().size(), 2u);
+}
+
+TEST_F(ClaimPreparerTest, AnUnprepareReleasesTheGpusEvenWhenTheSpecCannotBeRemoved) {
+  const ClaimRef claim = Allocated("train", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  fs::rename(dir_ + "/cdi", dir_ + "/cdi.away");
+  std::ofstream(dir_ + "/cdi") << "not a directory";
+
+  EXPECT_THAT(preparer_->UnprepareClaims({claim})[claim.uid],
+              HasSubstr("cannot unprepare claim ml/train: cannot remove " + dir_ + "/cdi/"));
+  EXPECT_TRUE(Reservations().empty());
+  EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
+
+  // The kubelet retries a failed unprepare: it finishes then.
+  fs::remove(dir_ + "/cdi");
+  fs::rename(dir_ + "/cdi.away", dir_ + "/cdi");
+  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+  EXPECT_FALSE(fs::exists(SpecFile(claim.uid)));
+}
+
+TEST_F(ClaimPreparerTest, ARestartRemovesOurSpecsTemporaryFilesOnly) {
+  const ClaimRef done = Allocated("done", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({done})[done.uid].error, "");
+  const std::string ours = CdiSpecFileName("0f4c2d8e-uid");
+  const std::vector<std::string> leftovers = {ours + ".tmp.4242", "." + ours + ".tmp.Xq3Zt9"};
+  const std::vector<std::string> others = {"nvidia.yaml.tmp.12", ".nvidia.json.tmp.ab",
+                                           ours + ".tmp.x1"};
+  for (const std::string& name : leftovers) std::ofstream(dir_ + "/cdi/" + name) << "{";
+  for (const std::string& name : others) std::ofstream(dir_ + "/cdi/" + name) << "{";
+
+  MakePreparer();
+  EXPECT_THAT(preparer_->Restore(), ::testing::IsEmpty());
+  for (const std::string& name : leftovers) EXPECT_FALSE(fs::exists(dir_ + "/cdi/" + name)) << name;
+  for (const std::string& name : others) EXPECT_TRUE(fs::exists(dir_ + "/cdi/" + name)) << name;
+  EXPECT_TRUE(fs::exists(SpecFile(done.uid)));
+}
+
+// Issue 29 item 15: a request with a prepared claim's uid but another name
+// or namespace was answered, or undone, from the checkpoint by uid alone.
+TEST_F(ClaimPreparerTest, ARequestNamingAnotherClaimThanItsUidsIsRefused) {
+  const ClaimRef claim = Allocated("train", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  ClaimRef renamed = claim;
+  renamed.name = "other";
+  ClaimRef moved = claim;
+  moved.namespace_name = "default";
+  for (const ClaimRef& wrong : {renamed, moved}) {
+    const PrepareResult prepared = preparer_->PrepareClaims({wrong})[claim.uid];
+    EXPECT_THAT(prepared.error,
+                HasSubstr("claim " + wrong.namespace_name + "/" + wrong.name + ": its uid " +
+                          claim.uid + " is that of claim ml/train on this node"));
+    EXPECT_TRUE(prepared.devices.empty());
+    EXPECT_THAT(preparer_->UnprepareClaims({wrong})[claim.uid],
+                HasSubstr("is that of claim ml/train"));
+  }
+  // Untouched: still prepared for its own claim.
+  EXPECT_EQ(Reservations().size(), 1u);
+  EXPECT_TRUE(fs::exists(SpecFile(claim.uid)));
+  ASSERT_NE(checkpoint_->Find(claim.uid), nullptr);
+
+  // Without its record (lost), the reservation still says whose uid it is.
+  std::string note;
+  fs::remove(dir_ + "/plugin/checkpoint.json");
+  checkpoint_ = std::make_unique<Checkpoint>(
+      Checkpoint::Load(dir_ + "/plugin", "boot-1", clock_, &note).value());
+  MakePreparer();
+  EXPECT_THAT(preparer_->UnprepareClaims({renamed})[claim.uid],
+              HasSubstr("is that of claim ml/train"));
+  EXPECT_EQ(Reservations().size(), 1u);
+  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+  EXPECT_TRUE(Reservations().empty());
+}
+
 }  // namespace
 }  // namespace canhazgpu::driver

@@ -2,6 +2,7 @@
 // server (k8shazgpu-sim apiserver) on a simulated host, driven by our
 // kubelet client over its real unix sockets, beside the real canhazgpu.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
+#include "driver/checkpoint.h"
 #include "driver/node_status.h"
 #include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
@@ -519,6 +521,64 @@ TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
   node_ = 0;
   EXPECT_FALSE(fs::exists(RegistrationSocket()));
   EXPECT_FALSE(fs::exists(dir_ + "/plugin/dra.sock"));
+}
+
+// Issue 29 item 9: under umask 000 the plugin directory and dra.sock were
+// made 0777, so a local user could unprepare a pod's claim and take its GPU.
+TEST_F(NodeDaemonTest, WhatItCreatesHasItsModeWhateverTheUmask) {
+  kill(node_, SIGTERM);
+  ASSERT_EQ(ExitCodeOf(node_), 0);
+  for (const char* made : {"/plugin", "/registry", "/cdi"}) fs::remove_all(dir_ + made);
+  const mode_t old_umask = umask(0);
+  StartNode();
+  umask(old_umask);
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
+
+  const std::map<std::string, mode_t> expected = {
+      {dir_ + "/plugin", 0750},
+      {dir_ + "/plugin/dra.sock", 0600},
+      {dir_ + "/plugin/checkpoint.json", 0600},
+      {dir_ + "/registry", 0750},
+      {RegistrationSocket(), 0600},
+      {dir_ + "/cdi", 0755},
+      {dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid), 0644},
+  };
+  for (const auto& [path, mode] : expected) {
+    struct stat info;
+    ASSERT_EQ(lstat(path.c_str(), &info), 0) << path;
+    EXPECT_EQ(info.st_mode & 07777, mode) << path;
+  }
+}
+
+// Issue 29 item 15: a claim name is the kubelet's to choose, and one with a
+// newline or an escape sequence went into the log raw, forging lines.
+TEST_F(NodeDaemonTest, ControlCharactersInAClaimNameAreEscapedInTheLog) {
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  // A prepared claim whose device is gone: its restore is logged, with its name.
+  std::string boot_id = ReadFile("/proc/sys/kernel/random/boot_id");
+  boot_id.erase(boot_id.find_last_not_of("\n") + 1);
+  const driver::CheckpointClaim evil{
+      .uid = "uid-evil",
+      .namespace_name = "default",
+      .name = "evil\nk8shazgpu-node: registered with the kubelet\x1b[2K",
+      .state = driver::PrepareState::kCompleted,
+      .devices = {{.requests = {"gpu"}, .pool = "node-a", .device = "gpu-9", .gpu = 9}}};
+  {
+    std::ofstream(dir_ + "/plugin/checkpoint.json")
+        << driver::CheckpointText(boot_id, {{evil.uid, evil}});
+  }
+  StartNode();
+  // Restored before the plugin registers, so logged by now.
+  const std::string log = ReadFile(dir_ + "/node.log");
+  EXPECT_THAT(log, HasSubstr("claim default/evil\\nk8shazgpu-node: registered with the "
+                             "kubelet\\e[2K (uid-evil): gpu-9 is no longer a device"));
+  EXPECT_EQ(log.find("evil\n"), std::string::npos) << log;
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
 }
 
 TEST(NodeDaemonFlagsTest, MissingNodeNameAndBadFlagsAreOneLineUsageErrors) {

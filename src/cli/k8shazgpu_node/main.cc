@@ -113,7 +113,12 @@ std::string Setting(const cli::ParsedFlags& flags, const cli::FlagSpec& spec) {
 class Logger {
  public:
   explicit Logger(bool json) : json_(json) {}
-  void operator()(const std::string& line) {
+  void operator()(const std::string& raw) {
+    // Lines carry what others chose (claim names from the kubelet's
+    // requests, messages from the API server): one line each, whatever they
+    // hold, so none can forge a line of its own or hide from a reader; and
+    // valid UTF-8, which the JSON format needs.
+    const std::string line = EscapeForDisplay(raw);
     std::lock_guard lock(mu_);
     if (json_) {
       std::cerr << nlohmann::json{{"time", FormatTimestamp(clock_.Now())}, {"msg", line}}.dump()
