@@ -67,7 +67,7 @@ std::string PodsText(const std::vector<std::string>& pods) {
 std::string HolderText(const TakenBy& t) {
   std::vector<std::string> about;
   if (!t.pods.empty()) about.push_back(PodsText(t.pods));
-  if (!t.user.empty()) about.push_back(StrCat("user ", t.user));
+  if (!t.user.empty()) about.push_back(StrCat("user ", LabelledUser(t.user)));
   return about.empty() ? t.claim : StrCat(t.claim, " (", Join(about, ", "), ")");
 }
 
@@ -142,7 +142,7 @@ std::vector<std::string> Blocked(const NodeDiagnosis& n, const dra::RequestRepor
     for (const TakenBy& t : n.taken) {
       if (t.device != device) continue;
       text = HolderText(t);
-      AddOnce(holders, t.user.empty() ? t.claim : t.user);
+      AddOnce(holders, t.user.empty() ? t.claim : LabelledUser(t.user));
     }
     auto it = std::find_if(by_holder.begin(), by_holder.end(),
                            [&](const auto& e) { return e.first == text; });

@@ -59,8 +59,8 @@ TEST_F(ExplainTest, TooFewFreeNamesTheHoldersWithTheirUsersAndSaysPreemptionCann
   EXPECT_FALSE(d.never);
   EXPECT_EQ(d.summary,
             "no node can allocate request gpu (2 x gpu.canhazgpu.dev): node-a has 1 (gpu-0 taken "
-            "by team/bert-gpu (pod bert, user bob)), node-b has none free (gpu-0, gpu-1 taken by "
-            "team/llama-gpu (pod llama, user carol))");
+            "by team/bert-gpu (pod bert, user bob (from label))), node-b has none free (gpu-0, "
+            "gpu-1 taken by team/llama-gpu (pod llama, user carol (from label)))");
   EXPECT_TRUE(d.devices_taken);
   EXPECT_THAT(d.Text(), HasSubstr(kNoPreemption));
   ASSERT_EQ(d.nodes.size(), 2u);
@@ -225,7 +225,7 @@ TEST_F(ExplainTest, PendingClaimOnItsOwn) {
   EXPECT_TRUE(d.pending);
   EXPECT_EQ(d.object, "resourceclaim default/spare");
   EXPECT_THAT(d.summary, HasSubstr("node-a has none free (gpu-0 taken by team/bert-gpu (pod "
-                                   "bert, user bob))"));
+                                   "bert, user bob (from label)))"));
 }
 
 TEST_F(ExplainTest, TemplateNotMadeIntoAClaimYetIsExplainedFromTheTemplate) {
@@ -306,7 +306,8 @@ TEST_F(ExplainTest, ManyBlockedDevicesAreCountedByKindAndAlikeNodesGrouped) {
   }
   Diagnosis d = Pending({Request("gpu", kGpuClass, 1)});
   const std::string brief =
-      "has none free (2 taken by claims of bob, 2 held by carol (canhazgpu), 1 tainted: XID 79)";
+      "has none free (2 taken by claims of bob (from label), 2 held by carol (canhazgpu), 1 "
+      "tainted: XID 79)";
   EXPECT_EQ(d.nodes[0].brief, brief);
   EXPECT_THAT(d.nodes[0].phrase,
               HasSubstr("gpu-3, gpu-4 held by carol since 10:02 UTC (canhazgpu), gpu-2 tainted"));
@@ -315,7 +316,7 @@ TEST_F(ExplainTest, ManyBlockedDevicesAreCountedByKindAndAlikeNodesGrouped) {
   EXPECT_THAT(text, HasSubstr(StrCat("  node-a, node-b: ", brief,
                                      "\n    node-a: has none free "
                                      "(gpu-0 taken by team/bert-node-a-gpu (pod bert-node-a, "
-                                     "user bob), gpu-1 taken by")));
+                                     "user bob (from label)), gpu-1 taken by")));
 }
 
 TEST_F(ExplainTest, PodWithoutClaimsIsNotHeldBackByDevices) {

@@ -447,7 +447,7 @@ TextRows StatusRows(const GpuStatusReport& report) {
           for (const PodRef& p : c.pods) pods.push_back(StrCat(p.namespace_name, "/", p.name));
           const std::string who =
               pods.empty() ? StrCat("claim ", c.namespace_name, "/", c.name) : Join(pods, ", ");
-          holders.push_back(c.user.empty() ? who : StrCat(c.user, " (", who, ")"));
+          holders.push_back(c.user.empty() ? who : StrCat(c.user, " (from label; ", who, ")"));
           claims.push_back(StrCat(c.namespace_name, "/", c.name));
           if (pods.empty()) claims.back() += " (no pod yet)";
         }

@@ -122,7 +122,7 @@ TEST_F(GpuStatusTest, ClaimedShowsPodsUserAndHowLong) {
   EXPECT_EQ(*r.claims[0].since, kNow - std::chrono::minutes(90));
   std::vector<std::string> cells = Cells(report, "node-a", "gpu-1");
   EXPECT_EQ(cells[5], "Claimed");
-  EXPECT_EQ(cells[6], "alice (ml/train-0)");
+  EXPECT_EQ(cells[6], "alice (from label; ml/train-0)");
   EXPECT_EQ(cells[7], "1h 30m");
   EXPECT_EQ(cells[8], "claim ml/train-gpu");
   EXPECT_EQ(Row(report, "node-a", "gpu-0").state, GpuState::kFree);

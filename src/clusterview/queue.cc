@@ -93,7 +93,8 @@ std::vector<std::vector<std::string>> QueueRows(const std::vector<QueueEntry>& q
   std::vector<std::vector<std::string>> rows = {{"#", "POD", "USER", "ASKS", "AGE", "WHY"}};
   for (const QueueEntry& e : queue) {
     rows.push_back({std::to_string(e.position), StrCat(e.ns, "/", e.name),
-                    e.user.empty() ? "-" : e.user, Join(e.asks, "; "), FormatDurationShort(e.age),
+                    e.user.empty() ? "-" : LabelledUser(e.user), Join(e.asks, "; "),
+                    FormatDurationShort(e.age),
                     e.why});
   }
   return rows;

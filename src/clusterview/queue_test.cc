@@ -56,7 +56,8 @@ TEST_F(QueueTest, PendingPodsWithClaimsInCreationOrder) {
   EXPECT_EQ(q[1].user, "carol");
   EXPECT_EQ(q[1].run, "r-1");
   EXPECT_FALSE(q[1].never);
-  EXPECT_THAT(q[1].why, HasSubstr("gpu-0, gpu-1 taken by team/bert-gpu (pod bert, user bob)"));
+  EXPECT_THAT(q[1].why,
+              HasSubstr("gpu-0, gpu-1 taken by team/bert-gpu (pod bert, user bob (from label))"));
 }
 
 TEST_F(QueueTest, RowsAndJson) {
@@ -66,7 +67,7 @@ TEST_F(QueueTest, RowsAndJson) {
   EXPECT_THAT(rows[0], ElementsAre("#", "POD", "USER", "ASKS", "AGE", "WHY"));
   EXPECT_EQ(rows[2][0], "2");
   EXPECT_EQ(rows[2][1], "default/late");
-  EXPECT_EQ(rows[2][2], "carol");
+  EXPECT_EQ(rows[2][2], "carol (from label)") << "the pod's author writes the label";
   EXPECT_EQ(rows[2][3], "gpu: 1 x gpu.canhazgpu.dev");
   EXPECT_EQ(rows[2][4], "30m 0s");
   EXPECT_EQ(rows[1][2], "-");

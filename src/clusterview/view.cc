@@ -44,4 +44,8 @@ SlicePools PoolsFromJson(const std::vector<json>& slices) {
   return pools;
 }
 
+std::string LabelledUser(const std::string& user) {
+  return user.empty() ? user : StrCat(user, " (from label)");
+}
+
 }  // namespace canhazgpu::clusterview

@@ -33,6 +33,12 @@ struct View {
   SlicePools pools;
 };
 
+// How a user read from a pod's canhazgpu.dev/user label is shown wherever
+// it stands for who holds something: "bob (from label)". The pod's author
+// writes that label; nothing checks it, so it is shown as a claim, not as an
+// identity. "" stays "".
+std::string LabelledUser(const std::string& user);
+
 // Objects of a list by key.
 std::map<std::string, nlohmann::json> ByKey(const std::vector<nlohmann::json>& objects);
 

@@ -345,7 +345,7 @@ TEST_F(K8shazgpuRunTest, StatusQueueAndExplainSayWhoHoldsWhatAndWhyARunWaits) {
   EXPECT_EQ(states, (std::map<std::string, std::string>{{"node-0", "Held"}, {"node-1", "Claimed"}}))
       << status.out;
   CliResult table = K8s({"status", "--node", "node-1"});
-  EXPECT_THAT(table.out, HasSubstr("(default/first)"));
+  EXPECT_THAT(table.out, HasSubstr("(from label; default/first)"));
   EXPECT_THAT(table.out, ::testing::Not(HasSubstr("node-0")));
   EXPECT_THAT(K8s({"status", "--summary"}).out, HasSubstr("TOTAL"));
   CliResult unknown = K8s({"status", "--node", "node-9"});
@@ -719,7 +719,7 @@ TEST_F(K8shazgpuRunTest, ReserveHoldsAGpuUntilReleased) {
   EXPECT_EQ(pod["spec"]["activeDeadlineSeconds"], 3600);
   EXPECT_EQ(Phase("held"), "Running");
   CliResult status = K8s({"status"});
-  EXPECT_THAT(status.out, HasSubstr("(default/held)")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("(from label; default/held)")) << status.out;
   // The GPU is held: another reservation waits in line, then gives up and
   // deletes what it made.
   CliResult waited = K8s({"reserve", "--name", "late", "--wait", "3s"});

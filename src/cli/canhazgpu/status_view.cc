@@ -89,7 +89,11 @@ std::string Text(const Json& g, const char* key) {
 }
 
 std::string UserCell(const Json& g) {
-  return UserWithDisplayName(Text(g, "user"), Text(g, "display_user"));
+  const std::string user = Text(g, "user");
+  // A pod's canhazgpu.dev/user label, which the pod's author writes: a
+  // claim, not an identity ("k8s:<namespace>" when the pod has none).
+  if (Text(g, "user_source") == "pod label") return StrCat(user, " (from label)");
+  return UserWithDisplayName(user, Text(g, "display_user"));
 }
 
 int64_t Number(const Json& g, const char* key) {
@@ -340,6 +344,9 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
     if (s.reservation) {
       const Reservation& r = *s.reservation;
       g["user"] = r.user;
+      if (r.kind == ReservationKind::kK8s && !r.user.starts_with("k8s:")) {
+        g["user_source"] = "pod label";
+      }
       if (!r.display_user.empty()) g["display_user"] = r.display_user;
       g["duration"] = FormatDuration(Since(r.start, now));
       g["type"] = std::string(KindLabel(r.kind));

@@ -226,11 +226,14 @@ TEST(StatusViewTest, K8sReservationShowsItsClaim) {
                       .namespace_name = "ml", .name = "train", .uid = "u-1", .pod = "train-0"}};
   status.gpus.push_back(k8s);
   std::string table = RenderStatusTable(status, now, false);
-  EXPECT_THAT(table, HasSubstr("3   │ ● IN_USE     │ alice │ 0h 10m 0s │ K8S    │"));
+  // The pod's author writes its user label: shown as a claim.
+  EXPECT_THAT(table, HasSubstr("3   │ ● IN_USE     │ alice (from label) │ 0h 10m 0s │ K8S    │"));
   EXPECT_THAT(table, HasSubstr("Kubernetes claim ml/train (pod train-0)"));
   auto json = StatusJson(status, now);
   EXPECT_EQ(json[3]["type"], "K8S");
   EXPECT_EQ(json[3]["user"], "alice");
+  EXPECT_EQ(json[3]["user_source"], "pod label");
+  EXPECT_FALSE(json[1].contains("user_source"));
   EXPECT_EQ(json[3]["details"], "Kubernetes claim ml/train (pod train-0)");
   EXPECT_EQ(json[3]["claim"],
             (nlohmann::ordered_json{
