@@ -3,7 +3,7 @@
 // /api/hosts),
 // /healthz and Prometheus /metrics. No request reaches a shell; bad
 // requests get a 4xx and the server goes on; unknown Host names get 403
-// (DNS rebinding); slow clients cannot hold the server (http_front.h).
+// (DNS rebinding); slow clients cannot hold the server (httpfront/http_front.h).
 // Snapshots are shared between requests for up to a second (the remote
 // hosts' for kHostsMaxAge), so many viewers cost what one does.
 #pragma once

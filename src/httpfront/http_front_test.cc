@@ -1,7 +1,7 @@
 // The front against real sockets: whole requests reach the handler, slow
 // clients are cut off by the request deadline, one address may hold only so
 // many connections, and Stop() ends Run() whatever is open.
-#include "web/http_front.h"
+#include "httpfront/http_front.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -21,7 +21,7 @@
 
 #include "core/strings.h"
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 namespace {
 
 using ::testing::HasSubstr;
@@ -196,4 +196,4 @@ TEST(ListenTcpTest, APortInUseIsAnErrorThatSaysSo) {
 }
 
 }  // namespace
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront

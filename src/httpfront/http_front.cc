@@ -1,4 +1,4 @@
-#include "web/http_front.h"
+#include "httpfront/http_front.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -21,9 +21,9 @@
 
 #include "absl/strings/ascii.h"
 #include "core/strings.h"
-#include "web/http_request_frame.h"
+#include "httpfront/http_request_frame.h"
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -408,4 +408,4 @@ absl::Status HttpFront::Run() {
   return absl::OkStatus();
 }
 
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront

@@ -1,6 +1,8 @@
-// The dashboard's connection front: a few epoll event loops that accept,
-// read each request whole and write each answer without blocking, and call
-// a handler only once a request has fully arrived. A slow or silent client
+// The connection front of both HTTP servers, the dashboard (canhazgpu-web)
+// and the node daemon's probes and metrics (k8shazgpu-node): a few epoll
+// event loops that accept, read each request whole and write each answer
+// without blocking, and call a handler only once a request has fully
+// arrived. A slow or silent client
 // therefore holds memory, never a thread: a request must arrive whole
 // (headers and body) within a deadline that trickling cannot extend, one
 // client address may hold only so many connections, and Stop() ends every
@@ -21,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 
 struct FrontLimits {
   int loops = 4;                    // event-loop threads
@@ -79,4 +81,4 @@ class HttpFront {
   std::unique_ptr<Shared> shared_;
 };
 
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront
