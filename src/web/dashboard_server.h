@@ -54,7 +54,7 @@ struct ServeOptions {
   // Event-loop threads; a connection holds one only while its whole request
   // is being answered, never while the client is slow.
   int threads = 4;
-  int max_client_connections = 16;  // open at once from one address
+  int max_client_connections = 16;  // open at once by one client (a user, or a remote address)
   // Host names the dashboard answers to besides loopback names, the listen
   // address and the machine's name (host_allowlist.h).
   std::vector<std::string> allowed_hosts;
