@@ -16,10 +16,11 @@
 #include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "httpfront/http_front.h"
+#include "httpfront/httplib_exchange.h"
 #include "web/assets.h"
 #include "web/host_allowlist.h"
 #include "web/hosts_cache.h"
-#include "web/http_front.h"
 #include "web/metrics.h"
 
 namespace canhazgpu::web {
@@ -107,53 +108,6 @@ class Cache {
   Snapshot live_;
   std::map<int, std::pair<Json, SteadyClock::time_point>> reports_;
   std::unique_ptr<HostsCache> remote_;  // set when there are remote hosts
-};
-
-// httplib parses requests and routes them; the front (http_front.h) owns
-// the sockets. A request reaches httplib as a whole in memory and the answer
-// is collected in memory, so httplib never waits on a client.
-class ExchangeStream : public httplib::Stream {
- public:
-  ExchangeStream(const Exchange& ex, std::string* out) : ex_(ex), out_(out) {}
-  using httplib::Stream::write;
-
-  bool is_readable() const override { return read_ < ex_.request.size(); }
-  bool is_writable() const override { return true; }
-  ssize_t read(char* ptr, size_t size) override {
-    const size_t n = std::min(size, ex_.request.size() - read_);
-    std::memcpy(ptr, ex_.request.data() + read_, n);
-    read_ += n;
-    return static_cast<ssize_t>(n);
-  }
-  ssize_t write(const char* ptr, size_t size) override {
-    out_->append(ptr, size);
-    return static_cast<ssize_t>(size);
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = ex_.remote_ip;
-    port = ex_.remote_port;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    ip = ex_.local_ip;
-    port = ex_.local_port;
-  }
-  socket_t socket() const override { return ex_.fd; }
-
- private:
-  const Exchange& ex_;
-  std::string* out_;
-  size_t read_ = 0;
-};
-
-class ExchangeServer : public httplib::Server {
- public:
-  Answer Serve(const Exchange& ex) {
-    Answer answer;
-    ExchangeStream stream(ex, &answer.bytes);
-    bool closed = false;
-    answer.close = !process_request(stream, false, closed, nullptr) || closed;
-    return answer;
-  }
 };
 
 void SendJson(httplib::Response& res, int code, const Json& body) {
@@ -250,14 +204,14 @@ sigset_t StopSignals() {
 }
 
 absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source) {
-  ASSIGN_OR_RETURN(const int listen_fd, ListenTcp(options.host, options.port));
-  const int port = BoundPort(listen_fd);
+  ASSIGN_OR_RETURN(const int listen_fd, httpfront::ListenTcp(options.host, options.port));
+  const int port = httpfront::BoundPort(listen_fd);
   Cache cache(std::move(source));
   std::vector<std::string> names = options.allowed_hosts;
   names.push_back(options.host);
   names.push_back(cache.host_name());
   const HostAllowlist hosts(names);
-  ExchangeServer server;
+  httpfront::HttplibExchange server;
   server.set_payload_max_length(kMaxBody);
   // Only for the Keep-Alive header httplib writes: the front closes an idle
   // connection at the request deadline, and does not count requests.
@@ -279,10 +233,11 @@ absl::Status ServeDashboard(const ServeOptions& options, DashboardSource source)
     return httplib::Server::HandlerResponse::Handled;
   });
   Routes(server, cache);
-  FrontLimits limits{.loops = options.threads,
-                     .max_client_connections = options.max_client_connections,
-                     .max_body_bytes = kMaxBody};
-  HttpFront front(listen_fd, limits, [&server](const Exchange& ex) { return server.Serve(ex); });
+  httpfront::FrontLimits limits{.loops = options.threads,
+                                .max_client_connections = options.max_client_connections,
+                                .max_body_bytes = kMaxBody};
+  httpfront::HttpFront front(listen_fd, limits,
+                             [&server](const httpfront::Exchange& ex) { return server.Serve(ex); });
   // SIGINT/SIGTERM are blocked by the caller; this thread takes them and
   // stops the front, which refuses new connections at once and closes the
   // open ones, however many and however slow.

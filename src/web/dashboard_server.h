@@ -3,7 +3,7 @@
 // /api/hosts),
 // /healthz and Prometheus /metrics. No request reaches a shell; bad
 // requests get a 4xx and the server goes on; unknown Host names get 403
-// (DNS rebinding); slow clients cannot hold the server (http_front.h).
+// (DNS rebinding); slow clients cannot hold the server (httpfront/http_front.h).
 // Snapshots are shared between requests for up to a second (the remote
 // hosts' for kHostsMaxAge), so many viewers cost what one does.
 #pragma once
@@ -54,7 +54,7 @@ struct ServeOptions {
   // Event-loop threads; a connection holds one only while its whole request
   // is being answered, never while the client is slow.
   int threads = 4;
-  int max_client_connections = 16;  // open at once from one address
+  int max_client_connections = 16;  // open at once by one client (a user, or a remote address)
   // Host names the dashboard answers to besides loopback names, the listen
   // address and the machine's name (host_allowlist.h).
   std::vector<std::string> allowed_hosts;

@@ -1,5 +1,5 @@
 // libFuzzer target: what a client sends before the dashboard trusts it, the
-// request framing (http_request_frame.h) and the Host check
+// request framing (httpfront/http_request_frame.h) and the Host check
 // (host_allowlist.h). A frame never claims more bytes than it was given, and
 // a name the allowlist was given is always allowed.
 #include <cstddef>
@@ -12,9 +12,9 @@
 #include "web/http_request_frame.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using canhazgpu::web::RequestFrame;
+  using canhazgpu::httpfront::RequestFrame;
   const std::string_view in(reinterpret_cast<const char*>(data), size);
-  const RequestFrame frame = canhazgpu::web::FrameRequest(in, 1024, 256);
+  const RequestFrame frame = canhazgpu::httpfront::FrameRequest(in, 1024, 256);
   if (frame.kind == RequestFrame::kComplete && (frame.size > in.size() || frame.size == 0)) {
     std::abort();
   }

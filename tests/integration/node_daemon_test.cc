@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/cli_runner.h"
+#include "integration/slow_clients.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kubesim/patch.h"
@@ -165,6 +166,14 @@ class NodeDaemonTest : public ::testing::Test {
                             "--kubeconfig-out", Kubeconfig()},
                            {}, Kubeconfig(), dir_ + "/sim2.log");
     ASSERT_TRUE(fs::exists(Kubeconfig())) << ReadFile(dir_ + "/sim2.log");
+  }
+  // The port the daemon serves /healthz, /readyz and /metrics on, from its
+  // log; 0 until it says.
+  int HttpPort() const {
+    const std::string log = ReadFile(dir_ + "/node.log");
+    const std::string marker = "health and metrics on 127.0.0.1:";
+    const size_t at = log.find(marker);
+    return at == std::string::npos ? 0 : std::atoi(log.c_str() + at + marker.size());
   }
   // The first Event about the object, or null.
   json EventAbout(const std::string& kind, const std::string& name) {
@@ -513,6 +522,27 @@ TEST_F(NodeDaemonTest, BadClaimsInARequestEachGetALineAndChangeNothing) {
             (std::map<std::string, std::string>{{good.uid, "PrepareCompleted"}}));
   EXPECT_EQ(CdiFiles(), std::vector<std::string>{driver::CdiSpecFileName(good.uid)});
   EXPECT_EQ(TakenGpus(), std::vector<int>{0});
+}
+
+// Issue 29: nine trickling connections held all eight of httplib's threads
+// and /healthz took 10 s, past the kubelet's 2 s, so any pod that could
+// reach the port could get the driver restarted in a loop. Now no client
+// holds a thread, one client holds at most 8 connections, and the probes
+// are answered beside a flood of them from another client.
+TEST_F(NodeDaemonTest, Issue29TricklingClientsStarveNeitherTheProbesNorTheMetrics) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can run the slow clients as another user";
+  int port = 0;
+  ASSERT_TRUE(Eventually([&] { return (port = HttpPort()) > 0; })) << ReadFile(dir_ + "/node.log");
+  ASSERT_TRUE(Eventually([&] { return HttpGet(port, "/readyz").code == 200; }));
+  SlowClients slow(kNobody, port, 40);  // more than 8 threads and 8 connections
+  ASSERT_TRUE(slow.started());
+  EXPECT_EQ(HttpGet(port, "/healthz").code, 200);
+  EXPECT_EQ(HttpGet(port, "/readyz").code, 200);
+  HttpGetReply metrics = HttpGet(port, "/metrics");
+  EXPECT_EQ(metrics.code, 200);
+  EXPECT_THAT(metrics.body, HasSubstr("# TYPE "));
+  // The flooder's own next connection is the one refused.
+  EXPECT_EQ(slow.OneMore("/healthz"), "HTTP/1.1 503 Service Unavailable");
 }
 
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {

@@ -33,13 +33,25 @@
 #include "host/linux_process_table.h"
 #include "host/mig_minors.h"
 #include "host/system_clock.h"
-#include "httplib.h"
+#include "httpfront/http_front.h"
+#include "httpfront/httplib_exchange.h"
 #include "kube/kubeconfig.h"
 #include "store/locked_state_store.h"
 #include "store/sqlite_state_store.h"
 
 namespace canhazgpu {
 namespace {
+
+// Only GETs with no body; two loops are plenty for a probe every few
+// seconds and a scrape a minute, and the kubelet sends its request at once.
+constexpr int kHttpClientConnections = 8;
+constexpr httpfront::FrontLimits kHttpLimits{.loops = 2,
+                                             .max_client_connections = kHttpClientConnections,
+                                             .max_connections = 512,
+                                             .request_deadline = std::chrono::seconds(10),
+                                             .write_deadline = std::chrono::seconds(10),
+                                             .max_head_bytes = 8 * 1024,
+                                             .max_body_bytes = 1024};
 
 std::vector<cli::FlagSpec> Flags() {
   auto text = [](std::string name, std::string value, std::string help, std::string fallback) {
@@ -328,7 +340,16 @@ int Main(const std::vector<std::string>& args) {
                ", pull deadline ", FormatDurationShort(*pull_deadline)));
   }
 
-  httplib::Server http;
+  // /healthz, /readyz and /metrics through the same front as the dashboard
+  // (docs/cluster.md, "Probes that slow clients cannot starve"): its loops
+  // read each request whole before a handler runs, so a slow client holds
+  // no thread, and these handlers only read a flag and render the metrics,
+  // so the loops answer the kubelet themselves. A client (an address; a uid
+  // over loopback) holds at most kHttpClientConnections; when all are
+  // taken, one holding at least two fewer takes one of the biggest holder's,
+  // so the kubelet (one or two connections) gets in unless hundreds of
+  // clients flood at once.
+  httpfront::HttplibExchange http;
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
@@ -341,13 +362,16 @@ int Main(const std::vector<std::string>& args) {
     res.set_content((*node)->Metrics() + (cache ? cache->Metrics() : std::string()),
                     "text/plain; version=0.0.4");
   });
-  const std::string& http_host = http_listen->host;
-  const int http_port = http_listen->port;
-  const int bound = http_port == 0 ? http.bind_to_any_port(http_host)
-                                   : (http.bind_to_port(http_host, http_port) ? http_port : -1);
-  if (bound < 0) return Fail("cannot listen on " + s["http-listen"]);
-  std::thread serving([&] { http.listen_after_bind(); });
-  log(StrCat("serving node ", s["node-name"], "; health and metrics on ", http_host, ":", bound));
+  absl::StatusOr<int> listening = httpfront::ListenTcp(http_listen->host, http_listen->port);
+  if (!listening.ok()) return Fail(StrCat("--http-listen: ", listening.status().message()));
+  const int bound = httpfront::BoundPort(*listening);
+  httpfront::HttpFront front(*listening, kHttpLimits,
+                             [&http](const httpfront::Exchange& ex) { return http.Serve(ex); });
+  std::thread serving([&] {
+    if (absl::Status served = front.Run(); !served.ok()) log(StrCat("http: ", served.message()));
+  });
+  log(StrCat("serving node ", s["node-name"], "; health and metrics on ", http_listen->host, ":",
+             bound));
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -355,7 +379,7 @@ int Main(const std::vector<std::string>& args) {
   if (cache) cache->Stop();
   (*node)->Stop();
   if (health) health->Stop();
-  http.stop();
+  front.Stop();
   serving.join();
   return 0;
 }

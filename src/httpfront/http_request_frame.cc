@@ -1,10 +1,10 @@
-#include "web/http_request_frame.h"
+#include "httpfront/http_request_frame.h"
 
 #include <strings.h>
 
 #include "core/strings.h"
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 namespace {
 
 bool IsHeader(std::string_view name, std::string_view wanted) {
@@ -81,4 +81,4 @@ std::string PlainAnswer(int status, std::string_view text) {
                 "\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n", body);
 }
 
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront

@@ -1,13 +1,14 @@
 // The front against real sockets: whole requests reach the handler, slow
 // clients are cut off by the request deadline, one address may hold only so
 // many connections, and Stop() ends Run() whatever is open.
-#include "web/http_front.h"
+#include "httpfront/http_front.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,7 +22,7 @@
 
 #include "core/strings.h"
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 namespace {
 
 using ::testing::HasSubstr;
@@ -70,13 +71,20 @@ Answer Echo(const Exchange& ex) {
                 .close = close};
 }
 
+// Tells clients apart by address, so that one test process can be several
+// clients (ClientIdentity would count them all as this process's user).
+std::string ByAddress(int, const sockaddr_storage& peer, const sockaddr_storage&) {
+  int port = 0;
+  return AddressOf(peer, &port);
+}
+
 class HttpFrontTest : public ::testing::Test {
  protected:
-  void Start(FrontLimits limits) {
+  void Start(FrontLimits limits, IdentifyClient identify = ByAddress) {
     absl::StatusOr<int> fd = ListenTcp("127.0.0.1", 0);
     ASSERT_TRUE(fd.ok()) << fd.status();
     port_ = BoundPort(*fd);
-    front_ = std::make_unique<HttpFront>(*fd, limits, Echo);
+    front_ = std::make_unique<HttpFront>(*fd, limits, Echo, std::move(identify));
     served_ = std::async(std::launch::async, [this] { return front_->Run(); });
   }
   // Stops the front; a Run() that does not end fails the test instead of
@@ -132,7 +140,7 @@ TEST_F(HttpFrontTest, TricklingClientIsCutOffAtTheRequestDeadline) {
   EXPECT_TRUE(closed);
 }
 
-TEST_F(HttpFrontTest, OneAddressHoldsOnlyItsShareOfConnections) {
+TEST_F(HttpFrontTest, OneClientHoldsOnlyItsShareOfConnections) {
   // One loop: connections are counted in the order they were made.
   Start({.loops = 1, .max_client_connections = 3});
   std::vector<int> held;
@@ -142,7 +150,7 @@ TEST_F(HttpFrontTest, OneAddressHoldsOnlyItsShareOfConnections) {
   int over = Connect(port_);
   EXPECT_THAT(ReadUntilClosed(over), StartsWith("HTTP/1.1 503"));
   close(over);
-  // Another address is not affected.
+  // Another client is not affected.
   int other = Connect(port_, "127.0.0.2");
   const std::string req = Request("/other", true);
   ASSERT_GT(send(other, req.data(), req.size(), MSG_NOSIGNAL), 0);
@@ -162,6 +170,77 @@ TEST_F(HttpFrontTest, OneAddressHoldsOnlyItsShareOfConnections) {
   }
   EXPECT_THAT(got, HasSubstr("/again"));
   for (int fd : held) close(fd);
+}
+
+// Issue 29: when every connection is taken, a client holding fewer than
+// another takes one of the biggest holder's, the longest waiting, instead
+// of being refused; a client cannot take from itself.
+TEST_F(HttpFrontTest, Issue29WhenAllAreTakenAClientWithFewerTakesOneFromTheBiggest) {
+  // One loop: connections are counted in the order they were made.
+  Start({.loops = 1, .max_client_connections = 100, .max_connections = 6});
+  std::vector<int> flood;
+  for (int i = 0; i < 6; ++i) {
+    flood.push_back(Connect(port_));
+    ASSERT_GT(send(flood.back(), "G", 1, MSG_NOSIGNAL), 0);
+  }
+  // Another client is served, on a connection it keeps.
+  int other = Connect(port_, "127.0.0.2");
+  const std::string req = Request("/other", false);
+  ASSERT_GT(send(other, req.data(), req.size(), MSG_NOSIGNAL), 0);
+  const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n/other";
+  std::string got(answer.size(), '\0');
+  EXPECT_EQ(recv(other, got.data(), got.size(), MSG_WAITALL), static_cast<ssize_t>(got.size()));
+  EXPECT_EQ(got, answer);
+  // The flooder's oldest connection made room, without an answer.
+  EXPECT_EQ(ReadUntilClosed(flood.front()), "");
+  // Its next one finds nobody holding more than it does.
+  int again = Connect(port_);
+  EXPECT_THAT(ReadUntilClosed(again), StartsWith("HTTP/1.1 503"));
+  close(again);
+  close(other);
+  for (int fd : flood) close(fd);
+}
+
+// Issue 29: every local user reaches the front from 127.0.0.1, so one
+// user's connections, counted by address, locked out all the others.
+TEST_F(HttpFrontTest, Issue29LocalUsersAreCountedApartByUid) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can connect as another user";
+  // Forked before the front's threads start. As nobody, the child takes all
+  // three connections a client may hold, then says whether a fourth was
+  // refused.
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(to_child[1]);  // or the wait below never sees the parent close it
+    int port = 0;
+    if (setgid(65534) != 0 || setuid(65534) != 0 ||
+        read(to_child[0], &port, sizeof port) != sizeof port) {
+      _exit(2);
+    }
+    for (int i = 0; i < 3; ++i) (void)!send(Connect(port), "G", 1, MSG_NOSIGNAL);
+    char refused = ReadUntilClosed(Connect(port)).starts_with("HTTP/1.1 503") ? 1 : 0;
+    (void)!write(from_child[1], &refused, 1);
+    (void)!read(to_child[0], &port, 1);  // until the parent is done
+    _exit(0);
+  }
+  Start({.loops = 1, .max_client_connections = 3}, ClientIdentity);
+  ASSERT_EQ(write(to_child[1], &port_, sizeof port_), static_cast<ssize_t>(sizeof port_));
+  char refused = 0;
+  EXPECT_EQ(read(from_child[0], &refused, 1), 1);
+  EXPECT_EQ(refused, 1);
+  // This process's user, from the same address, is served.
+  int mine = Connect(port_);
+  const std::string req = Request("/mine", true);
+  ASSERT_GT(send(mine, req.data(), req.size(), MSG_NOSIGNAL), 0);
+  EXPECT_THAT(ReadUntilClosed(mine), HasSubstr("/mine"));
+  close(mine);
+  close(to_child[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  for (int fd : {to_child[0], from_child[0], from_child[1]}) close(fd);
 }
 
 TEST_F(HttpFrontTest, StopEndsRunWhateverIsOpen) {
@@ -196,4 +275,4 @@ TEST(ListenTcpTest, APortInUseIsAnErrorThatSaysSo) {
 }
 
 }  // namespace
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 
 struct RequestFrame {
   enum Kind { kIncomplete, kComplete, kBad };
@@ -26,4 +26,4 @@ RequestFrame FrameRequest(std::string_view in, size_t max_head, size_t max_body)
 // A whole response with a one-line text body, closing the connection.
 std::string PlainAnswer(int status, std::string_view text);
 
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront

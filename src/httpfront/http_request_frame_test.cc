@@ -1,9 +1,9 @@
-#include "web/http_request_frame.h"
+#include "httpfront/http_request_frame.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 namespace {
 
 constexpr size_t kHead = 1024;
@@ -55,4 +55,4 @@ TEST(RequestFrameTest, PlainAnswerIsOneLineAndCloses) {
 }
 
 }  // namespace
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront

@@ -1,6 +1,5 @@
-#include "web/http_front.h"
+#include "httpfront/http_front.h"
 
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,16 +13,16 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "core/strings.h"
-#include "web/http_request_frame.h"
+#include "httpfront/client_table.h"
+#include "httpfront/http_request_frame.h"
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -42,56 +41,13 @@ void SetNoDelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
 }
 
-std::string IpOf(const sockaddr_storage& addr, int* port) {
-  char text[INET6_ADDRSTRLEN] = "";
-  if (addr.ss_family == AF_INET) {
-    const auto& in = reinterpret_cast<const sockaddr_in&>(addr);
-    inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
-    *port = ntohs(in.sin_port);
-  } else if (addr.ss_family == AF_INET6) {
-    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(addr);
-    inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
-    *port = ntohs(in6.sin6_port);
-  }
-  return text;
-}
-
 }  // namespace
-
-// Connections per client address, shared by the loops. Not in the anonymous
-// namespace: HttpFront::Shared, a member of a class with linkage, holds one.
-namespace http_front_internal {
-class ClientTable {
- public:
-  bool Acquire(const std::string& ip, int per_client, int total) {
-    std::lock_guard<std::mutex> lock(mu_);
-    int& n = counts_[ip];
-    if (n >= per_client || total_ >= total) {
-      if (n == 0) counts_.erase(ip);
-      return false;
-    }
-    ++n;
-    ++total_;
-    return true;
-  }
-  void Release(const std::string& ip) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = counts_.find(ip);
-    if (it != counts_.end() && --it->second == 0) counts_.erase(it);
-    --total_;
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<std::string, int> counts_;
-  int total_ = 0;
-};
-}  // namespace http_front_internal
 
 namespace {
 
 struct Connection {
   int fd = -1;
+  std::string client;  // the identity it is counted under (client_identity.h)
   std::string remote_ip;
   int remote_port = 0;
   std::string local_ip;
@@ -108,11 +64,19 @@ struct Connection {
 }  // namespace
 
 struct HttpFront::Shared {
+  Shared(int listen, FrontLimits front_limits, ExchangeHandler exchange, IdentifyClient identity)
+      : listen_fd(listen),
+        limits(front_limits),
+        handler(std::move(exchange)),
+        identify(std::move(identity)),
+        clients(limits.max_client_connections, limits.max_connections) {}
+
   int listen_fd = -1;
   int stop_fd = -1;  // an eventfd, readable once stopped; never drained
   FrontLimits limits;
   ExchangeHandler handler;
-  http_front_internal::ClientTable clients;
+  IdentifyClient identify;
+  ClientTable clients;
 };
 
 namespace {
@@ -194,24 +158,52 @@ class Loop {
   void Admit(int fd, const sockaddr_storage& addr) {
     auto c = std::make_unique<Connection>();
     c->fd = fd;
-    c->remote_ip = IpOf(addr, &c->remote_port);
-    if (!s_.clients.Acquire(c->remote_ip, s_.limits.max_client_connections,
-                            s_.limits.max_connections)) {
-      // Over the cap: say so and close at once, without reading anything.
-      const std::string busy = PlainAnswer(503, "too many connections from this address");
+    c->remote_ip = AddressOf(addr, &c->remote_port);
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+    c->local_ip = AddressOf(local, &c->local_port);
+    c->client = s_.identify(fd, addr, local);
+    const ClientTable::Verdict verdict = s_.clients.Acquire(c->client);
+    if (verdict != ClientTable::Verdict::kAdmitted &&
+        (verdict == ClientTable::Verdict::kOverClientCap || !TakeSlotFor(c->client))) {
+      // Say so and close at once, without reading anything.
+      const std::string busy = PlainAnswer(503, verdict == ClientTable::Verdict::kOverClientCap
+                                                    ? "too many connections from this client"
+                                                    : "too many connections");
       (void)!send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       close(fd);
       return;
     }
     SetNoDelay(fd);
-    sockaddr_storage local{};
-    socklen_t len = sizeof local;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
-    c->local_ip = IpOf(local, &c->local_port);
     c->deadline = SteadyClock::now() + s_.limits.request_deadline;
     epoll_event ev{.events = EPOLLIN | EPOLLRDHUP, .data = {.fd = fd}};
     epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
     conns_.emplace(fd, std::move(c));
+  }
+
+  // Every connection is taken: closes, for `client`, the longest waiting
+  // connection of a client holding at least two more (ClientTable::Donor).
+  // Only this loop's own connections are looked at, so no loop touches
+  // another's; new connections are spread over the loops, so a client
+  // holding many has some in each.
+  bool TakeSlotFor(const std::string& client) {
+    std::vector<std::string> candidates;
+    for (const auto& [fd, c] : conns_) {
+      if (c->out.empty()) candidates.push_back(c->client);  // waiting, not answering
+    }
+    const std::string donor = s_.clients.Donor(client, candidates);
+    if (donor.empty()) return false;
+    Connection* victim = nullptr;
+    for (const auto& [fd, c] : conns_) {
+      if (c->client == donor && c->out.empty() &&
+          (victim == nullptr || c->deadline < victim->deadline)) {
+        victim = c.get();
+      }
+    }
+    if (victim == nullptr || !s_.clients.Transfer(donor, client)) return false;
+    Close(*victim, /*erase=*/true, /*release=*/false);
+    return true;
   }
 
   void OnReadable(Connection& c) {
@@ -295,9 +287,11 @@ class Loop {
     epoll_ctl(epoll_, EPOLL_CTL_MOD, c.fd, &ev);
   }
 
-  void Close(Connection& c, bool erase = true) {
+  // `release`: false when the connection's place was handed to another
+  // client (TakeSlotFor), which the table has already counted.
+  void Close(Connection& c, bool erase = true, bool release = true) {
     const int fd = c.fd;
-    s_.clients.Release(c.remote_ip);
+    if (release) s_.clients.Release(c.client);
     close(fd);  // also leaves the epoll set
     if (erase) conns_.erase(fd);
   }
@@ -364,14 +358,13 @@ int BoundPort(int fd) {
   socklen_t len = sizeof addr;
   if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return -1;
   int port = -1;
-  IpOf(addr, &port);
+  AddressOf(addr, &port);
   return port;
 }
 
-HttpFront::HttpFront(int listen_fd, FrontLimits limits, ExchangeHandler handler)
-    : shared_(std::make_unique<Shared>()) {
-  shared_->listen_fd = listen_fd;
-  shared_->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+namespace {
+
+FrontLimits Clamped(FrontLimits limits) {
   // Keep connections under the descriptor limit, with room for the store.
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
@@ -379,8 +372,16 @@ HttpFront::HttpFront(int listen_fd, FrontLimits limits, ExchangeHandler handler)
     limits.max_connections = std::max(1, std::min(limits.max_connections, room));
   }
   limits.loops = std::max(1, limits.loops);
-  shared_->limits = limits;
-  shared_->handler = std::move(handler);
+  return limits;
+}
+
+}  // namespace
+
+HttpFront::HttpFront(int listen_fd, FrontLimits limits, ExchangeHandler handler,
+                     IdentifyClient identify)
+    : shared_(std::make_unique<Shared>(listen_fd, Clamped(limits), std::move(handler),
+                                       std::move(identify))) {
+  shared_->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
 HttpFront::~HttpFront() {
@@ -408,4 +409,4 @@ absl::Status HttpFront::Run() {
   return absl::OkStatus();
 }
 
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront

@@ -1,10 +1,14 @@
-// The dashboard's connection front: a few epoll event loops that accept,
-// read each request whole and write each answer without blocking, and call
-// a handler only once a request has fully arrived. A slow or silent client
-// therefore holds memory, never a thread: a request must arrive whole
-// (headers and body) within a deadline that trickling cannot extend, one
-// client address may hold only so many connections, and Stop() ends every
-// loop at once however many connections are open.
+// The connection front of both HTTP servers, the dashboard (canhazgpu-web)
+// and the node daemon's probes and metrics (k8shazgpu-node): a few epoll
+// event loops that accept, read each request whole and write each answer
+// without blocking, and call a handler only once a request has fully
+// arrived. A slow or silent client therefore holds memory, never a thread:
+// a request must arrive whole (headers and body) within a deadline that
+// trickling cannot extend; one client may hold only so many connections,
+// and when all are taken a client holding fewer takes one of the biggest
+// holder's (client_table.h; a client is a user of this machine, else an
+// address: client_identity.h); and Stop() ends every loop at once however
+// many connections are open.
 //
 // Threading: Run() serves on `loops` threads of its own and returns when
 // they have ended; the handler is called from those threads, concurrently.
@@ -20,12 +24,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "httpfront/client_identity.h"
 
-namespace canhazgpu::web {
+namespace canhazgpu::httpfront {
 
 struct FrontLimits {
   int loops = 4;                    // event-loop threads
-  int max_client_connections = 16;  // open at once from one address
+  int max_client_connections = 16;  // open at once by one client
   int max_connections = 1000;       // in all (also kept under the fd limit)
   // From the connection's start, or the end of the previous answer, until
   // the next request has arrived whole; an idle keep-alive connection is
@@ -63,8 +68,10 @@ int BoundPort(int fd);
 
 class HttpFront {
  public:
-  // Takes ownership of `listen_fd`.
-  HttpFront(int listen_fd, FrontLimits limits, ExchangeHandler handler);
+  // Takes ownership of `listen_fd`. `identify` names the client each
+  // connection is counted under.
+  HttpFront(int listen_fd, FrontLimits limits, ExchangeHandler handler,
+            IdentifyClient identify = ClientIdentity);
   ~HttpFront();
   HttpFront(const HttpFront&) = delete;
   HttpFront& operator=(const HttpFront&) = delete;
@@ -79,4 +86,4 @@ class HttpFront {
   std::unique_ptr<Shared> shared_;
 };
 
-}  // namespace canhazgpu::web
+}  // namespace canhazgpu::httpfront
