@@ -94,8 +94,7 @@ std::vector<std::vector<std::string>> QueueRows(const std::vector<QueueEntry>& q
   for (const QueueEntry& e : queue) {
     rows.push_back({std::to_string(e.position), StrCat(e.ns, "/", e.name),
                     e.user.empty() ? "-" : LabelledUser(e.user), Join(e.asks, "; "),
-                    FormatDurationShort(e.age),
-                    e.why});
+                    FormatDurationShort(e.age), e.why});
   }
   return rows;
 }
