@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "httpfront/http_request_frame.h"
 #include "web/host_allowlist.h"
-#include "web/http_request_frame.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using canhazgpu::httpfront::RequestFrame;
