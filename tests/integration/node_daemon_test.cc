@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -513,6 +514,44 @@ TEST_F(NodeDaemonTest, BadClaimsInARequestEachGetALineAndChangeNothing) {
             (std::map<std::string, std::string>{{good.uid, "PrepareCompleted"}}));
   EXPECT_EQ(CdiFiles(), std::vector<std::string>{driver::CdiSpecFileName(good.uid)});
   EXPECT_EQ(TakenGpus(), std::vector<int>{0});
+}
+
+// Issue 29 item 5: with the API server stopped, a prepare held the
+// preparer's lock for minutes (the pod's lookup, 6 tries of 30 s), the
+// kubelet gave up at its deadline, and an unprepare waited behind it.
+TEST_F(NodeDaemonTest, AStoppedApiServerHoldsNoCallPastItsDeadline) {
+  daemon::KubeletClientOptions options;
+  options.call_timeout = std::chrono::seconds(10);
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket(), options);
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef done = AllocatedClaim("done", "gpu-0");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({done}))[done.uid].error, "");
+  // Reserved for a pod: its prepare looks the pod's user up.
+  const driver::ClaimRef with_pod =
+      driver::testing::CreateAllocatedClaim(*client_, "default", "with-pod", {"gpu-1"}, "node-a",
+                                            "with-pod-0")
+          .value();
+  const driver::ClaimRef unseen{.namespace_name = "default", .uid = "uid-u", .name = "unseen"};
+
+  ASSERT_EQ(kill(sim_, SIGSTOP), 0);
+  auto prepare = std::async(std::launch::async, [&] {
+    return (*kubelet)->NodePrepareResources({with_pod, unseen});
+  });
+  absl::StatusOr<std::map<std::string, std::string>> unprepared =
+      (*kubelet)->NodeUnprepareResources({done});
+  absl::StatusOr<std::map<std::string, driver::PrepareResult>> prepared = prepare.get();
+  kill(sim_, SIGCONT);
+  ASSERT_TRUE(unprepared.ok()) << unprepared.status();
+  EXPECT_EQ((*unprepared)[done.uid], "");
+  // Answered before the kubelet's deadline: the claim whose read needed the
+  // server says so, the other one (cached) is prepared or says the same.
+  ASSERT_TRUE(prepared.ok()) << prepared.status() << ReadFile(dir_ + "/node.log");
+  EXPECT_THAT((*prepared)[unseen.uid].error,
+              HasSubstr("cannot read claim default/unseen: cannot get "
+                        "resourceclaims.resource.k8s.io \"unseen\": the call's deadline passed"));
+  const std::string& error = (*prepared)[with_pod.uid].error;
+  EXPECT_TRUE(error.empty() || error.find("deadline") != std::string::npos) << error;
 }
 
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
