@@ -185,6 +185,8 @@ TEST_P(DraPluginServiceTest, PrepareOverTheDeadlineFailsAndTheServerCarriesOn) {
   // The held call is still inside the driver; let it finish, then the next
   // call is served normally.
   ASSERT_TRUE(node_.WaitForPreparesStarted(1, kWait));
+  // Issue 29 item 14: the driver can tell that nobody waits for the answer.
+  EXPECT_TRUE(node_.WaitForCancelled(kWait));
   node_.Release();
   ASSERT_TRUE(node_.WaitForPreparesFinished(1, kWait));
   Connect(KubeletClientOptions());

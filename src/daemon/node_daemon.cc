@@ -46,7 +46,10 @@ class MeteredNodeService : public driver::NodeService {
     auto out = inner_.PrepareClaims(claims, bounds);
     for (const driver::ClaimRef& ref : claims) {
       auto it = out.find(ref.uid);
-      if (it == out.end() || it->second.error.empty()) continue;
+      // A claim the call ran out of time for was not refused: the kubelet
+      // retries it, and an Event each would spend the API requests that
+      // stopping at the deadline saved.
+      if (it == out.end() || it->second.error.empty() || it->second.out_of_time) continue;
       // The same words the kubelet gets: what is wrong and what to do.
       events_.Post(ClaimObject(ref), kube::kEventWarning, kPrepareRefused, it->second.error);
     }

@@ -75,11 +75,23 @@ std::map<std::string, PrepareResult> ClaimPreparer::PrepareClaims(
   std::map<std::string, PrepareResult> out;
   for (const ClaimRef& ref : claims) {
     PrepareResult& r = out[ref.uid];
+    // Once the kubelet has stopped waiting (its deadline, or it cancelled),
+    // the claims not yet reached are left for its retry, each told why:
+    // asking the API server for them would only delay everyone else's
+    // requests behind the client's rate limit.
+    if (absl::Status stop = bounds.Check(); !stop.ok()) {
+      r.error =
+          StrCat("claim ", ref.namespace_name, "/", ref.name, ": not prepared: ", stop.message(),
+                 " before its turn; the kubelet retries it");
+      r.out_of_time = true;
+      continue;
+    }
     absl::StatusOr<std::vector<PreparedDevice>> devices = Prepare(ref, bounds);
     if (devices.ok()) {
       r.devices = *std::move(devices);
     } else {
       r.error = std::string(devices.status().message());
+      r.out_of_time = absl::IsDeadlineExceeded(devices.status());
     }
   }
   return out;
@@ -90,7 +102,12 @@ std::map<std::string, std::string> ClaimPreparer::UnprepareClaims(
   std::map<std::string, std::string> out;
   for (const ClaimRef& ref : claims) {
     const std::string cannot = StrCat("cannot unprepare claim ", ref.namespace_name, "/", ref.name);
-    (void)bounds;  // local work only
+    // Local work only, but thousands of claims add up.
+    if (absl::Status stop = bounds.Check(); !stop.ok()) {
+      out[ref.uid] =
+          StrCat(cannot, ": ", stop.message(), " before its turn; the kubelet retries it");
+      continue;
+    }
     absl::Status s = Unprepare(ref);
     out[ref.uid] = s.ok() ? "" : StrCat(cannot, ": ", s.message());
   }

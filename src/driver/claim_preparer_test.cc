@@ -80,6 +80,12 @@ class HangingPodLookups : public ClaimSource {
 
 class ClaimPreparerTest : public ::testing::Test {
  protected:
+  // Requests the API server answered for claims (GET /apis/resource.k8s.io/...).
+  int ClaimGets() {
+    std::lock_guard lock(requests_mu_);
+    return claim_gets_;
+  }
+
   void SetUp() override {
     char tmpl[] = "/tmp/claim_preparer_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -138,7 +144,14 @@ class ClaimPreparerTest : public ::testing::Test {
   }
   std::string SpecFile(const std::string& uid) { return dir_ + "/cdi/" + CdiSpecFileName(uid); }
 
-  kubesim::TestApiServer sim_;
+  std::mutex requests_mu_;
+  int claim_gets_ = 0;
+  kubesim::TestApiServer sim_{{.log = [this](const std::string& line) {
+    if (line.starts_with("GET /apis/resource.k8s.io/v1/namespaces/")) {
+      std::lock_guard lock(requests_mu_);
+      ++claim_gets_;
+    }
+  }}};
   std::string dir_;
   host::FakeClock clock_;
   std::unique_ptr<kube::Client> client_;
@@ -509,6 +522,79 @@ TEST_F(ClaimPreparerTest, ACachedClaimIsPreparedWhenThePodLookupGetsNoAnswer) {
   ASSERT_EQ(held.size(), 1u);
   EXPECT_EQ(held[0].user, "k8s:ml");  // no user known: the namespace
   source_->StopCache();
+}
+
+// Issue 29 item 14: 2,000 unknown claims in one call. The kubelet gave up
+// at 15 s; the daemon went on asking the API server for 7 minutes, its 5
+// requests a second shared with the slices' updates.
+TEST_F(ClaimPreparerTest, ManyUnknownClaimsAreAskedForOnlyUntilTheDeadline) {
+  auto client = kube::Client::Create(sim_.Config()).value();  // the daemon's rate limit
+  ApiClaimSource source(*client);
+  MakePreparer(std::nullopt, &source);
+  std::vector<ClaimRef> claims;
+  for (int i = 0; i < 2000; ++i) {
+    claims.push_back({"ml", "uid-" + std::to_string(i), "unknown-" + std::to_string(i)});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::map<std::string, PrepareResult> out =
+      preparer_->PrepareClaims(claims, {.deadline = start + std::chrono::seconds(1)});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // 10 at once, then 5 a second, for a second.
+  EXPECT_GT(ClaimGets(), 0);
+  EXPECT_LE(ClaimGets(), 16);
+  // Each claim answered: not found (asked), or not asked for, saying why.
+  ASSERT_EQ(out.size(), claims.size());
+  int not_found = 0;
+  for (const ClaimRef& claim : claims) {
+    const std::string& error = out[claim.uid].error;
+    EXPECT_THAT(error, HasSubstr("claim ml/" + claim.name + ": ")) << claim.uid;
+    if (error.find("not found") != std::string::npos) {
+      ++not_found;
+      EXPECT_FALSE(out[claim.uid].out_of_time);
+    } else {
+      EXPECT_TRUE(out[claim.uid].out_of_time) << error;
+      EXPECT_THAT(error, ::testing::AnyOf(
+                             HasSubstr("the client's rate limit leaves no room for a try before "
+                                       "the call's deadline"),
+                             HasSubstr("not prepared: the call's deadline passed before its turn")))
+          << error;
+    }
+  }
+  EXPECT_EQ(not_found, ClaimGets());
+}
+
+// Issue 29 item 14: nor after the kubelet cancelled the call, or once its
+// deadline has passed.
+TEST_F(ClaimPreparerTest, NoClaimIsAskedForAfterTheCallWasCancelledOrItsDeadline) {
+  std::vector<ClaimRef> claims;
+  for (int i = 0; i < 50; ++i) {
+    claims.push_back({"ml", "uid-" + std::to_string(i), "unknown-" + std::to_string(i)});
+  }
+  std::map<std::string, PrepareResult> out =
+      preparer_->PrepareClaims(claims, {.cancelled = [&] { return ClaimGets() >= 3; }});
+  EXPECT_EQ(ClaimGets(), 3);
+  ASSERT_EQ(out.size(), claims.size());
+  EXPECT_THAT(out["uid-2"].error, HasSubstr("not found"));
+  EXPECT_EQ(out["uid-3"].error,
+            "claim ml/unknown-3: not prepared: the kubelet cancelled the call before its turn; "
+            "the kubelet retries it");
+  EXPECT_THAT(out["uid-49"].error, HasSubstr("the kubelet cancelled the call"));
+  EXPECT_TRUE(out["uid-49"].out_of_time);
+  EXPECT_FALSE(out["uid-2"].out_of_time);
+
+  std::map<std::string, PrepareResult> late = preparer_->PrepareClaims(
+      claims, {.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1)});
+  EXPECT_EQ(ClaimGets(), 3);
+  EXPECT_EQ(late["uid-0"].error,
+            "claim ml/unknown-0: not prepared: the call's deadline passed before its turn; the "
+            "kubelet retries it");
+
+  // An unprepare stops the same way.
+  std::map<std::string, std::string> undone =
+      preparer_->UnprepareClaims(claims, {.cancelled = [] { return true; }});
+  EXPECT_EQ(undone["uid-0"],
+            "cannot unprepare claim ml/unknown-0: the kubelet cancelled the call before its turn; "
+            "the kubelet retries it");
 }
 
 }  // namespace

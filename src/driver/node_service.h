@@ -41,6 +41,9 @@ struct PreparedDevice {
 struct PrepareResult {
   std::vector<PreparedDevice> devices;
   std::string error;  // non-empty: this claim failed and devices are ignored
+  // With an error: the call's bounds (CallBounds) ran out before this claim
+  // was done, which is no refusal of it; the kubelet retries.
+  bool out_of_time = false;
 };
 
 // What bounds one call's work: when its caller stops waiting for the answer

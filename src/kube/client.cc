@@ -295,11 +295,10 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
   // The call's deadline came before try `attempt` could start; `last` is
   // what the previous try got.
   auto past_deadline = [&](int attempt, std::string_view last) {
-    return absl::DeadlineExceededError(
-        StrCat(what, ": the call's deadline passed ",
-               attempt == 0 ? "before a try (the client's rate limit)"
-                            : StrCat("after ", attempt, attempt == 1 ? " try" : " tries"),
-               last.empty() ? "" : StrCat("; the last: ", last)));
+    return absl::DeadlineExceededError(StrCat(
+        what, ": the call's deadline passed ",
+        attempt == 0 ? "before a try" : StrCat("after ", attempt, attempt == 1 ? " try" : " tries"),
+        last.empty() ? "" : StrCat("; the last: ", last)));
   };
   // Sleeps `wait` before another try, unless the try would then start past
   // the deadline.
@@ -314,7 +313,14 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
   bool reauthenticated = false;
   std::string last_error;
   for (int attempt = 0;; ++attempt) {
-    if (!WaitForToken(call.deadline)) return past_deadline(attempt, last_error);
+    if (!WaitForToken(call.deadline)) {
+      // Said apart from a passed deadline: the requests of others (of this
+      // process) have used the client's share of the server.
+      return absl::DeadlineExceededError(
+          StrCat(what, ": the client's rate limit leaves no room for ",
+                 attempt == 0 ? "a try" : "another try", " before the call's deadline",
+                 last_error.empty() ? "" : StrCat("; the last: ", last_error)));
+    }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(call.deadline - SteadyClock::now());
     if (left <= std::chrono::milliseconds(0)) return past_deadline(attempt, last_error);

@@ -472,7 +472,8 @@ TEST(KubeClientTest, ACallsDeadlineBoundsItsTriesAndItsRateLimitWait) {
                   {.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100)});
   EXPECT_EQ(limited.status().code(), absl::StatusCode::kDeadlineExceeded) << limited.status();
   EXPECT_THAT(limited.status().message(),
-              HasSubstr("the call's deadline passed before a try (the client's rate limit)"));
+              HasSubstr("cannot get configmaps \"x\": the client's rate limit leaves no room "
+                        "for a try before the call's deadline"));
   EXPECT_EQ(requests, 1);
 }
 
