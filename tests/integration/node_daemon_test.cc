@@ -601,6 +601,36 @@ TEST_F(NodeDaemonTest, ThousandsOfUnknownClaimsAreAnsweredWithinTheCallsDeadline
   EXPECT_EQ(refused, asked);
 }
 
+// Issue 29 item 4: root's `admin --force` ended the K8S reservation of a
+// prepared claim, and a local user was then handed the pod's GPU.
+TEST_F(NodeDaemonTest, AdminForceRefusesWhileAPodHoldsAGpu) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
+
+  CliResult refused = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                                  dir_ + "/host.json", "--force"},
+                                 env_);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("gpu 2 for claim default/train: prepared for Kubernetes"));
+  EXPECT_THAT(refused.err, HasSubstr("add --drop-pod-reservations"));
+  EXPECT_EQ(TakenGpus(), std::vector<int>{2});
+  CliResult alone = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                                dir_ + "/host.json", "--drop-pod-reservations"},
+                               env_);
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_THAT(alone.err, HasSubstr("--drop-pod-reservations needs --force"));
+
+  CliResult dropped = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                                  dir_ + "/host.json", "--force", "--drop-pod-reservations"},
+                                 env_);
+  EXPECT_EQ(dropped.exit_code, 0) << dropped.err;
+  EXPECT_THAT(dropped.out, HasSubstr("Released 1 reservation(s)"));
+}
+
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
   kill(node_, SIGTERM);
   EXPECT_EQ(ExitCodeOf(node_), 0) << ReadFile(dir_ + "/node.log");
