@@ -127,10 +127,23 @@ TEST_F(K8sReservationsTest, ReserveCannotTakeItEvenWithForce) {
   EXPECT_EQ(Status()[1].reservation->kind, ReservationKind::kK8s);
 }
 
-// `admin --force` resets the whole pool, the claim's GPU included.
-TEST_F(K8sReservationsTest, AdminResetEndsIt) {
+// Issue 29 item 4: `admin --force` ended the claim's reservation under its
+// running pod, and a local user was then handed the pod's GPU. It refuses
+// now, naming the GPU and the claim, unless told to drop pods' reservations.
+TEST_F(K8sReservationsTest, AdminResetRefusesWhilePodsHoldGpusUnlessToldToDropThem) {
   int released = 0;
-  ASSERT_TRUE(InitializePool(store_, {4, "fake", ""}, true, machine_, &released).ok());
+  absl::Status refused = InitializePool(store_, {4, "fake", ""}, true, machine_, &released);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.message()),
+              HasSubstr("gpu 1 for claim ml/train (pod train-0): prepared for Kubernetes, and the "
+                        "pod keeps running on it; --force would hand it to local users as well"));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("add --drop-pod-reservations"));
+  EXPECT_EQ(released, 0);
+  EXPECT_EQ(Status()[1].reservation->kind, ReservationKind::kK8s);
+
+  ASSERT_TRUE(
+      InitializePool(store_, {4, "fake", ""}, true, machine_, &released, PodReservations::kDrop)
+          .ok());
   EXPECT_EQ(released, 1);
   std::vector<HistoryRecord> history = History();
   ASSERT_EQ(history.size(), 1u);

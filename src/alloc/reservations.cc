@@ -229,7 +229,7 @@ absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store) {
 }
 
 absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bool force,
-                            const Machine& machine, int* released) {
+                            const Machine& machine, int* released, PodReservations pods) {
   if (pool.gpu_count < 1 || pool.gpu_count > kMaxGpus) {
     return absl::InvalidArgumentError(
         StrCat("a pool of ", pool.gpu_count, " GPUs: must be from 1 to ", kMaxGpus));
@@ -246,6 +246,24 @@ absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bo
                  existing->provider, "); use --force to reinitialize"));
     }
     ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+    // A pod's container keeps its GPU whatever the store says; without its
+    // reservation a local user is handed that GPU too. Checked in this
+    // transaction, so a claim prepared meanwhile is not missed.
+    std::vector<std::string> pod_gpus;
+    for (const Reservation& r : reservations) {
+      if (r.kind == ReservationKind::kK8s && r.claim) {
+        pod_gpus.push_back(StrCat("gpu ", r.gpu, " for ", DescribeClaim(*r.claim)));
+      }
+    }
+    if (!pod_gpus.empty() && pods == PodReservations::kRefuse) {
+      const bool one = pod_gpus.size() == 1;
+      return absl::FailedPreconditionError(StrCat(
+          Join(pod_gpus, ", "), ": prepared for Kubernetes, and the pod",
+          one ? " keeps running on it" : "s keep running on them", "; --force would hand ",
+          one ? "it" : "them", " to local users as well: add --drop-pod-reservations to end ",
+          one ? "that reservation" : "those reservations",
+          " anyway (k8shazgpu-node puts back those of claims still prepared)"));
+    }
     const TimePoint now = machine.clock.Now();
     for (const Reservation& r : reservations) {
       RETURN_IF_ERROR(End(txn, r, ReleaseReason::kAdminReset, now));

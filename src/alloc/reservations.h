@@ -42,10 +42,19 @@ absl::StatusOr<std::vector<HistoryRecord>> ReapStale(store::StateTransaction& tx
 // The pool, or FailedPrecondition telling the user to run `admin`.
 absl::StatusOr<PoolConfig> ReadPool(store::StateStore& store);
 
+// What `force` does to reservations of kind k8s: GPUs prepared for the
+// ResourceClaims of pods that may still run on them.
+enum class PodReservations {
+  kRefuse,  // FailedPrecondition while there are any, naming them
+  kDrop,    // end them with the rest
+};
+
 // Sets the pool. Without `force`, an initialised pool is an error; with it,
-// every reservation ends (history reason admin_reset).
+// every reservation ends (history reason admin_reset), those of pods only
+// with PodReservations::kDrop.
 absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bool force,
-                            const Machine& machine, int* released = nullptr);
+                            const Machine& machine, int* released = nullptr,
+                            PodReservations pods = PodReservations::kRefuse);
 
 struct ReserveRequest {
   int count = 1;

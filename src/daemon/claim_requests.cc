@@ -55,16 +55,18 @@ std::map<std::string, Result> RunChecked(
 }  // namespace
 
 std::map<std::string, driver::PrepareResult> PrepareClaims(
-    driver::NodeService& node, const std::vector<driver::ClaimRef>& claims) {
+    driver::NodeService& node, const std::vector<driver::ClaimRef>& claims,
+    const driver::CallBounds& bounds) {
   return RunChecked<driver::PrepareResult>(
-      claims, [&](const auto& valid) { return node.PrepareClaims(valid); },
+      claims, [&](const auto& valid) { return node.PrepareClaims(valid, bounds); },
       [](std::string error) { return driver::PrepareResult{.error = std::move(error)}; });
 }
 
 std::map<std::string, std::string> UnprepareClaims(driver::NodeService& node,
-                                                   const std::vector<driver::ClaimRef>& claims) {
+                                                   const std::vector<driver::ClaimRef>& claims,
+                                                   const driver::CallBounds& bounds) {
   return RunChecked<std::string>(
-      claims, [&](const auto& valid) { return node.UnprepareClaims(valid); },
+      claims, [&](const auto& valid) { return node.UnprepareClaims(valid, bounds); },
       [](std::string error) { return error; });
 }
 

@@ -15,9 +15,11 @@
 namespace canhazgpu::daemon {
 
 std::map<std::string, driver::PrepareResult> PrepareClaims(
-    driver::NodeService& node, const std::vector<driver::ClaimRef>& claims);
+    driver::NodeService& node, const std::vector<driver::ClaimRef>& claims,
+    const driver::CallBounds& bounds);
 
 std::map<std::string, std::string> UnprepareClaims(driver::NodeService& node,
-                                                   const std::vector<driver::ClaimRef>& claims);
+                                                   const std::vector<driver::ClaimRef>& claims,
+                                                   const driver::CallBounds& bounds);
 
 }  // namespace canhazgpu::daemon

@@ -185,12 +185,36 @@ TEST_P(DraPluginServiceTest, PrepareOverTheDeadlineFailsAndTheServerCarriesOn) {
   // The held call is still inside the driver; let it finish, then the next
   // call is served normally.
   ASSERT_TRUE(node_.WaitForPreparesStarted(1, kWait));
+  // Issue 29 item 14: the driver can tell that nobody waits for the answer.
+  EXPECT_TRUE(node_.WaitForCancelled(kWait));
   node_.Release();
   ASSERT_TRUE(node_.WaitForPreparesFinished(1, kWait));
   Connect(KubeletClientOptions());
   auto next = kubelet_->NodePrepareResources({Claim("next")});
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_EQ(next->at("uid-next").error, "");
+}
+
+// Issue 29 item 5: the driver works to the kubelet's deadline, and to no
+// more than the kubelet's own 45 s when a caller allows longer.
+TEST_P(DraPluginServiceTest, TheDriverGetsTheCallsDeadlineAtMost45SecondsAway) {
+  using std::chrono::seconds;
+  using std::chrono::steady_clock;
+  KubeletClientOptions options;
+  options.call_timeout = seconds(20);
+  Connect(options);
+  auto before = steady_clock::now();
+  ASSERT_TRUE(kubelet_->NodePrepareResources({Claim("a")}).ok());
+  EXPECT_GT(node_.last_deadline(), before + seconds(15));
+  // Give or take the time the call took to arrive.
+  EXPECT_LE(node_.last_deadline(), steady_clock::now() + seconds(21));
+
+  options.call_timeout = std::chrono::minutes(10);
+  Connect(options);
+  before = steady_clock::now();
+  ASSERT_TRUE(kubelet_->NodePrepareResources({Claim("b")}).ok());
+  EXPECT_GT(node_.last_deadline(), before + seconds(40));
+  EXPECT_LE(node_.last_deadline(), steady_clock::now() + seconds(45));  // the cap: exact
 }
 
 TEST_P(DraPluginServiceTest, ServesConcurrentPrepares) {

@@ -41,12 +41,15 @@ class MeteredNodeService : public driver::NodeService {
       : inner_(inner), calls_(calls), seconds_(seconds), events_(events) {}
 
   std::map<std::string, driver::PrepareResult> PrepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override {
+      const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) override {
     const auto start = SteadyClock::now();
-    auto out = inner_.PrepareClaims(claims);
+    auto out = inner_.PrepareClaims(claims, bounds);
     for (const driver::ClaimRef& ref : claims) {
       auto it = out.find(ref.uid);
-      if (it == out.end() || it->second.error.empty()) continue;
+      // A claim the call ran out of time for was not refused: the kubelet
+      // retries it, and an Event each would spend the API requests that
+      // stopping at the deadline saved.
+      if (it == out.end() || it->second.error.empty() || it->second.out_of_time) continue;
       // The same words the kubelet gets: what is wrong and what to do.
       events_.Post(ClaimObject(ref), kube::kEventWarning, kPrepareRefused, it->second.error);
     }
@@ -60,10 +63,10 @@ class MeteredNodeService : public driver::NodeService {
         out.size());
     return out;
   }
-  std::map<std::string, std::string> UnprepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override {
+  std::map<std::string, std::string> UnprepareClaims(const std::vector<driver::ClaimRef>& claims,
+                                                     const driver::CallBounds& bounds) override {
     const auto start = SteadyClock::now();
-    auto out = inner_.UnprepareClaims(claims);
+    auto out = inner_.UnprepareClaims(claims, bounds);
     int failed = 0;
     for (const auto& [uid, error] : out) failed += error.empty() ? 0 : 1;
     Record("unprepare", start, failed, out.size());

@@ -51,14 +51,14 @@ class PluginServer::CallsInFlight : public driver::NodeService {
   explicit CallsInFlight(driver::NodeService& node) : node_(node) {}
 
   std::map<std::string, driver::PrepareResult> PrepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override {
+      const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) override {
     Counted counted(*this);
-    return node_.PrepareClaims(claims);
+    return node_.PrepareClaims(claims, bounds);
   }
-  std::map<std::string, std::string> UnprepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override {
+  std::map<std::string, std::string> UnprepareClaims(const std::vector<driver::ClaimRef>& claims,
+                                                     const driver::CallBounds& bounds) override {
     Counted counted(*this);
-    return node_.UnprepareClaims(claims);
+    return node_.UnprepareClaims(claims, bounds);
   }
   // True when none is running any more; false when `timeout` passed first.
   bool WaitForNone(std::chrono::milliseconds timeout) {

@@ -39,18 +39,21 @@ bool ApiClaimSource::Cached(const std::string& ns, const std::string& name,
 
 absl::StatusOr<kube::ResourceClaim> ApiClaimSource::GetClaim(const std::string& ns,
                                                              const std::string& name,
-                                                             const std::string& uid) {
+                                                             const std::string& uid,
+                                                             Deadline deadline) {
   if (std::optional<kube::ResourceClaim> cached = FromCache(ns, name, uid)) {
     ++cache_hits_;
     return *std::move(cached);
   }
   ++fetches_;
-  ASSIGN_OR_RETURN(nlohmann::json object, client_.Get(kube::kResourceClaims, ns, name));
+  ASSIGN_OR_RETURN(nlohmann::json object,
+                   client_.Get(kube::kResourceClaims, ns, name, {.deadline = deadline}));
   return kube::ResourceClaim::FromJson(object);
 }
 
-std::string ApiClaimSource::UserOfPod(const std::string& ns, const std::string& pod) {
-  absl::StatusOr<nlohmann::json> object = client_.Get(kube::kPods, ns, pod);
+std::string ApiClaimSource::UserOfPod(const std::string& ns, const std::string& pod,
+                                      Deadline deadline) {
+  absl::StatusOr<nlohmann::json> object = client_.Get(kube::kPods, ns, pod, {.deadline = deadline});
   if (!object.ok()) return "";
   absl::StatusOr<kube::Pod> typed = kube::Pod::FromJson(*object);
   if (!typed.ok()) return "";

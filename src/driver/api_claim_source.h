@@ -31,8 +31,8 @@ class ApiClaimSource : public ClaimSource {
   void StopCache();
 
   absl::StatusOr<kube::ResourceClaim> GetClaim(const std::string& ns, const std::string& name,
-                                               const std::string& uid) override;
-  std::string UserOfPod(const std::string& ns, const std::string& pod) override;
+                                               const std::string& uid, Deadline deadline) override;
+  std::string UserOfPod(const std::string& ns, const std::string& pod, Deadline deadline) override;
 
   // Whether the cache holds the claim under this uid, allocated.
   bool Cached(const std::string& ns, const std::string& name, const std::string& uid) const;

@@ -71,33 +71,51 @@ ClaimPreparer::ClaimPreparer(PreparerOptions options, ClaimSource& claims,
       clock_(clock) {}
 
 std::map<std::string, PrepareResult> ClaimPreparer::PrepareClaims(
-    const std::vector<ClaimRef>& claims) {
+    const std::vector<ClaimRef>& claims, const CallBounds& bounds) {
   std::map<std::string, PrepareResult> out;
   for (const ClaimRef& ref : claims) {
-    absl::StatusOr<std::vector<PreparedDevice>> devices = Prepare(ref);
     PrepareResult& r = out[ref.uid];
+    // Once the kubelet has stopped waiting (its deadline, or it cancelled),
+    // the claims not yet reached are left for its retry, each told why:
+    // asking the API server for them would only delay everyone else's
+    // requests behind the client's rate limit.
+    if (absl::Status stop = bounds.Check(); !stop.ok()) {
+      r.error =
+          StrCat("claim ", ref.namespace_name, "/", ref.name, ": not prepared: ", stop.message(),
+                 " before its turn; the kubelet retries it");
+      r.out_of_time = true;
+      continue;
+    }
+    absl::StatusOr<std::vector<PreparedDevice>> devices = Prepare(ref, bounds);
     if (devices.ok()) {
       r.devices = *std::move(devices);
     } else {
       r.error = std::string(devices.status().message());
+      r.out_of_time = absl::IsDeadlineExceeded(devices.status());
     }
   }
   return out;
 }
 
 std::map<std::string, std::string> ClaimPreparer::UnprepareClaims(
-    const std::vector<ClaimRef>& claims) {
+    const std::vector<ClaimRef>& claims, const CallBounds& bounds) {
   std::map<std::string, std::string> out;
   for (const ClaimRef& ref : claims) {
+    const std::string cannot = StrCat("cannot unprepare claim ", ref.namespace_name, "/", ref.name);
+    // Local work only, but thousands of claims add up.
+    if (absl::Status stop = bounds.Check(); !stop.ok()) {
+      out[ref.uid] =
+          StrCat(cannot, ": ", stop.message(), " before its turn; the kubelet retries it");
+      continue;
+    }
     absl::Status s = Unprepare(ref);
-    out[ref.uid] = s.ok() ? ""
-                          : StrCat("cannot unprepare claim ", ref.namespace_name, "/", ref.name,
-                                   ": ", s.message());
+    out[ref.uid] = s.ok() ? "" : StrCat(cannot, ": ", s.message());
   }
   return out;
 }
 
-absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRef& ref) {
+absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRef& ref,
+                                                                   const CallBounds& bounds) {
   {
     std::lock_guard lock(mu_);
     const CheckpointClaim* done = checkpoint_.Find(ref.uid);
@@ -108,7 +126,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
   }
   const std::string id = StrCat("claim ", ref.namespace_name, "/", ref.name);
   absl::StatusOr<kube::ResourceClaim> claim =
-      claims_.GetClaim(ref.namespace_name, ref.name, ref.uid);
+      claims_.GetClaim(ref.namespace_name, ref.name, ref.uid, bounds.deadline);
   if (!claim.ok()) {
     return absl::Status(claim.status().code(),
                         StrCat("cannot read ", id, ": ", claim.status().message()));
@@ -116,12 +134,26 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
   const NodeDevices node = devices_();
   ASSIGN_OR_RETURN(ClaimAllocation allocation,
                    OurAllocation(*claim, ref.uid, options_.driver, node.pool.pool));
+  const std::string user = UserOf(
+      ref.namespace_name, allocation.pods,
+      std::min(bounds.deadline, std::chrono::steady_clock::now() + options_.pod_lookup_timeout));
   std::lock_guard lock(mu_);
-  return PrepareLocked(ref, allocation, node);
+  return PrepareLocked(ref, allocation, node, user);
+}
+
+std::string ClaimPreparer::UserOf(const std::string& ns, const std::vector<std::string>& pods,
+                                  ClaimSource::Deadline deadline) {
+  for (const std::string& pod : pods) {
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::string user = claims_.UserOfPod(ns, pod, deadline);
+    if (!user.empty()) return user;
+  }
+  return "";
 }
 
 absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
-    const ClaimRef& ref, const ClaimAllocation& allocation, const NodeDevices& node) {
+    const ClaimRef& ref, const ClaimAllocation& allocation, const NodeDevices& node,
+    const std::string& user) {
   const std::string id = StrCat("claim ", ref.namespace_name, "/", ref.name);
   const std::string& pool = node.pool.pool;
   // A PrepareStarted leftover (a crash, or a failure last time): undo it first.
@@ -171,11 +203,6 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
   }
 
   RETURN_IF_ERROR(checkpoint_.Put(record));  // PrepareStarted: what to undo after a crash
-  std::string user;
-  for (const std::string& pod : allocation.pods) {
-    user = claims_.UserOfPod(ref.namespace_name, pod);
-    if (!user.empty()) break;
-  }
   const KubeClaimRef claim_ref{.namespace_name = ref.namespace_name,
                                .name = ref.name,
                                .uid = ref.uid,

@@ -5,13 +5,17 @@
 // PrepareStarted, reserve its GPUs in the host store as a K8S reservation
 // (one transaction: a local `canhazgpu reserve` racing us for a GPU either
 // wins, and the prepare says who holds it, or loses), write its CDI spec,
-// record PrepareCompleted and return the CDI device ids. Unprepare undoes it.
-// Both are idempotent, and both refuse a request whose uid was prepared for
-// a claim of another namespace or name. Claims are read outside the lock;
-// the store, the checkpoint and the CDI directory change under one lock, so
-// different claims prepare concurrently except for those few milliseconds.
+// record PrepareCompleted and return the CDI device ids. Unprepare undoes it
+// from local state alone (the checkpoint and the store). Both are
+// idempotent, and both refuse a request whose uid was prepared for a claim
+// of another namespace or name. Claims and pods are read outside the lock,
+// each read bounded by the call's deadline; the store, the checkpoint and
+// the CDI directory change under one lock, with no API request under it, so
+// different claims prepare concurrently except for those few milliseconds
+// and a hung API server never delays an unprepare.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -32,17 +36,22 @@
 namespace canhazgpu::driver {
 
 // Where claims (and who they are for) come from: an informer's cache with a
-// fallback read from the API server.
+// fallback read from the API server. A read that needs the API server gives
+// up at `deadline`.
 class ClaimSource {
  public:
+  using Deadline = std::chrono::steady_clock::time_point;
   virtual ~ClaimSource() = default;
   // The claim the kubelet names: `uid` tells a cached copy of a claim that
   // was deleted and created again under the same name from the one asked for.
   virtual absl::StatusOr<kube::ResourceClaim> GetClaim(const std::string& ns,
                                                        const std::string& name,
-                                                       const std::string& uid) = 0;
-  // The pod's canhazgpu.dev/user label; "" when unknown.
-  virtual std::string UserOfPod(const std::string& ns, const std::string& pod) = 0;
+                                                       const std::string& uid,
+                                                       Deadline deadline) = 0;
+  // The pod's canhazgpu.dev/user label; "" when unknown (or not known by
+  // `deadline`).
+  virtual std::string UserOfPod(const std::string& ns, const std::string& pod,
+                                Deadline deadline) = 0;
 };
 
 struct PreparerOptions {
@@ -54,6 +63,10 @@ struct PreparerOptions {
   std::string driver_root = "/";
   // Where the NVIDIA driver lists MIG capability minors (host/mig_minors.h).
   std::string mig_minors_path = host::kMigMinorsPath;
+  // How long a prepare waits for the pod's user label. It only names who is
+  // behind the pod ("k8s:<namespace>" without it), so a slow API server
+  // does not get to hold the prepare for the rest of the kubelet's deadline.
+  std::chrono::milliseconds pod_lookup_timeout{5'000};
   // Test-only: called between the two checkpoint phases of a prepare (the
   // end-to-end tests crash the daemon there). Unset in production.
   std::function<void()> before_prepare_completed;
@@ -66,8 +79,10 @@ class ClaimPreparer : public NodeService {
   ClaimPreparer(PreparerOptions options, ClaimSource& claims, std::function<NodeDevices()> devices,
                 store::StateStore& store, Checkpoint& checkpoint, const Clock& clock);
 
-  std::map<std::string, PrepareResult> PrepareClaims(const std::vector<ClaimRef>& claims) override;
-  std::map<std::string, std::string> UnprepareClaims(const std::vector<ClaimRef>& claims) override;
+  std::map<std::string, PrepareResult> PrepareClaims(const std::vector<ClaimRef>& claims,
+                                                     const CallBounds& bounds) override;
+  std::map<std::string, std::string> UnprepareClaims(const std::vector<ClaimRef>& claims,
+                                                     const CallBounds& bounds) override;
 
   // At start: removes the temporary files of spec writes a killed daemon
   // left, rewrites the CDI spec of every completed claim (the kubelet does
@@ -77,13 +92,20 @@ class ClaimPreparer : public NodeService {
   std::vector<std::string> Restore();
 
  private:
-  absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref);
+  absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref,
+                                                      const CallBounds& bounds);
   absl::Status Unprepare(const ClaimRef& ref);
-  // Under mu_: the work after the claim was read, against `node` as the
-  // allocation was checked.
+  // The first canhazgpu.dev/user label among `pods`, "" when none has one
+  // or the API server does not say in time.
+  std::string UserOf(const std::string& ns, const std::vector<std::string>& pods,
+                     ClaimSource::Deadline deadline);
+  // Under mu_: the work after the claim (and its user) was read, against
+  // `node` as the allocation was checked. No API request: mu_ is also what
+  // an unprepare waits for.
   absl::StatusOr<std::vector<PreparedDevice>> PrepareLocked(const ClaimRef& ref,
                                                             const ClaimAllocation& allocation,
-                                                            const NodeDevices& node);
+                                                            const NodeDevices& node,
+                                                            const std::string& user);
   absl::Status WriteSpec(const CheckpointClaim& claim, const NodeDevices& node);
   // A MIG device's capability device nodes; `minors` is read on first use.
   absl::StatusOr<std::vector<std::string>> MigNodes(const dra::Device& device, int gpu_minor,

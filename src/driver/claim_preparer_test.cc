@@ -3,8 +3,10 @@
 // disk.
 #include "driver/claim_preparer.h"
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "core/status_macros.h"
@@ -38,8 +40,52 @@ bool Eventually(const std::function<bool()>& condition) {
   return condition();
 }
 
+// A ClaimSource whose pod lookups wait until Release(): an API server that
+// has stopped answering, as seen by a claim the informer's cache holds.
+class HangingPodLookups : public ClaimSource {
+ public:
+  explicit HangingPodLookups(ClaimSource& inner) : inner_(inner) {}
+  ~HangingPodLookups() override { Release(); }
+
+  absl::StatusOr<kube::ResourceClaim> GetClaim(const std::string& ns, const std::string& name,
+                                               const std::string& uid, Deadline deadline) override {
+    return inner_.GetClaim(ns, name, uid, deadline);
+  }
+  std::string UserOfPod(const std::string& /*ns*/, const std::string& /*pod*/,
+                        Deadline /*deadline*/) override {
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return released_; });
+    return "";
+  }
+  // Whether a lookup is waiting, within ten seconds.
+  bool WaitForLookup() {
+    std::unique_lock lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] { return waiting_ > 0; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  ClaimSource& inner_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  int waiting_ = 0;
+  bool released_ = false;
+};
+
 class ClaimPreparerTest : public ::testing::Test {
  protected:
+  // Requests the API server answered for claims (GET /apis/resource.k8s.io/...).
+  int ClaimGets() {
+    std::lock_guard lock(requests_mu_);
+    return claim_gets_;
+  }
+
   void SetUp() override {
     char tmpl[] = "/tmp/claim_preparer_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -65,13 +111,18 @@ class ClaimPreparerTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  void MakePreparer() {
+  PreparerOptions Options() {
+    return {.cdi_dir = dir_ + "/cdi",
+            .toolkit_spec_dirs = {dir_ + "/etc-cdi"},
+            .driver_root = dir_ + "/driver-root",
+            .mig_minors_path = dir_ + "/mig-minors"};
+  }
+  // Options() and source_ unless given.
+  void MakePreparer(std::optional<PreparerOptions> options = std::nullopt,
+                    ClaimSource* source = nullptr) {
     preparer_ = std::make_unique<ClaimPreparer>(
-        PreparerOptions{.cdi_dir = dir_ + "/cdi",
-                        .toolkit_spec_dirs = {dir_ + "/etc-cdi"},
-                        .driver_root = dir_ + "/driver-root",
-                        .mig_minors_path = dir_ + "/mig-minors"},
-        *source_, [this] { return node_; }, *store_, *checkpoint_, clock_);
+        options ? *std::move(options) : Options(), source != nullptr ? *source : *source_,
+        [this] { return node_; }, *store_, *checkpoint_, clock_);
   }
 
   // An allocated claim of `devices` in namespace ml, reserved for pod NAME-pod.
@@ -93,7 +144,14 @@ class ClaimPreparerTest : public ::testing::Test {
   }
   std::string SpecFile(const std::string& uid) { return dir_ + "/cdi/" + CdiSpecFileName(uid); }
 
-  kubesim::TestApiServer sim_;
+  std::mutex requests_mu_;
+  int claim_gets_ = 0;
+  kubesim::TestApiServer sim_{{.log = [this](const std::string& line) {
+    if (line.starts_with("GET /apis/resource.k8s.io/v1/namespaces/")) {
+      std::lock_guard lock(requests_mu_);
+      ++claim_gets_;
+    }
+  }}};
   std::string dir_;
   host::FakeClock clock_;
   std::unique_ptr<kube::Client> client_;
@@ -106,7 +164,7 @@ class ClaimPreparerTest : public ::testing::Test {
 
 TEST_F(ClaimPreparerTest, PrepareReservesWritesTheSpecAndAnswersWithItsIds) {
   const ClaimRef claim = Allocated("train", {"gpu-1", "gpu-3"});
-  std::map<std::string, PrepareResult> out = preparer_->PrepareClaims({claim});
+  std::map<std::string, PrepareResult> out = preparer_->PrepareClaims({claim}, {});
   ASSERT_EQ(out.size(), 1u);
   const PrepareResult& r = out[claim.uid];
   ASSERT_EQ(r.error, "");
@@ -132,15 +190,15 @@ TEST_F(ClaimPreparerTest, PrepareReservesWritesTheSpecAndAnswersWithItsIds) {
   EXPECT_EQ(checkpoint_->Find(claim.uid)->state, PrepareState::kCompleted);
 
   // Again (the kubelet retries): the same answer, nothing new.
-  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].devices.size(), 2u);
+  EXPECT_EQ(preparer_->PrepareClaims({claim}, {})[claim.uid].devices.size(), 2u);
   EXPECT_EQ(Reservations().size(), 2u);
 
-  std::map<std::string, std::string> undone = preparer_->UnprepareClaims({claim});
+  std::map<std::string, std::string> undone = preparer_->UnprepareClaims({claim}, {});
   EXPECT_EQ(undone[claim.uid], "");
   EXPECT_TRUE(Reservations().empty());
   EXPECT_FALSE(fs::exists(SpecFile(claim.uid)));
   EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
-  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");  // idempotent
+  EXPECT_EQ(preparer_->UnprepareClaims({claim}, {})[claim.uid], "");  // idempotent
 }
 
 TEST_F(ClaimPreparerTest, AGpuHeldLocallyIsRefusedWithItsHolder) {
@@ -156,7 +214,7 @@ TEST_F(ClaimPreparerTest, AGpuHeldLocallyIsRefusedWithItsHolder) {
                   })
                   .ok());
   const ClaimRef claim = Allocated("train", {"gpu-1", "gpu-2"});
-  const std::string error = preparer_->PrepareClaims({claim})[claim.uid].error;
+  const std::string error = preparer_->PrepareClaims({claim}, {})[claim.uid].error;
   EXPECT_THAT(error, HasSubstr("claim ml/train"));
   EXPECT_THAT(error, HasSubstr("alice"));
   EXPECT_THAT(error, HasSubstr("delete the pod to be scheduled elsewhere"));
@@ -173,27 +231,27 @@ TEST_F(ClaimPreparerTest, TaintedGoneAndDoublyAllocatedDevicesAreRefused) {
                             .effect = "NoSchedule",
                             .time_added = "2026-11-24T01:00:00Z"}};
   const ClaimRef tainted = Allocated("a", {"gpu-0"});
-  EXPECT_THAT(preparer_->PrepareClaims({tainted})[tainted.uid].error,
+  EXPECT_THAT(preparer_->PrepareClaims({tainted}, {})[tainted.uid].error,
               HasSubstr("gpu-0 on node node-a is tainted gpu.canhazgpu.dev/xid=79:NoSchedule"));
   const ClaimRef gone = Allocated("b", {"gpu-9"});
-  EXPECT_THAT(preparer_->PrepareClaims({gone})[gone.uid].error,
+  EXPECT_THAT(preparer_->PrepareClaims({gone}, {})[gone.uid].error,
               HasSubstr("gpu-9 is not a device of node node-a"));
   const ClaimRef elsewhere = Allocated("c", {"gpu-1"}, "node-b");
-  EXPECT_THAT(preparer_->PrepareClaims({elsewhere})[elsewhere.uid].error,
+  EXPECT_THAT(preparer_->PrepareClaims({elsewhere}, {})[elsewhere.uid].error,
               HasSubstr("of pool node-b, but this node is node-a"));
   const ClaimRef first = Allocated("d", {"gpu-1"});
   const ClaimRef second = Allocated("e", {"gpu-1"});
-  ASSERT_EQ(preparer_->PrepareClaims({first})[first.uid].error, "");
-  EXPECT_THAT(preparer_->PrepareClaims({second})[second.uid].error,
+  ASSERT_EQ(preparer_->PrepareClaims({first}, {})[first.uid].error, "");
+  EXPECT_THAT(preparer_->PrepareClaims({second}, {})[second.uid].error,
               HasSubstr("gpu-1 on node node-a is already prepared for claim ml/d"));
   const ClaimRef missing{.namespace_name = "ml", .uid = "u-x", .name = "nope"};
-  EXPECT_THAT(preparer_->PrepareClaims({missing})["u-x"].error,
+  EXPECT_THAT(preparer_->PrepareClaims({missing}, {})["u-x"].error,
               HasSubstr("cannot read claim ml/nope"));
 }
 
 TEST_F(ClaimPreparerTest, ARestartRestoresSpecsAndRollsBackHalfDoneClaims) {
   const ClaimRef done = Allocated("done", {"gpu-1"});
-  ASSERT_EQ(preparer_->PrepareClaims({done})[done.uid].error, "");
+  ASSERT_EQ(preparer_->PrepareClaims({done}, {})[done.uid].error, "");
   // A prepare that crashed after its first phase.
   ASSERT_TRUE(checkpoint_
                   ->Put({.uid = "half",
@@ -222,7 +280,7 @@ TEST_F(ClaimPreparerTest, ConcurrentPreparesOfDifferentClaimsAllSucceed) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < claims.size(); ++i) {
     threads.emplace_back(
-        [&, i] { errors[i] = preparer_->PrepareClaims({claims[i]})[claims[i].uid].error; });
+        [&, i] { errors[i] = preparer_->PrepareClaims({claims[i]}, {})[claims[i].uid].error; });
   }
   for (std::thread& t : threads) t.join();
   EXPECT_THAT(errors, ::testing::Each(""));
@@ -237,7 +295,7 @@ TEST_F(ClaimPreparerTest, ACachedClaimIsPreparedWithoutAGet) {
   // Every GET of a claim would fail now: the prepare works from the cache.
   sim_.server().faults().Add(
       {.verb = "get", .resource = "resourceclaims", .count = 1000, .code = 403});
-  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  EXPECT_EQ(preparer_->PrepareClaims({claim}, {})[claim.uid].error, "");
   EXPECT_EQ(source_->cache_hits(), 1);
   EXPECT_EQ(source_->fetches(), 0);
   ASSERT_EQ(sim_.server().faults().Pending().size(), 1u);
@@ -255,14 +313,14 @@ TEST_F(ClaimPreparerTest, AClaimMissingFromTheCacheOrReplacedIsFetched) {
       {.verb = "watch", .resource = "resourceclaims", .count = 1'000'000, .code = 503});
   sim_.DropWatches();
   const ClaimRef missing = Allocated("missing", {"gpu-2"});
-  EXPECT_EQ(preparer_->PrepareClaims({missing})[missing.uid].error, "");
+  EXPECT_EQ(preparer_->PrepareClaims({missing}, {})[missing.uid].error, "");
   EXPECT_EQ(source_->fetches(), 1);
   // Deleted and created again under the same name: the cache's copy is not it.
   ASSERT_TRUE(client_->Delete(kube::kResourceClaims, "ml", "replaced").ok());
   const ClaimRef again = Allocated("replaced", {"gpu-3"});
   ASSERT_NE(again.uid, old.uid);
   EXPECT_FALSE(source_->Cached("ml", "replaced", again.uid));
-  std::map<std::string, PrepareResult> out = preparer_->PrepareClaims({again});
+  std::map<std::string, PrepareResult> out = preparer_->PrepareClaims({again}, {});
   ASSERT_EQ(out[again.uid].error, "");
   EXPECT_EQ(out[again.uid].devices[0].device, "gpu-3");
   EXPECT_EQ(source_->fetches(), 2);
@@ -279,7 +337,7 @@ TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
                                          "gpu3/gi7/access 66\ngpu3/gi7/ci0/access 67\n"
                                          "gpu3/gi2/access 30\ngpu3/gi2/ci0/access 31\n";
   const ClaimRef claim = Allocated("mig", {"gpu-3-mig-1g5gb-19-0"});
-  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  ASSERT_EQ(preparer_->PrepareClaims({claim}, {})[claim.uid].error, "");
   std::ifstream in(SpecFile(claim.uid));
   const json spec = json::parse(in);
   EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"],
@@ -289,12 +347,12 @@ TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
   EXPECT_EQ(testing::CdiSchemaErrors(spec, dir_), "");
 
   // (A prepared MIG device holds its whole GPU in the host store.)
-  ASSERT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+  ASSERT_EQ(preparer_->UnprepareClaims({claim}, {})[claim.uid], "");
 
   // An instance the driver does not list (gone, or MIG not set up): refused,
   // nothing left behind.
   const ClaimRef gone = Allocated("gone", {"gpu-3-mig-1g5gb-19-1"});
-  std::string error = preparer_->PrepareClaims({gone})[gone.uid].error;
+  std::string error = preparer_->PrepareClaims({gone}, {})[gone.uid].error;
   EXPECT_THAT(error, HasSubstr("cannot give MIG device gpu-3-mig-1g5gb-19-1 its capability "
                                "device nodes: " +
                                dir_ + "/mig-minors has no gpu3/gi8/access"));
@@ -302,7 +360,7 @@ TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
   EXPECT_EQ(checkpoint_->Find(gone.uid), nullptr);
   fs::remove(dir_ + "/mig-minors");
   const ClaimRef unread = Allocated("unread", {"gpu-3-mig-3g20gb-9-4"});
-  error = preparer_->PrepareClaims({unread})[unread.uid].error;
+  error = preparer_->PrepareClaims({unread}, {})[unread.uid].error;
   EXPECT_THAT(error, HasSubstr("is the NVIDIA driver loaded with MIG support?"));
   EXPECT_TRUE(checkpoint_->claims().empty());
   EXPECT_TRUE(Reservations().empty());
@@ -315,7 +373,7 @@ TEST_F(ClaimPreparerTest, AMigDeviceGetsItsCapabilityDeviceNodes) {
 TEST_F(ClaimPreparerTest, AFailedPrepareIsUndoneWholeEvenWhenAnUndoStepFails) {
   std::ofstream(dir_ + "/cdi") << "not a directory";
   const ClaimRef claim = Allocated("train", {"gpu-1", "gpu-3"});
-  const std::string error = preparer_->PrepareClaims({claim})[claim.uid].error;
+  const std::string error = preparer_->PrepareClaims({claim}, {})[claim.uid].error;
   EXPECT_THAT(error, HasSubstr("claim ml/train: "));
   EXPECT_THAT(error, HasSubstr(dir_ + "/cdi: not a directory"));
   EXPECT_THAT(error, HasSubstr("; undoing it failed: cannot remove " + dir_ + "/cdi/"));
@@ -324,17 +382,17 @@ TEST_F(ClaimPreparerTest, AFailedPrepareIsUndoneWholeEvenWhenAnUndoStepFails) {
 
   // Once the directory is back, the kubelet's retry prepares it.
   fs::remove(dir_ + "/cdi");
-  EXPECT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  EXPECT_EQ(preparer_->PrepareClaims({claim}, {})[claim.uid].error, "");
   EXPECT_EQ(Reservations().size(), 2u);
 }
 
 TEST_F(ClaimPreparerTest, AnUnprepareReleasesTheGpusEvenWhenTheSpecCannotBeRemoved) {
   const ClaimRef claim = Allocated("train", {"gpu-1"});
-  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  ASSERT_EQ(preparer_->PrepareClaims({claim}, {})[claim.uid].error, "");
   fs::rename(dir_ + "/cdi", dir_ + "/cdi.away");
   std::ofstream(dir_ + "/cdi") << "not a directory";
 
-  EXPECT_THAT(preparer_->UnprepareClaims({claim})[claim.uid],
+  EXPECT_THAT(preparer_->UnprepareClaims({claim}, {})[claim.uid],
               HasSubstr("cannot unprepare claim ml/train: cannot remove " + dir_ + "/cdi/"));
   EXPECT_TRUE(Reservations().empty());
   EXPECT_EQ(checkpoint_->Find(claim.uid), nullptr);
@@ -342,13 +400,13 @@ TEST_F(ClaimPreparerTest, AnUnprepareReleasesTheGpusEvenWhenTheSpecCannotBeRemov
   // The kubelet retries a failed unprepare: it finishes then.
   fs::remove(dir_ + "/cdi");
   fs::rename(dir_ + "/cdi.away", dir_ + "/cdi");
-  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+  EXPECT_EQ(preparer_->UnprepareClaims({claim}, {})[claim.uid], "");
   EXPECT_FALSE(fs::exists(SpecFile(claim.uid)));
 }
 
 TEST_F(ClaimPreparerTest, ARestartRemovesOurSpecsTemporaryFilesOnly) {
   const ClaimRef done = Allocated("done", {"gpu-1"});
-  ASSERT_EQ(preparer_->PrepareClaims({done})[done.uid].error, "");
+  ASSERT_EQ(preparer_->PrepareClaims({done}, {})[done.uid].error, "");
   const std::string ours = CdiSpecFileName("0f4c2d8e-uid");
   const std::vector<std::string> leftovers = {ours + ".tmp.4242", "." + ours + ".tmp.Xq3Zt9"};
   const std::vector<std::string> others = {"nvidia.yaml.tmp.12", ".nvidia.json.tmp.ab",
@@ -367,18 +425,18 @@ TEST_F(ClaimPreparerTest, ARestartRemovesOurSpecsTemporaryFilesOnly) {
 // or namespace was answered, or undone, from the checkpoint by uid alone.
 TEST_F(ClaimPreparerTest, ARequestNamingAnotherClaimThanItsUidsIsRefused) {
   const ClaimRef claim = Allocated("train", {"gpu-1"});
-  ASSERT_EQ(preparer_->PrepareClaims({claim})[claim.uid].error, "");
+  ASSERT_EQ(preparer_->PrepareClaims({claim}, {})[claim.uid].error, "");
   ClaimRef renamed = claim;
   renamed.name = "other";
   ClaimRef moved = claim;
   moved.namespace_name = "default";
   for (const ClaimRef& wrong : {renamed, moved}) {
-    const PrepareResult prepared = preparer_->PrepareClaims({wrong})[claim.uid];
+    const PrepareResult prepared = preparer_->PrepareClaims({wrong}, {})[claim.uid];
     EXPECT_THAT(prepared.error,
                 HasSubstr("claim " + wrong.namespace_name + "/" + wrong.name + ": its uid " +
                           claim.uid + " is that of claim ml/train on this node"));
     EXPECT_TRUE(prepared.devices.empty());
-    EXPECT_THAT(preparer_->UnprepareClaims({wrong})[claim.uid],
+    EXPECT_THAT(preparer_->UnprepareClaims({wrong}, {})[claim.uid],
                 HasSubstr("is that of claim ml/train"));
   }
   // Untouched: still prepared for its own claim.
@@ -392,11 +450,151 @@ TEST_F(ClaimPreparerTest, ARequestNamingAnotherClaimThanItsUidsIsRefused) {
   checkpoint_ = std::make_unique<Checkpoint>(
       Checkpoint::Load(dir_ + "/plugin", "boot-1", clock_, &note).value());
   MakePreparer();
-  EXPECT_THAT(preparer_->UnprepareClaims({renamed})[claim.uid],
+  EXPECT_THAT(preparer_->UnprepareClaims({renamed}, {})[claim.uid],
               HasSubstr("is that of claim ml/train"));
   EXPECT_EQ(Reservations().size(), 1u);
-  EXPECT_EQ(preparer_->UnprepareClaims({claim})[claim.uid], "");
+  EXPECT_EQ(preparer_->UnprepareClaims({claim}, {})[claim.uid], "");
   EXPECT_TRUE(Reservations().empty());
+}
+
+// Issue 29 item 5: the pod's user was looked up under the preparer's lock,
+// so with the API server stopped an unprepare, which needs no API request,
+// waited behind a prepare for as long as the lookup's tries took.
+TEST_F(ClaimPreparerTest, AnUnprepareDoesNotWaitForAPrepareStuckOnTheApiServer) {
+  const ClaimRef done = Allocated("done", {"gpu-1"});
+  ASSERT_EQ(preparer_->PrepareClaims({done}, {})[done.uid].error, "");
+  HangingPodLookups hanging(*source_);
+  MakePreparer(std::nullopt, &hanging);
+  const ClaimRef stuck = Allocated("stuck", {"gpu-2"});
+  std::future<std::string> prepare = std::async(
+      std::launch::async, [&] { return preparer_->PrepareClaims({stuck}, {})[stuck.uid].error; });
+  ASSERT_TRUE(hanging.WaitForLookup());
+  std::future<std::string> unprepare = std::async(
+      std::launch::async, [&] { return preparer_->UnprepareClaims({done}, {})[done.uid]; });
+  // A failure guard, not a timing: the unprepare needs milliseconds.
+  const bool unprepared = unprepare.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  const bool prepare_still_waiting =
+      prepare.wait_for(std::chrono::seconds(0)) == std::future_status::timeout;
+  hanging.Release();
+  EXPECT_TRUE(unprepared) << "the unprepare waited for the prepare's pod lookup";
+  EXPECT_TRUE(prepare_still_waiting);
+  EXPECT_EQ(unprepare.get(), "");
+  EXPECT_EQ(prepare.get(), "");
+  std::vector<Reservation> held = Reservations();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].gpu, 2);
+}
+
+// Issue 29 item 5: a claim the cache lacks, with the API server not
+// answering, held a prepare for the client's tries times its 30 s timeout
+// while the kubelet had given up at 45 s.
+TEST_F(ClaimPreparerTest, APrepareWhoseClaimCannotBeReadInTimeFailsAtItsDeadline) {
+  sim_.server().faults().Add(
+      {.verb = "get", .resource = "resourceclaims", .count = 1, .stall = std::chrono::seconds(20)});
+  const ClaimRef slow = Allocated("slow", {"gpu-1"});
+  const auto start = std::chrono::steady_clock::now();
+  const PrepareResult r =
+      preparer_->PrepareClaims({slow}, {.deadline = start + std::chrono::seconds(1)})[slow.uid];
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_THAT(r.error, HasSubstr("cannot read claim ml/slow: cannot get "
+                                 "resourceclaims.resource.k8s.io \"slow\": the call's deadline "
+                                 "passed after 1 try; the last: "));
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_TRUE(Reservations().empty());
+  EXPECT_EQ(checkpoint_->Find(slow.uid), nullptr);
+}
+
+// Issue 29 item 5: with the claim in the cache, the pod's lookup (the
+// user's name, informational) still held the prepare for minutes.
+TEST_F(ClaimPreparerTest, ACachedClaimIsPreparedWhenThePodLookupGetsNoAnswer) {
+  source_->StartCache();
+  const ClaimRef claim = Allocated("cached", {"gpu-1"});
+  ASSERT_TRUE(Eventually([&] { return source_->Cached("ml", "cached", claim.uid); }));
+  PreparerOptions options = Options();
+  options.pod_lookup_timeout = std::chrono::milliseconds(300);
+  MakePreparer(options);
+  sim_.server().faults().Add(
+      {.verb = "get", .resource = "pods", .count = 1, .stall = std::chrono::seconds(20)});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(preparer_->PrepareClaims({claim}, {})[claim.uid].error, "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  std::vector<Reservation> held = Reservations();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].user, "k8s:ml");  // no user known: the namespace
+  source_->StopCache();
+}
+
+// Issue 29 item 14: 2,000 unknown claims in one call. The kubelet gave up
+// at 15 s; the daemon went on asking the API server for 7 minutes, its 5
+// requests a second shared with the slices' updates.
+TEST_F(ClaimPreparerTest, ManyUnknownClaimsAreAskedForOnlyUntilTheDeadline) {
+  auto client = kube::Client::Create(sim_.Config()).value();  // the daemon's rate limit
+  ApiClaimSource source(*client);
+  MakePreparer(std::nullopt, &source);
+  std::vector<ClaimRef> claims;
+  for (int i = 0; i < 2000; ++i) {
+    claims.push_back({"ml", "uid-" + std::to_string(i), "unknown-" + std::to_string(i)});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::map<std::string, PrepareResult> out =
+      preparer_->PrepareClaims(claims, {.deadline = start + std::chrono::seconds(1)});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // 10 at once, then 5 a second, for a second.
+  EXPECT_GT(ClaimGets(), 0);
+  EXPECT_LE(ClaimGets(), 16);
+  // Each claim answered: not found (asked), or not asked for, saying why.
+  ASSERT_EQ(out.size(), claims.size());
+  int not_found = 0;
+  for (const ClaimRef& claim : claims) {
+    const std::string& error = out[claim.uid].error;
+    EXPECT_THAT(error, HasSubstr("claim ml/" + claim.name + ": ")) << claim.uid;
+    if (error.find("not found") != std::string::npos) {
+      ++not_found;
+      EXPECT_FALSE(out[claim.uid].out_of_time);
+    } else {
+      EXPECT_TRUE(out[claim.uid].out_of_time) << error;
+      EXPECT_THAT(error, ::testing::AnyOf(
+                             HasSubstr("the client's rate limit leaves no room for a try before "
+                                       "the call's deadline"),
+                             HasSubstr("not prepared: the call's deadline passed before its turn")))
+          << error;
+    }
+  }
+  EXPECT_EQ(not_found, ClaimGets());
+}
+
+// Issue 29 item 14: nor after the kubelet cancelled the call, or once its
+// deadline has passed.
+TEST_F(ClaimPreparerTest, NoClaimIsAskedForAfterTheCallWasCancelledOrItsDeadline) {
+  std::vector<ClaimRef> claims;
+  for (int i = 0; i < 50; ++i) {
+    claims.push_back({"ml", "uid-" + std::to_string(i), "unknown-" + std::to_string(i)});
+  }
+  std::map<std::string, PrepareResult> out =
+      preparer_->PrepareClaims(claims, {.cancelled = [&] { return ClaimGets() >= 3; }});
+  EXPECT_EQ(ClaimGets(), 3);
+  ASSERT_EQ(out.size(), claims.size());
+  EXPECT_THAT(out["uid-2"].error, HasSubstr("not found"));
+  EXPECT_EQ(out["uid-3"].error,
+            "claim ml/unknown-3: not prepared: the kubelet cancelled the call before its turn; "
+            "the kubelet retries it");
+  EXPECT_THAT(out["uid-49"].error, HasSubstr("the kubelet cancelled the call"));
+  EXPECT_TRUE(out["uid-49"].out_of_time);
+  EXPECT_FALSE(out["uid-2"].out_of_time);
+
+  std::map<std::string, PrepareResult> late = preparer_->PrepareClaims(
+      claims, {.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1)});
+  EXPECT_EQ(ClaimGets(), 3);
+  EXPECT_EQ(late["uid-0"].error,
+            "claim ml/unknown-0: not prepared: the call's deadline passed before its turn; the "
+            "kubelet retries it");
+
+  // An unprepare stops the same way.
+  std::map<std::string, std::string> undone =
+      preparer_->UnprepareClaims(claims, {.cancelled = [] { return true; }});
+  EXPECT_EQ(undone["uid-0"],
+            "cannot unprepare claim ml/unknown-0: the kubelet cancelled the call before its turn; "
+            "the kubelet retries it");
 }
 
 }  // namespace

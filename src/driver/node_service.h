@@ -9,10 +9,14 @@
 // so an implementation must be thread-safe and idempotent.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace canhazgpu::driver {
 
@@ -37,6 +41,30 @@ struct PreparedDevice {
 struct PrepareResult {
   std::vector<PreparedDevice> devices;
   std::string error;  // non-empty: this claim failed and devices are ignored
+  // With an error: the call's bounds (CallBounds) ran out before this claim
+  // was done, which is no refusal of it; the kubelet retries.
+  bool out_of_time = false;
+};
+
+// What bounds one call's work: when its caller stops waiting for the answer
+// (the kubelet's deadline) and whether the caller has gone already. The
+// driver checks both before each claim and hands the deadline to every API
+// request it makes, so that neither a hung API server nor a request of
+// thousands of claims keeps it working for an answer nobody reads.
+struct CallBounds {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::function<bool()> cancelled;  // null: never; valid only during the call
+
+  // OK while work may start; DeadlineExceeded or Cancelled, saying why, after.
+  absl::Status Check() const {
+    if (cancelled && cancelled()) {
+      return absl::CancelledError("the kubelet cancelled the call");
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError("the call's deadline passed");
+    }
+    return absl::OkStatus();
+  }
 };
 
 class NodeService {
@@ -46,13 +74,14 @@ class NodeService {
   // Prepares each claim. The result has one entry per claim, keyed by uid;
   // a failure of one claim is its entry's error, not a failed call. The
   // claims arrive validated (uid, namespace and name set) and unique by uid.
-  virtual std::map<std::string, PrepareResult> PrepareClaims(
-      const std::vector<ClaimRef>& claims) = 0;
+  // Claims not reached within `bounds` get an error saying so.
+  virtual std::map<std::string, PrepareResult> PrepareClaims(const std::vector<ClaimRef>& claims,
+                                                             const CallBounds& bounds) = 0;
 
   // Unprepares each claim: uid -> error, "" when it succeeded (also when the
   // claim was never prepared here). Same shape as PrepareClaims.
-  virtual std::map<std::string, std::string> UnprepareClaims(
-      const std::vector<ClaimRef>& claims) = 0;
+  virtual std::map<std::string, std::string> UnprepareClaims(const std::vector<ClaimRef>& claims,
+                                                             const CallBounds& bounds) = 0;
 };
 
 }  // namespace canhazgpu::driver

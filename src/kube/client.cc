@@ -208,7 +208,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(RestConfig config, Client
 }
 
 // A token bucket: `burst` requests at once, then `qps` a second.
-void Client::WaitForToken() {
+bool Client::WaitForToken(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mu_);
   while (true) {
     const auto now = std::chrono::steady_clock::now();
@@ -217,9 +217,12 @@ void Client::WaitForToken() {
     refilled_ = now;
     if (tokens_ >= 1) {
       tokens_ -= 1;
-      return;
+      return true;
     }
     const auto wait = std::chrono::duration<double>((1 - tokens_) / options_.qps);
+    // Other callers may take the token first, so this only refuses a wait
+    // that is too long even if none did.
+    if (deadline - now < wait) return false;
     lock.unlock();
     std::this_thread::sleep_for(wait);
     lock.lock();
@@ -285,24 +288,52 @@ bool Client::ForgetRefused(int code, const std::shared_ptr<const ExecCredential>
 
 absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& ref,
                                   const std::string& ns, const std::string& name,
-                                  HttpRequest request) {
-  request.timeout = options_.timeout;
+                                  HttpRequest request, const CallOptions& call) {
+  using SteadyClock = std::chrono::steady_clock;
+  const std::string what =
+      StrCat("cannot ", verb, " ", ref.Qualified(), name.empty() ? "" : StrCat(" \"", name, "\""));
+  // The call's deadline came before try `attempt` could start; `last` is
+  // what the previous try got.
+  auto past_deadline = [&](int attempt, std::string_view last) {
+    return absl::DeadlineExceededError(StrCat(
+        what, ": the call's deadline passed ",
+        attempt == 0 ? "before a try" : StrCat("after ", attempt, attempt == 1 ? " try" : " tries"),
+        last.empty() ? "" : StrCat("; the last: ", last)));
+  };
+  // Sleeps `wait` before another try, unless the try would then start past
+  // the deadline.
+  auto wait_for_retry = [&](std::chrono::milliseconds wait) {
+    if (call.deadline - SteadyClock::now() <= wait) return false;
+    std::this_thread::sleep_for(wait);
+    return true;
+  };
   request.headers.emplace_back("Accept", "application/json");
   request.headers.emplace_back("User-Agent", options_.user_agent);
   ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
   bool reauthenticated = false;
+  std::string last_error;
   for (int attempt = 0;; ++attempt) {
-    WaitForToken();
+    if (!WaitForToken(call.deadline)) {
+      // Said apart from a passed deadline: the requests of others (of this
+      // process) have used the client's share of the server.
+      return absl::DeadlineExceededError(
+          StrCat(what, ": the client's rate limit leaves no room for ",
+                 attempt == 0 ? "a try" : "another try", " before the call's deadline",
+                 last_error.empty() ? "" : StrCat("; the last: ", last_error)));
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(call.deadline - SteadyClock::now());
+    if (left <= std::chrono::milliseconds(0)) return past_deadline(attempt, last_error);
+    request.timeout = std::min(options_.timeout, left);
     absl::StatusOr<HttpResponse> response = transport_->Do(request);
     const bool last = attempt >= options_.max_retries;
     if (!response.ok()) {
       if (last || !Idempotent(request.method)) {
         return absl::Status(response.status().code(),
-                            StrCat("cannot ", verb, " ", ref.Qualified(),
-                                   name.empty() ? "" : StrCat(" \"", name, "\""), ": ",
-                                   response.status().message()));
+                            StrCat(what, ": ", response.status().message()));
       }
-      std::this_thread::sleep_for(Backoff(attempt));
+      last_error = std::string(response.status().message());
+      if (!wait_for_retry(Backoff(attempt))) return past_deadline(attempt + 1, last_error);
       continue;
     }
     const int code = response->status;
@@ -326,8 +357,8 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
         const int seconds = std::atoi(it->second.c_str());
         if (seconds > 0) wait = std::chrono::seconds(std::min(seconds, 60));
       }
-      std::this_thread::sleep_for(wait);
-      continue;
+      // Past the deadline the server's own answer is the clearer error.
+      if (wait_for_retry(wait)) continue;
     }
     json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
     std::optional<ApiStatus> api = ApiStatus::FromJson(body);
@@ -340,8 +371,8 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
 }
 
 absl::StatusOr<json> Client::Get(const ResourceRef& ref, const std::string& ns,
-                                 const std::string& name) {
-  return Call("get", ref, ns, name, {.method = "GET", .path = ref.Path(ns, name)});
+                                 const std::string& name, const CallOptions& call) {
+  return Call("get", ref, ns, name, {.method = "GET", .path = ref.Path(ns, name)}, call);
 }
 
 absl::StatusOr<json> Client::List(const ResourceRef& ref, const std::string& ns,
@@ -542,7 +573,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
     request.headers.emplace_back("User-Agent", options_.user_agent);
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
     if (options.cancel != nullptr && options.cancel->load()) return absl::OkStatus();
-    WaitForToken();
+    WaitForToken(std::chrono::steady_clock::time_point::max());
     std::string buffer;
     bool stop = false;
     absl::Status failed;
@@ -639,7 +670,7 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
   bool reauthenticated = false;
   const ResourceRef logs{"", "v1", "pods/log", true};
   for (int attempt = 0;; ++attempt) {
-    WaitForToken();
+    WaitForToken(std::chrono::steady_clock::time_point::max());
     bool stopped = false;
     bool delivered = false;
     absl::StatusOr<HttpResponse> response = transport_->Stream(request, [&](std::string_view data) {

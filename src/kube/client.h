@@ -82,6 +82,16 @@ struct ClientOptions {
   bool strict_field_validation = true;
 };
 
+// Bounds on one call, its retries and rate-limit waits included: no try
+// starts, and no wait for the rate limiter or a backoff runs, past
+// `deadline`, and each try's timeout is cut to end by it. A call stopped by
+// it ends with DeadlineExceeded, saying how many tries it made and what the
+// last one got. The caller's deadline (a kubelet's, say) thus bounds the
+// call instead of the client's tries times its timeout.
+struct CallOptions {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
 struct ListOptions {
   std::string label_selector;
   std::string field_selector;
@@ -149,7 +159,7 @@ class Client {
   const RestConfig& config() const { return config_; }
 
   absl::StatusOr<nlohmann::json> Get(const ResourceRef& ref, const std::string& ns,
-                                     const std::string& name);
+                                     const std::string& name, const CallOptions& call = {});
   // One page.
   absl::StatusOr<nlohmann::json> List(const ResourceRef& ref, const std::string& ns,
                                       const ListOptions& options = {});
@@ -214,7 +224,7 @@ class Client {
   // response becomes the API's error naming `verb` and the object.
   absl::StatusOr<nlohmann::json> Call(const std::string& verb, const ResourceRef& ref,
                                       const std::string& ns, const std::string& name,
-                                      HttpRequest request);
+                                      HttpRequest request, const CallOptions& call = {});
   // Sets the request's Authorization header (and client certificate) and
   // returns the exec plugin's credential it carries, or null.
   absl::StatusOr<std::shared_ptr<const ExecCredential>> AddCredentials(HttpRequest& request);
@@ -226,7 +236,9 @@ class Client {
   // plugin again and retries once.
   bool ForgetRefused(int code, const std::shared_ptr<const ExecCredential>& plugin,
                      bool& reauthenticated);
-  void WaitForToken();
+  // Takes a token from the rate limiter, waiting for one unless it would
+  // come after `deadline`: false then, and no token is taken.
+  bool WaitForToken(std::chrono::steady_clock::time_point deadline);
   std::chrono::milliseconds Backoff(int attempt);
 
   RestConfig config_;

@@ -441,6 +441,42 @@ TEST(KubeClientTest, StalledServerAndRefusedConnectionAreBoundedErrors) {
   EXPECT_THAT(none.status().message(), HasSubstr("cannot get configmaps \"x\""));
 }
 
+// Issue 29 item 5: a call's tries, backoffs and rate-limit waits end at the
+// caller's deadline instead of the client's tries times its timeout.
+TEST(KubeClientTest, ACallsDeadlineBoundsItsTriesAndItsRateLimitWait) {
+  std::atomic<bool> release{false};
+  std::atomic<int> requests{0};
+  Scripted stalled([&](const httplib::Request&, httplib::Response& res) {
+    ++requests;
+    for (int i = 0; i < 500 && !release; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    res.set_content("{}", "application/json");
+  });
+  // The client's own backoff (50 ms at least) and a bucket of one token.
+  auto client = kube::Client::Create(stalled.Config(), {.qps = 1, .burst = 1}).value();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<json> got = client->Get(kConfigMaps, "default", "x",
+                                         {.deadline = start + std::chrono::milliseconds(300)});
+  const auto took = std::chrono::steady_clock::now() - start;
+  release = true;
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded) << got.status();
+  EXPECT_THAT(got.status().message(),
+              HasSubstr("cannot get configmaps \"x\": the call's deadline passed after 1 try; "
+                        "the last: "));
+  EXPECT_LT(took, std::chrono::seconds(4));  // a guard: one stalled try alone takes 5 s
+  EXPECT_EQ(requests, 1);
+
+  // The token bucket is empty for the next second: no try at all.
+  absl::StatusOr<json> limited =
+      client->Get(kConfigMaps, "default", "x",
+                  {.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100)});
+  EXPECT_EQ(limited.status().code(), absl::StatusCode::kDeadlineExceeded) << limited.status();
+  EXPECT_THAT(limited.status().message(),
+              HasSubstr("cannot get configmaps \"x\": the client's rate limit leaves no room "
+                        "for a try before the call's deadline"));
+  EXPECT_EQ(requests, 1);
+}
+
 // Exec credential plugins (kube/exec_credentials.h) against the simulated
 // server: shell scripts standing in for aws, gke-gcloud-auth-plugin and the like.
 RestConfig WithPlugin(RestConfig config, const std::string& command,

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -543,6 +544,121 @@ TEST_F(NodeDaemonTest, Issue29TricklingClientsStarveNeitherTheProbesNorTheMetric
   EXPECT_THAT(metrics.body, HasSubstr("# TYPE "));
   // The flooder's own next connection is the one refused.
   EXPECT_EQ(slow.OneMore("/healthz"), "HTTP/1.1 503 Service Unavailable");
+}
+
+// Issue 29 item 5: with the API server stopped, a prepare held the
+// preparer's lock for minutes (the pod's lookup, 6 tries of 30 s), the
+// kubelet gave up at its deadline, and an unprepare waited behind it.
+TEST_F(NodeDaemonTest, AStoppedApiServerHoldsNoCallPastItsDeadline) {
+  daemon::KubeletClientOptions options;
+  options.call_timeout = std::chrono::seconds(10);
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket(), options);
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef done = AllocatedClaim("done", "gpu-0");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({done}))[done.uid].error, "");
+  // Reserved for a pod: its prepare looks the pod's user up.
+  const driver::ClaimRef with_pod =
+      driver::testing::CreateAllocatedClaim(*client_, "default", "with-pod", {"gpu-1"}, "node-a",
+                                            "with-pod-0")
+          .value();
+  const driver::ClaimRef unseen{.namespace_name = "default", .uid = "uid-u", .name = "unseen"};
+
+  ASSERT_EQ(kill(sim_, SIGSTOP), 0);
+  auto prepare = std::async(std::launch::async, [&] {
+    return (*kubelet)->NodePrepareResources({with_pod, unseen});
+  });
+  absl::StatusOr<std::map<std::string, std::string>> unprepared =
+      (*kubelet)->NodeUnprepareResources({done});
+  absl::StatusOr<std::map<std::string, driver::PrepareResult>> prepared = prepare.get();
+  kill(sim_, SIGCONT);
+  ASSERT_TRUE(unprepared.ok()) << unprepared.status();
+  EXPECT_EQ((*unprepared)[done.uid], "");
+  // Answered before the kubelet's deadline: the claim whose read needed the
+  // server says so, the other one (cached) is prepared or says the same.
+  ASSERT_TRUE(prepared.ok()) << prepared.status() << ReadFile(dir_ + "/node.log");
+  EXPECT_THAT((*prepared)[unseen.uid].error,
+              HasSubstr("cannot read claim default/unseen: cannot get "
+                        "resourceclaims.resource.k8s.io \"unseen\": the call's deadline passed"));
+  const std::string& error = (*prepared)[with_pod.uid].error;
+  EXPECT_TRUE(error.empty() || error.find("deadline") != std::string::npos) << error;
+}
+
+// Issue 29 item 14: 2,000 unknown claims in one call. The caller gave up at
+// 15 s; the daemon went on asking the API server for 7 minutes (2,100
+// requests), and its slice updates waited behind them.
+TEST_F(NodeDaemonTest, ThousandsOfUnknownClaimsAreAnsweredWithinTheCallsDeadline) {
+  daemon::KubeletClientOptions options;
+  options.call_timeout = std::chrono::seconds(3);
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket(), options);
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  std::vector<driver::ClaimRef> claims;
+  for (int i = 0; i < 2000; ++i) {
+    claims.push_back({.namespace_name = "default",
+                      .uid = "uid-" + std::to_string(i),
+                      .name = "unknown-" + std::to_string(i)});
+  }
+  absl::StatusOr<std::map<std::string, driver::PrepareResult>> out =
+      (*kubelet)->NodePrepareResources(claims);
+  ASSERT_TRUE(out.ok()) << out.status() << ReadFile(dir_ + "/node.log");
+  ASSERT_EQ(out->size(), claims.size());
+  for (const driver::ClaimRef& claim : claims) {
+    EXPECT_THAT((*out)[claim.uid].error, HasSubstr("claim default/" + claim.name + ": "));
+  }
+  // The daemon's client: 10 requests at once, then 5 a second.
+  std::istringstream log(ReadFile(dir_ + "/sim.log"));
+  int asked = 0;
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("/namespaces/default/resourceclaims/unknown-") != std::string::npos) ++asked;
+  }
+  EXPECT_GT(asked, 0);
+  EXPECT_LE(asked, 30);
+
+  // A PrepareRefused Event for each claim the API server said is not
+  // found, none for those not reached: a claim refused afterwards gets its
+  // Event after them (one queue), so by then they are all in.
+  const driver::ClaimRef last{.namespace_name = "default", .uid = "uid-l", .name = "last"};
+  ASSERT_THAT((*(*kubelet)->NodePrepareResources({last}))[last.uid].error, HasSubstr("not found"));
+  ASSERT_TRUE(Eventually([&] { return !EventAbout("ResourceClaim", "last").is_null(); }))
+      << ReadFile(dir_ + "/node.log");
+  int refused = 0;
+  absl::StatusOr<json> events = client_->ListAll(kube::kEvents, "", {});
+  ASSERT_TRUE(events.ok()) << events.status();
+  for (const json& e : (*events)["items"]) {
+    if (e["involvedObject"].value("name", "").starts_with("unknown-")) ++refused;
+  }
+  EXPECT_EQ(refused, asked);
+}
+
+// Issue 29 item 4: root's `admin --force` ended the K8S reservation of a
+// prepared claim, and a local user was then handed the pod's GPU.
+TEST_F(NodeDaemonTest, AdminForceRefusesWhileAPodHoldsAGpu) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
+
+  CliResult refused = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                                  dir_ + "/host.json", "--force"},
+                                 env_);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("gpu 2 for claim default/train: prepared for Kubernetes"));
+  EXPECT_THAT(refused.err, HasSubstr("add --drop-pod-reservations"));
+  EXPECT_EQ(TakenGpus(), std::vector<int>{2});
+  CliResult alone = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                                dir_ + "/host.json", "--drop-pod-reservations"},
+                               env_);
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_THAT(alone.err, HasSubstr("--drop-pod-reservations needs --force"));
+
+  CliResult dropped = RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                                  dir_ + "/host.json", "--force", "--drop-pod-reservations"},
+                                 env_);
+  EXPECT_EQ(dropped.exit_code, 0) << dropped.err;
+  EXPECT_THAT(dropped.out, HasSubstr("Released 1 reservation(s)"));
 }
 
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {

@@ -31,7 +31,10 @@ const std::vector<FlagSpec> kAdminFlags = {
      .has_value = true,
      .value_name = "FILE",
      .help = "simulated host JSON (default: fake-host.json next to the state file)"},
-    {.name = "force", .help = "reinitialize, ending every reservation"},
+    {.name = "force", .help = "reinitialize, ending every reservation but those of pods"},
+    {.name = "drop-pod-reservations",
+     .help = "with --force: end the reservations of Kubernetes pods too, under their running "
+             "containers"},
 };
 
 // What `admin` will do, decided before anything is created: a rejected
@@ -40,6 +43,7 @@ struct AdminPlan {
   ProviderOptions provider;
   int count = 0;
   bool force = false;
+  alloc::PodReservations pods = alloc::PodReservations::kRefuse;
   // The simulated host file is missing and is written with `count` idle
   // GPUs once the pool may be initialized.
   bool write_fake_host = false;
@@ -58,6 +62,10 @@ absl::StatusOr<AdminPlan> Plan(Context& ctx, const ParsedFlags& flags) {
     ASSIGN_OR_RETURN(gpus, PositiveInt("gpus", *v));
   }
   AdminPlan plan{.force = flags.Has("force")};
+  if (flags.Has("drop-pod-reservations")) {
+    if (!plan.force) return absl::InvalidArgumentError("--drop-pod-reservations needs --force");
+    plan.pods = alloc::PodReservations::kDrop;
+  }
   ProviderOptions& options = plan.provider;
   if (auto p = flags.Value("provider")) {
     if (*p != "nvidia" && *p != "amd" && *p != "fake") {
@@ -133,7 +141,8 @@ absl::Status Initialize(Context& ctx, store::StateStore& store, const AdminPlan&
     return alloc::InitializePool(store, pool, false, *ctx.machine);
   }
   if (plan.write_fake_host) RETURN_IF_ERROR(gpu::WriteDefaultFakeHost(pool.fake_host, plan.count));
-  absl::Status status = alloc::InitializePool(store, pool, plan.force, *ctx.machine, released);
+  absl::Status status =
+      alloc::InitializePool(store, pool, plan.force, *ctx.machine, released, plan.pods);
   if (!status.ok() && plan.write_fake_host) {
     std::error_code ec;
     std::filesystem::remove(pool.fake_host, ec);

@@ -142,14 +142,14 @@ driver::PrepareResult FakeNvidiaPlugin::Prepare(const driver::ClaimRef& ref) {
 }
 
 std::map<std::string, driver::PrepareResult> FakeNvidiaPlugin::PrepareClaims(
-    const std::vector<driver::ClaimRef>& claims) {
+    const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& /*bounds*/) {
   std::map<std::string, driver::PrepareResult> out;
   for (const driver::ClaimRef& ref : claims) out[ref.uid] = Prepare(ref);
   return out;
 }
 
 std::map<std::string, std::string> FakeNvidiaPlugin::UnprepareClaims(
-    const std::vector<driver::ClaimRef>& claims) {
+    const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& /*bounds*/) {
   std::map<std::string, std::string> out;
   for (const driver::ClaimRef& ref : claims) {
     std::error_code ec;

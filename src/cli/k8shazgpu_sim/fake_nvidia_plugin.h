@@ -55,10 +55,11 @@ class FakeNvidiaPlugin final : public driver::NodeService {
   // Removes the sockets (the kubelet deregisters the plugin). Idempotent.
   void Stop();
 
+  // Each claim is quick (one GET, one file): `bounds` are not checked.
   std::map<std::string, driver::PrepareResult> PrepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override;
-  std::map<std::string, std::string> UnprepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override;
+      const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) override;
+  std::map<std::string, std::string> UnprepareClaims(const std::vector<driver::ClaimRef>& claims,
+                                                     const driver::CallBounds& bounds) override;
 
   // The CDI spec of a prepared claim, and its file name in the CDI
   // directory. Pure.

@@ -59,13 +59,32 @@ std::vector<driver::ClaimRef> FakeNodeService::unprepared_claims() const {
   return unprepared_;
 }
 
+std::chrono::steady_clock::time_point FakeNodeService::last_deadline() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_deadline_;
+}
+
+bool FakeNodeService::WaitForCancelled(std::chrono::seconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return changed_.wait_for(lock, timeout, [&] { return last_cancelled_; });
+}
+
 std::map<std::string, driver::PrepareResult> FakeNodeService::PrepareClaims(
-    const std::vector<driver::ClaimRef>& claims) {
+    const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) {
   std::unique_lock<std::mutex> lock(mu_);
   ++prepares_started_;
   prepared_.insert(prepared_.end(), claims.begin(), claims.end());
+  last_deadline_ = bounds.deadline;
+  last_cancelled_ = false;
   changed_.notify_all();
-  changed_.wait(lock, [&] { return !held_; });
+  // Cancellation has no notification to wait for: looked at while held.
+  while (held_) {
+    changed_.wait_for(lock, std::chrono::milliseconds(20));
+    if (!last_cancelled_ && bounds.cancelled && bounds.cancelled()) {
+      last_cancelled_ = true;
+      changed_.notify_all();
+    }
+  }
   std::map<std::string, driver::PrepareResult> results;
   for (const driver::ClaimRef& claim : claims) {
     if (std::find(forgotten_.begin(), forgotten_.end(), claim.uid) != forgotten_.end()) {
@@ -83,7 +102,7 @@ std::map<std::string, driver::PrepareResult> FakeNodeService::PrepareClaims(
 }
 
 std::map<std::string, std::string> FakeNodeService::UnprepareClaims(
-    const std::vector<driver::ClaimRef>& claims) {
+    const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& /*bounds*/) {
   std::lock_guard<std::mutex> lock(mu_);
   unprepared_.insert(unprepared_.end(), claims.begin(), claims.end());
   std::map<std::string, std::string> errors;

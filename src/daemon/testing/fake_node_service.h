@@ -1,7 +1,8 @@
 // FakeNodeService: a NodeService for tests of the gRPC layer. It prepares
 // every claim with one device named after the claim unless told otherwise,
-// records the claims it was handed, and can be held inside PrepareClaims
-// until released, to test deadlines and concurrency. Thread-safe.
+// records the claims it was handed and the bounds of its last prepare, and
+// can be held inside PrepareClaims until released, to test deadlines and
+// concurrency. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -39,11 +40,16 @@ class FakeNodeService final : public driver::NodeService {
   // Every claim handed to PrepareClaims / UnprepareClaims, in order.
   std::vector<driver::ClaimRef> prepared_claims() const;
   std::vector<driver::ClaimRef> unprepared_claims() const;
+  // The last PrepareClaims' deadline.
+  std::chrono::steady_clock::time_point last_deadline() const;
+  // Waits (at most `timeout`) until the PrepareClaims held now, or the
+  // last one, sees its call cancelled; false on timeout.
+  bool WaitForCancelled(std::chrono::seconds timeout);
 
   std::map<std::string, driver::PrepareResult> PrepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override;
-  std::map<std::string, std::string> UnprepareClaims(
-      const std::vector<driver::ClaimRef>& claims) override;
+      const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) override;
+  std::map<std::string, std::string> UnprepareClaims(const std::vector<driver::ClaimRef>& claims,
+                                                     const driver::CallBounds& bounds) override;
 
  private:
   mutable std::mutex mu_;
@@ -56,6 +62,8 @@ class FakeNodeService final : public driver::NodeService {
   size_t prepares_finished_ = 0;
   std::vector<driver::ClaimRef> prepared_;
   std::vector<driver::ClaimRef> unprepared_;
+  std::chrono::steady_clock::time_point last_deadline_{};
+  bool last_cancelled_ = false;
 };
 
 }  // namespace canhazgpu::daemon::testing
