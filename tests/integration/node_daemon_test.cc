@@ -602,8 +602,9 @@ TEST_F(NodeDaemonTest, ThousandsOfUnknownClaimsAreAnsweredWithinTheCallsDeadline
 }
 
 // Issue 29 item 4: root's `admin --force` ended the K8S reservation of a
-// prepared claim, and a local user was then handed the pod's GPU.
-TEST_F(NodeDaemonTest, AdminForceRefusesWhileAPodHoldsAGpu) {
+// prepared claim, nothing put it back (a re-prepare answers from the
+// checkpoint), and a local user was then handed the pod's GPU.
+TEST_F(NodeDaemonTest, AdminForceRefusesWhileAPodHoldsAGpuAndTheDaemonPutsItBack) {
   absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
       daemon::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
@@ -629,6 +630,54 @@ TEST_F(NodeDaemonTest, AdminForceRefusesWhileAPodHoldsAGpu) {
                                  env_);
   EXPECT_EQ(dropped.exit_code, 0) << dropped.err;
   EXPECT_THAT(dropped.out, HasSubstr("Released 1 reservation(s)"));
+  // The daemon sees the commit and reserves the pod's GPU again.
+  EXPECT_TRUE(Eventually([&] {
+    return ReadFile(dir_ + "/node.log").find("had lost its reservation of gpu 2; reserved again") !=
+           std::string::npos;
+  })) << ReadFile(dir_ + "/node.log");
+  EXPECT_EQ(TakenGpus(), std::vector<int>{2});
+  CliResult taken = RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "2", "--nonblock"}, env_);
+  EXPECT_NE(taken.exit_code, 0);
+  EXPECT_THAT(taken.err, HasSubstr("claim default/train")) << taken.err;
+}
+
+// Issue 29 item 4: a GPU of a prepared claim that a local user took while
+// the store had lost the claim's reservation is not taken from them: the
+// daemon says so, in its log and on the claim.
+TEST_F(NodeDaemonTest, AGpuTakenWhileItsClaimsReservationWasLostIsReportedOnTheClaim) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("train", "gpu-1");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
+  kill(node_, SIGTERM);
+  ASSERT_EQ(ExitCodeOf(node_), 0);
+  ASSERT_EQ(RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                        dir_ + "/host.json", "--force", "--drop-pod-reservations"},
+                       env_)
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "1", "--duration", "1h"}, env_).exit_code, 0);
+
+  StartNode();
+  json conflict;
+  ASSERT_TRUE(Eventually([&] {
+    conflict = EventAbout("ResourceClaim", "train");
+    return !conflict.is_null();
+  })) << ReadFile(dir_ + "/node.log");
+  EXPECT_EQ(conflict["reason"], "ReservationConflict");
+  EXPECT_EQ(conflict["type"], "Warning");
+  EXPECT_THAT(conflict["message"].get<std::string>(),
+              HasSubstr("claim default/train (" + claim.uid +
+                        ") is prepared on this node, but its reservation cannot be put back: gpu "
+                        "1: reserved by "));
+  EXPECT_THAT(ReadFile(dir_ + "/node.log"), HasSubstr("its reservation cannot be put back"));
+  // The local user keeps it; once they release it, it is the claim's again.
+  ASSERT_EQ(RunProgram({CANHAZGPU_BINARY, "release", "-G", "1"}, env_).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return TakenGpus() == std::vector<int>{1}; }));
+  CliResult status = RunProgram({CANHAZGPU_BINARY, "status", "--json"}, env_);
+  EXPECT_THAT(status.out, HasSubstr("\"train\"")) << status.err;
 }
 
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
