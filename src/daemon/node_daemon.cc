@@ -202,7 +202,7 @@ driver::NodeDevices NodeDaemon::Devices() {
 }
 
 void NodeDaemon::ReassertReservations(bool resync) {
-  std::map<std::string, std::string> conflicts;
+  std::map<std::string, std::string> reported;
   for (const driver::LostReservation& lost : preparer_->ReassertReservations()) {
     const std::string claim = StrCat("claim ", lost.claim.namespace_name, "/", lost.claim.name,
                                      " (", lost.claim.uid, ")");
@@ -212,17 +212,23 @@ void NodeDaemon::ReassertReservations(bool resync) {
       options_.log(StrCat(claim, ": the host store had lost its reservation of gpu ",
                           Join(gpus, ", "), "; reserved again"));
     }
-    if (lost.problem.empty()) continue;
-    conflicts[lost.claim.uid] = lost.problem;
-    auto seen = reported_conflicts_.find(lost.claim.uid);
-    if (!resync && seen != reported_conflicts_.end() && seen->second == lost.problem) continue;
+    const std::string& problem = lost.conflicts.empty() ? lost.error : lost.conflicts;
+    if (problem.empty()) continue;
+    reported[lost.claim.uid] = problem;
+    // Said when new and at each resync while it lasts: loud, not every commit.
+    auto seen = reported_problems_.find(lost.claim.uid);
+    if (!resync && seen != reported_problems_.end() && seen->second == problem) continue;
+    if (lost.conflicts.empty()) {
+      options_.log(StrCat("cannot check the reservations of prepared ", claim, ": ", problem));
+      continue;
+    }
     const std::string message = StrCat(
-        claim, " is prepared on this node, but its reservation cannot be put back: ", lost.problem,
+        claim, " is prepared on this node, but its reservation cannot be put back: ", problem,
         "; the pod still runs on that GPU: release the other reservation, or delete the pod");
     options_.log(message);
     events_.Post(ClaimObject(lost.claim), kube::kEventWarning, kReservationConflict, message);
   }
-  reported_conflicts_ = std::move(conflicts);
+  reported_problems_ = std::move(reported);
 }
 
 void NodeDaemon::SyncSlices(bool verify) {

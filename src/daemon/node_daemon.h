@@ -106,7 +106,7 @@ class NodeDaemon {
   driver::SlicePublisher publisher_;
   driver::NodeStatusWriter status_writer_;
   // Only the slice loop's thread touches these three.
-  std::map<std::string, std::string> reported_conflicts_;  // claim uid -> problem
+  std::map<std::string, std::string> reported_problems_;  // claim uid -> last said
   std::optional<nlohmann::json> pending_status_;
   std::chrono::steady_clock::time_point status_written_at_{};
   driver::HealthBoard health_board_;

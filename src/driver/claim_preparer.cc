@@ -368,10 +368,10 @@ std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
     LostReservation lost{
         .claim = {.namespace_name = claim.namespace_name, .uid = uid, .name = claim.name}};
     if (!restored.ok()) {
-      lost.problem = std::string(restored.status().message());
+      lost.error = std::string(restored.status().message());
     } else if (!restored->restored.empty() || !restored->conflicts.empty()) {
       lost.restored = std::move(restored->restored);
-      lost.problem = Join(restored->conflicts, "; ");
+      lost.conflicts = Join(restored->conflicts, "; ");
     } else {
       continue;  // as it should be
     }

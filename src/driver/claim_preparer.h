@@ -58,9 +58,11 @@ class ClaimSource {
 struct LostReservation {
   ClaimRef claim;
   std::vector<int> restored;  // GPUs reserved for it again
-  // Why the others could not be: who holds them now, or the store's error;
-  // "" when all were restored.
-  std::string problem;
+  // Who holds the others now: two owners of one GPU ("" when none).
+  std::string conflicts;
+  // Why the store could not be asked (a new state file whose pool is not
+  // set yet, say); "" when it could.
+  std::string error;
 };
 
 struct PreparerOptions {

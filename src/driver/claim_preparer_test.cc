@@ -634,9 +634,9 @@ TEST_F(ClaimPreparerTest, ReservationsTheStoreLostArePutBackAndAConflictIsNamed)
                          [&](const LostReservation& l) { return l.claim.uid == c.uid; });
   };
   EXPECT_EQ(of(kept).restored, std::vector<int>{1});
-  EXPECT_EQ(of(kept).problem, "");
+  EXPECT_EQ(of(kept).conflicts, "");
   EXPECT_TRUE(of(taken).restored.empty());
-  EXPECT_THAT(of(taken).problem, HasSubstr("gpu 3: reserved by bob (manual) since "));
+  EXPECT_THAT(of(taken).conflicts, HasSubstr("gpu 3: reserved by bob (manual) since "));
   const std::vector<Reservation> after = Reservations();
   ASSERT_EQ(after.size(), 2u);
   EXPECT_EQ(after[0].kind, ReservationKind::kK8s);

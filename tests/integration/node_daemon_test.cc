@@ -31,6 +31,7 @@ namespace {
 using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 class NodeDaemonTest : public ::testing::Test {
@@ -678,6 +679,45 @@ TEST_F(NodeDaemonTest, AGpuTakenWhileItsClaimsReservationWasLostIsReportedOnTheC
   EXPECT_TRUE(Eventually([&] { return TakenGpus() == std::vector<int>{1}; }));
   CliResult status = RunProgram({CANHAZGPU_BINARY, "status", "--json"}, env_);
   EXPECT_THAT(status.out, HasSubstr("\"train\"")) << status.err;
+}
+
+// Issue 29 item 4: after the state file was deleted and `admin` made a new
+// one, the daemon kept the old file open: its slices followed a file nobody
+// else used, and the pods' GPUs were free in the new one.
+TEST_F(NodeDaemonTest, AStateFileDeletedAndMadeAgainIsFollowedAndGetsThePodsGpusBack) {
+  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
+      daemon::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
+
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(dir_ + "/state.db" + suffix);
+  ASSERT_EQ(RunProgram({CANHAZGPU_BINARY, "admin", "--provider", "fake", "--fake-host",
+                        dir_ + "/host.json"},
+                       env_)
+                .exit_code,
+            0);
+  EXPECT_TRUE(Eventually([&] { return TakenGpus() == std::vector<int>{2}; }))
+      << ReadFile(dir_ + "/node.log");
+  const std::string log = ReadFile(dir_ + "/node.log");
+  EXPECT_THAT(log, HasSubstr("state file " + dir_ + "/state.db was replaced"));
+  EXPECT_THAT(log, HasSubstr("had lost its reservation of gpu 2; reserved again"));
+  EXPECT_NE(RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "2", "--nonblock"}, env_).exit_code, 0);
+  // The slices follow the new file.
+  ASSERT_EQ(
+      RunProgram({CANHAZGPU_BINARY, "reserve", "-G", "1", "--duration", "1h"}, env_).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return Published() == std::vector<std::string>{"gpu-0", "gpu-2", "gpu-3"};
+  })) << ReadFile(dir_ + "/node.log");
+
+  // Killed and started again: the new file, and nothing to put back.
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  StartNode();
+  ASSERT_EQ(RunProgram({CANHAZGPU_BINARY, "release", "-G", "1"}, env_).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return Published().size() == 4; }));
+  EXPECT_EQ(TakenGpus(), std::vector<int>{2});
+  EXPECT_THAT(ReadFile(dir_ + "/node.log"), Not(HasSubstr("reserved again")));
 }
 
 TEST_F(NodeDaemonTest, StopsCleanlyRemovingItsSockets) {
