@@ -353,6 +353,13 @@ std::vector<std::string> ClaimPreparer::Restore() {
 
 std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
   std::lock_guard lock(mu_);
+  // Looked at with one read first: this runs at every commit to the store,
+  // and a write transaction per claim would hold off local commands each time.
+  std::set<std::pair<int, std::string>> held;  // gpu, claim uid
+  absl::StatusOr<std::vector<Reservation>> listed = store::ListClaimReservations(store_);
+  if (listed.ok()) {
+    for (const Reservation& r : *listed) held.emplace(r.gpu, r.claim ? r.claim->uid : "");
+  }
   std::vector<LostReservation> out;
   for (const auto& [uid, claim] : checkpoint_.claims()) {
     // A claim still being prepared has its reservation made (or not) by
@@ -360,7 +367,10 @@ std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
     if (claim.state != PrepareState::kCompleted) continue;
     std::set<int> gpus;
     for (const CheckpointDevice& d : claim.devices) gpus.insert(d.gpu);
-    if (gpus.empty()) continue;
+    const bool whole = listed.ok() && std::all_of(gpus.begin(), gpus.end(), [&](int gpu) {
+                         return held.contains({gpu, uid});
+                       });
+    if (gpus.empty() || whole) continue;
     const KubeClaimRef ref{
         .namespace_name = claim.namespace_name, .name = claim.name, .uid = uid, .pod = claim.pod};
     absl::StatusOr<store::ClaimRestore> restored = store::RestoreClaim(
