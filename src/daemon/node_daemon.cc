@@ -21,6 +21,9 @@ using SteadyClock = std::chrono::steady_clock;
 // shows it beside the kubelet's FailedPrepareDynamicResources on the pod.
 constexpr char kPrepareRefused[] = "PrepareRefused";
 constexpr char kCheckpointCorrupted[] = "CheckpointCorrupted";
+// A GPU of a prepared claim that the host store lost and someone else took:
+// two owners of one GPU.
+constexpr char kReservationConflict[] = "ReservationConflict";
 
 kube::EventObjectReference ClaimObject(const driver::ClaimRef& ref) {
   kube::EventObjectReference about;
@@ -198,7 +201,39 @@ driver::NodeDevices NodeDaemon::Devices() {
   return devices_;
 }
 
+void NodeDaemon::ReassertReservations(bool resync) {
+  std::map<std::string, std::string> reported;
+  for (const driver::LostReservation& lost : preparer_->ReassertReservations()) {
+    const std::string claim = StrCat("claim ", lost.claim.namespace_name, "/", lost.claim.name,
+                                     " (", lost.claim.uid, ")");
+    if (!lost.restored.empty()) {
+      std::vector<std::string> gpus;
+      for (int gpu : lost.restored) gpus.push_back(StrCat(gpu));
+      options_.log(StrCat(claim, ": the host store had lost its reservation of gpu ",
+                          Join(gpus, ", "), "; reserved again"));
+    }
+    const std::string& problem = lost.conflicts.empty() ? lost.error : lost.conflicts;
+    if (problem.empty()) continue;
+    reported[lost.claim.uid] = problem;
+    // Said when new and at each resync while it lasts: loud, not every commit.
+    auto seen = reported_problems_.find(lost.claim.uid);
+    if (!resync && seen != reported_problems_.end() && seen->second == problem) continue;
+    if (lost.conflicts.empty()) {
+      options_.log(StrCat("cannot check the reservations of prepared ", claim, ": ", problem));
+      continue;
+    }
+    const std::string message = StrCat(
+        claim, " is prepared on this node, but its reservation cannot be put back: ", problem,
+        "; the pod still runs on that GPU: release the other reservation, or delete the pod");
+    options_.log(message);
+    events_.Post(ClaimObject(lost.claim), kube::kEventWarning, kReservationConflict, message);
+  }
+  reported_problems_ = std::move(reported);
+}
+
 void NodeDaemon::SyncSlices(bool verify) {
+  // The store first agrees with the checkpoint, so that the slices follow.
+  ReassertReservations(/*resync=*/verify);
   std::string uid;
   {
     std::lock_guard lock(mu_);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -78,6 +79,10 @@ class NodeDaemon {
   // Reads the node and publishes; logs what changed or failed. `verify`
   // reads the API even when the devices did not change (the resync).
   void SyncSlices(bool verify);
+  // Puts back the K8S reservations of prepared claims that the host store
+  // lost, logging each; a GPU someone else holds now is logged and a
+  // Warning Event on the claim, when new and at every resync (`resync`).
+  void ReassertReservations(bool resync);
   // Writes the NodeGpuStatus SyncSlices left pending, unless one was
   // written less than kStatusInterval ago (then the loop comes back), or
   // `now_anyway` (the resync).
@@ -100,7 +105,8 @@ class NodeDaemon {
   driver::ApiClaimSource claims_;
   driver::SlicePublisher publisher_;
   driver::NodeStatusWriter status_writer_;
-  // Only the slice loop's thread touches these two.
+  // Only the slice loop's thread touches these three.
+  std::map<std::string, std::string> reported_problems_;  // claim uid -> last said
   std::optional<nlohmann::json> pending_status_;
   std::chrono::steady_clock::time_point status_written_at_{};
   driver::HealthBoard health_board_;

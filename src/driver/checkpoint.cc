@@ -67,6 +67,8 @@ json ClaimJson(const CheckpointClaim& c) {
   j["namespace"] = c.namespace_name;
   j["name"] = c.name;
   j["state"] = StateName(c.state);
+  if (!c.user.empty()) j["user"] = c.user;
+  if (!c.pod.empty()) j["pod"] = c.pod;
   j["devices"] = json::array();
   for (const CheckpointDevice& d : c.devices) j["devices"].push_back(DeviceJson(d));
   return j;
@@ -105,6 +107,10 @@ std::optional<CheckpointClaim> ParseClaim(const std::string& uid, json rest) {
       !Take(rest, "name", c.name) || !Take(rest, "state", state) ||
       !Take(rest, "devices", devices) || !devices.is_array()) {
     return std::nullopt;
+  }
+  // Optional: absent from checkpoints of older daemons.
+  for (auto [key, field] : {std::pair{"user", &c.user}, std::pair{"pod", &c.pod}}) {
+    if (rest.contains(key) && !Take(rest, key, *field)) return std::nullopt;
   }
   if (state == "PrepareCompleted") {
     c.state = PrepareState::kCompleted;

@@ -39,6 +39,11 @@ struct CheckpointClaim {
   std::string name;
   PrepareState state = PrepareState::kStarted;
   std::vector<CheckpointDevice> devices;
+  // The K8S reservation's user and pod, as the prepare recorded them in the
+  // host store, so that the daemon can put it back as it was ("" in
+  // checkpoints written before they were kept).
+  std::string user;
+  std::string pod;
   nlohmann::json unknown = nlohmann::json::object();
 };
 

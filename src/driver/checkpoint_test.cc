@@ -94,6 +94,24 @@ TEST_F(CheckpointTest, ClaimsGoThroughBothPhasesAndSurviveARestart) {
             fs::perms::owner_read | fs::perms::owner_write);
 }
 
+// Issue 29 item 4: the daemon puts a lost K8S reservation back as the
+// prepare made it, user and pod included; older checkpoints lack both.
+TEST_F(CheckpointTest, TheReservationsUserAndPodAreKeptAndOptional) {
+  Checkpoint c = Load();
+  CheckpointClaim claim = Claim("u1", PrepareState::kCompleted);
+  claim.user = "alice";
+  claim.pod = "train-0";
+  ASSERT_TRUE(c.Put(claim).ok());
+  ASSERT_TRUE(c.Put(Claim("u2", PrepareState::kCompleted)).ok());
+  Checkpoint again = Load();
+  EXPECT_EQ(note_, "");
+  EXPECT_EQ(again.Find("u1")->user, "alice");
+  EXPECT_EQ(again.Find("u1")->pod, "train-0");
+  EXPECT_EQ(again.Find("u2")->user, "");
+  EXPECT_FALSE(json::parse(Text())["claims"]["u2"].contains("user"));
+  EXPECT_TRUE(again.Find("u1")->unknown.empty());
+}
+
 TEST_F(CheckpointTest, FieldsOfANewerDaemonAreKept) {
   CheckpointClaim claim = Claim("u1", PrepareState::kCompleted);
   claim.unknown = {{"sharing", {{"mps", true}}}};

@@ -163,7 +163,11 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
     RETURN_IF_ERROR(SameClaim(ref, half->namespace_name, half->name));
     RETURN_IF_ERROR(RollBackLocked(ref.uid));
   }
-  CheckpointClaim record{.uid = ref.uid, .namespace_name = ref.namespace_name, .name = ref.name};
+  CheckpointClaim record{.uid = ref.uid,
+                         .namespace_name = ref.namespace_name,
+                         .name = ref.name,
+                         .user = user,
+                         .pod = allocation.pods.empty() ? "" : allocation.pods.front()};
   std::set<int> gpus;
   for (const AllocatedDevice& a : allocation.devices) {
     const dra::Device* device = FindDevice(node.pool, a.device);
@@ -203,10 +207,8 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
   }
 
   RETURN_IF_ERROR(checkpoint_.Put(record));  // PrepareStarted: what to undo after a crash
-  const KubeClaimRef claim_ref{.namespace_name = ref.namespace_name,
-                               .name = ref.name,
-                               .uid = ref.uid,
-                               .pod = allocation.pods.empty() ? "" : allocation.pods.front()};
+  const KubeClaimRef claim_ref{
+      .namespace_name = ref.namespace_name, .name = ref.name, .uid = ref.uid, .pod = record.pod};
   absl::Status reserved = store::ReserveForClaim(store_, std::vector<int>(gpus.begin(), gpus.end()),
                                                  claim_ref, user, /*uid=*/0, clock_.Now());
   if (!reserved.ok()) {
@@ -347,6 +349,45 @@ std::vector<std::string> ClaimPreparer::Restore() {
     }
   }
   return problems;
+}
+
+std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
+  std::lock_guard lock(mu_);
+  // Looked at with one read first: this runs at every commit to the store,
+  // and a write transaction per claim would hold off local commands each time.
+  std::set<std::pair<int, std::string>> held;  // gpu, claim uid
+  absl::StatusOr<std::vector<Reservation>> listed = store::ListClaimReservations(store_);
+  if (listed.ok()) {
+    for (const Reservation& r : *listed) held.emplace(r.gpu, r.claim ? r.claim->uid : "");
+  }
+  std::vector<LostReservation> out;
+  for (const auto& [uid, claim] : checkpoint_.claims()) {
+    // A claim still being prepared has its reservation made (or not) by
+    // that prepare, under this lock: only completed ones are owed one.
+    if (claim.state != PrepareState::kCompleted) continue;
+    std::set<int> gpus;
+    for (const CheckpointDevice& d : claim.devices) gpus.insert(d.gpu);
+    const bool whole = listed.ok() && std::all_of(gpus.begin(), gpus.end(), [&](int gpu) {
+                         return held.contains({gpu, uid});
+                       });
+    if (gpus.empty() || whole) continue;
+    const KubeClaimRef ref{
+        .namespace_name = claim.namespace_name, .name = claim.name, .uid = uid, .pod = claim.pod};
+    absl::StatusOr<store::ClaimRestore> restored = store::RestoreClaim(
+        store_, std::vector<int>(gpus.begin(), gpus.end()), ref, claim.user, clock_.Now());
+    LostReservation lost{
+        .claim = {.namespace_name = claim.namespace_name, .uid = uid, .name = claim.name}};
+    if (!restored.ok()) {
+      lost.error = std::string(restored.status().message());
+    } else if (!restored->restored.empty() || !restored->conflicts.empty()) {
+      lost.restored = std::move(restored->restored);
+      lost.conflicts = Join(restored->conflicts, "; ");
+    } else {
+      continue;  // as it should be
+    }
+    out.push_back(std::move(lost));
+  }
+  return out;
 }
 
 }  // namespace canhazgpu::driver

@@ -54,6 +54,17 @@ class ClaimSource {
                                 Deadline deadline) = 0;
 };
 
+// A prepared claim whose K8S reservations the host store had lost.
+struct LostReservation {
+  ClaimRef claim;
+  std::vector<int> restored;  // GPUs reserved for it again
+  // Who holds the others now: two owners of one GPU ("" when none).
+  std::string conflicts;
+  // Why the store could not be asked (a new state file whose pool is not
+  // set yet, say); "" when it could.
+  std::string error;
+};
+
 struct PreparerOptions {
   std::string driver = "gpu.canhazgpu.dev";
   std::string cdi_dir = "/var/run/cdi";
@@ -90,6 +101,14 @@ class ClaimPreparer : public NodeService {
   // completed. Returns one line per claim it could not restore (and per
   // leftover it could not remove).
   std::vector<std::string> Restore();
+
+  // Makes the host store agree with the checkpoint, the daemon's truth:
+  // every GPU of a completed claim is reserved for it again where the store
+  // lost that (`canhazgpu admin --force --drop-pod-reservations`, a state
+  // file deleted and made again), unless someone else holds it now, which
+  // is reported, not taken. Returns a line per claim it found short; none
+  // when the store agrees. One store transaction per claim, under the lock.
+  std::vector<LostReservation> ReassertReservations();
 
  private:
   absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref,

@@ -597,5 +597,61 @@ TEST_F(ClaimPreparerTest, NoClaimIsAskedForAfterTheCallWasCancelledOrItsDeadline
             "the kubelet retries it");
 }
 
+// Issue 29 item 4: `admin --force` (or a state file deleted and made
+// again) wiped the K8S reservations of prepared claims, and nothing put
+// them back: a re-prepare answers from the checkpoint.
+TEST_F(ClaimPreparerTest, ReservationsTheStoreLostArePutBackAndAConflictIsNamed) {
+  ASSERT_TRUE(
+      client_
+          ->CreateObject(kube::kPods, "ml",
+                         {{"metadata", {{"name", "kept-pod"}, {"labels", {{kUserLabel, "alice"}}}}},
+                          {"spec", {{"containers", {{{"name", "c"}, {"image", "i"}}}}}}})
+          .ok());
+  const ClaimRef kept = Allocated("kept", {"gpu-1"});
+  const ClaimRef taken = Allocated("taken", {"gpu-3"});
+  ASSERT_EQ(preparer_->PrepareClaims({kept, taken}, {})[kept.uid].error, "");
+  EXPECT_TRUE(preparer_->ReassertReservations().empty()) << "the store agrees";
+  const std::vector<Reservation> before = Reservations();
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(before[0].user, "alice");
+
+  // Wiped, and a local user takes gpu 3 meanwhile.
+  ASSERT_TRUE(store_
+                  ->Update([&](store::StateTransaction& tx) -> absl::Status {
+                    for (const Reservation& r : before)
+                      RETURN_IF_ERROR(tx.DeleteReservation(r.gpu));
+                    return tx.InsertReservation({.gpu = 3,
+                                                 .uid = 1001,
+                                                 .user = "bob",
+                                                 .kind = ReservationKind::kManual,
+                                                 .start = clock_.Now()});
+                  })
+                  .ok());
+  std::vector<LostReservation> lost = preparer_->ReassertReservations();
+  ASSERT_EQ(lost.size(), 2u);
+  const auto of = [&](const ClaimRef& c) {
+    return *std::find_if(lost.begin(), lost.end(),
+                         [&](const LostReservation& l) { return l.claim.uid == c.uid; });
+  };
+  EXPECT_EQ(of(kept).restored, std::vector<int>{1});
+  EXPECT_EQ(of(kept).conflicts, "");
+  EXPECT_TRUE(of(taken).restored.empty());
+  EXPECT_THAT(of(taken).conflicts, HasSubstr("gpu 3: reserved by bob (manual) since "));
+  const std::vector<Reservation> after = Reservations();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].kind, ReservationKind::kK8s);
+  EXPECT_EQ(after[0].user, "alice");  // as the prepare recorded it
+  EXPECT_EQ(after[0].claim->pod, "kept-pod");
+  EXPECT_EQ(after[1].user, "bob");  // reported, not taken
+
+  // Once bob is gone, the next look puts it back too.
+  ASSERT_TRUE(
+      store_->Update([](store::StateTransaction& tx) { return tx.DeleteReservation(3); }).ok());
+  lost = preparer_->ReassertReservations();
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].restored, std::vector<int>{3});
+  EXPECT_TRUE(preparer_->ReassertReservations().empty());
+}
+
 }  // namespace
 }  // namespace canhazgpu::driver

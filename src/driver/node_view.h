@@ -19,7 +19,7 @@ namespace canhazgpu::driver {
 struct NodeParts {
   std::string node_name;
   gpu::GpuProvider& provider;
-  store::StateStore& store;  // used from several threads: a LockedStateStore
+  store::StateStore& store;  // used from several threads: a Locked- or ReopeningStateStore
   const host::ProcessTable& processes;
   gpu::HealthMonitor* health = nullptr;  // none: no taints
   uint64_t threshold_bytes = 0;          // busy above this much memory

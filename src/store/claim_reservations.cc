@@ -40,6 +40,61 @@ absl::Status CheckRequest(const std::vector<int>& gpus, const KubeClaimRef& clai
   return absl::OkStatus();
 }
 
+// Where each of `gpus` (sorted) stands for `claim` inside `txn`.
+struct Placement {
+  std::vector<int> free;               // to reserve (expired manual reservations were ended)
+  std::vector<std::string> conflicts;  // "gpu 3: reserved by alice (manual) since ..."
+  std::vector<int> outside;            // not in the pool
+  int pool_size = 0;
+};
+
+absl::StatusOr<Placement> Place(StateTransaction& txn, const std::vector<int>& gpus,
+                                const KubeClaimRef& claim, TimePoint now) {
+  ASSIGN_OR_RETURN(std::optional<PoolConfig> pool, txn.GetPool());
+  if (!pool) {
+    return absl::FailedPreconditionError(
+        "GPU pool not initialized: run 'canhazgpu admin' on the node");
+  }
+  Placement out{.pool_size = pool->gpu_count};
+  ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
+  for (int gpu : gpus) {
+    if (gpu >= pool->gpu_count) {
+      out.outside.push_back(gpu);
+      continue;
+    }
+    auto held = std::find_if(reservations.begin(), reservations.end(),
+                             [gpu](const Reservation& r) { return r.gpu == gpu; });
+    if (held == reservations.end()) {
+      out.free.push_back(gpu);
+    } else if (held->claim && held->claim->uid == claim.uid) {
+      continue;  // prepared before: kept as it is
+    } else if (held->expires && now >= *held->expires) {
+      // Stale: ended as ReapStale would, so a GPU status shows free is free.
+      RETURN_IF_ERROR(txn.DeleteReservation(gpu));
+      RETURN_IF_ERROR(txn.AppendHistory(EndReservation(*held, now, ReleaseReason::kExpired)));
+      out.free.push_back(gpu);
+    } else {
+      out.conflicts.push_back(StrCat("gpu ", gpu, ": ", DescribeHolder(*held)));
+    }
+  }
+  return out;
+}
+
+absl::Status InsertForClaim(StateTransaction& txn, const std::vector<int>& gpus,
+                            const KubeClaimRef& claim, const std::string& user, uint32_t uid,
+                            TimePoint now) {
+  for (int gpu : gpus) {
+    RETURN_IF_ERROR(txn.InsertReservation(
+        Reservation{.gpu = gpu,
+                    .uid = uid,
+                    .user = user.empty() ? StrCat("k8s:", claim.namespace_name) : user,
+                    .kind = ReservationKind::kK8s,
+                    .start = now,
+                    .claim = claim}));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ReserveForClaim(StateStore& store, const std::vector<int>& gpus,
@@ -49,49 +104,39 @@ absl::Status ReserveForClaim(StateStore& store, const std::vector<int>& gpus,
   std::vector<int> sorted = gpus;
   std::sort(sorted.begin(), sorted.end());
   return store.Update([&](StateTransaction& txn) -> absl::Status {
-    ASSIGN_OR_RETURN(std::optional<PoolConfig> pool, txn.GetPool());
-    if (!pool) {
-      return absl::FailedPreconditionError(
-          "GPU pool not initialized: run 'canhazgpu admin' on the node");
+    ASSIGN_OR_RETURN(Placement placed, Place(txn, sorted, claim, now));
+    if (!placed.outside.empty()) {
+      return absl::NotFoundError(StrCat("gpu ", placed.outside.front(),
+                                        ": not in this host's pool of ", placed.pool_size,
+                                        " GPUs"));
     }
-    ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
-    std::vector<std::string> conflicts;
-    std::vector<int> to_reserve;
-    for (int gpu : sorted) {
-      if (gpu >= pool->gpu_count) {
-        return absl::NotFoundError(
-            StrCat("gpu ", gpu, ": not in this host's pool of ", pool->gpu_count, " GPUs"));
-      }
-      auto held = std::find_if(reservations.begin(), reservations.end(),
-                               [gpu](const Reservation& r) { return r.gpu == gpu; });
-      if (held == reservations.end()) {
-        to_reserve.push_back(gpu);
-      } else if (held->claim && held->claim->uid == claim.uid) {
-        continue;  // prepared before: kept as it is
-      } else if (held->expires && now >= *held->expires) {
-        // Stale: ended as ReapStale would, so a GPU status shows free is free.
-        RETURN_IF_ERROR(txn.DeleteReservation(gpu));
-        RETURN_IF_ERROR(txn.AppendHistory(EndReservation(*held, now, ReleaseReason::kExpired)));
-        to_reserve.push_back(gpu);
-      } else {
-        conflicts.push_back(StrCat("gpu ", gpu, ": ", DescribeHolder(*held)));
-      }
+    if (!placed.conflicts.empty()) {
+      return absl::FailedPreconditionError(StrCat(
+          Join(placed.conflicts, "; "), " (wanted for Kubernetes ", DescribeClaim(claim), ")"));
     }
-    if (!conflicts.empty()) {
-      return absl::FailedPreconditionError(
-          StrCat(Join(conflicts, "; "), " (wanted for Kubernetes ", DescribeClaim(claim), ")"));
-    }
-    for (int gpu : to_reserve) {
-      RETURN_IF_ERROR(txn.InsertReservation(
-          Reservation{.gpu = gpu,
-                      .uid = uid,
-                      .user = user.empty() ? StrCat("k8s:", claim.namespace_name) : user,
-                      .kind = ReservationKind::kK8s,
-                      .start = now,
-                      .claim = claim}));
-    }
-    return absl::OkStatus();
+    return InsertForClaim(txn, placed.free, claim, user, uid, now);
   });
+}
+
+absl::StatusOr<ClaimRestore> RestoreClaim(StateStore& store, const std::vector<int>& gpus,
+                                          const KubeClaimRef& claim, const std::string& user,
+                                          TimePoint now) {
+  RETURN_IF_ERROR(CheckRequest(gpus, claim));
+  std::vector<int> sorted = gpus;
+  std::sort(sorted.begin(), sorted.end());
+  ClaimRestore out;
+  RETURN_IF_ERROR(store.Update([&](StateTransaction& txn) -> absl::Status {
+    ASSIGN_OR_RETURN(Placement placed, Place(txn, sorted, claim, now));
+    out.restored = placed.free;
+    out.conflicts = std::move(placed.conflicts);
+    for (int gpu : placed.outside) {
+      out.conflicts.push_back(
+          StrCat("gpu ", gpu, ": not in this host's pool of ", placed.pool_size, " GPUs"));
+    }
+    // Whatever else holds the others, these are the claim's again.
+    return InsertForClaim(txn, placed.free, claim, user, /*uid=*/0, now);
+  }));
+  return out;
 }
 
 absl::Status ReleaseClaim(StateStore& store, const std::string& claim_uid, TimePoint now) {

@@ -40,6 +40,25 @@ absl::Status ReserveForClaim(StateStore& store, const std::vector<int>& gpus,
                              const KubeClaimRef& claim, const std::string& user, uint32_t uid,
                              TimePoint now);
 
+// What RestoreClaim found.
+struct ClaimRestore {
+  std::vector<int> restored;           // reserved for the claim again
+  std::vector<std::string> conflicts;  // "gpu 3: reserved by alice (manual) since ..."
+};
+
+// Puts back the reservations of a claim that is still prepared (its pod
+// runs on `gpus`) but that the store lost: `canhazgpu admin --force
+// --drop-pod-reservations`, or a state file deleted and created again. Unlike
+// ReserveForClaim it is not all or nothing: each GPU free is reserved for
+// the claim again, GPUs it still holds are kept, and each GPU held by
+// someone else (a local user who took it meanwhile) or no longer in the pool
+// is left as it is and named in `conflicts`, for the driver to report. One
+// transaction. Errors: InvalidArgument as ReserveForClaim; FailedPrecondition
+// when the pool is not initialized.
+absl::StatusOr<ClaimRestore> RestoreClaim(StateStore& store, const std::vector<int>& gpus,
+                                          const KubeClaimRef& claim, const std::string& user,
+                                          TimePoint now);
+
 // Ends every reservation of the claim `claim_uid` (history: released). OK
 // when it holds none, so a repeated unprepare succeeds.
 absl::Status ReleaseClaim(StateStore& store, const std::string& claim_uid, TimePoint now);

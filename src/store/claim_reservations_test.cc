@@ -119,6 +119,40 @@ TEST_F(ClaimReservationsTest, GpuOfALocalUserFailsTheWholeClaimNamingTheHolder) 
   EXPECT_EQ(All()[0].user, "bob");
 }
 
+// Issue 29 item 4: what the driver puts back for a claim the store lost
+// (admin --force, a new state file): each free GPU, whoever holds the others.
+TEST_F(ClaimReservationsTest, RestoreClaimTakesBackEachFreeGpuAndNamesTheRest) {
+  ASSERT_TRUE(ReserveForClaim(store_, {0}, kTrain, "alice", 1000, At(1)).ok());
+  Insert({.gpu = 2,
+          .uid = 1001,
+          .user = "bob",
+          .kind = ReservationKind::kManual,
+          .start = At(62),
+          .expires = At(600)});
+  absl::StatusOr<ClaimRestore> restored =
+      RestoreClaim(store_, {0, 1, 2, 7}, kTrain, "alice", At(70));
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->restored, std::vector<int>{1});  // gpu 0 it still held
+  ASSERT_EQ(restored->conflicts.size(), 2u);
+  EXPECT_EQ(restored->conflicts[0], "gpu 2: reserved by bob (manual) since 1970-01-01T01:02:00Z");
+  EXPECT_EQ(restored->conflicts[1], "gpu 7: not in this host's pool of 4 GPUs");
+  std::vector<Reservation> all = All();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[1].gpu, 1);
+  EXPECT_EQ(all[1].kind, ReservationKind::kK8s);
+  EXPECT_EQ(all[1].user, "alice");
+  EXPECT_EQ(all[1].claim, kTrain);
+  EXPECT_EQ(all[2].user, "bob");
+
+  // Again: nothing more to do.
+  restored = RestoreClaim(store_, {0, 1}, kTrain, "alice", At(71));
+  EXPECT_TRUE(restored->restored.empty());
+  EXPECT_TRUE(restored->conflicts.empty());
+  MemoryStateStore empty;
+  EXPECT_EQ(RestoreClaim(empty, {0}, kTrain, "", At(1)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(ClaimReservationsTest, GpusOfRunJobsAnotherClaimOrTheQueueAreAllNamed) {
   Insert({.gpu = 0,
           .uid = 1001,

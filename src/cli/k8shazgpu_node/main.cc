@@ -36,7 +36,7 @@
 #include "httpfront/http_front.h"
 #include "httpfront/httplib_exchange.h"
 #include "kube/kubeconfig.h"
-#include "store/locked_state_store.h"
+#include "store/reopening_state_store.h"
 #include "store/sqlite_state_store.h"
 
 namespace canhazgpu {
@@ -256,11 +256,17 @@ int Main(const std::vector<std::string>& args) {
   if (absl::Status s_api = (*client)->CheckDraApi(); !s_api.ok()) {
     return Fail(std::string(s_api.message()));
   }
-  absl::StatusOr<std::unique_ptr<store::SqliteStateStore>> opened =
-      store::SqliteStateStore::Open(s["state"]);
+  // The slice loop and the kubelet's calls use the store from different
+  // threads; and the file may be deleted and made again under the daemon.
+  absl::StatusOr<std::unique_ptr<store::ReopeningStateStore>> opened =
+      store::ReopeningStateStore::Open(
+          s["state"],
+          [](const std::string& path) -> absl::StatusOr<std::unique_ptr<store::StateStore>> {
+            return store::SqliteStateStore::Open(path);
+          },
+          log);
   if (!opened.ok()) return Fail(std::string(opened.status().message()));
-  // The slice loop and the kubelet's calls use the store from different threads.
-  store::LockedStateStore store(*std::move(opened));
+  store::ReopeningStateStore& store = **opened;
   absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> provider =
       MakeProvider(s["provider"], s["fake-host"], s["nvml-library"]);
   if (!provider.ok()) return Fail(std::string(provider.status().message()));
