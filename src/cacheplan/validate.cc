@@ -12,8 +12,9 @@ namespace canhazgpu::cacheplan {
 namespace {
 
 absl::Status Bad(const CacheItem& item, std::string_view why) {
-  return absl::InvalidArgumentError(
-      StrCat("cache item '", item.name.empty() ? "<unnamed>" : item.name, "': ", why));
+  // Every part may be the plan author's text: shown escaped, on one line.
+  return absl::InvalidArgumentError(EscapeForDisplay(
+      StrCat("cache item '", item.name.empty() ? "<unnamed>" : item.name, "': ", why)));
 }
 
 // The schemes a node's libgit2 fetches from, and scp-like git@host:path.
@@ -195,7 +196,7 @@ absl::Status ValidateItem(const CacheItem& item, const ItemRules& rules) {
       return Bad(item, StrCat("git URL \"", r.url,
                               "\" names a path on the node; a plan may not make the node copy "
                               "its own files into the shared cache (k8shazgpu-node "
-                              "--allow-local-git-urls allows it, for tests only)"));
+                              "--cache-local-git on allows it, for tests only)"));
     }
     if (!r.branch.empty() && !r.commit.empty()) {
       return Bad(item, "give a branch or a commit, not both");
@@ -251,7 +252,8 @@ absl::Status ValidateItems(const std::vector<CacheItem>& items, const ItemRules&
     if (absl::Status s = ValidateItem(item, rules); !s.ok()) return s;
     if (!seen.insert(item.name).second) {
       return absl::InvalidArgumentError(
-          StrCat("cache item '", item.name, "' is in the plan twice; item names must be unique"));
+          EscapeForDisplay(StrCat("cache item '", item.name,
+                                  "' is in the plan twice; item names must be unique")));
     }
   }
   return absl::OkStatus();
@@ -260,7 +262,7 @@ absl::Status ValidateItems(const std::vector<CacheItem>& items, const ItemRules&
 absl::Status Validate(const CachePlan& plan, const ItemRules& rules) {
   absl::Status s = ValidateItems(plan.items, rules);
   if (s.ok()) return s;
-  return absl::InvalidArgumentError(StrCat("CachePlan ", plan.name, ": ", s.message()));
+  return absl::InvalidArgumentError(StrCat("CachePlan ", EscapeForDisplay(plan.name), ": ", s.message()));
 }
 
 std::string DefaultItemName(const CacheItem& item) {

@@ -99,6 +99,15 @@ TEST(ValidateTest, NamesWhatIsWrongInOneLine) {
   ExpectError(refresh, "refreshRequestedAt \"yesterday\" is not an RFC 3339 time");
 }
 
+TEST(ValidateTest, TheAuthorsTextIsShownEscapedOnOneLine) {
+  ExpectError(Model("x", {.repo_id = "Qw\n/Qwen"}), "model id \"Qw\\n/Qwen\" must be");
+  ExpectError(Repo("x", {.url = "https://h/r", .branch = "a\rb"}), "\"a\\rb\" is not a valid");
+  ExpectError(Image("x\x1b[2J", "nginx"), "cache item 'x\\e[2J'");
+  CacheItem refresh = Image("x", "nginx");
+  refresh.refresh_requested_at = "\n";
+  ExpectError(refresh, "refreshRequestedAt \"\\n\"");
+}
+
 TEST(ValidateTest, NamesMustBeUniqueInThePlan) {
   CachePlan plan{.name = "default", .items = {Image("a", "nginx"), Image("a", "redis")}};
   absl::Status s = Validate(plan);
