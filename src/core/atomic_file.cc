@@ -36,6 +36,20 @@ void SyncDirectoryOf(const std::string& path) {
 
 }  // namespace
 
+int OpenFixedNameFile(const std::string& path, int flags, mode_t mode) {
+  const int all = flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+  int fd = open(path.c_str(), all, mode);
+  if (fd < 0 && errno == ELOOP) {
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && unlink(path.c_str()) == 0) {
+      fd = open(path.c_str(), all, mode);
+    } else {
+      errno = ELOOP;
+    }
+  }
+  return fd;
+}
+
 absl::Status LocalFileError(int err, std::string_view message) {
   std::string text = StrCat(message, ": ", std::strerror(err));
   switch (err) {

@@ -71,4 +71,12 @@ absl::StatusOr<std::string> RandomTemporaryPathFor(std::string_view path);
 // never Unavailable, which callers take for "the network, retry".
 absl::Status LocalFileError(int err, std::string_view message);
 
+// Opens a file kept under a fixed name - a lock file, a partial download
+// resumed by name - with `flags` | O_CREAT | O_NOFOLLOW | O_CLOEXEC. A
+// symlink found at `path` was planted by whoever can write to the directory
+// (ours never makes one): it is removed and the open tried once more, so we
+// neither write through it nor stay locked out by it. Returns the fd, or -1
+// with errno set.
+int OpenFixedNameFile(const std::string& path, int flags, mode_t mode);
+
 }  // namespace canhazgpu

@@ -1,9 +1,11 @@
 #include "core/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -105,6 +107,32 @@ TEST_F(AtomicFileTest, LocalErrorsAreCodedByWhatHappenedNeverUnavailable) {
   EXPECT_EQ(LocalFileError(ENOSPC, "x").code(), absl::StatusCode::kInternal);
   EXPECT_EQ(LocalFileError(EISDIR, "cannot write /a/b").message(),
             "cannot write /a/b: Is a directory");
+}
+
+TEST_F(AtomicFileTest, AFixedNameFileNeverWritesThroughAPlantedLink) {
+  const std::string outside = dir_ + "/outside";
+  { std::ofstream(outside) << "precious"; }
+  ASSERT_EQ(chmod(outside.c_str(), 0600), 0);
+  const std::string lock = dir_ + "/lock";
+  ASSERT_EQ(symlink(outside.c_str(), lock.c_str()), 0);
+
+  const int fd = OpenFixedNameFile(lock, O_RDWR | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  ASSERT_EQ(write(fd, "x", 1), 1);
+  close(fd);
+  EXPECT_EQ(Contents(outside), "precious");
+  struct stat st;
+  ASSERT_EQ(stat(outside.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(lstat(lock.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(Contents(lock), "x");
+
+  // An existing file of ours is opened as it is, contents kept.
+  const int again = OpenFixedNameFile(lock, O_RDWR, 0644);
+  ASSERT_GE(again, 0);
+  close(again);
+  EXPECT_EQ(Contents(lock), "x");
 }
 
 }  // namespace

@@ -8,11 +8,12 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/atomic_file.h"
 
 namespace git {
 
 absl::StatusOr<FileLock> FileLock::Acquire(const std::filesystem::path& path) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = canhazgpu::OpenFixedNameFile(path.string(), O_RDWR, 0644);
   if (fd < 0) {
     return absl::UnavailableError(
         absl::StrCat("opening lock file ", path.string(), ": ", std::strerror(errno)));

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/atomic_file.h"
 
 namespace canhazgpu::hfcache {
 namespace {
@@ -33,7 +34,7 @@ absl::Status WriteError(const std::filesystem::path& path, int error) {
 absl::StatusOr<std::unique_ptr<BlobWriter>> BlobWriter::Open(const std::filesystem::path& path,
                                                              HashKind kind, uint64_t size,
                                                              bool durable) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = OpenFixedNameFile(path.string(), O_WRONLY, 0644);
   if (fd < 0) return WriteError(path, errno);
   std::unique_ptr<BlobWriter> writer(new BlobWriter(path, fd, kind, size, durable));
   struct stat st;

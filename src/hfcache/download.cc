@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/atomic_file.h"
 #include "core/status_macros.h"
 #include "hfcache/blob_writer.h"
 #include "hfcache/hub_api.h"
@@ -43,7 +44,7 @@ class RepoLock {
                                                            const std::atomic<bool>* cancel) {
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = OpenFixedNameFile(path.string(), O_RDWR, 0644);
     if (fd < 0) return SystemError("cannot open lock file", path, errno);
     while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) {

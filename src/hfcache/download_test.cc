@@ -270,6 +270,27 @@ TEST_F(DownloadTest, ResumesAcrossCallsFromTheIncompleteFile) {
   EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
 }
 
+// Issue 29 item 3: whoever can write to the cache directory plants a
+// symlink where a partial download is resumed; the download must not write
+// through it.
+TEST_F(DownloadTest, ALinkPlantedAtThePartialDownloadIsNotFollowed) {
+  StartHub(TinyModel());
+  const fs::path outside = root_ / "outside";
+  { std::ofstream(outside) << "precious"; }
+  const fs::path blobs = RepoDir() / "blobs";
+  fs::create_directories(blobs);
+  const fs::path incomplete =
+      blobs / (hub_.HashOf("org/tiny", "model.safetensors") + ".incomplete");
+  fs::create_symlink(outside, incomplete);
+  fs::create_directories(RepoDir() / ".canhazgpu");
+  fs::create_symlink(outside, RepoDir() / ".canhazgpu" / "lock");
+
+  ASSERT_TRUE(Download(ModelRef{.repo_id = "org/tiny"}, Options()).ok());
+  EXPECT_EQ(ReadAll(outside), "precious");
+  EXPECT_FALSE(fs::is_symlink(RepoDir() / ".canhazgpu" / "lock"));
+  EXPECT_EQ(ReadAll(RepoDir() / "snapshots" / kCommit1 / "model.safetensors"), BigContent('a'));
+}
+
 TEST_F(DownloadTest, StartsOverWhenTheServerIgnoresTheRange) {
   StartHub(TinyModel());
   hub_.CutNextBody("model.safetensors", kMiB);

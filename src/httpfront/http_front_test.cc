@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "httpfront/testing/dial_loopback.h"
 
 namespace canhazgpu::httpfront {
 namespace {
@@ -28,25 +29,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// Connects from `from` (any 127.0.0.0/8 address is this machine's).
-int Connect(int port, const char* from = "127.0.0.1") {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  inet_pton(AF_INET, from, &local.sin_addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  timeval tv{.tv_sec = 20, .tv_usec = 0};  // a hang fails instead of blocking
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
-}
+using httpfront::testing::DialLoopback;
 
 std::string ReadUntilClosed(int fd) {
   std::string out;
@@ -108,7 +91,7 @@ class HttpFrontTest : public ::testing::Test {
 
 TEST_F(HttpFrontTest, AnswersWholeRequestsInOrderOnOneConnection) {
   Start({});
-  int fd = Connect(port_);
+  int fd = DialLoopback(port_);
   // Two pipelined requests, the second split across writes.
   const std::string both = Request("/one", false) + Request("/two", true);
   ASSERT_GT(send(fd, both.data(), 30, MSG_NOSIGNAL), 0);
@@ -121,7 +104,7 @@ TEST_F(HttpFrontTest, AnswersWholeRequestsInOrderOnOneConnection) {
 
 TEST_F(HttpFrontTest, TricklingClientIsCutOffAtTheRequestDeadline) {
   Start({.request_deadline = std::chrono::milliseconds(300)});
-  int fd = Connect(port_);
+  int fd = DialLoopback(port_);
   const std::string start = "GET / HTTP/1.1\r\n";
   ASSERT_GT(send(fd, start.data(), start.size(), MSG_NOSIGNAL), 0);
   // A header line every 20 ms never completes the request; each one would
@@ -144,14 +127,14 @@ TEST_F(HttpFrontTest, OneClientHoldsOnlyItsShareOfConnections) {
   // One loop: connections are counted in the order they were made.
   Start({.loops = 1, .max_client_connections = 3});
   std::vector<int> held;
-  for (int i = 0; i < 3; ++i) held.push_back(Connect(port_));
+  for (int i = 0; i < 3; ++i) held.push_back(DialLoopback(port_));
   // Written first, so the server has counted the three when the fourth comes.
   for (int fd : held) ASSERT_GT(send(fd, "G", 1, MSG_NOSIGNAL), 0);
-  int over = Connect(port_);
+  int over = DialLoopback(port_);
   EXPECT_THAT(ReadUntilClosed(over), StartsWith("HTTP/1.1 503"));
   close(over);
   // Another client is not affected.
-  int other = Connect(port_, "127.0.0.2");
+  int other = DialLoopback(port_, "127.0.0.2");
   const std::string req = Request("/other", true);
   ASSERT_GT(send(other, req.data(), req.size(), MSG_NOSIGNAL), 0);
   EXPECT_THAT(ReadUntilClosed(other), HasSubstr("/other"));
@@ -161,7 +144,7 @@ TEST_F(HttpFrontTest, OneClientHoldsOnlyItsShareOfConnections) {
   held.pop_back();
   std::string got;
   for (int i = 0; i < 200 && !got.ends_with("/again"); ++i) {
-    int fd = Connect(port_);
+    int fd = DialLoopback(port_);
     const std::string again = Request("/again", true);
     (void)!send(fd, again.data(), again.size(), MSG_NOSIGNAL);
     got = ReadUntilClosed(fd);
@@ -180,11 +163,11 @@ TEST_F(HttpFrontTest, Issue29WhenAllAreTakenAClientWithFewerTakesOneFromTheBigge
   Start({.loops = 1, .max_client_connections = 100, .max_connections = 6});
   std::vector<int> flood;
   for (int i = 0; i < 6; ++i) {
-    flood.push_back(Connect(port_));
+    flood.push_back(DialLoopback(port_));
     ASSERT_GT(send(flood.back(), "G", 1, MSG_NOSIGNAL), 0);
   }
   // Another client is served, on a connection it keeps.
-  int other = Connect(port_, "127.0.0.2");
+  int other = DialLoopback(port_, "127.0.0.2");
   const std::string req = Request("/other", false);
   ASSERT_GT(send(other, req.data(), req.size(), MSG_NOSIGNAL), 0);
   const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n/other";
@@ -194,7 +177,7 @@ TEST_F(HttpFrontTest, Issue29WhenAllAreTakenAClientWithFewerTakesOneFromTheBigge
   // The flooder's oldest connection made room, without an answer.
   EXPECT_EQ(ReadUntilClosed(flood.front()), "");
   // Its next one finds nobody holding more than it does.
-  int again = Connect(port_);
+  int again = DialLoopback(port_);
   EXPECT_THAT(ReadUntilClosed(again), StartsWith("HTTP/1.1 503"));
   close(again);
   close(other);
@@ -219,8 +202,8 @@ TEST_F(HttpFrontTest, Issue29LocalUsersAreCountedApartByUid) {
         read(to_child[0], &port, sizeof port) != sizeof port) {
       _exit(2);
     }
-    for (int i = 0; i < 3; ++i) (void)!send(Connect(port), "G", 1, MSG_NOSIGNAL);
-    char refused = ReadUntilClosed(Connect(port)).starts_with("HTTP/1.1 503") ? 1 : 0;
+    for (int i = 0; i < 3; ++i) (void)!send(DialLoopback(port), "G", 1, MSG_NOSIGNAL);
+    char refused = ReadUntilClosed(DialLoopback(port)).starts_with("HTTP/1.1 503") ? 1 : 0;
     (void)!write(from_child[1], &refused, 1);
     (void)!read(to_child[0], &port, 1);  // until the parent is done
     _exit(0);
@@ -231,7 +214,7 @@ TEST_F(HttpFrontTest, Issue29LocalUsersAreCountedApartByUid) {
   EXPECT_EQ(read(from_child[0], &refused, 1), 1);
   EXPECT_EQ(refused, 1);
   // This process's user, from the same address, is served.
-  int mine = Connect(port_);
+  int mine = DialLoopback(port_);
   const std::string req = Request("/mine", true);
   ASSERT_GT(send(mine, req.data(), req.size(), MSG_NOSIGNAL), 0);
   EXPECT_THAT(ReadUntilClosed(mine), HasSubstr("/mine"));
@@ -247,7 +230,7 @@ TEST_F(HttpFrontTest, StopEndsRunWhateverIsOpen) {
   Start({.max_client_connections = 500});
   std::vector<int> open;
   for (int i = 0; i < 200; ++i) {
-    int fd = Connect(port_);
+    int fd = DialLoopback(port_);
     ASSERT_GE(fd, 0);
     (void)!send(fd, "GET / HTTP/1.1\r\n", 16, MSG_NOSIGNAL);
     open.push_back(fd);
@@ -258,7 +241,7 @@ TEST_F(HttpFrontTest, StopEndsRunWhateverIsOpen) {
     EXPECT_EQ(ReadUntilClosed(fd), "");
     close(fd);
   }
-  EXPECT_EQ(Connect(port_), -1);
+  EXPECT_EQ(DialLoopback(port_), -1);
 }
 
 TEST(ListenTcpTest, APortInUseIsAnErrorThatSaysSo) {

@@ -12,27 +12,16 @@
 #include <cstring>
 #include <vector>
 
+#include "httpfront/testing/dial_loopback.h"
+
 namespace canhazgpu::testing {
 namespace {
 
 constexpr char kStart[] = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n";
 constexpr char kLine[] = "X-Slow: 1\r\n";
 
-// A connection to 127.0.0.1:port with `guard` on every read; -1 on failure.
-// Only system calls: it runs in a forked child of a threaded test.
 int DialLoopback(int port, int guard_seconds) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  timeval tv{.tv_sec = guard_seconds, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
+  return httpfront::testing::DialLoopback(port, "127.0.0.1", guard_seconds);
 }
 
 void SendAll(int fd, const char* data, size_t size) {

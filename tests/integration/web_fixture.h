@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "httpfront/testing/dial_loopback.h"
 #include "integration/cli_runner.h"
 
 namespace canhazgpu::testing {
@@ -59,22 +60,7 @@ class WebTest : public ::testing::Test {
   // Connects from `from`: every 127.0.0.0/8 address is this machine's, so a
   // test can be several clients.
   int Connect(const char* from = "127.0.0.1") const {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in local{};
-    local.sin_family = AF_INET;
-    inet_pton(AF_INET, from, &local.sin_addr);
-    bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port_));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      close(fd);
-      return -1;
-    }
-    timeval tv{.tv_sec = 30, .tv_usec = 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    return fd;
+    return httpfront::testing::DialLoopback(port_, from, /*guard_seconds=*/30);
   }
 
   static std::string ReadAll(int fd) {
