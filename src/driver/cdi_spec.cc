@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 #include "core/file_write.h"
@@ -30,6 +31,10 @@ constexpr const char* kLibraryPrefixes[] = {"libnvidia-", "libcuda.so", "libcuda
 constexpr const char* kBinaryDirs[] = {"/usr/bin", "/usr/local/bin"};
 constexpr const char* kBinaries[] = {"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced",
                                      "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"};
+// The CDI devices holding a request's environment, "<uid>-request-<name>",
+// and the whole claim's, "<uid>-claim-env" (device names are gpu-N...).
+constexpr char kRequestEnvPrefix[] = "request-";
+constexpr char kClaimEnvName[] = "claim-env";
 // A spec file is small; anything bigger in a CDI directory is not one to read.
 constexpr uintmax_t kMaxSpecBytes = 4 << 20;
 
@@ -54,28 +59,78 @@ std::string CdiSpecFileName(const std::string& claim_uid) {
   return StrCat(kCdiVendor, "-", kCdiClass, "_", id, ".json");
 }
 
+std::vector<std::string> BaseRequestNames(const std::vector<std::string>& requests) {
+  std::vector<std::string> base;
+  for (const std::string& r : requests) {
+    std::string name = r.substr(0, r.find('/'));
+    if (std::find(base.begin(), base.end(), name) == base.end()) base.push_back(std::move(name));
+  }
+  return base;
+}
+
+std::string RequestEnvDeviceName(const std::string& claim_uid, const std::string& request) {
+  return request.empty() ? StrCat(claim_uid, "-", kClaimEnvName)
+                         : StrCat(claim_uid, "-", kRequestEnvPrefix, request);
+}
+
+std::vector<std::string> CdiDeviceIdsFor(const std::string& claim_uid, const std::string& device,
+                                         const std::vector<std::string>& requests) {
+  const std::string kind = StrCat(kCdiVendor, "/", kCdiClass, "=");
+  std::vector<std::string> ids = {CdiDeviceId(claim_uid, device)};
+  std::vector<std::string> base = BaseRequestNames(requests);
+  if (base.empty()) base.push_back("");
+  for (const std::string& request : base) {
+    ids.push_back(StrCat(kind, RequestEnvDeviceName(claim_uid, request)));
+  }
+  return ids;
+}
+
+std::vector<RequestEnvironment> RequestEnvironments(const std::vector<CdiDevice>& devices) {
+  struct Numbering {
+    std::vector<std::string> cuda, uuids;
+    int next_index = 0;
+  };
+  std::vector<std::pair<std::string, Numbering>> by_request;
+  for (const CdiDevice& d : devices) {
+    std::vector<std::string> requests = BaseRequestNames(d.requests);
+    if (requests.empty()) requests.push_back("");
+    for (const std::string& request : requests) {
+      auto it = std::find_if(by_request.begin(), by_request.end(),
+                             [&](const auto& r) { return r.first == request; });
+      if (it == by_request.end()) it = by_request.insert(it, {request, Numbering{}});
+      Numbering& n = it->second;
+      // CUDA numbers the GPUs it can open from 0; a MIG instance is named by uuid.
+      n.cuda.push_back(d.is_mig ? d.uuid : std::to_string(n.next_index++));
+      n.uuids.push_back(d.uuid);
+    }
+  }
+  std::vector<RequestEnvironment> out;
+  for (const auto& [request, n] : by_request) {
+    out.push_back({.request = request,
+                   .env = {StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(n.cuda, ",")),
+                           StrCat("NVIDIA_VISIBLE_DEVICES=", absl::StrJoin(n.uuids, ","))}});
+  }
+  return out;
+}
+
 json ClaimCdiSpec(const ClaimCdiInput& input) {
   json devices = json::array();
-  std::vector<std::string> cuda, uuids;
-  int next_index = 0;
   for (const CdiDevice& d : input.devices) {
     json nodes = {{{"path", StrCat("/dev/nvidia", d.gpu_minor)}}};
     for (const std::string& extra : d.extra_device_nodes) nodes.push_back({{"path", extra}});
     devices.push_back({{"name", StrCat(input.claim_uid, "-", d.name)},
                        {"containerEdits", {{"deviceNodes", nodes}}}});
-    // CUDA numbers the GPUs it can open from 0; a MIG instance is named by uuid.
-    cuda.push_back(d.is_mig ? d.uuid : std::to_string(next_index++));
-    uuids.push_back(d.uuid);
+  }
+  for (const RequestEnvironment& r : RequestEnvironments(input.devices)) {
+    devices.push_back({{"name", RequestEnvDeviceName(input.claim_uid, r.request)},
+                       {"containerEdits", {{"env", r.env}}}});
   }
   json control = json::array();
   for (const char* node : kControlNodes) control.push_back({{"path", node}});
   json mounts = json::array();
   for (const std::string& lib : input.driver_files.libraries) mounts.push_back(BindMount(lib));
   for (const std::string& bin : input.driver_files.binaries) mounts.push_back(BindMount(bin));
-  json edits = {{"env",
-                 {StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(cuda, ",")),
-                  StrCat("NVIDIA_VISIBLE_DEVICES=", absl::StrJoin(uuids, ",")),
-                  StrCat("CANHAZGPU_CLAIM=", input.claim_namespace, "/", input.claim_name)}},
+  json edits = {{"env", {StrCat("CANHAZGPU_CLAIM=", input.claim_namespace, "/", input.claim_name)}},
                 {"deviceNodes", control}};
   if (!mounts.empty()) edits["mounts"] = mounts;
   return {{"cdiVersion", kCdiVersion},

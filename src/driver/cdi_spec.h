@@ -1,9 +1,18 @@
 // Container Device Interface specs for prepared claims (reference/dra.md §5.3
 // and §6): one transient spec per claim, kind k8s.gpu.canhazgpu.dev/claim,
-// one CDI device per allocated device. The runtime applies the spec when the
-// kubelet passes the ids we return from NodePrepareResources; the file must
-// exist before prepare returns and stay until unprepare. Pure functions,
-// except the two that touch the directory.
+// one CDI device per allocated device and one per request of the claim. The
+// runtime applies the spec when the kubelet passes the ids we return from
+// NodePrepareResources; the file must exist before prepare returns and stay
+// until unprepare. Pure functions, except the two that touch the directory.
+//
+// A container sees exactly the devices of the requests it names. The
+// kubelet gives a container naming request R the ids of the devices whose
+// request names hold R (and one naming the whole claim every device's), and
+// the runtime applies spec-wide edits to any container that gets a device of
+// the spec. So nothing that depends on which devices a container has is
+// spec-wide: each device carries its own device nodes, and each request a
+// CDI device of its own with the environment that lists its devices, whose
+// id every device of that request returns beside its own.
 #pragma once
 
 #include <string>
@@ -30,6 +39,9 @@ struct CdiDevice {
   bool is_mig = false;
   // More device nodes this one needs (a MIG instance's capability nodes).
   std::vector<std::string> extra_device_nodes;
+  // The claim's requests it serves, as allocated ("gpu", "gpu/small"); empty
+  // for a device that serves the whole claim.
+  std::vector<std::string> requests;
 };
 
 // The driver's user-space files a container needs when the node has no
@@ -49,17 +61,41 @@ struct ClaimCdiInput {
 
 // "k8s.gpu.canhazgpu.dev/claim=<uid>-gpu-3"
 std::string CdiDeviceId(const std::string& claim_uid, const std::string& device);
+
+// The request a container's resources.claims[].request names for an
+// allocated request: "gpu" for the subrequest "gpu/small" of a
+// firstAvailable list. The kubelet matches containers to devices by these.
+std::vector<std::string> BaseRequestNames(const std::vector<std::string>& requests);
+
+// The ids the kubelet hands a container for one device: the device's own,
+// then the environment of each request it serves (base names), or of the
+// whole claim when it serves no named request.
+std::vector<std::string> CdiDeviceIdsFor(const std::string& claim_uid, const std::string& device,
+                                         const std::vector<std::string>& requests);
+
+// The environment a container gets for the devices of one request (base
+// name; "" for devices that serve the whole claim).
+struct RequestEnvironment {
+  std::string request;
+  std::vector<std::string> env;  // CUDA_VISIBLE_DEVICES=..., NVIDIA_VISIBLE_DEVICES=...
+};
+// One per request, in the order requests are first served by `devices`.
+std::vector<RequestEnvironment> RequestEnvironments(const std::vector<CdiDevice>& devices);
+// The CDI device name holding a request's environment: "<uid>-request-gpu",
+// or "<uid>-claim-env" for "" (device names are gpu-N..., never these).
+std::string RequestEnvDeviceName(const std::string& claim_uid, const std::string& request);
 // "k8s.gpu.canhazgpu.dev-claim_<uid>.json"
 std::string CdiSpecFileName(const std::string& claim_uid);
 // Whether `name` is such a file name: one of ours in a directory that other
 // drivers share.
 bool IsCdiSpecFileName(std::string_view name);
 
-// The spec: per device its /dev/nvidia<minor> (and extra nodes); for the
-// claim the control nodes (/dev/nvidiactl, /dev/nvidia-uvm,
-// /dev/nvidia-uvm-tools), the driver files, and the environment:
-// CUDA_VISIBLE_DEVICES (the claim's GPUs as the container numbers them, 0..n-1,
-// or MIG uuids), NVIDIA_VISIBLE_DEVICES (uuids), CANHAZGPU_CLAIM (ns/name).
+// The spec: per device its /dev/nvidia<minor> (and extra nodes); per
+// request (base name, in the order first served) the environment of its
+// devices: CUDA_VISIBLE_DEVICES (its GPUs as the container numbers them,
+// 0..n-1, or MIG uuids) and NVIDIA_VISIBLE_DEVICES (uuids); for the claim the
+// control nodes (/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools), the
+// driver files and CANHAZGPU_CLAIM (ns/name).
 nlohmann::json ClaimCdiSpec(const ClaimCdiInput& input);
 
 // Writes the spec into `dir` atomically (temporary file, fsync, rename),

@@ -16,6 +16,7 @@ namespace {
 using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 class CdiSpecTest : public ::testing::Test {
@@ -52,25 +53,59 @@ TEST_F(CdiSpecTest, OneCdiDevicePerAllocatedDeviceAndTheClaimsEnvironment) {
   const json spec = ClaimCdiSpec(TwoGpusAndAMig());
   EXPECT_EQ(spec["kind"], "k8s.gpu.canhazgpu.dev/claim");
   EXPECT_EQ(spec["cdiVersion"], "0.5.0");
-  ASSERT_EQ(spec["devices"].size(), 3u);
+  ASSERT_EQ(spec["devices"].size(), 4u);
   EXPECT_EQ(spec["devices"][0]["name"], "0f4c2d8e-uid-gpu-3");
   EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"],
             (json{{{"path", "/dev/nvidia3"}}}));
   EXPECT_EQ(spec["devices"][2]["containerEdits"]["deviceNodes"],
             (json{{{"path", "/dev/nvidia0"}}, {{"path", "/dev/nvidia-caps/nvidia-cap12"}}}));
-  EXPECT_THAT(
-      spec["containerEdits"]["env"],
-      ElementsAre("CUDA_VISIBLE_DEVICES=0,1,MIG-0-a", "NVIDIA_VISIBLE_DEVICES=GPU-3,GPU-5,MIG-0-a",
-                  "CANHAZGPU_CLAIM=ml/train-gpus"));
+  // Devices that serve no named request: one environment for the claim.
+  EXPECT_EQ(spec["devices"][3]["name"], "0f4c2d8e-uid-claim-env");
+  EXPECT_THAT(spec["devices"][3]["containerEdits"]["env"],
+              ElementsAre("CUDA_VISIBLE_DEVICES=0,1,MIG-0-a",
+                          "NVIDIA_VISIBLE_DEVICES=GPU-3,GPU-5,MIG-0-a"));
+  EXPECT_THAT(spec["containerEdits"]["env"], ElementsAre("CANHAZGPU_CLAIM=ml/train-gpus"));
   EXPECT_EQ(spec["containerEdits"]["deviceNodes"], (json{{{"path", "/dev/nvidiactl"}},
                                                          {{"path", "/dev/nvidia-uvm"}},
                                                          {{"path", "/dev/nvidia-uvm-tools"}}}));
   EXPECT_FALSE(spec["containerEdits"].contains("mounts"));
   EXPECT_EQ(CdiDeviceId("0f4c2d8e-uid", "gpu-3"), "k8s.gpu.canhazgpu.dev/claim=0f4c2d8e-uid-gpu-3");
+  EXPECT_THAT(CdiDeviceIdsFor("0f4c2d8e-uid", "gpu-3", {}),
+              ElementsAre("k8s.gpu.canhazgpu.dev/claim=0f4c2d8e-uid-gpu-3",
+                          "k8s.gpu.canhazgpu.dev/claim=0f4c2d8e-uid-claim-env"));
   EXPECT_EQ(SchemaErrors(spec), "");
   json broken = spec;  // the validator does reject what the schema forbids
   broken["devices"][0].erase("containerEdits");
   EXPECT_THAT(SchemaErrors(broken), HasSubstr("'containerEdits' is a required property"));
+}
+
+// Issue 30: the environment was spec-wide, so a container naming one
+// request of a claim saw every request's GPUs.
+TEST_F(CdiSpecTest, EachRequestHasItsOwnEnvironmentAndNothingDeviceSpecificIsSpecWide) {
+  ClaimCdiInput input = TwoGpusAndAMig();
+  input.devices[0].requests = {"ts-gpu"};
+  input.devices[1].requests = {"sp-gpu/large"};  // a subrequest of firstAvailable
+  input.devices[2].requests = {"ts-gpu"};
+  const json spec = ClaimCdiSpec(input);
+  ASSERT_EQ(spec["devices"].size(), 5u);
+  EXPECT_EQ(spec["devices"][3]["name"], "0f4c2d8e-uid-request-ts-gpu");
+  EXPECT_THAT(
+      spec["devices"][3]["containerEdits"]["env"],
+      ElementsAre("CUDA_VISIBLE_DEVICES=0,MIG-0-a", "NVIDIA_VISIBLE_DEVICES=GPU-3,MIG-0-a"));
+  EXPECT_EQ(spec["devices"][4]["name"], "0f4c2d8e-uid-request-sp-gpu");
+  EXPECT_THAT(spec["devices"][4]["containerEdits"]["env"],
+              ElementsAre("CUDA_VISIBLE_DEVICES=0", "NVIDIA_VISIBLE_DEVICES=GPU-5"));
+  for (const json& e : spec["containerEdits"]["env"]) {
+    EXPECT_THAT(e.get<std::string>(), Not(HasSubstr("VISIBLE_DEVICES")));
+  }
+  EXPECT_EQ(SchemaErrors(spec), "");
+
+  // A device's ids: its own, then its request's environment, by the name a
+  // container gives the request.
+  EXPECT_THAT(CdiDeviceIdsFor("u", "gpu-5", {"sp-gpu/large"}),
+              ElementsAre("k8s.gpu.canhazgpu.dev/claim=u-gpu-5",
+                          "k8s.gpu.canhazgpu.dev/claim=u-request-sp-gpu"));
+  EXPECT_THAT(BaseRequestNames({"a/x", "a/y", "b"}), ElementsAre("a", "b"));
 }
 
 TEST_F(CdiSpecTest, DriverFilesAreMountedReadOnlyWhenTheToolkitHasNoSpec) {

@@ -52,7 +52,9 @@ std::string DeviceList(const dra::DevicePool& pool) {
 std::vector<PreparedDevice> PreparedDevicesOf(const CheckpointClaim& claim) {
   std::vector<PreparedDevice> out;
   for (const CheckpointDevice& d : claim.devices) {
-    out.push_back({.request_names = d.requests,
+    // As containers name them: the kubelet matches a container's request
+    // to these exactly, and a container names "gpu", never "gpu/small".
+    out.push_back({.request_names = BaseRequestNames(d.requests),
                    .pool = d.pool,
                    .device = d.device,
                    .cdi_device_ids = d.cdi_device_ids});
@@ -218,7 +220,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
         "; the pod starts once it is released, or delete the pod to be scheduled elsewhere"));
   }
   for (CheckpointDevice& d : record.devices) {
-    d.cdi_device_ids = {CdiDeviceId(ref.uid, d.device)};
+    d.cdi_device_ids = CdiDeviceIdsFor(ref.uid, d.device, d.requests);
   }
   record.state = PrepareState::kCompleted;
   if (absl::Status s = WriteSpec(record, node); !s.ok()) {
@@ -245,7 +247,8 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
     CdiDevice cdi{.name = d.device,
                   .uuid = device->StringAttribute("uuid"),
                   .gpu_minor = MinorOf(node.pool, *device),
-                  .is_mig = device->is_mig};
+                  .is_mig = device->is_mig,
+                  .requests = d.requests};
     if (device->is_mig) {
       ASSIGN_OR_RETURN(cdi.extra_device_nodes, MigNodes(*device, cdi.gpu_minor, mig_minors));
     }

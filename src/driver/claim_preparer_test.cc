@@ -173,7 +173,8 @@ TEST_F(ClaimPreparerTest, PrepareReservesWritesTheSpecAndAnswersWithItsIds) {
   EXPECT_EQ(r.devices[0].pool, "node-a");
   EXPECT_THAT(r.devices[0].request_names, ElementsAre("gpu"));
   EXPECT_THAT(r.devices[1].cdi_device_ids,
-              ElementsAre("k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-gpu-3"));
+              ElementsAre("k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-gpu-3",
+                          "k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-request-gpu"));
 
   std::vector<Reservation> held = Reservations();
   ASSERT_EQ(held.size(), 2u);
@@ -185,8 +186,9 @@ TEST_F(ClaimPreparerTest, PrepareReservesWritesTheSpecAndAnswersWithItsIds) {
 
   std::ifstream spec(SpecFile(claim.uid));
   const json cdi = json::parse(spec);
-  EXPECT_EQ(cdi["devices"].size(), 2u);
-  EXPECT_THAT(cdi["containerEdits"]["env"][0].get<std::string>(), "CUDA_VISIBLE_DEVICES=0,1");
+  ASSERT_EQ(cdi["devices"].size(), 3u);  // two GPUs, the environment of request "gpu"
+  EXPECT_EQ(cdi["devices"][2]["containerEdits"]["env"][0].get<std::string>(),
+            "CUDA_VISIBLE_DEVICES=0,1");
   EXPECT_EQ(checkpoint_->Find(claim.uid)->state, PrepareState::kCompleted);
 
   // Again (the kubelet retries): the same answer, nothing new.

@@ -103,13 +103,13 @@ class KubeletTest : public ::testing::Test {
     input.claim_uid = claim->uid;
     input.claim_namespace = kNs;
     input.claim_name = name;
-    input.devices = {{.name = "gpu-3", .uuid = "GPU-3333", .gpu_minor = 3}};
+    input.devices = {{.name = "gpu-3", .uuid = "GPU-3333", .gpu_minor = 3, .requests = {"gpu"}}};
     EXPECT_TRUE(driver::WriteCdiSpec(cdi_dir(), claim->uid, driver::ClaimCdiSpec(input)).ok());
     driver::PreparedDevice device;
     device.request_names = {"gpu"};
     device.pool = kNode;
     device.device = "gpu-3";
-    device.cdi_device_ids = {driver::CdiDeviceId(claim->uid, "gpu-3")};
+    device.cdi_device_ids = driver::CdiDeviceIdsFor(claim->uid, "gpu-3", {"gpu"});
     harness_.node.SetPrepareResult(claim->uid, {.devices = {device}, .error = ""});
     return *claim;
   }

@@ -34,11 +34,13 @@ bool ReservedFor(const json& claim, const std::string& pod_uid) {
   return false;
 }
 
+// As the kubelet matches them (cdiDevicesAsList): a container naming no
+// request gets every device, one naming a request the devices whose
+// request names hold it exactly (a driver reports "gpu", not "gpu/small").
 bool ServesRequest(const driver::PreparedDevice& device, const std::string& request) {
   if (request.empty() || device.request_names.empty()) return true;
-  return std::any_of(
-      device.request_names.begin(), device.request_names.end(),
-      [&](const std::string& r) { return r == request || r.rfind(request + "/", 0) == 0; });
+  return std::find(device.request_names.begin(), device.request_names.end(), request) !=
+         device.request_names.end();
 }
 
 // Calls `use(claim name, request, device)` for every prepared device the

@@ -238,7 +238,8 @@ TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   ASSERT_EQ((*prepared)[claim.uid].error, "");
   EXPECT_THAT((*prepared)[claim.uid].devices[0].cdi_device_ids,
-              ElementsAre("k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-gpu-2"));
+              ElementsAre("k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-gpu-2",
+                          "k8s.gpu.canhazgpu.dev/claim=" + claim.uid + "-request-gpu"));
   EXPECT_TRUE(fs::exists(dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
 
   // canhazgpu on the node sees the claim and cannot take its GPU.

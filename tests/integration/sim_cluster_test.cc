@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 
 #include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
@@ -22,6 +24,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 class SimClusterTest : public ::testing::Test {
@@ -103,6 +106,110 @@ class SimClusterTest : public ::testing::Test {
     absl::StatusOr<json> created = client_->CreateObject(kube::kPods, "default", pod);
     ASSERT_TRUE(created.ok()) << created.status();
   }
+  // NVIDIA's gpu-test5 pattern: one claim of two requests, "first" and
+  // "second" (one GPU each), and a container naming each, and a third
+  // naming the whole claim. Each prints its GPU variables and device nodes.
+  void CreatePodOfTwoRequests(const std::string& name, const std::string& device_class) {
+    auto request = [&](const char* r) {
+      return json{{"name", r}, {"exactly", {{"deviceClassName", device_class}, {"count", 1}}}};
+    };
+    ASSERT_TRUE(
+        client_
+            ->CreateObject(
+                kTemplates, "default",
+                {{"apiVersion", "resource.k8s.io/v1"},
+                 {"kind", "ResourceClaimTemplate"},
+                 {"metadata", {{"name", name + "-gpus"}}},
+                 {"spec",
+                  {{"spec",
+                    {{"devices", {{"requests", {request("first"), request("second")}}}}}}}}})
+            .ok());
+    const std::string script =
+        "echo CUDA=$CUDA_VISIBLE_DEVICES NVIDIA=$NVIDIA_VISIBLE_DEVICES "
+        "NODES=$CANHAZGPU_SIM_DEVICE_NODES; " +
+        WaitForGate(name);
+    auto container = [&](const char* container_name, const char* request) {
+      json claim = {{"name", "gpus"}};
+      if (*request != '\0') claim["request"] = request;
+      return json{{"name", container_name},
+                  {"image", "ubuntu"},
+                  {"command", {"sh", "-c", script}},
+                  {"resources", {{"claims", {claim}}}}};
+    };
+    absl::StatusOr<json> created = client_->CreateObject(
+        kube::kPods, "default",
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata", {{"name", name}, {"labels", {{"canhazgpu.dev/user", "alice"}}}}},
+         {"spec",
+          {{"restartPolicy", "Never"},
+           {"resourceClaims", {{{"name", "gpus"}, {"resourceClaimTemplateName", name + "-gpus"}}}},
+           {"containers",
+            {container("first", "first"), container("second", "second"),
+             container("whole", "")}}}}});
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+  std::string ContainerLogs(const std::string& pod, const std::string& container) {
+    return client_->Logs("default", pod, {.container = container}).value_or("");
+  }
+  // The device nodes in a line "... NODES=/dev/a,/dev/b".
+  static std::set<std::string> NodesOf(const std::string& line) {
+    const size_t at = line.find("NODES=");
+    if (at == std::string::npos) return {};
+    std::string list = line.substr(at + 6);
+    if (!list.empty() && list.back() == '\n') list.pop_back();
+    std::set<std::string> nodes;
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      nodes.insert(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return nodes;
+  }
+  // Each request's device as the container must see it: "CUDA=0 NVIDIA=<uuid>
+  // NODES=<its /dev/nvidiaN>,...", by the claim's allocation and the slices.
+  void ExpectEachContainerSeesOnlyItsRequest(const std::string& pod_name) {
+    for (const char* c : {"first", "second", "whole"}) {
+      ASSERT_TRUE(Eventually([&] { return ContainerLogs(pod_name, c).starts_with("CUDA="); }))
+          << c << " " << Pod(pod_name).dump() << ReadFile(Log());
+    }
+    const json pod = Pod(pod_name);
+    const std::string node = pod["spec"]["nodeName"];
+    const std::string claim = pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"];
+    const json allocated = client_->Get(kube::kResourceClaims, "default", claim).value();
+    std::map<std::string, json> devices;  // by name, from the node's slices
+    absl::StatusOr<json> slices =
+        client_->ListAll(kube::kResourceSlices, "", {.field_selector = "spec.nodeName=" + node});
+    ASSERT_TRUE(slices.ok());
+    for (const json& s : (*slices)["items"]) {
+      for (const json& d : s["spec"].value("devices", json::array())) devices[d["name"]] = d;
+    }
+    std::vector<std::string> uuids, nodes;
+    for (const json& result : allocated["status"]["allocation"]["devices"]["results"]) {
+      const json& device = devices.at(result["device"].get<std::string>());
+      const std::string uuid = device["attributes"]["uuid"]["string"];
+      const std::string dev =
+          "/dev/nvidia" + std::to_string(device["attributes"]["minor"]["int"].get<int>());
+      const std::string container = result["request"];
+      const std::string logs = ContainerLogs(pod_name, container);
+      EXPECT_THAT(logs, ::testing::StartsWith("CUDA=0 NVIDIA=" + uuid + " NODES=")) << container;
+      EXPECT_EQ(NodesOf(logs).count(dev), 1u) << container << ": " << logs;
+      uuids.push_back(uuid);
+      nodes.push_back(dev);
+    }
+    ASSERT_EQ(uuids.size(), 2u);
+    // Neither sees the other's GPU, by any of its names.
+    EXPECT_THAT(ContainerLogs(pod_name, "first"), Not(HasSubstr(uuids[1])));
+    EXPECT_EQ(NodesOf(ContainerLogs(pod_name, "first")).count(nodes[1]), 0u);
+    EXPECT_THAT(ContainerLogs(pod_name, "second"), Not(HasSubstr(uuids[0])));
+    EXPECT_EQ(NodesOf(ContainerLogs(pod_name, "second")).count(nodes[0]), 0u);
+    // The container naming the whole claim has both GPUs' device nodes.
+    EXPECT_EQ(NodesOf(ContainerLogs(pod_name, "whole")).count(nodes[0]), 1u);
+    EXPECT_EQ(NodesOf(ContainerLogs(pod_name, "whole")).count(nodes[1]), 1u);
+    WriteFile(Gate(pod_name), "");
+    EXPECT_TRUE(Eventually([&] { return Phase(pod_name) == "Succeeded"; })) << Pod(pod_name).dump();
+  }
+
   json Pod(const std::string& name) {
     return client_->Get(kube::kPods, "default", name).value_or(json::object());
   }
@@ -344,6 +451,13 @@ TEST_F(SimClusterTest, APodGetsItsGpusRunsWithTheirEnvironmentAndGivesThemBack) 
     absl::StatusOr<json> c = client_->Get(kube::kResourceClaims, "default", claim);
     return c.ok() && !(*c)["status"].contains("allocation");
   }));
+}
+
+// Issue 30: every container of a claim of several requests got the whole
+// claim's CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES.
+TEST_F(SimClusterTest, EachContainerSeesOnlyTheDevicesOfTheRequestItNames) {
+  CreatePodOfTwoRequests("pair", "gpu.canhazgpu.dev");
+  ExpectEachContainerSeesOnlyItsRequest("pair");
 }
 
 TEST_F(SimClusterTest, APodThatCannotFitIsToldWhyAndRunsOnceGpusAreFree) {
@@ -612,6 +726,11 @@ TEST_F(NvidiaSimClusterTest, APodOfNvidiasClassRunsWithItsGpuAndGivesItBack) {
   EXPECT_TRUE(Eventually([&] {
     return kube::IsApiNotFound(client_->Get(kube::kResourceClaims, "default", claim).status());
   }));
+}
+
+TEST_F(NvidiaSimClusterTest, EachContainerSeesOnlyTheDevicesOfTheRequestItNames) {
+  CreatePodOfTwoRequests("pair", "gpu.nvidia.com");
+  ExpectEachContainerSeesOnlyItsRequest("pair");
 }
 
 TEST(SimClusterFlagsTest, BadFlagsAndAForeignDirectoryAreOneLineErrors) {

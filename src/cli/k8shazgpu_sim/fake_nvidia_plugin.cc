@@ -84,30 +84,23 @@ std::string FakeNvidiaPlugin::CdiSpecFileName(const std::string& claim_uid) {
 }
 
 json FakeNvidiaPlugin::CdiSpec(const std::string& claim_uid,
-                               const std::vector<const dra::Device*>& devices) {
-  std::vector<std::string> uuids, cuda;
+                               const std::vector<driver::CdiDevice>& devices) {
   json cdi_devices = json::array();
-  for (const dra::Device* d : devices) {
-    const std::string uuid = StringAttribute(*d, "uuid");
-    uuids.push_back(uuid);
-    // As the container toolkit numbers a claim's GPUs; a MIG instance is
-    // named by its uuid.
-    cuda.push_back(d->is_mig ? uuid : std::to_string(cuda.size()));
-    const auto minor = d->attributes.find("minor");
-    const int dev =
-        minor != d->attributes.end() ? static_cast<int>(minor->second.int_value) : d->gpu_index;
+  for (const driver::CdiDevice& d : devices) {
     cdi_devices.push_back(
-        {{"name", CdiDeviceName(claim_uid, d->name)},
-         {"containerEdits", {{"deviceNodes", {{{"path", StrCat("/dev/nvidia", dev)}}}}}}});
+        {{"name", CdiDeviceName(claim_uid, d.name)},
+         {"containerEdits", {{"deviceNodes", {{{"path", StrCat("/dev/nvidia", d.gpu_minor)}}}}}}});
+  }
+  // As the container toolkit numbers a container's GPUs, per request: a
+  // container sees only the devices of the requests it names.
+  for (const driver::RequestEnvironment& r : driver::RequestEnvironments(devices)) {
+    cdi_devices.push_back({{"name", driver::RequestEnvDeviceName(claim_uid, r.request)},
+                           {"containerEdits", {{"env", r.env}}}});
   }
   return {{"cdiVersion", driver::kCdiVersion},
           {"kind", kNvidiaCdiKind},
           {"devices", cdi_devices},
-          {"containerEdits",
-           {{"env",
-             {StrCat("NVIDIA_VISIBLE_DEVICES=", Join(uuids, ",")),
-              StrCat("CUDA_VISIBLE_DEVICES=", Join(cuda, ","))}},
-            {"deviceNodes", {{{"path", "/dev/nvidiactl"}}}}}}};
+          {"containerEdits", {{"deviceNodes", {{{"path", "/dev/nvidiactl"}}}}}}};
 }
 
 driver::PrepareResult FakeNvidiaPlugin::Prepare(const driver::ClaimRef& ref) {
@@ -119,19 +112,31 @@ driver::PrepareResult FakeNvidiaPlugin::Prepare(const driver::ClaimRef& ref) {
   absl::StatusOr<driver::ClaimAllocation> allocation =
       driver::OurAllocation(*claim, ref.uid, kNvidiaDriverName, pool_.pool);
   if (!allocation.ok()) return {.error = std::string(allocation.status().message())};
-  std::vector<const dra::Device*> devices;
+  std::vector<driver::CdiDevice> devices;
   driver::PrepareResult result;
   for (const driver::AllocatedDevice& a : allocation->devices) {
     const dra::Device* d = FindDevice(pool_, a.device);
     if (d == nullptr) {
       return {.error = StrCat(id, ": device ", a.device, " is not on node ", pool_.pool)};
     }
-    devices.push_back(d);
-    result.devices.push_back(
-        {.request_names = a.requests,
-         .pool = pool_.pool,
-         .device = a.device,
-         .cdi_device_ids = {StrCat(kNvidiaCdiKind, "=", CdiDeviceName(ref.uid, a.device))}});
+    const auto minor = d->attributes.find("minor");
+    devices.push_back({.name = d->name,
+                       .uuid = StringAttribute(*d, "uuid"),
+                       .gpu_minor = minor != d->attributes.end()
+                                        ? static_cast<int>(minor->second.int_value)
+                                        : d->gpu_index,
+                       .is_mig = d->is_mig,
+                       .requests = a.requests});
+    std::vector<std::string> ids = {StrCat(kNvidiaCdiKind, "=", CdiDeviceName(ref.uid, a.device))};
+    std::vector<std::string> requests = driver::BaseRequestNames(a.requests);
+    if (requests.empty()) requests.push_back("");
+    for (const std::string& r : requests) {
+      ids.push_back(StrCat(kNvidiaCdiKind, "=", driver::RequestEnvDeviceName(ref.uid, r)));
+    }
+    result.devices.push_back({.request_names = driver::BaseRequestNames(a.requests),
+                              .pool = pool_.pool,
+                              .device = a.device,
+                              .cdi_device_ids = std::move(ids)});
   }
   const std::string path = StrCat(options_.cdi_dir, "/", CdiSpecFileName(ref.uid));
   if (absl::Status s = WriteFileAtomically(path, CdiSpec(ref.uid, devices).dump(2) + "\n", 0644);

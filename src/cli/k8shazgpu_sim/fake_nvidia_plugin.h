@@ -9,8 +9,9 @@
 // MIG instances as our model names them, attributes in the gpu.nvidia.com
 // domain: dra::BuildDevicePool's, which follow NVIDIA's names). Prepare
 // reads each claim's allocation from the API and writes a CDI spec (kind
-// k8s.gpu.nvidia.com/device) whose environment is NVIDIA_VISIBLE_DEVICES
-// (the uuids) and CUDA_VISIBLE_DEVICES (0..n-1, or MIG uuids); unprepare
+// k8s.gpu.nvidia.com/device) whose environment, per request of the claim, is
+// NVIDIA_VISIBLE_DEVICES (the uuids) and CUDA_VISIBLE_DEVICES (0..n-1, or
+// MIG uuids) of that request's devices (driver/cdi_spec.h); unprepare
 // removes it. Nothing else of NVIDIA's driver is imitated: no checkpoint,
 // no health, no sharing strategies, no ComputeDomains, no node-local view
 // of who holds a GPU.
@@ -28,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "daemon/plugin_server.h"
 #include "dra/devices.h"
+#include "driver/cdi_spec.h"
 #include "driver/node_service.h"
 #include "kube/client.h"
 
@@ -64,7 +66,7 @@ class FakeNvidiaPlugin final : public driver::NodeService {
   // The CDI spec of a prepared claim, and its file name in the CDI
   // directory. Pure.
   static nlohmann::json CdiSpec(const std::string& claim_uid,
-                                const std::vector<const dra::Device*>& devices);
+                                const std::vector<driver::CdiDevice>& devices);
   static std::string CdiSpecFileName(const std::string& claim_uid);
 
  private:
