@@ -251,9 +251,8 @@ absl::Status ValidateItems(const std::vector<CacheItem>& items, const ItemRules&
   for (const CacheItem& item : items) {
     if (absl::Status s = ValidateItem(item, rules); !s.ok()) return s;
     if (!seen.insert(item.name).second) {
-      return absl::InvalidArgumentError(
-          EscapeForDisplay(StrCat("cache item '", item.name,
-                                  "' is in the plan twice; item names must be unique")));
+      return absl::InvalidArgumentError(EscapeForDisplay(
+          StrCat("cache item '", item.name, "' is in the plan twice; item names must be unique")));
     }
   }
   return absl::OkStatus();
@@ -262,7 +261,8 @@ absl::Status ValidateItems(const std::vector<CacheItem>& items, const ItemRules&
 absl::Status Validate(const CachePlan& plan, const ItemRules& rules) {
   absl::Status s = ValidateItems(plan.items, rules);
   if (s.ok()) return s;
-  return absl::InvalidArgumentError(StrCat("CachePlan ", EscapeForDisplay(plan.name), ": ", s.message()));
+  return absl::InvalidArgumentError(
+      StrCat("CachePlan ", EscapeForDisplay(plan.name), ": ", s.message()));
 }
 
 std::string DefaultItemName(const CacheItem& item) {
