@@ -5,8 +5,11 @@
 #   2. time from a local `canhazgpu reserve` (and `release`) returning to the
 #      ResourceSlice no longer (again) listing the GPU, read with our client
 #      (bench/slice_follow), 20 rounds each
-# NodePrepareResources latency through the real socket is the Google
-# Benchmark build/src/daemon/daemon_benchmark.
+#   3. NodePrepareResources / NodeUnprepareResources pairs back to back
+#      through the daemon's plugin socket, as the kubelet calls them while
+#      pods churn (bench/prepare_churn), 30 one-GPU claims
+# One prepare alone, in process, is the Google Benchmark
+# build/src/daemon/daemon_benchmark.
 # Usage: bench/node_driver.sh [build-dir]   (default build/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,3 +39,6 @@ awk '/VmRSS/ {printf "%.1f MiB\n", $2/1024}' "/proc/$node/status"
 
 echo "== canhazgpu reserve/release -> slice updated (20 rounds, ms)"
 "$PWD/$build/bench/slice_follow" "$work/kubeconfig" "$bin/canhazgpu/canhazgpu" 20
+
+echo "== NodePrepareResources / NodeUnprepareResources pairs back to back (30 one-GPU claims)"
+"$PWD/$build/bench/prepare_churn" "$work/kubeconfig" "$work/registry/gpu.canhazgpu.dev-reg.sock" 30

@@ -155,7 +155,7 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts, d->node_uid_);
   if (!view.ok()) return view.status();
   // Claims the kubelet asks for are usually in the cache by then.
-  d->claims_.StartCache();
+  d->claims_.StartCache(parts.node_name);
   d->devices_ = std::move(view->devices);
 
   d->preparer_ = std::make_unique<driver::ClaimPreparer>(

@@ -7,15 +7,21 @@ namespace canhazgpu::driver {
 
 ApiClaimSource::~ApiClaimSource() { StopCache(); }
 
-void ApiClaimSource::StartCache() {
+void ApiClaimSource::StartCache(const std::string& node_name) {
   if (informer_ != nullptr) return;
   informer_ = std::make_unique<kube::Informer>(client_, kube::kResourceClaims, /*ns=*/"",
                                                kube::ListOptions{}, kube::InformerHandlers{});
   informer_->Start();
+  if (node_name.empty()) return;
+  pod_informer_ = std::make_unique<kube::Informer>(
+      client_, kube::kPods, /*ns=*/"",
+      kube::ListOptions{.field_selector = "spec.nodeName=" + node_name}, kube::InformerHandlers{});
+  pod_informer_->Start();
 }
 
 void ApiClaimSource::StopCache() {
   if (informer_ != nullptr) informer_->Stop();
+  if (pod_informer_ != nullptr) pod_informer_->Stop();
 }
 
 std::optional<kube::ResourceClaim> ApiClaimSource::FromCache(const std::string& ns,
@@ -53,7 +59,14 @@ absl::StatusOr<kube::ResourceClaim> ApiClaimSource::GetClaim(const std::string& 
 
 std::string ApiClaimSource::UserOfPod(const std::string& ns, const std::string& pod,
                                       Deadline deadline) {
-  absl::StatusOr<nlohmann::json> object = client_.Get(kube::kPods, ns, pod, {.deadline = deadline});
+  std::optional<nlohmann::json> cached;
+  if (pod_informer_ != nullptr) cached = pod_informer_->Get(ns, pod);
+  absl::StatusOr<nlohmann::json> object = nlohmann::json();
+  if (cached) {
+    object = *std::move(cached);
+  } else {
+    object = client_.Get(kube::kPods, ns, pod, {.deadline = deadline});
+  }
   if (!object.ok()) return "";
   absl::StatusOr<kube::Pod> typed = kube::Pod::FromJson(*object);
   if (!typed.ok()) return "";

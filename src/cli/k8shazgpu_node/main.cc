@@ -79,6 +79,10 @@ std::vector<cli::FlagSpec> Flags() {
       text("mig-minors", "FILE", "the NVIDIA driver's MIG capability minors", host::kMigMinorsPath),
       text("http-listen", "HOST:PORT", "/healthz, /readyz and /metrics", "127.0.0.1:8081"),
       text("log-format", "text|json", "how log lines look", "text"),
+      // The kubelet's are 50 and 100; ours asks far less (claims and pods
+      // come from watches), but a burst of prepares must not wait on it.
+      text("kube-api-qps", "N", "requests a second to the API server, at most, on average", "20"),
+      text("kube-api-burst", "N", "requests to the API server at once above --kube-api-qps", "50"),
       text("resync", "DURATION",
            "how often the slices and the NodeGpuStatus are checked against the API server even "
            "without a change",
@@ -236,6 +240,19 @@ int Main(const std::vector<std::string>& args) {
     return Fail("--cache-pull-deadline: " + std::string(pull_deadline.status().message()),
                 cli::kExitUsage);
   }
+  double api_qps = 0;
+  if (!absl::SimpleAtod(s["kube-api-qps"], &api_qps) || !(api_qps > 0) || api_qps > 10000) {
+    return Fail(
+        "--kube-api-qps: expected a number above 0 up to 10000, got '" + s["kube-api-qps"] + "'",
+        cli::kExitUsage);
+  }
+  int api_burst = 0;
+  if (!absl::SimpleAtoi(s["kube-api-burst"], &api_burst) || api_burst < 1 || api_burst > 100000) {
+    return Fail("--kube-api-burst: expected 1 to 100000, got '" + s["kube-api-burst"] + "'",
+                cli::kExitUsage);
+  }
+  const kube::ClientOptions client_options{
+      .user_agent = kube::UserAgent("k8shazgpu-node"), .qps = api_qps, .burst = api_burst};
   int cache_workers = 0;
   if (!absl::SimpleAtoi(s["cache-workers"], &cache_workers) || cache_workers < 1 ||
       cache_workers > 64) {
@@ -251,7 +268,7 @@ int Main(const std::vector<std::string>& args) {
       kube::LoadRestConfig(kube::LoadOptions::FromProcess(s["kubeconfig"], ""));
   if (!config.ok()) return Fail(std::string(config.status().message()));
   absl::StatusOr<std::unique_ptr<kube::Client>> client =
-      kube::Client::Create(*config, {.user_agent = kube::UserAgent("k8shazgpu-node")});
+      kube::Client::Create(*config, client_options);
   if (!client.ok()) return Fail(std::string(client.status().message()));
   if (absl::Status s_api = (*client)->CheckDraApi(); !s_api.ok()) {
     return Fail(std::string(s_api.message()));
@@ -321,7 +338,7 @@ int Main(const std::vector<std::string>& args) {
       log(StrCat("cache: images will not be cached: ", found.status().message()));
     }
     absl::StatusOr<std::unique_ptr<kube::Client>> created =
-        kube::Client::Create(*config, {.user_agent = kube::UserAgent("k8shazgpu-node")});
+        kube::Client::Create(*config, client_options);
     if (!created.ok()) return Fail(std::string(created.status().message()));
     cache_client = *std::move(created);
     absl::StatusOr<std::unique_ptr<cacheagent::CacheAgent>> started = cacheagent::CacheAgent::Start(
