@@ -18,7 +18,7 @@ if [ "${1:-all}" != build ]; then
     clang-format hyperfine valgrind
     clang libclang-rt-14-dev
     chromium wrk
-    python3 python3-jsonschema
+    python3 python3-jsonschema python3-kubernetes
   )
 fi
 

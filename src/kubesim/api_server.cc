@@ -29,7 +29,7 @@ std::vector<std::string> Segments(const std::string& path) {
 
 std::string Verb(const httplib::Request& req, const Route& route) {
   if (req.method == "GET") {
-    if (Truthy(Param(req, "watch"))) return "watch";
+    if (BoolParam(req, "watch")) return "watch";
     return route.name.empty() ? "list" : "get";
   }
   if (req.method == "POST") return "create";
@@ -334,7 +334,7 @@ void ApiServer::HandleDebug(const std::vector<std::string>& parts, const httplib
   // logs/NS/POD/CONTAINER: the body is appended; ?finish=true ends the log.
   if (what == "logs" && parts.size() == 6 && req.method == "POST") {
     if (!req.body.empty()) logs_.Append(parts[3], parts[4], parts[5], req.body);
-    if (Truthy(Param(req, "finish"))) logs_.Finish(parts[3], parts[4], parts[5]);
+    if (BoolParam(req, "finish")) logs_.Finish(parts[3], parts[4], parts[5]);
     return Reply(res, 200, json::object());
   }
   Fail(res, NoSuchPath());

@@ -463,5 +463,29 @@ TEST(KubeTablesTest, KubectlsAcceptGetsTablesFromGetListAndWatch) {
   EXPECT_TRUE(events[1]["object"]["columnDefinitions"].empty());
 }
 
+// Issue 30: ?watch=True (the official Python client's) was answered with a
+// list, so that client's watches never saw an event. Booleans are read as
+// the API server reads them.
+TEST(KubeWatchTest, WatchIsTrueUnlessAbsentZeroOrFalseInAnyCase) {
+  TestApiServer sim;
+  auto client = Client::Create(sim.Config(), {.qps = 1000, .burst = 1000}).value();
+  ASSERT_TRUE(client->CreateObject(kPods, "default", Pod("p", {"c"})).ok());
+  httplib::Client http("127.0.0.1", sim.port());
+  auto first_line = [&](const std::string& query) {
+    httplib::Result r = http.Get("/api/v1/namespaces/default/pods?timeoutSeconds=1" + query);
+    if (!r) return json();
+    return json::parse(r->body.substr(0, r->body.find('\n')), nullptr, false);
+  };
+  for (const char* yes : {"true", "True", "TRUE", "t", "1", "yes", ""}) {
+    const json line = first_line(std::string("&watch=") + yes);
+    EXPECT_EQ(line.value("type", ""), "ADDED") << "watch=" << yes << ": " << line.dump();
+  }
+  for (const char* no : {"false", "False", "FALSE", "0"}) {
+    EXPECT_EQ(first_line(std::string("&watch=") + no).value("kind", ""), "PodList")
+        << "watch=" << no;
+  }
+  EXPECT_EQ(first_line("").value("kind", ""), "PodList");
+}
+
 }  // namespace
 }  // namespace canhazgpu::kube

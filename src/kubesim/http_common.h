@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "httplib.h"
 #include "kube/api_status.h"
 #include "kubesim/object_store.h"
@@ -40,7 +41,15 @@ inline std::string Param(const httplib::Request& req, const char* key) {
   return req.has_param(key) ? req.get_param_value(key) : std::string();
 }
 
-inline bool Truthy(const std::string& v) { return v == "true" || v == "1"; }
+// A boolean query parameter as the API server reads one
+// (Convert_Slice_string_To_bool): absent, "0" or "false" in any case is
+// false; anything else, "True" (the official Python client's), "t" and an
+// empty value included, is true.
+inline bool BoolParam(const httplib::Request& req, const char* key) {
+  if (!req.has_param(key)) return false;
+  const std::string v = req.get_param_value(key);
+  return v != "0" && !absl::EqualsIgnoreCase(v, "false");
+}
 
 // A path that names no resource, in the real server's words.
 inline kube::ApiStatus NoSuchPath() {

@@ -81,9 +81,9 @@ void ApiServer::HandleLog(const Route& route, const httplib::Request& req, httpl
   }
   query.tail_lines = *tail;
   query.since_seconds = *since;
-  query.timestamps = Truthy(Param(req, "timestamps"));
+  query.timestamps = BoolParam(req, "timestamps");
 
-  if (!Truthy(Param(req, "follow"))) {
+  if (!BoolParam(req, "follow")) {
     LogCursor cursor;
     std::optional<std::string> text =
         logs_.Read(route.ns, route.name, container, query, cursor, std::chrono::milliseconds(0));

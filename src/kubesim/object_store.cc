@@ -201,6 +201,37 @@ std::optional<kube::ApiStatus> ObjectStore::Check(const ResourceType& type, json
   return std::nullopt;
 }
 
+std::optional<kube::ApiStatus> ObjectStore::CheckAdminAccessLocked(const ResourceType& type,
+                                                                   const std::string& ns,
+                                                                   const json& object) const {
+  if (type.group != "resource.k8s.io") return std::nullopt;
+  const bool is_template = type.resource == "resourceclaimtemplates";
+  if (!is_template && type.resource != "resourceclaims") return std::nullopt;
+  const std::string prefix = is_template ? "spec.spec.devices.requests" : "spec.devices.requests";
+  const json requests = object.value(is_template ? "/spec/spec/devices/requests"_json_pointer
+                                                 : "/spec/devices/requests"_json_pointer,
+                                     json::array());
+  std::vector<kube::StatusCause> causes;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].value("/exactly/adminAccess"_json_pointer, json()) == true) {
+      causes.push_back({"FieldValueForbidden",
+                        "Forbidden: admin access to devices requires the "
+                        "`resource.kubernetes.io/admin-access: true` label on the containing "
+                        "namespace",
+                        StrCat(prefix, "[", i, "].exactly.adminAccess")});
+    }
+  }
+  if (causes.empty()) return std::nullopt;
+  auto it = objects_.find(MakeKey("/namespaces", "", ns));
+  if (it != objects_.end() &&
+      it->second.value("/metadata/labels/resource.kubernetes.io~1admin-access"_json_pointer,
+                       std::string()) == "true") {
+    return std::nullopt;
+  }
+  return kube::InvalidStatus(type.group, type.kind, Text(MetaOf(object), "name"),
+                             std::move(causes));
+}
+
 Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& ns, json object,
                                   bool strict) {
   if (!object.is_object()) return {kube::BadRequestStatus("the body must be a JSON object"), {}};
@@ -247,6 +278,7 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
             {}};
   }
   if (auto invalid = Check(type, object, nullptr, strict)) return {std::move(invalid), {}};
+  if (auto forbidden = CheckAdminAccessLocked(type, ns, object)) return {std::move(forbidden), {}};
   const Key key = MakeKey(type.key(), ns, name);
   if (objects_.contains(key)) {
     return {kube::AlreadyExistsStatus(type.group, type.resource, name), {}};

@@ -131,6 +131,12 @@ class ObjectStore {
   // The error a write of `object` gets, if any; prunes unknown fields.
   static std::optional<kube::ApiStatus> Check(const ResourceType& type, nlohmann::json& object,
                                               const nlohmann::json* old, bool strict);
+  // A claim or claim template asking for admin access to devices in a
+  // namespace without the label resource.kubernetes.io/admin-access: "true"
+  // is refused, as 1.34 (DRAAdminAccess on by default) refuses it.
+  std::optional<kube::ApiStatus> CheckAdminAccessLocked(const ResourceType& type,
+                                                        const std::string& ns,
+                                                        const nlohmann::json& object) const;
   // Removes the object now: a DELETED event, then its dependents per policy.
   void RemoveLocked(const ResourceType& type, const Key& key, const std::string& policy);
   // A pod on a node is deleted gracefully: marked with deletionTimestamp and

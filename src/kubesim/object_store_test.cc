@@ -67,6 +67,45 @@ json Slice(const std::string& name, const std::string& node, json labels = json:
             {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}}}}};
 }
 
+// Issue 30: adminAccess was accepted in any namespace.
+TEST_F(ObjectStoreTest, AdminAccessNeedsTheNamespacesLabel) {
+  auto claims = store_.FindType("resource.k8s.io", "v1", "resourceclaims");
+  auto templates = store_.FindType("resource.k8s.io", "v1", "resourceclaimtemplates");
+  ASSERT_TRUE(claims && templates);
+  auto devices = [](bool admin) {
+    return json{
+        {"requests",
+         {{{"name", "gpu"},
+           {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}, {"adminAccess", admin}}}}}}};
+  };
+  auto claim = [&](const std::string& name, bool admin) {
+    return json{{"metadata", {{"name", name}}}, {"spec", {{"devices", devices(admin)}}}};
+  };
+  Outcome refused = store_.Create(*claims, "default", claim("watcher", true));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error->code, 422);
+  ASSERT_EQ(refused.error->causes.size(), 1u);
+  EXPECT_EQ(refused.error->causes[0].field, "spec.devices.requests[0].exactly.adminAccess");
+  EXPECT_THAT(refused.error->message,
+              HasSubstr("requires the `resource.kubernetes.io/admin-access: true` label"));
+  Outcome refused_template = store_.Create(
+      *templates, "default",
+      {{"metadata", {{"name", "t"}}}, {"spec", {{"spec", {{"devices", devices(true)}}}}}});
+  ASSERT_FALSE(refused_template.ok());
+  EXPECT_EQ(refused_template.error->causes[0].field,
+            "spec.spec.devices.requests[0].exactly.adminAccess");
+  EXPECT_TRUE(store_.Create(*claims, "default", claim("plain", false)).ok());
+
+  const ResourceType ns = Type("", "namespaces");
+  ASSERT_TRUE(store_
+                  .Create(ns, "",
+                          {{"metadata",
+                            {{"name", "monitoring"},
+                             {"labels", {{"resource.kubernetes.io/admin-access", "true"}}}}}})
+                  .ok());
+  EXPECT_TRUE(store_.Create(*claims, "monitoring", claim("watcher", true)).ok());
+}
+
 TEST(ObjectStoreClockTest, TimestampsComeFromTheStoresClockInWholeSeconds) {
   host::FakeClock clock(FromEpochMillis(1'767'323'045'678));  // 2026-01-02T03:04:05.678Z
   ObjectStore store(1000, clock);

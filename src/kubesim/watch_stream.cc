@@ -35,7 +35,7 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
       return Fail(res, kube::BadRequestStatus(StrCat("invalid resourceVersion: ", rv_text)));
     }
   }
-  const bool bookmarks = Truthy(Param(req, "allowWatchBookmarks"));
+  const bool bookmarks = BoolParam(req, "allowWatchBookmarks");
   const std::string timeout_text = Param(req, "timeoutSeconds");
   const int timeout = timeout_text.empty() ? 1800 : std::max(1, std::atoi(timeout_text.c_str()));
   const auto deadline = SteadyClock::now() + std::chrono::seconds(timeout);
