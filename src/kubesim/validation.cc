@@ -4,6 +4,7 @@
 
 #include "core/strings.h"
 #include "kube/resource_rules.h"
+#include "kubesim/cel_selectors.h"
 #include "kubesim/openapi_documents.h"
 
 namespace canhazgpu::kubesim {
@@ -208,6 +209,7 @@ Validation Validate(const ResourceType& type, json& object, const json* old) {
   } else if (type.kind == "DeviceClass") {
     add(kube::CheckSelectors("spec.selectors", spec.value("selectors", json::array())));
   }
+  add(CheckCelSelectors(type, object, old));
   return out;
 }
 

@@ -128,6 +128,54 @@ TEST(ValidationTest, ClaimRulesAndImmutableSpec) {
   EXPECT_THAT(v.causes[0].message, HasSubstr("field is immutable"));
 }
 
+// Issue 30: selectors that do not compile were stored, to fail later at
+// scheduling.
+TEST(ValidationTest, CelSelectorsAreCompiledWhenWritten) {
+  auto selector = [](const std::string& expression) {
+    return json{{"cel", {{"expression", expression}}}};
+  };
+  json device_class = {{"metadata", {{"name", "gpu.example.com"}}},
+                       {"spec",
+                        {{"selectors",
+                          {selector("device.driver == \"gpu.example.com\""),
+                           selector("memory >= quantity(\"40Gi\")")}}}}};
+  Validation v = Validate(Type("deviceclasses"), device_class);
+  EXPECT_THAT(Fields(v),
+              ::testing::ElementsAre("spec.selectors[1].cel.expression FieldValueInvalid"));
+  ASSERT_EQ(v.causes.size(), 1u);
+  EXPECT_THAT(v.causes[0].message,
+              ::testing::StartsWith("Invalid value: \"memory >= quantity(\\\"40Gi\\\")\": "
+                                    "compilation failed: ERROR: <input>:1:1:"));
+  EXPECT_THAT(v.causes[0].message, HasSubstr("\n | memory >= quantity(\"40Gi\")\n | ^"));
+
+  // A `#` comment is not CEL; a request's and an alternative's selectors
+  // are checked, in a claim and in a template.
+  const json bad = {selector("device.driver == \"x\" # the vendor")};
+  const json request = {{"name", "gpu"},
+                        {"exactly", {{"deviceClassName", "x"}, {"selectors", bad}}}};
+  const json alternatives = {
+      {"name", "any"},
+      {"firstAvailable", {{{"name", "big"}, {"deviceClassName", "x"}, {"selectors", bad}}}}};
+  json claim = {{"metadata", {{"name", "c"}}},
+                {"spec", {{"devices", {{"requests", {request, alternatives}}}}}}};
+  EXPECT_THAT(Fields(Validate(Type("resourceclaims"), claim)),
+              ::testing::ElementsAre(
+                  "spec.devices.requests[0].exactly.selectors[0].cel.expression FieldValueInvalid",
+                  "spec.devices.requests[1].firstAvailable[0].selectors[0].cel.expression "
+                  "FieldValueInvalid"));
+  json claim_template = {{"metadata", {{"name", "t"}}}, {"spec", {{"spec", claim["spec"]}}}};
+  EXPECT_EQ(Validate(Type("resourceclaimtemplates"), claim_template).causes.size(), 2u);
+
+  // What the server already stored stays writable (a label added to an old
+  // class); a changed expression is compiled.
+  json stored = device_class;
+  json relabelled = device_class;
+  relabelled["metadata"]["labels"] = {{"team", "ml"}};
+  EXPECT_TRUE(Validate(Type("deviceclasses"), relabelled, &stored).causes.empty());
+  relabelled["spec"]["selectors"][0] = selector("device.driver ==");
+  EXPECT_EQ(Validate(Type("deviceclasses"), relabelled, &stored).causes.size(), 1u);
+}
+
 TEST(ValidationTest, ServesTheDocumentsItValidatesAgainst) {
   const json* doc = OpenApiDocumentFor("apis/resource.k8s.io/v1");
   ASSERT_NE(doc, nullptr);
