@@ -24,6 +24,13 @@ void PodLogs::Append(const std::string& ns, const std::string& pod, const std::s
   changed_.notify_all();
 }
 
+void PodLogs::Start(const std::string& ns, const std::string& pod, const std::string& container) {
+  std::lock_guard lock(mu_);
+  logs_.try_emplace({ns, pod, container});
+  ++wakeups_;
+  changed_.notify_all();
+}
+
 void PodLogs::Finish(const std::string& ns, const std::string& pod, const std::string& container) {
   std::lock_guard lock(mu_);
   Log& log = logs_[{ns, pod, container}];

@@ -36,6 +36,9 @@ class PodLogs {
  public:
   explicit PodLogs(const Clock& clock) : clock_(clock) {}
 
+  // The container's first run started: its log exists, empty, so that
+  // pods/log answers "" (not "waiting to start") before it prints.
+  void Start(const std::string& ns, const std::string& pod, const std::string& container);
   // Appends `text` to the container's log; a line without its final newline
   // is completed by the next Append. Starts the log if it had not started.
   void Append(const std::string& ns, const std::string& pod, const std::string& container,

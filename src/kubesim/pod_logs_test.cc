@@ -31,6 +31,17 @@ TEST(PodLogsTest, LinesArePiecedTogetherAcrossAppends) {
   EXPECT_EQ(ReadAll(logs), "a\nbc\n\ntail without newline\n");
 }
 
+TEST(PodLogsTest, AStartedContainerHasAnEmptyLogBeforeItPrints) {
+  host::FakeClock clock;
+  PodLogs logs(clock);
+  logs.Start("ns", "pod", "c");
+  EXPECT_TRUE(logs.Started("ns", "pod", "c"));
+  EXPECT_EQ(ReadAll(logs), "");
+  logs.Append("ns", "pod", "c", "x\n");
+  logs.Start("ns", "pod", "c");  // keeps what is there
+  EXPECT_EQ(ReadAll(logs), "x\n");
+}
+
 TEST(PodLogsTest, ARestartedContainerStartsANewLog) {
   host::FakeClock clock;
   PodLogs logs(clock);

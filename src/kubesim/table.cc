@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "core/duration.h"
@@ -95,6 +96,143 @@ json PodCells(const json& pod, TimePoint now) {
           node.empty() ? "<none>" : node};
 }
 
+// kubectl's printers for the built-in kinds people list beside pods (the
+// server's pkg/printers/internalversion): their columns, and each row's
+// cells. Kinds without one show NAME and AGE.
+struct Printer {
+  json columns;                                       // after Name
+  std::function<json(const json&, TimePoint)> cells;  // Name included
+};
+
+std::string NoneIfEmpty(const std::string& text) { return text.empty() ? "<none>" : text; }
+
+// "k=v,k2=v2" as labels.FormatLabels writes a map (keys sorted).
+std::string FormatLabels(const json& map) {
+  std::string out;
+  if (!map.is_object()) return "<none>";
+  for (const auto& [key, value] : map.items()) {
+    if (!value.is_string()) continue;
+    out += StrCat(out.empty() ? "" : ",", key, "=", value.get<std::string>());
+  }
+  return NoneIfEmpty(out);
+}
+
+std::string NodeStatus(const json& node) {
+  std::string status = "Unknown";
+  for (const json& c : node.value("/status/conditions"_json_pointer, json::array())) {
+    if (c.value("type", "") == "Ready")
+      status = c.value("status", "") == "True" ? "Ready" : "NotReady";
+  }
+  if (node.value("/spec/unschedulable"_json_pointer, false)) status += ",SchedulingDisabled";
+  return status;
+}
+
+std::string NodeRoles(const json& node) {
+  std::string roles;
+  constexpr std::string_view kRole = "node-role.kubernetes.io/";
+  // Held here: a range over a temporary's items() would outlive it.
+  const json labels = node.value("/metadata/labels"_json_pointer, json::object());
+  for (const auto& [key, value] : labels.items()) {
+    if (key.starts_with(kRole) && key.size() > kRole.size()) {
+      roles += StrCat(roles.empty() ? "" : ",", key.substr(kRole.size()));
+    }
+  }
+  return NoneIfEmpty(roles);
+}
+
+// resourceClaimState: deleted, pending or allocated, and reserved.
+std::string ClaimState(const json& claim) {
+  std::vector<std::string> states;
+  const bool deleted = claim.contains("/metadata/deletionTimestamp"_json_pointer);
+  if (deleted) states.push_back("deleted");
+  if (!claim.contains("/status/allocation"_json_pointer)) {
+    if (!deleted) states.push_back("pending");
+  } else {
+    states.push_back("allocated");
+  }
+  if (!claim.value("/status/reservedFor"_json_pointer, json::array()).empty()) {
+    states.push_back("reserved");
+  }
+  return Join(states, ",");
+}
+
+int64_t Int(const json& object, const json::json_pointer& at) {
+  return object.contains(at) && object.at(at).is_number_integer() ? object.at(at).get<int64_t>()
+                                                                  : 0;
+}
+
+std::optional<Printer> BuiltInPrinter(const ResourceType& type) {
+  const std::string age_help =
+      "CreationTimestamp is a timestamp representing the server time when this object was "
+      "created.";
+  auto name = [](const json& o) { return Text(o, "/metadata/name"_json_pointer); };
+  if (type.group.empty() && type.resource == "pods") {
+    return Printer{
+        {Column("Ready", "string", "",
+                "The aggregate readiness state of this pod for accepting traffic."),
+         Column("Status", "string", "", "The aggregate status of the containers in this pod."),
+         Column("Restarts", "string", "",
+                "The number of times the containers in this pod have been restarted."),
+         Column("Age", "string", "", age_help),
+         Column("IP", "string", "", "IP address allocated to the pod.", 1),
+         Column("Node", "string", "", "Name of the node the pod is assigned to.", 1)},
+        PodCells};
+  }
+  if (type.group.empty() && type.resource == "nodes") {
+    return Printer{{Column("Status", "string", "", "The status of the node"),
+                    Column("Roles", "string", "", "The roles of the node"),
+                    Column("Age", "string", "", age_help),
+                    Column("Version", "string", "", "Kubelet Version reported by the node.")},
+                   [=](const json& n, TimePoint now) {
+                     return json{name(n), NodeStatus(n), NodeRoles(n), Age(n, now),
+                                 Text(n, "/status/nodeInfo/kubeletVersion"_json_pointer)};
+                   }};
+  }
+  if (type.group == "apps" && type.resource == "daemonsets") {
+    return Printer{
+        {Column("Desired", "integer", "", "The desired number of pods."),
+         Column("Current", "integer", "", "The current number of pods."),
+         Column("Ready", "integer", "", "The number of pods ready."),
+         Column("Up-to-date", "integer", "", "The number of pods updated."),
+         Column("Available", "integer", "", "The number of pods available."),
+         Column("Node Selector", "string", "",
+                "Which nodes the pods are scheduled to: the pod template's node selector."),
+         Column("Age", "string", "", age_help)},
+        [=](const json& d, TimePoint now) {
+          return json{name(d),
+                      Int(d, "/status/desiredNumberScheduled"_json_pointer),
+                      Int(d, "/status/currentNumberScheduled"_json_pointer),
+                      Int(d, "/status/numberReady"_json_pointer),
+                      Int(d, "/status/updatedNumberScheduled"_json_pointer),
+                      Int(d, "/status/numberAvailable"_json_pointer),
+                      FormatLabels(
+                          d.value("/spec/template/spec/nodeSelector"_json_pointer, json::object())),
+                      Age(d, now)};
+        }};
+  }
+  if (type.group == "resource.k8s.io" && type.resource == "resourceclaims") {
+    return Printer{{Column("State", "string", "",
+                           "A summary of the current state (allocated, pending, reserved, "
+                           "etc.)."),
+                    Column("Age", "string", "", age_help)},
+                   [=](const json& c, TimePoint now) {
+                     return json{name(c), ClaimState(c), Age(c, now)};
+                   }};
+  }
+  if (type.group == "resource.k8s.io" && type.resource == "resourceslices") {
+    return Printer{{Column("Node", "string", "", "The node providing the resources."),
+                    Column("Driver", "string", "", "The driver providing the resources."),
+                    Column("Pool", "string", "", "The pool containing the resources."),
+                    Column("Age", "string", "", age_help)},
+                   [=](const json& r, TimePoint now) {
+                     return json{name(r), NoneIfEmpty(Text(r, "/spec/nodeName"_json_pointer)),
+                                 Text(r, "/spec/driver"_json_pointer),
+                                 Text(r, "/spec/pool/name"_json_pointer), Age(r, now)};
+                   }};
+  }
+  return std::nullopt;
+}
+
 // The value at a printer column's jsonPath; only plain paths (.a.b.c), as
 // our CRD uses, are followed.
 json PrinterCell(const json& object, const json& column) {
@@ -132,7 +270,7 @@ std::string HumanAge(std::chrono::seconds age) {
 
 json ToTable(const ResourceType& type, const json& objects, const json& crd,
              const std::string& include_object, TimePoint now, bool with_columns) {
-  const bool pods = type.group.empty() && type.resource == "pods";
+  const std::optional<Printer> printer = BuiltInPrinter(type);
   json printer_columns = json::array();
   if (crd.is_object()) {
     for (const json& version : crd.value("/spec/versions"_json_pointer, json::array())) {
@@ -147,17 +285,8 @@ json ToTable(const ResourceType& type, const json& objects, const json& crd,
       "CreationTimestamp is a timestamp representing the server time when this object was "
       "created.";
   json columns = json::array({Column("Name", "string", "name", name_help)});
-  if (pods) {
-    columns.push_back(Column("Ready", "string", "",
-                             "The aggregate readiness state of this pod for accepting traffic."));
-    columns.push_back(
-        Column("Status", "string", "", "The aggregate status of the containers in this pod."));
-    columns.push_back(
-        Column("Restarts", "string", "",
-               "The number of times the containers in this pod have been restarted."));
-    columns.push_back(Column("Age", "string", "", age_help));
-    columns.push_back(Column("IP", "string", "", "IP address allocated to the pod.", 1));
-    columns.push_back(Column("Node", "string", "", "Name of the node the pod is assigned to.", 1));
+  if (printer) {
+    for (const json& c : printer->columns) columns.push_back(c);
   } else {
     // A CRD's own columns replace the default Age (the real server's rule).
     for (const json& c : printer_columns) {
@@ -173,8 +302,8 @@ json ToTable(const ResourceType& type, const json& objects, const json& crd,
   json rows = json::array();
   for (const json& object : items) {
     json cells;
-    if (pods) {
-      cells = PodCells(object, now);
+    if (printer) {
+      cells = printer->cells(object, now);
     } else {
       cells = json::array({Text(object, "/metadata/name"_json_pointer)});
       for (const json& c : printer_columns) {

@@ -103,10 +103,78 @@ TEST(TableTest, CustomResourcesUseTheirPrinterColumnsAndOthersNameAndAge) {
   EXPECT_EQ(custom["rows"][0]["object"], status);  // includeObject=Object
 
   const json plain =
-      ToTable(Type("resource.k8s.io", "resourceclaims"), status, nullptr, "None", kNow);
+      ToTable(Type("resource.k8s.io", "deviceclasses"), status, nullptr, "None", kNow);
   ASSERT_EQ(plain["columnDefinitions"].size(), 2u);
   EXPECT_EQ(plain["rows"][0]["cells"], json({"node-0", "3m20s"}));
   EXPECT_FALSE(plain["rows"][0].contains("object"));
+}
+
+std::vector<std::string> ColumnNames(const json& table) {
+  std::vector<std::string> names;
+  for (const json& c : table["columnDefinitions"]) names.push_back(c["name"]);
+  return names;
+}
+
+// Issue 30: `kubectl get` showed NAME and AGE only for these kinds.
+TEST(TableTest, DraKindsNodesAndDaemonSetsHaveTheServersColumns) {
+  const json created = {{"creationTimestamp", "2026-11-24T05:16:40Z"}};
+  json claim = {{"metadata", created}};
+  claim["metadata"]["name"] = "train";
+  const ResourceType claims{
+      .group = "resource.k8s.io", .version = "v1", .resource = "resourceclaims"};
+  json table = ToTable(claims, claim, nullptr, "None", kNow);
+  EXPECT_THAT(ColumnNames(table), ::testing::ElementsAre("Name", "State", "Age"));
+  EXPECT_EQ(table["rows"][0]["cells"], json({"train", "pending", "3m20s"}));
+  claim["status"] = {{"allocation", json::object()},
+                     {"reservedFor", {{{"resource", "pods"}, {"name", "p"}}}}};
+  EXPECT_EQ(ToTable(claims, claim, nullptr, "None", kNow)["rows"][0]["cells"][1],
+            "allocated,reserved");
+  claim["metadata"]["deletionTimestamp"] = "2026-11-24T05:19:00Z";
+  claim["status"].erase("reservedFor");
+  EXPECT_EQ(ToTable(claims, claim, nullptr, "None", kNow)["rows"][0]["cells"][1],
+            "deleted,allocated");
+
+  json slice = {
+      {"metadata", created},
+      {"spec",
+       {{"nodeName", "node-0"}, {"driver", "gpu.canhazgpu.dev"}, {"pool", {{"name", "node-0"}}}}}};
+  slice["metadata"]["name"] = "node-0-gpu";
+  table = ToTable({.group = "resource.k8s.io", .version = "v1", .resource = "resourceslices"},
+                  slice, nullptr, "None", kNow);
+  EXPECT_THAT(ColumnNames(table), ::testing::ElementsAre("Name", "Node", "Driver", "Pool", "Age"));
+  EXPECT_EQ(table["rows"][0]["cells"],
+            json({"node-0-gpu", "node-0", "gpu.canhazgpu.dev", "node-0", "3m20s"}));
+
+  json node = {{"metadata", created},
+               {"spec", {{"unschedulable", true}}},
+               {"status",
+                {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}},
+                 {"nodeInfo", {{"kubeletVersion", "v1.34.0"}}}}}};
+  node["metadata"]["name"] = "node-0";
+  node["metadata"]["labels"] = {{"node-role.kubernetes.io/gpu", ""}, {"zone", "a"}};
+  table = ToTable({.group = "", .version = "v1", .resource = "nodes"}, node, nullptr, "None", kNow);
+  EXPECT_THAT(ColumnNames(table),
+              ::testing::ElementsAre("Name", "Status", "Roles", "Age", "Version"));
+  EXPECT_EQ(table["rows"][0]["cells"],
+            json({"node-0", "Ready,SchedulingDisabled", "gpu", "3m20s", "v1.34.0"}));
+
+  json daemonset = {
+      {"metadata", created},
+      {"spec", {{"template", {{"spec", {{"nodeSelector", {{"canhazgpu.dev/gpu", "true"}}}}}}}}},
+      {"status",
+       {{"desiredNumberScheduled", 2},
+        {"currentNumberScheduled", 2},
+        {"numberReady", 1},
+        {"updatedNumberScheduled", 2},
+        {"numberAvailable", 1}}}};
+  daemonset["metadata"]["name"] = "k8shazgpu-node";
+  table = ToTable({.group = "apps", .version = "v1", .resource = "daemonsets"}, daemonset, nullptr,
+                  "None", kNow);
+  EXPECT_THAT(ColumnNames(table),
+              ::testing::ElementsAre("Name", "Desired", "Current", "Ready", "Up-to-date",
+                                     "Available", "Node Selector", "Age"));
+  EXPECT_EQ(table["rows"][0]["cells"],
+            json({"k8shazgpu-node", 2, 2, 1, 2, 1, "canhazgpu.dev/gpu=true", "3m20s"}));
 }
 
 }  // namespace

@@ -223,6 +223,16 @@ TEST_F(KubeletTest, ContainerSeesItsCdiEnvironmentAndSucceeds) {
   EXPECT_EQ(harness_.node.prepared_claims()[0].name, "claim-1");
 }
 
+// Issue 30: `kubectl logs` of a running pod that had printed nothing said
+// it was waiting to start (ContainerCreating).
+TEST_F(KubeletTest, ARunningContainerThatPrintedNothingHasEmptyLogs) {
+  MakePod("p", {{"command", {"sleep", "30"}}}, nullptr);
+  ASSERT_TRUE(WaitForPhase("p", "Running"));
+  absl::StatusOr<std::string> logs = client_->Logs(kNs, "p");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  EXPECT_EQ(*logs, "");
+}
+
 TEST_F(KubeletTest, NonZeroExitFailsThePodWithTheExitCode) {
   MakePod("p", {{"command", {"sh", "-c", "echo oops >&2; exit 3"}}}, nullptr);
   ASSERT_TRUE(WaitForPhase("p", "Failed"));

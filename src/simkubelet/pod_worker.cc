@@ -355,7 +355,11 @@ void PodWorker::StartContainer(Slot& slot) {
     slot.exit_handled = false;
   }
   r.restart_count = slot.runs++;
-  if (r.restart_count > 0) node_.logs.Restart(ns_, name_, r.name);
+  if (r.restart_count > 0) {
+    node_.logs.Restart(ns_, name_, r.name);
+  } else {
+    node_.logs.Start(ns_, name_, r.name);
+  }
   r.container_id = StrCat("sim://", uid_, "/", r.name, "/", r.restart_count);
   const std::string container_name = r.name;
   Slot* s = &slot;

@@ -144,6 +144,15 @@ TEST_F(SimKubectlTest, ApplyGetPatchDeleteTheDraObjects) {
   CliResult by_field =
       Kubectl({"get", "resourceslices", "--field-selector", "spec.nodeName=node1", "-o", "name"});
   EXPECT_EQ(by_field.out, "resourceslice.resource.k8s.io/node1-gpu\n") << by_field.err;
+  // The server's columns, as kubectl prints them (issue 30: NAME and AGE only).
+  CliResult claims = Kubectl({"get", "resourceclaims"});
+  EXPECT_THAT(claims.out, ::testing::MatchesRegex("NAME +STATE +AGE\nclaim1 +pending +[0-9]+s\n"))
+      << claims.err;
+  CliResult slices = Kubectl({"get", "resourceslices"});
+  EXPECT_THAT(slices.out,
+              ::testing::MatchesRegex("NAME +NODE +DRIVER +POOL +AGE\n"
+                                      "node1-gpu +node1 +gpu.canhazgpu.dev +node1 +[0-9]+s\n"))
+      << slices.err;
   CliResult bad_field = Kubectl({"get", "pods", "--field-selector", "spec.image=x"});
   EXPECT_NE(bad_field.exit_code, 0);
   EXPECT_THAT(bad_field.err, HasSubstr("field label not supported: spec.image"));
