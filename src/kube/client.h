@@ -122,7 +122,7 @@ struct WatchOptions {
   std::string resource_version;  // empty: the current state first, as ADDED
   bool allow_bookmarks = true;
   int timeout_seconds = 0;  // per connection; 0: the server's
-  // Ends the watch (OK) within about a second of turning true.
+  // Ends the watch (OK) within a tenth of a second of turning true.
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -132,7 +132,7 @@ struct LogOptions {
   int64_t since_seconds = 0;
   int64_t tail_lines = -1;  // -1: all
   bool timestamps = false;
-  // Ends a followed stream (OK) within about a second of turning true.
+  // Ends a followed stream (OK) within a tenth of a second of turning true.
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -61,9 +61,41 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
   return n;
 }
 
-int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  const auto* cancel = static_cast<const std::atomic<bool>*>(user);
-  return cancel->load() ? 1 : 0;  // non-zero aborts the transfer
+// How often a cancellable exchange looks at its flag while the connection
+// is quiet. curl_easy_perform would look only from curl's progress callback,
+// which runs once a second on an idle connection: every informer's Stop()
+// then took a second, and a simulated cluster's shutdown four.
+constexpr int kCancelPollMillis = 100;
+
+// curl_easy_perform, but returning CURLE_ABORTED_BY_CALLBACK within
+// kCancelPollMillis of `cancel` turning true.
+CURLcode PerformCancellable(CURL* curl, const std::atomic<bool>& cancel) {
+  CURLM* multi = curl_multi_init();
+  if (multi == nullptr) return CURLE_OUT_OF_MEMORY;
+  curl_multi_add_handle(multi, curl);
+  CURLcode result = CURLE_OK;
+  int running = 1;
+  while (running > 0) {
+    if (cancel.load()) {
+      result = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    CURLMcode code = curl_multi_perform(multi, &running);
+    if (code == CURLM_OK && running > 0) {
+      code = curl_multi_poll(multi, nullptr, 0, kCancelPollMillis, nullptr);
+    }
+    if (code != CURLM_OK) {
+      result = CURLE_RECV_ERROR;
+      break;
+    }
+  }
+  int left = 0;
+  while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
+    if (message->msg == CURLMSG_DONE && result == CURLE_OK) result = message->data.result;
+  }
+  curl_multi_remove_handle(multi, curl);
+  curl_multi_cleanup(multi);
+  return result;
 }
 
 }  // namespace
@@ -105,11 +137,6 @@ struct HttpTransport::Impl {
     const long timeout = static_cast<long>(request.timeout.count());
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout);
     if (on_data == nullptr) curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout);
-    if (request.cancel != nullptr) {
-      curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-      curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
-      curl_easy_setopt(curl, CURLOPT_XFERINFODATA, request.cancel);
-    }
     if (request.method == "GET") {
       curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     } else {
@@ -145,7 +172,8 @@ struct HttpTransport::Impl {
       curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
       curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    const CURLcode code = curl_easy_perform(curl);
+    const CURLcode code = request.cancel != nullptr ? PerformCancellable(curl, *request.cancel)
+                                                    : curl_easy_perform(curl);
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);

@@ -27,8 +27,8 @@ struct HttpRequest {
   // The whole exchange for Do(); for Stream(), only connecting and the
   // response headers (a watch may then run as long as the server keeps it).
   std::chrono::milliseconds timeout{30'000};
-  // When set and it turns true, the exchange ends within about a second
-  // (Cancelled); lets a quiet watch stop promptly.
+  // When set and it turns true, the exchange ends within a tenth of a
+  // second (Cancelled); lets a quiet watch stop promptly.
   const std::atomic<bool>* cancel = nullptr;
   // A client certificate and key (PEM) for this request in place of the
   // config's: an exec plugin's, which may change while the transport lives.

@@ -36,7 +36,7 @@ class Informer {
   ~Informer();
 
   void Start();
-  // Ends the watch and joins the thread (within about a second).
+  // Ends the watch and joins the thread (within a tenth of a second).
   void Stop();
   // True once the first list has been delivered; false on timeout.
   bool WaitForSync(std::chrono::milliseconds timeout);

@@ -60,6 +60,9 @@ class K8shazgpuRunTest : public ::testing::Test {
     })) << ReadFile(dir_ + "/sim.log");
   }
   void TearDown() override {
+    // First our idle connection: the server's shutdown waits out each idle
+    // connection's keep-alive (5 s) before it exits.
+    client_.reset();
     if (sim_ > 0) {
       kill(sim_, SIGTERM);
       ExitCodeOf(sim_);

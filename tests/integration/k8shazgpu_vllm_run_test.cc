@@ -47,6 +47,9 @@ class K8shazgpuVllmRunTest : public ::testing::Test {
     ASSERT_TRUE(hub_->Start(0).ok());
   }
   void TearDown() override {
+    // First our idle connection: the server's shutdown waits out each idle
+    // connection's keep-alive (5 s) before it exits.
+    client_.reset();
     if (sim_ > 0) {
       kill(sim_, SIGTERM);
       ExitCodeOf(sim_);

@@ -65,6 +65,9 @@ class NodeDaemonTest : public ::testing::Test {
       kill(node_, SIGTERM);
       EXPECT_EQ(ExitCodeOf(node_), 0) << ReadFile(dir_ + "/node.log");
     }
+    // First our idle connection: the server's shutdown waits out each idle
+    // connection's keep-alive (5 s) before it exits.
+    client_.reset();
     if (sim_ > 0) {
       kill(sim_, SIGTERM);
       ExitCodeOf(sim_);

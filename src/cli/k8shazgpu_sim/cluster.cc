@@ -352,6 +352,17 @@ void SimCluster::Stop() {
     if (node.daemon) node.daemon->Stop();
     if (node.nvidia_plugin) node.nvidia_plugin->Stop();
   });
+  // Our own clients keep idle connections open, and the server's shutdown
+  // waits for each idle connection's keep-alive timeout (cpp-httplib: 5 s)
+  // before it returns: close them first, by destroying the clients.
+  control_plane_.reset();
+  control_plane_client_.reset();
+  for (SimNode& node : nodes_) {
+    node.nvidia_plugin.reset();
+    node.kubelet.reset();
+    node.kubelet_client.reset();
+  }
+  client_.reset();
   if (server_) server_->Stop();
   if (serve_thread_.joinable()) serve_thread_.join();
 }
