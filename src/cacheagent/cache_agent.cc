@@ -331,9 +331,17 @@ std::deque<CacheAgent::Key>::iterator CacheAgent::NextStartable() {
   });
 }
 
+void CacheAgent::ReleaseServerSlot(const std::string& server) {
+  if (auto running = running_by_server_.find(server);
+      running != running_by_server_.end() && --running->second <= 0) {
+    running_by_server_.erase(running);
+  }
+}
+
 void CacheAgent::WorkerLoop() {
   while (true) {
     Key key;
+    std::string server;
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [&] { return stopping_ || NextStartable() != queue_.end(); });
@@ -341,8 +349,13 @@ void CacheAgent::WorkerLoop() {
       auto next = NextStartable();
       key = *next;
       queue_.erase(next);
+      // The server's slot is taken under the lock that found it free: taken
+      // later, another worker could pick a second item of a slow server in
+      // between, and both workers would hang on it.
+      if (auto entry = entries_.find(key); entry != entries_.end()) server = entry->second.server;
+      ++running_by_server_[server];
     }
-    Work(key);
+    Work(key, server);
     // A server's slot is free again: a waiting item of it may start.
     work_cv_.notify_all();
   }
@@ -387,26 +400,26 @@ std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::St
   return out;
 }
 
-void CacheAgent::Work(const Key& key) {
+void CacheAgent::Work(const Key& key, const std::string& server) {
   CacheItem item;
   uint64_t generation;
   bool refresh;
-  std::string server;
   std::shared_ptr<std::atomic<bool>> cancel;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = entries_.find(key);
-    if (it == entries_.end()) return;
+    if (it == entries_.end()) {
+      ReleaseServerSlot(server);
+      return;
+    }
     Entry& entry = it->second;
     entry.queued = false;
     entry.running = true;
     entry.started_at = clock_.Now();
-    ++running_by_server_[entry.server];
     item = entry.item;
     generation = entry.generation;
     refresh = entry.refresh;
     cancel = entry.cancel;
-    server = entry.server;
     entry.report.bytes_done = 0;
     entry.report.bytes_total = 0;
     entry.report.message.clear();
@@ -484,10 +497,7 @@ void CacheAgent::Work(const Key& key) {
   if (!result.ok() && !folder_was_there && !stopping_) RemoveFailedFolder(key, folder);
 
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto running = running_by_server_.find(server);
-      running != running_by_server_.end() && --running->second <= 0) {
-    running_by_server_.erase(running);
-  }
+  ReleaseServerSlot(server);
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.generation != generation) return;
   Entry& entry = it->second;

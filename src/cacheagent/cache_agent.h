@@ -124,7 +124,10 @@ class CacheAgent {
   // Reads plans and node; updates entries_; queues due work. mu_ not held.
   absl::Status Reconcile();
   void Queue(const Key& key, Entry& entry, bool refresh);  // mu_ held
-  void Work(const Key& key);
+  // Pulls `key`, whose slot of `server` the caller took (running_by_server_)
+  // under the same lock that chose it; gives the slot back. mu_ not held.
+  void Work(const Key& key, const std::string& server);
+  void ReleaseServerSlot(const std::string& server);  // mu_ held
   std::optional<SecretData> ReadSecret(const cacheplan::CacheItem& item, absl::Status& error);
   // What a failed item fetched into a folder it created is deleted, unless
   // another item has the folder Ready or is fetching into it: nothing a

@@ -140,8 +140,17 @@ class CacheAgentTest : public ::testing::Test {
   void SetPlan(const json& items, bool resync = true) {
     absl::StatusOr<json> current = client_->Get(cacheplan::kCachePlans, "", "default");
     if (current.ok()) {
-      (*current)["spec"]["items"] = items;
-      ASSERT_TRUE(client_->Update(cacheplan::kCachePlans, "", *current).ok());
+      // The agent writes the plan's status meanwhile: read again on a
+      // conflict, as kubectl edit does.
+      absl::Status updated;
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        (*current)["spec"]["items"] = items;
+        updated = client_->Update(cacheplan::kCachePlans, "", *current).status();
+        if (!kube::IsApiConflict(updated)) break;
+        current = client_->Get(cacheplan::kCachePlans, "", "default");
+        ASSERT_TRUE(current.ok()) << current.status();
+      }
+      ASSERT_TRUE(updated.ok()) << updated;
     } else {
       ASSERT_TRUE(client_
                       ->CreateObject(cacheplan::kCachePlans, "",

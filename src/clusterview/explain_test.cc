@@ -21,7 +21,7 @@ class ExplainTest : public ::testing::Test {
   void SetUp() override { AddClasses(view_); }
 
   // A pending pod "train" of alice whose one claim has `requests`.
-  Diagnosis Pending(json requests, json constraints = json::array()) {
+  Diagnosis Pending(std::vector<json> requests, std::vector<json> constraints = {}) {
     Put(view_, Claim("default", "train-gpu", requests, constraints));
     Put(view_, Pod("default", "train", "train-gpu", "alice"));
     return ExplainPod(view_, view_.pods.at("default/train"), kNow);

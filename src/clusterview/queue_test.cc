@@ -31,7 +31,7 @@ class QueueTest : public ::testing::Test {
   }
 
   void AddPending(const std::string& name, const char* created, const std::string& user,
-                  json requests) {
+                  std::vector<json> requests) {
     Put(view_, Claim("default", name + "-gpu", requests));
     Put(view_, Pod("default", name, name + "-gpu", user, created));
   }

@@ -72,8 +72,11 @@ inline json Request(const std::string& name, const std::string& cls, int64_t cou
   return {{"name", name}, {"exactly", exactly}};
 }
 
-inline json Claim(const std::string& ns, const std::string& name, json requests,
-                  json constraints = json::array()) {
+// The requests and constraints are vectors, not a json: `{Request(...)}` as
+// a json is a one-element array with GCC and a copy of the request with
+// clang (CWG 2137).
+inline json Claim(const std::string& ns, const std::string& name, std::vector<json> requests,
+                  std::vector<json> constraints = {}) {
   json devices = {{"requests", requests}};
   if (!constraints.empty()) devices["constraints"] = constraints;
   return {{"apiVersion", "resource.k8s.io/v1"},

@@ -15,7 +15,7 @@ json Result(const std::string& request, const std::string& device,
   return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
 }
 
-kube::ResourceClaim Claim(json results) {
+kube::ResourceClaim Claim(std::vector<json> results) {
   json claim = {{"apiVersion", "resource.k8s.io/v1"},
                 {"kind", "ResourceClaim"},
                 {"metadata", {{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-1"}}},

@@ -364,12 +364,13 @@ std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
     for (const Reservation& r : *listed) held.emplace(r.gpu, r.claim ? r.claim->uid : "");
   }
   std::vector<LostReservation> out;
-  for (const auto& [uid, claim] : checkpoint_.claims()) {
+  for (const auto& [claim_uid, claim] : checkpoint_.claims()) {
     // A claim still being prepared has its reservation made (or not) by
     // that prepare, under this lock: only completed ones are owed one.
     if (claim.state != PrepareState::kCompleted) continue;
     std::set<int> gpus;
     for (const CheckpointDevice& d : claim.devices) gpus.insert(d.gpu);
+    const std::string& uid = claim_uid;  // clang 14 cannot capture a structured binding
     const bool whole = listed.ok() && std::all_of(gpus.begin(), gpus.end(), [&](int gpu) {
                          return held.contains({gpu, uid});
                        });

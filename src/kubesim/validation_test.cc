@@ -150,7 +150,7 @@ TEST(ValidationTest, CelSelectorsAreCompiledWhenWritten) {
 
   // A `#` comment is not CEL; a request's and an alternative's selectors
   // are checked, in a claim and in a template.
-  const json bad = {selector("device.driver == \"x\" # the vendor")};
+  const json bad = json::array({selector("device.driver == \"x\" # the vendor")});
   const json request = {{"name", "gpu"},
                         {"exactly", {{"deviceClassName", "x"}, {"selectors", bad}}}};
   const json alternatives = {

@@ -210,7 +210,7 @@ TEST(RunObjectsTest, VllmDefaultsMountSharedMemoryAndOpenThePort) {
 TEST(RunObjectsTest, OwnerReferenceNamesThePodWithoutControllingIt) {
   const json pod = {{"metadata", {{"name", "alice-abcde"}, {"uid", "u-1"}}}};
   json tmpl = ClaimTemplateObject(kNames, {{"devices", json::object()}});
-  tmpl["metadata"]["ownerReferences"] = {OwnerReferenceTo(pod)};
+  tmpl["metadata"]["ownerReferences"] = json::array({OwnerReferenceTo(pod)});
   EXPECT_THAT(Refusals(tmpl), IsEmpty()) << tmpl.dump();
   EXPECT_EQ(tmpl["metadata"]["ownerReferences"][0]["controller"], false);
 }
