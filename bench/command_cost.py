@@ -10,7 +10,7 @@ do not. This runs each command on a fresh simulated 8-GPU host and counts
 With --check BUDGETS it fails, naming the figure and the budget, when a
 command exceeds its budget (docs/perf.md says how the budgets were set).
 
-  bench/command_cost.py [--check bench/command_cost_budgets.txt] BINARY
+  bench/command_cost.py [--check bench/command_cost_budgets.txt] [--only NAME] BINARY
 """
 import argparse
 import os
@@ -108,6 +108,7 @@ def read_budgets(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", metavar="BUDGETS", help="fail when a budget is exceeded")
+    parser.add_argument("--only", choices=sorted(COMMANDS), help="measure this command alone")
     parser.add_argument("binary", help="the canhazgpu binary")
     a = parser.parse_args()
     if shutil.which("valgrind") is None:
@@ -116,7 +117,8 @@ def main():
     binary = os.path.abspath(a.binary)
     failed = []
     print(f"{'command':<12} {'instructions':>13} {'budget':>11} {'page faults':>12} {'budget':>7}")
-    for name, (setup, args) in COMMANDS.items():
+    measured = {a.only: COMMANDS[a.only]} if a.only else COMMANDS
+    for name, (setup, args) in measured.items():
         ins_budget, fault_budget = budgets.get(name, (None, None))
         ins = instructions(binary, setup, args)
         faults = minor_faults(binary, setup, args)
@@ -133,7 +135,7 @@ def main():
             failed.append(f"{name}: {ins:,} instructions, over its budget of {ins_budget:,}")
         if fault_budget is not None and faults > fault_budget:
             failed.append(f"{name}: {faults:,} page faults, over its budget of {fault_budget:,}")
-    missing = [n for n in COMMANDS if budgets and n not in budgets]
+    missing = [n for n in measured if budgets and n not in budgets]
     for name in missing:
         failed.append(f"{name}: no budget in {a.check}")
     for f in failed:

@@ -46,6 +46,7 @@ for ((i = 0; i < runs; i++)); do
   echo $((t2 - t1)) >>"$work/run"
   echo $((t3 - t2)) >>"$work/stop"
   rm -rf "$dir"
+  [ -z "${VERBOSE:-}" ] || echo "ready $((t1 - t0)) run $((t2 - t1)) stop $((t3 - t2))" >&2
 done
 for what in ready run stop; do
   sort -n "$work/$what" | awk -v what="$what" '{v[NR] = $1}

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git
+  build-essential cmake ninja-build ccache pkg-config git lld
   libcurl4-openssl-dev libssl-dev libgit2-dev zlib1g-dev
   libabsl-dev nlohmann-json3-dev libsqlite3-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -118,10 +118,15 @@ class CacheAgentTest : public ::testing::Test {
       std::lock_guard<std::mutex> lock(log_mu_);
       log_.push_back(line);
     };
-    // Its own client, as in k8shazgpu-node: the test's polling must not
-    // use up the agent's share of the client's rate limit.
+    // Its own client with k8shazgpu-node's default rate limit
+    // (--kube-api-qps 20, --kube-api-burst 50): the test's polling must not
+    // use up the agent's share, and a client's default 5 a second would
+    // leave the agent waiting on it where the node does not.
     if (adjust) adjust(options);
-    agent_client_ = kube::Client::Create(api_.Config()).value();
+    agent_client_ = kube::Client::Create(
+                        api_.Config(),
+                        {.user_agent = kube::UserAgent("k8shazgpu-node"), .qps = 20, .burst = 50})
+                        .value();
     agent_ = CacheAgent::Start(options, *agent_client_, clock_).value();
   }
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "core/strings.h"
+#include "httpfront/httplib_listen.h"
 #include "httplib.h"
 #include "kubesim/discovery.h"
 #include "kubesim/http_common.h"
@@ -153,8 +154,7 @@ absl::StatusOr<int> ApiServer::Bind(const std::string& host, int port) {
   server_->Put(".*", handler);
   server_->Patch(".*", handler);
   server_->Delete(".*", handler);
-  int bound = port == 0 ? server_->bind_to_any_port(host) : port;
-  if (port != 0 && !server_->bind_to_port(host, port)) bound = -1;
+  const int bound = httpfront::BindWithFullBacklog(*server_, host, port);
   if (bound < 0) return absl::UnavailableError(StrCat("cannot listen on ", host, ":", port));
   return bound;
 }

@@ -765,11 +765,15 @@ void ObjectStore::UnregisterCrdLocked(const json& crd) {
 }
 
 bool ObjectStore::WaitForEvents(const ResourceType& type, const std::string& ns, int64_t after,
-                                std::chrono::milliseconds wait,
-                                std::vector<WatchEvent>* out) const {
+                                std::chrono::milliseconds wait, std::vector<WatchEvent>* out,
+                                const std::function<bool()>& stop_waiting) const {
   std::unique_lock lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   while (true) {
+    // Asked under the lock that WakeWatchers takes, so a wake-up that comes
+    // between the caller's own look and this wait is not lost; and asked
+    // first, so a dropped watch gets no event made after its drop.
+    if (stop_waiting && stop_waiting()) return true;
     // An event after `after` has left the window: the watcher missed it.
     if (after < oldest_resumable_) return false;
     bool found = false;

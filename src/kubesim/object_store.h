@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -112,10 +113,14 @@ class ObjectStore {
 
   // Appends to `out` the events of `type` (in `ns`, or every namespace when
   // empty) after `after`, waiting up to `wait` for the first. false when
-  // `after` is older than the window (the caller answers 410 Gone).
+  // `after` is older than the window (the caller answers 410 Gone). Returns
+  // early, with no events, once `stop_waiting` holds: it is asked at every
+  // wake-up.
   bool WaitForEvents(const ResourceType& type, const std::string& ns, int64_t after,
-                     std::chrono::milliseconds wait, std::vector<WatchEvent>* out) const;
-  // Wakes every waiting watcher (at shutdown).
+                     std::chrono::milliseconds wait, std::vector<WatchEvent>* out,
+                     const std::function<bool()>& stop_waiting = nullptr) const;
+  // Wakes every waiting watcher, to ask its stop_waiting (at shutdown, or
+  // when watches are dropped).
   void WakeWatchers();
 
  private:

@@ -1,5 +1,8 @@
 #include "kubesim/object_store.h"
 
+#include <atomic>
+#include <thread>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/testing/fake_clock.h"
@@ -431,6 +434,27 @@ TEST_F(ObjectStoreTest, WatchSeesEventsInOrderAndOldVersionsAreGone) {
   store_.set_event_window(1);
   EXPECT_FALSE(store_.WaitForEvents(cm, "default", start, std::chrono::milliseconds(0), &events))
       << "the window no longer reaches back to `start`";
+}
+
+// A stopping API server wakes its watchers; each must end then, not after
+// the rest of its wait (which held every test's server stop up to 1 s).
+TEST_F(ObjectStoreTest, AWaitingWatcherReturnsAtTheWakeUpThatAsksItToStop) {
+  const ResourceType cm = Type("", "configmaps");
+  const int64_t start = store_.resource_version();
+  std::atomic<bool> stop{false};
+  std::vector<WatchEvent> events;
+  bool answered = false;
+  // An hour's wait: if the wake-up were not heeded, join() would wait that
+  // long and the test would fail at its timeout.
+  std::thread waiter([&] {
+    answered = store_.WaitForEvents(cm, "default", start, std::chrono::hours(1), &events,
+                                    [&] { return stop.load(); });
+  });
+  stop = true;
+  store_.WakeWatchers();
+  waiter.join();
+  EXPECT_TRUE(answered);
+  EXPECT_TRUE(events.empty());
 }
 
 TEST_F(ObjectStoreTest, CreatingACrdServesItsKind) {

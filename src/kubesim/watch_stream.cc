@@ -53,67 +53,67 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
   auto columns_sent = std::make_shared<bool>(false);
   KeepUncompressed(req);
   res.status = 200;
-  res.set_chunked_content_provider(
-      kJsonMedia,
-      [this, state, watched, ns, options = *options, bookmarks, deadline, last_bookmark, epoch,
-       table, crd, include_object, columns_sent](size_t, httplib::DataSink& sink) {
-        auto send = [&](const json& event) {
-          const std::string line = event.dump() + "\n";
-          return sink.write(line.data(), line.size());
-        };
-        auto send_change = [&](const WatchEvent& e) {
-          if (!table) return send({{"type", e.type}, {"object", e.object}});
-          json rendered = ToTable(watched, e.object, crd, include_object, store_.clock().Now(),
-                                  /*with_columns=*/!*columns_sent);
-          *columns_sent = true;
-          return send({{"type", e.type}, {"object", std::move(rendered)}});
-        };
-        for (WatchEvent& e : state->second) {
-          if (!send_change(e)) return false;
-        }
-        state->second.clear();
-        if (stopping_ || watch_epoch_ != epoch || SteadyClock::now() >= deadline) {
-          sink.done();
-          return true;
-        }
-        std::vector<WatchEvent> events;
-        const auto wait =
-            std::min<SteadyClock::duration>(std::chrono::seconds(1), deadline - SteadyClock::now());
-        if (!store_.WaitForEvents(watched, ns, state->first,
-                                  std::chrono::duration_cast<std::chrono::milliseconds>(wait),
-                                  &events)) {
-          kube::ApiStatus gone{.code = 410,
-                               .reason = "Expired",
-                               .message = StrCat("too old resource version: ", state->first, " (",
-                                                 store_.resource_version(), ")")};
-          send({{"type", "ERROR"}, {"object", gone.ToJson()}});
-          sink.done();
-          return true;
-        }
-        for (const WatchEvent& e : events) {
-          state->first = std::max(state->first, e.resource_version);
-          const json& meta = e.object.value("metadata", json::object());
-          if (!options.labels.Matches(meta.value("labels", json())) ||
-              !options.fields.Matches(e.object)) {
-            continue;
-          }
-          if (!send_change(e)) return false;
-        }
-        if (bookmarks && SteadyClock::now() - *last_bookmark >=
-                             std::chrono::seconds(options_.bookmark_seconds)) {
-          *last_bookmark = SteadyClock::now();
-          const int64_t rv = std::max(state->first, store_.resource_version());
-          state->first = rv;
-          if (!send({{"type", "BOOKMARK"},
-                     {"object",
-                      {{"kind", watched.kind},
-                       {"apiVersion", watched.api_version()},
-                       {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}})) {
-            return false;
-          }
-        }
-        return sink.is_writable();
-      });
+  res.set_chunked_content_provider(kJsonMedia, [this, state, watched, ns, options = *options,
+                                                bookmarks, deadline, last_bookmark, epoch, table,
+                                                crd, include_object,
+                                                columns_sent](size_t, httplib::DataSink& sink) {
+    auto send = [&](const json& event) {
+      const std::string line = event.dump() + "\n";
+      return sink.write(line.data(), line.size());
+    };
+    auto send_change = [&](const WatchEvent& e) {
+      if (!table) return send({{"type", e.type}, {"object", e.object}});
+      json rendered = ToTable(watched, e.object, crd, include_object, store_.clock().Now(),
+                              /*with_columns=*/!*columns_sent);
+      *columns_sent = true;
+      return send({{"type", e.type}, {"object", std::move(rendered)}});
+    };
+    for (WatchEvent& e : state->second) {
+      if (!send_change(e)) return false;
+    }
+    state->second.clear();
+    if (stopping_ || watch_epoch_ != epoch || SteadyClock::now() >= deadline) {
+      sink.done();
+      return true;
+    }
+    std::vector<WatchEvent> events;
+    const auto wait =
+        std::min<SteadyClock::duration>(std::chrono::seconds(1), deadline - SteadyClock::now());
+    if (!store_.WaitForEvents(watched, ns, state->first,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(wait), &events,
+                              [this, epoch] { return stopping_ || watch_epoch_ != epoch; })) {
+      kube::ApiStatus gone{.code = 410,
+                           .reason = "Expired",
+                           .message = StrCat("too old resource version: ", state->first, " (",
+                                             store_.resource_version(), ")")};
+      send({{"type", "ERROR"}, {"object", gone.ToJson()}});
+      sink.done();
+      return true;
+    }
+    for (const WatchEvent& e : events) {
+      state->first = std::max(state->first, e.resource_version);
+      const json& meta = e.object.value("metadata", json::object());
+      if (!options.labels.Matches(meta.value("labels", json())) ||
+          !options.fields.Matches(e.object)) {
+        continue;
+      }
+      if (!send_change(e)) return false;
+    }
+    if (bookmarks &&
+        SteadyClock::now() - *last_bookmark >= std::chrono::seconds(options_.bookmark_seconds)) {
+      *last_bookmark = SteadyClock::now();
+      const int64_t rv = std::max(state->first, store_.resource_version());
+      state->first = rv;
+      if (!send({{"type", "BOOKMARK"},
+                 {"object",
+                  {{"kind", watched.kind},
+                   {"apiVersion", watched.api_version()},
+                   {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}})) {
+        return false;
+      }
+    }
+    return sink.is_writable();
+  });
 }
 
 }  // namespace canhazgpu::kubesim

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "git/testing/command.h"
+#include "httpfront/httplib_listen.h"
 
 namespace git::testing {
 namespace {
@@ -111,7 +112,7 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
     response.set_content(result.out, "application/x-git-upload-pack-result");
   });
 
-  port_ = server_->bind_to_any_port("127.0.0.1");
+  port_ = canhazgpu::httpfront::BindWithFullBacklog(*server_, "127.0.0.1", 0);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // bind_to_any_port already listens: early connections wait in the backlog.
 }

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hfcache/content_hash.h"
+#include "httpfront/httplib_listen.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::hfcache::testing {
@@ -105,11 +106,7 @@ absl::Status FakeHub::Start(int port) {
     std::lock_guard<std::mutex> lock(mu_);
     if (ignore_ranges_ && res.status == 206) res.status = 200;
   });
-  if (port == 0) {
-    port_ = server_->bind_to_any_port("127.0.0.1");
-  } else if (server_->bind_to_port("127.0.0.1", port)) {
-    port_ = port;
-  }
+  port_ = httpfront::BindWithFullBacklog(*server_, "127.0.0.1", port);
   if (port_ <= 0) return absl::UnavailableError("fake hub: cannot listen on 127.0.0.1");
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // Connections queue from bind on; waiting for the loop only makes an
