@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET_REGEX]]
-# CI runs every target for 60 s; run longer by hand, e.g. an hour each:
+# CI runs every target for 30 s; run longer by hand, e.g. an hour each:
 #   scripts/fuzz.sh 3600
 # docs/robustness.md lists the targets and what they have found.
 set -euo pipefail
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # ccache keys on paths relative to the checkout, so every clone (CI's fresh
 # ones, a developer's worktrees) shares one cache.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
-export FUZZ_SECONDS=${1:-60}
+export FUZZ_SECONDS=${1:-30}
 regex=${2:-.}
 if [ ! -f build-fuzz/build.ninja ]; then
   cmake --preset fuzz >/dev/null

@@ -555,10 +555,13 @@ TEST_F(ClaimPreparerTest, ManyUnknownClaimsAreAskedForOnlyUntilTheDeadline) {
       EXPECT_FALSE(out[claim.uid].out_of_time);
     } else {
       EXPECT_TRUE(out[claim.uid].out_of_time) << error;
+      // The last one taken may have had its turn just before the deadline
+      // and reached the client just after it (seen on a loaded machine).
       EXPECT_THAT(error, ::testing::AnyOf(
                              HasSubstr("the client's rate limit leaves no room for a try before "
                                        "the call's deadline"),
-                             HasSubstr("not prepared: the call's deadline passed before its turn")))
+                             HasSubstr("not prepared: the call's deadline passed before its turn"),
+                             HasSubstr("the call's deadline passed before a try")))
           << error;
     }
   }
