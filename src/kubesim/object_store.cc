@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "host/system_clock.h"
 #include "kubesim/validation.h"
+#include "kubesim/workloads.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -194,6 +195,7 @@ std::optional<kube::ApiStatus> ObjectStore::Check(const ResourceType& type, json
     }
     return kube::BadRequestStatus(StrCat("strict decoding error: ", fields));
   }
+  for (kube::StatusCause& cause : CheckWorkload(type, object)) v.causes.push_back(std::move(cause));
   if (!v.causes.empty()) {
     return kube::InvalidStatus(type.group, type.kind, Text(MetaOf(object), "name"),
                                std::move(v.causes));
@@ -277,6 +279,9 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
                   "metadata.name"}}),
             {}};
   }
+  // Before defaulting: a Job's selector is made from its uid.
+  meta["uid"] = RandomUid();
+  DefaultWorkload(type, object);
   if (auto invalid = Check(type, object, nullptr, strict)) return {std::move(invalid), {}};
   if (auto forbidden = CheckAdminAccessLocked(type, ns, object)) return {std::move(forbidden), {}};
   const Key key = MakeKey(type.key(), ns, name);
@@ -285,7 +290,6 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
   }
   if (Text(object, "apiVersion").empty()) object["apiVersion"] = type.api_version();
   if (Text(object, "kind").empty()) object["kind"] = type.kind;
-  meta["uid"] = RandomUid();
   meta["creationTimestamp"] = Timestamp();
   meta["generation"] = 1;
   meta.erase("deletionTimestamp");

@@ -33,7 +33,9 @@ ResourceTypes ResourceTypes::BuiltIn() {
        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"});
   add("apps", "deployments", "deployment", "Deployment", true, true, {"deploy"});
+  add("apps", "replicasets", "replicaset", "ReplicaSet", true, true, {"rs"});
   add("apps", "daemonsets", "daemonset", "DaemonSet", true, true, {"ds"});
+  add("batch", "jobs", "job", "Job", true, true);
   add("rbac.authorization.k8s.io", "roles", "role", "Role", true, false);
   add("rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", true, false);
   add("rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", false, false);

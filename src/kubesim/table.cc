@@ -161,6 +161,37 @@ int64_t Int(const json& object, const json::json_pointer& at) {
                                                                   : 0;
 }
 
+// The STATUS of `kubectl get jobs`: the last word of the Job's conditions.
+std::string JobStatus(const json& job) {
+  if (job.contains("/metadata/deletionTimestamp"_json_pointer)) return "Terminating";
+  std::string status = "Running";
+  for (const char* type :
+       {"Suspended", "FailureTarget", "SuccessCriteriaMet", "Failed", "Complete"}) {
+    for (const json& c : job.value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") == type && c.value("status", "") == "True") status = type;
+    }
+  }
+  return status;
+}
+
+// "2/3", or "1/1 of 4" for a work queue of parallelism 4.
+std::string JobCompletions(const json& job) {
+  const int64_t succeeded = Int(job, "/status/succeeded"_json_pointer);
+  if (job.contains("/spec/completions"_json_pointer))
+    return StrCat(succeeded, "/", Int(job, "/spec/completions"_json_pointer));
+  const int64_t parallelism = Int(job, "/spec/parallelism"_json_pointer);
+  if (parallelism > 1) return StrCat(succeeded, "/1 of ", parallelism);
+  return StrCat(succeeded, "/1");
+}
+
+// From start to completion, or to now while it runs.
+std::string JobDuration(const json& job, TimePoint now) {
+  std::optional<TimePoint> start = ParseTime(Text(job, "/status/startTime"_json_pointer));
+  if (!start) return "";
+  std::optional<TimePoint> end = ParseTime(Text(job, "/status/completionTime"_json_pointer));
+  return HumanAge(std::chrono::duration_cast<std::chrono::seconds>(end.value_or(now) - *start));
+}
+
 std::optional<Printer> BuiltInPrinter(const ResourceType& type) {
   const std::string age_help =
       "CreationTimestamp is a timestamp representing the server time when this object was "
@@ -208,6 +239,45 @@ std::optional<Printer> BuiltInPrinter(const ResourceType& type) {
                       FormatLabels(
                           d.value("/spec/template/spec/nodeSelector"_json_pointer, json::object())),
                       Age(d, now)};
+        }};
+  }
+  if (type.group == "apps" && type.resource == "deployments") {
+    return Printer{{Column("Ready", "string", "", "Number of the pod with ready state"),
+                    Column("Up-to-date", "string", "",
+                           "Total number of non-terminated pods targeted by "
+                           "this deployment that have the desired template spec."),
+                    Column("Available", "string", "",
+                           "Total number of available pods (ready for at least "
+                           "minReadySeconds) targeted by this deployment."),
+                    Column("Age", "string", "", age_help)},
+                   [=](const json& d, TimePoint now) {
+                     return json{name(d),
+                                 StrCat(Int(d, "/status/readyReplicas"_json_pointer), "/",
+                                        Int(d, "/spec/replicas"_json_pointer)),
+                                 Int(d, "/status/updatedReplicas"_json_pointer),
+                                 Int(d, "/status/availableReplicas"_json_pointer), Age(d, now)};
+                   }};
+  }
+  if (type.group == "apps" && type.resource == "replicasets") {
+    return Printer{{Column("Desired", "integer", "", "Number of desired pods."),
+                    Column("Current", "integer", "", "Number of actual replicas."),
+                    Column("Ready", "integer", "", "Number of ready replicas."),
+                    Column("Age", "string", "", age_help)},
+                   [=](const json& r, TimePoint now) {
+                     return json{name(r), Int(r, "/spec/replicas"_json_pointer),
+                                 Int(r, "/status/replicas"_json_pointer),
+                                 Int(r, "/status/readyReplicas"_json_pointer), Age(r, now)};
+                   }};
+  }
+  if (type.group == "batch" && type.resource == "jobs") {
+    return Printer{
+        {Column("Status", "string", "", "Status of the job."),
+         Column("Completions", "string", "",
+                "The completion status of the job: succeeded of desired."),
+         Column("Duration", "string", "", "Time required to complete the job."),
+         Column("Age", "string", "", age_help)},
+        [=](const json& j, TimePoint now) {
+          return json{name(j), JobStatus(j), JobCompletions(j), JobDuration(j, now), Age(j, now)};
         }};
   }
   if (type.group == "resource.k8s.io" && type.resource == "resourceclaims") {

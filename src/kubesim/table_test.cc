@@ -177,5 +177,46 @@ TEST(TableTest, DraKindsNodesAndDaemonSetsHaveTheServersColumns) {
             json({"k8shazgpu-node", 2, 2, 1, 2, 1, "canhazgpu.dev/gpu=true", "3m20s"}));
 }
 
+TEST(TableTest, DeploymentsReplicaSetsAndJobsHaveTheServersColumns) {
+  const json created = {{"name", "web"}, {"creationTimestamp", "2026-11-24T05:16:40Z"}};
+  json deployment = {
+      {"metadata", created},
+      {"spec", {{"replicas", 3}}},
+      {"status", {{"readyReplicas", 2}, {"updatedReplicas", 3}, {"availableReplicas", 2}}}};
+  json table = ToTable({.group = "apps", .version = "v1", .resource = "deployments"}, deployment,
+                       nullptr, "None", kNow);
+  EXPECT_THAT(ColumnNames(table),
+              ::testing::ElementsAre("Name", "Ready", "Up-to-date", "Available", "Age"));
+  EXPECT_EQ(table["rows"][0]["cells"], json({"web", "2/3", 3, 2, "3m20s"}));
+
+  json rs = {{"metadata", created},
+             {"spec", {{"replicas", 3}}},
+             {"status", {{"replicas", 2}, {"readyReplicas", 1}}}};
+  table = ToTable({.group = "apps", .version = "v1", .resource = "replicasets"}, rs, nullptr,
+                  "None", kNow);
+  EXPECT_THAT(ColumnNames(table),
+              ::testing::ElementsAre("Name", "Desired", "Current", "Ready", "Age"));
+  EXPECT_EQ(table["rows"][0]["cells"], json({"web", 3, 2, 1, "3m20s"}));
+
+  const ResourceType jobs{.group = "batch", .version = "v1", .resource = "jobs"};
+  json job = {{"metadata", created},
+              {"spec", {{"completions", 3}}},
+              {"status", {{"succeeded", 1}, {"startTime", "2026-11-24T05:18:00Z"}}}};
+  table = ToTable(jobs, job, nullptr, "None", kNow);
+  EXPECT_THAT(ColumnNames(table),
+              ::testing::ElementsAre("Name", "Status", "Completions", "Duration", "Age"));
+  EXPECT_EQ(table["rows"][0]["cells"], json({"web", "Running", "1/3", "2m", "3m20s"}));
+  job["status"]["succeeded"] = 3;
+  job["status"]["completionTime"] = "2026-11-24T05:18:30Z";
+  job["status"]["conditions"] = {{{"type", "SuccessCriteriaMet"}, {"status", "True"}},
+                                 {{"type", "Complete"}, {"status", "True"}}};
+  EXPECT_EQ(ToTable(jobs, job, nullptr, "None", kNow)["rows"][0]["cells"],
+            json({"web", "Complete", "3/3", "30s", "3m20s"}));
+  job["spec"] = {{"parallelism", 4}};
+  job["status"] = {{"succeeded", 0}};
+  EXPECT_EQ(ToTable(jobs, job, nullptr, "None", kNow)["rows"][0]["cells"],
+            json({"web", "Running", "0/1 of 4", "", "3m20s"}));
+}
+
 }  // namespace
 }  // namespace canhazgpu::kubesim

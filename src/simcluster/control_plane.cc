@@ -20,6 +20,11 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Create(kube::Client&
 ControlPlane::ControlPlane(kube::Client& client, ControlPlaneOptions options)
     : client_(client),
       options_(std::move(options)),
+      workload_writer_(client, pod_overlay_, *options_.clock, options_.log),
+      deployments_controller_(workload_writer_),
+      replica_sets_controller_(workload_writer_),
+      jobs_controller_(client, workload_writer_),
+      daemon_sets_controller_(workload_writer_),
       controller_(client, pod_overlay_, claim_overlay_, options_.log),
       scheduler_(client, pod_overlay_, claim_overlay_, *options_.clock, options_.scheduler_name,
                  options_.log),
@@ -48,13 +53,26 @@ ControlPlane::ControlPlane(kube::Client& client, ControlPlaneOptions options)
                                               kube::ListOptions{}, wake(nullptr));
   config_maps_ = std::make_unique<kube::Informer>(client_, kube::kConfigMaps, "",
                                                   kube::ListOptions{}, wake(nullptr));
+  deployments_ = std::make_unique<kube::Informer>(client_, kDeployments, "", kube::ListOptions{},
+                                                  wake(&deployment_overlay_));
+  replica_sets_ = std::make_unique<kube::Informer>(client_, kReplicaSets, "", kube::ListOptions{},
+                                                   wake(&replica_set_overlay_));
+  jobs_ = std::make_unique<kube::Informer>(client_, kJobs, "", kube::ListOptions{},
+                                           wake(&job_overlay_));
+  daemon_sets_ = std::make_unique<kube::Informer>(client_, kDaemonSets, "", kube::ListOptions{},
+                                                  wake(&daemon_set_overlay_));
+}
+
+std::vector<kube::Informer*> ControlPlane::Informers() {
+  return {pods_.get(),         nodes_.get(),   slices_.get(),      claims_.get(),
+          templates_.get(),    classes_.get(), config_maps_.get(), deployments_.get(),
+          replica_sets_.get(), jobs_.get(),    daemon_sets_.get()};
 }
 
 ControlPlane::~ControlPlane() { Stop(); }
 
 absl::Status ControlPlane::Start() {
-  kube::Informer* all[] = {pods_.get(),      nodes_.get(),   slices_.get(),     claims_.get(),
-                           templates_.get(), classes_.get(), config_maps_.get()};
+  const std::vector<kube::Informer*> all = Informers();
   for (kube::Informer* i : all) i->Start();
   for (kube::Informer* i : all) {
     if (!i->WaitForSync(options_.sync_timeout)) {
@@ -76,10 +94,8 @@ void ControlPlane::Stop() {
   if (loop_.joinable()) loop_.join();
   // Each informer takes up to a second to notice; all at once, not in turn.
   std::vector<std::thread> stopping;
-  for (auto* i : {&pods_, &nodes_, &slices_, &claims_, &templates_, &classes_, &config_maps_}) {
-    kube::Informer* informer = i->get();
+  for (kube::Informer* informer : Informers())
     stopping.emplace_back([informer] { informer->Stop(); });
-  }
   for (std::thread& t : stopping) t.join();
 }
 
@@ -110,7 +126,20 @@ View ControlPlane::Snapshot() {
   return view;
 }
 
-std::vector<WatchedObjects> ControlPlane::Watched(const View& view) {
+Workloads ControlPlane::WorkloadSnapshot() {
+  Workloads w;
+  w.deployments = ByKey(deployments_->List());
+  deployment_overlay_.Apply(w.deployments);
+  w.replica_sets = ByKey(replica_sets_->List());
+  replica_set_overlay_.Apply(w.replica_sets);
+  w.jobs = ByKey(jobs_->List());
+  job_overlay_.Apply(w.jobs);
+  w.daemon_sets = ByKey(daemon_sets_->List());
+  daemon_set_overlay_.Apply(w.daemon_sets);
+  return w;
+}
+
+std::vector<WatchedObjects> ControlPlane::Watched(const View& view, const Workloads& workloads) {
   auto values = [](const std::map<std::string, nlohmann::json>& objects) {
     std::vector<nlohmann::json> out;
     out.reserve(objects.size());
@@ -123,7 +152,11 @@ std::vector<WatchedObjects> ControlPlane::Watched(const View& view) {
           {&kube::kNodes, values(view.nodes)},
           {&kube::kDeviceClasses, values(view.classes)},
           {&kube::kResourceSlices, slices_->List()},
-          {&kube::kConfigMaps, config_maps_->List()}};
+          {&kube::kConfigMaps, config_maps_->List()},
+          {&kDeployments, values(workloads.deployments)},
+          {&kReplicaSets, values(workloads.replica_sets)},
+          {&kJobs, values(workloads.jobs)},
+          {&kDaemonSets, values(workloads.daemon_sets)}};
 }
 
 void ControlPlane::Loop() {
@@ -135,9 +168,19 @@ void ControlPlane::Loop() {
       dirty_ = false;
     }
     View view = Snapshot();
+    Workloads workloads = WorkloadSnapshot();
+    workload_writer_.StartPass(view);
+    deployments_controller_.Sync(view,
+                                 {&kDeployments, &deployment_overlay_, &workloads.deployments},
+                                 {&kReplicaSets, &replica_set_overlay_, &workloads.replica_sets});
+    replica_sets_controller_.Sync(view,
+                                  {&kReplicaSets, &replica_set_overlay_, &workloads.replica_sets});
+    jobs_controller_.Sync(view, {&kJobs, &job_overlay_, &workloads.jobs});
+    daemon_sets_controller_.Sync(view,
+                                 {&kDaemonSets, &daemon_set_overlay_, &workloads.daemon_sets});
     controller_.Sync(view);
     scheduler_.ScheduleAll(view);
-    garbage_collector_.Collect(Watched(view));
+    garbage_collector_.Collect(Watched(view, workloads));
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++passes_;

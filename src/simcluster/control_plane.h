@@ -1,11 +1,14 @@
 // The control plane of the simulated cluster (`k8shazgpu-sim cluster`): the
-// scheduler stand-in (scheduler.h), the resourceclaim controller
-// (claim_controller.h) and the garbage collector (garbage_collector.h) on
-// one loop, fed by informers on pods, nodes, ResourceSlices, ResourceClaims,
-// ResourceClaimTemplates, DeviceClasses and ConfigMaps. Any change an
-// informer hears wakes the loop, which then runs one pass: the controller,
-// the scheduler over every pending pod, then the garbage collector over
-// every watched object. A pass also
+// workload controllers (Deployments, ReplicaSets, Jobs, DaemonSets: their
+// own headers), the scheduler stand-in (scheduler.h), the resourceclaim
+// controller (claim_controller.h) and the garbage collector
+// (garbage_collector.h) on one loop, fed by informers on pods, nodes,
+// ResourceSlices, ResourceClaims, ResourceClaimTemplates, DeviceClasses,
+// ConfigMaps and the four workload kinds. Any change an informer hears
+// wakes the loop, which then runs one pass: the workload controllers (a
+// Deployment's new ReplicaSet gets its pods in the same pass), the claim
+// controller, the scheduler over every pending pod, then the garbage
+// collector over every watched object. A pass also
 // runs every `resync` as a safety net; there is no faster polling.
 //
 // Threading: Start() starts the informers' threads and the loop thread;
@@ -30,9 +33,14 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "simcluster/claim_controller.h"
+#include "simcluster/daemon_set_controller.h"
+#include "simcluster/deployment_controller.h"
 #include "simcluster/garbage_collector.h"
+#include "simcluster/job_controller.h"
 #include "simcluster/overlay.h"
+#include "simcluster/replica_set_controller.h"
 #include "simcluster/scheduler.h"
+#include "simcluster/workload_pods.h"
 
 namespace canhazgpu::simcluster {
 
@@ -69,19 +77,28 @@ class ControlPlane {
   void Wake();
   void Loop();
   clusterview::View Snapshot();
+  Workloads WorkloadSnapshot();
   // What the garbage collector looks at: every watched object, the pass's
-  // own writes (in `view`) included.
-  std::vector<WatchedObjects> Watched(const clusterview::View& view);
+  // own writes (in `view` and `workloads`) included.
+  std::vector<WatchedObjects> Watched(const clusterview::View& view, const Workloads& workloads);
+  // Every informer, for starting and stopping them together.
+  std::vector<kube::Informer*> Informers();
 
   kube::Client& client_;
   const ControlPlaneOptions options_;
   Overlay pod_overlay_;
   Overlay claim_overlay_;
+  Overlay deployment_overlay_, replica_set_overlay_, job_overlay_, daemon_set_overlay_;
+  WorkloadWriter workload_writer_;
+  DeploymentController deployments_controller_;
+  ReplicaSetController replica_sets_controller_;
+  JobController jobs_controller_;
+  DaemonSetController daemon_sets_controller_;
   ClaimController controller_;
   Scheduler scheduler_;
   GarbageCollector garbage_collector_;
   std::unique_ptr<kube::Informer> pods_, nodes_, slices_, claims_, templates_, classes_,
-      config_maps_;
+      config_maps_, deployments_, replica_sets_, jobs_, daemon_sets_;
 
   std::mutex mu_;
   std::condition_variable cv_;

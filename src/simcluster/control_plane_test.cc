@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/system_clock.h"
-#include "kubesim/testing/test_api_server.h"
+#include "simcluster/testing/control_plane_fixture.h"
 
 namespace canhazgpu::simcluster {
 namespace {
@@ -30,12 +30,10 @@ json Request(const std::string& cls, json extra = json::object()) {
   return {{"name", "gpu"}, {"exactly", exactly}};
 }
 
-class ControlPlaneTest : public ::testing::Test {
+class ControlPlaneTest : public testing::ControlPlaneFixture {
  protected:
   void SetUp() override {
-    client_ = *kube::Client::Create(server_.Config(), {.qps = 1000, .burst = 1000});
-    // As in the simulated cluster: dependents are the garbage collector's.
-    server_.store().set_collect_background_dependents(false);
+    ControlPlaneFixture::SetUp();
     // deploy/deviceclasses.yaml
     for (const char* type : {"gpu", "mig"}) {
       json cls = json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
@@ -49,32 +47,6 @@ class ControlPlaneTest : public ::testing::Test {
       ASSERT_TRUE(client_->CreateObject(kube::kDeviceClasses, "", cls).ok());
     }
   }
-  void TearDown() override {
-    if (plane_) plane_->Stop();
-  }
-
-  void StartPlane() {
-    auto plane = ControlPlane::Create(
-        *client_, {.resync = std::chrono::milliseconds(10'000),
-                   .clock = &clock_,
-                   .log = [](const std::string& line) { fprintf(stderr, "%s\n", line.c_str()); }});
-    ASSERT_TRUE(plane.ok()) << plane.status();
-    plane_ = *std::move(plane);
-    ASSERT_TRUE(plane_->Start().ok());
-  }
-
-  void AddNode(const std::string& name, json labels = json::object(), bool ready = true,
-               json taints = json::array()) {
-    json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
-    if (!labels.empty()) node["metadata"]["labels"] = labels;
-    if (!taints.empty()) node["spec"]["taints"] = taints;
-    auto created = client_->CreateObject(kube::kNodes, "", node);
-    ASSERT_TRUE(created.ok()) << created.status();
-    (*created)["status"]["conditions"] = {
-        {{"type", "Ready"}, {"status", ready ? "True" : "False"}, {"reason", "KubeletReady"}}};
-    ASSERT_TRUE(client_->UpdateStatus(kube::kNodes, "", *created).ok());
-  }
-
   // The node's slice, shaped as the driver publishes it.
   void AddSlice(const std::string& node, const std::vector<GpuInfo>& gpus,
                 std::function<void(json&)> mutate = nullptr) {
@@ -122,26 +94,6 @@ class ControlPlaneTest : public ::testing::Test {
     ASSERT_TRUE(created.ok()) << created.status();
   }
 
-  json Get(const kube::ResourceRef& ref, const std::string& name) {
-    auto got = client_->Get(ref, ref.namespaced ? "default" : "", name);
-    return got.ok() ? *got : json();
-  }
-
-  // Waits (generously) until `done` holds for the object; returns it.
-  json WaitFor(const kube::ResourceRef& ref, const std::string& name,
-               const std::function<bool(const json&)>& done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    json last;
-    while (std::chrono::steady_clock::now() < deadline) {
-      last = Get(ref, name);
-      if (done(last)) return last;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ADD_FAILURE() << "timed out waiting for " << ref.resource << " " << name
-                  << "; last: " << last.dump();
-    return last;
-  }
-
   json WaitBound(const std::string& pod) {
     return WaitFor(kube::kPods, pod, [](const json& p) {
       return !p.value("/spec/nodeName"_json_pointer, std::string()).empty();
@@ -180,19 +132,6 @@ class ControlPlaneTest : public ::testing::Test {
     return out;
   }
 
-  // What the kubelet does last for a pod being deleted on its node.
-  void KubeletRemoves(const std::string& pod) {
-    kube::DeleteOptions options;
-    options.grace_period_seconds = 0;
-    ASSERT_TRUE(client_->Delete(kube::kPods, "default", pod, options).ok());
-  }
-
-  void SetPhase(const std::string& pod, const std::string& phase) {
-    json p = Get(kube::kPods, pod);
-    p["status"]["phase"] = phase;
-    ASSERT_TRUE(client_->UpdateStatus(kube::kPods, "default", p).ok());
-  }
-
   // An object owned by `owner` (kind Pod, name and uid), created in
   // "default".
   json AddOwned(const kube::ResourceRef& ref, json object, const std::string& owner,
@@ -220,11 +159,6 @@ class ControlPlaneTest : public ::testing::Test {
             {"metadata", {{"name", name}}},
             {"spec", {{"spec", {{"devices", {{"requests", json::array({Request(kGpuClass)})}}}}}}}};
   }
-
-  kubesim::TestApiServer server_;
-  std::unique_ptr<kube::Client> client_;
-  host::SystemClock clock_;
-  std::unique_ptr<ControlPlane> plane_;
 };
 
 TEST_F(ControlPlaneTest, TemplateClaimIsGeneratedAllocatedReservedAndThePodBound) {

@@ -6,6 +6,7 @@
 #include "clusterview/view.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
+#include "simcluster/workload_pods.h"
 
 namespace canhazgpu::simcluster {
 namespace {
@@ -29,6 +30,10 @@ const OwnerKind kOwnerKinds[] = {
     {"resource.k8s.io", "ResourceClaimTemplate", kube::kResourceClaimTemplates},
     {"resource.k8s.io", "ResourceSlice", kube::kResourceSlices},
     {"resource.k8s.io", "DeviceClass", kube::kDeviceClasses},
+    {"apps", "Deployment", kDeployments},
+    {"apps", "ReplicaSet", kReplicaSets},
+    {"apps", "DaemonSet", kDaemonSets},
+    {"batch", "Job", kJobs},
 };
 
 const kube::ResourceRef* OwnerResource(const json& owner) {

@@ -6,7 +6,7 @@
 // object of that name with another uid; before deleting anything the owner
 // is read from the API, not from the informers, which may not have seen a
 // just-created owner yet (the real collector does the same). An owner of a
-// kind this collector does not know (ownerKinds below: the core and DRA
+// kind this collector does not know (kOwnerKinds: the core, DRA and workload
 // kinds) is taken to exist. Not emulated: foreground deletion and
 // blockOwnerDeletion (the store does foreground itself, kubesim), orphaning
 // (likewise), and removing the references to gone owners from an object

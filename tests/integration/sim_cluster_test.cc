@@ -575,6 +575,102 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
   EXPECT_TRUE(kube::IsApiNotFound(client_->Get(kube::kPods, "default", "hello").status()));
 }
 
+// What people apply runs: a Deployment, a DaemonSet and an Indexed Job
+// whose pods each claim a GPU, applied, awaited and read with the real
+// kubectl as a user would.
+TEST_F(SimClusterTest, KubectlAppliedWorkloadsGetPodsAndFinish) {
+  if (std::string why = NoRecentKubectl("the simulated cluster's workload test does not run");
+      !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const std::string manifest = dir_ + "/workloads.yaml";
+  std::ofstream(manifest) << R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: main, image: ubuntu, command: [sleep, "3600"]}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: node-agent}
+spec:
+  selector: {matchLabels: {app: node-agent}}
+  template:
+    metadata: {labels: {app: node-agent}}
+    spec:
+      containers: [{name: main, image: ubuntu, command: [sleep, "3600"]}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.canhazgpu.dev}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  completions: 2
+  parallelism: 2
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+      containers:
+      - name: main
+        image: ubuntu
+        command: [sh, -c, 'echo "rank $JOB_COMPLETION_INDEX on $CUDA_VISIBLE_DEVICES"']
+        resources: {claims: [{name: gpu}]}
+)";
+  const std::map<std::string, std::string> env = {{"KUBECONFIG", cluster_dir_ + "/kubeconfig"}};
+  CliResult applied = RunProgram({"kubectl", "apply", "-f", manifest}, env);
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  CliResult rollout =
+      RunProgram({"kubectl", "rollout", "status", "deployment/web", "--timeout=60s"}, env);
+  EXPECT_EQ(rollout.exit_code, 0) << rollout.out << rollout.err;
+  EXPECT_THAT(rollout.out, HasSubstr("deployment \"web\" successfully rolled out"));
+  CliResult daemons =
+      RunProgram({"kubectl", "rollout", "status", "daemonset/node-agent", "--timeout=60s"}, env);
+  EXPECT_EQ(daemons.exit_code, 0) << daemons.out << daemons.err;
+  CliResult done = RunProgram(
+      {"kubectl", "wait", "--for=condition=complete", "job/train", "--timeout=60s"}, env);
+  EXPECT_EQ(done.exit_code, 0) << done.out << done.err << ReadFile(Log());
+
+  CliResult tables = RunProgram({"kubectl", "get", "deployments,daemonsets,jobs"}, env);
+  EXPECT_EQ(tables.exit_code, 0) << tables.err;
+  EXPECT_THAT(tables.out, ::testing::ContainsRegex("web +2/2 +2 +2 +[0-9]+s"));
+  EXPECT_THAT(tables.out, ::testing::ContainsRegex("node-agent +2 +2 +2 +2 +2 +<none> +[0-9]+s"));
+  EXPECT_THAT(tables.out, ::testing::ContainsRegex("train +Complete +2/2 +[0-9]+s +[0-9]+s"));
+
+  // Each index ran once, on a GPU of its own.
+  absl::StatusOr<json> pods = client_->List(
+      kube::kPods, "default", {.label_selector = "batch.kubernetes.io/job-name=train"});
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  std::set<std::string> lines;
+  for (const json& pod : (*pods)["items"]) lines.insert(Logs(pod["metadata"]["name"]));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_THAT(*lines.begin(), ::testing::MatchesRegex("rank 0 on [0-9]\n"));
+  EXPECT_THAT(*lines.rbegin(), ::testing::MatchesRegex("rank 1 on [0-9]\n"));
+
+  // Deleting the Deployment takes its ReplicaSet and pods with it.
+  CliResult deleted =
+      RunProgram({"kubectl", "delete", "deployment", "web", "--wait=true", "--timeout=60s"}, env);
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_TRUE(Eventually([&] {
+    absl::StatusOr<json> left =
+        client_->List(kube::kPods, "default", {.label_selector = "app=web"});
+    return left.ok() && (*left)["items"].empty();
+  }));
+}
+
 // The node root (DIR/nodes/<node>/root) is both the node's / for hostPath
 // volumes — its cache is the agent's --cache-root — and the image for our
 // binaries: /usr/local/bin/k8shazgpu is the CLI built beside the simulator.
