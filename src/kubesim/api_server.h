@@ -83,6 +83,9 @@ class ApiServer {
                     const nlohmann::json& body, const httplib::Request& req,
                     httplib::Response& res);
   void HandleLog(const Route& route, const httplib::Request& req, httplib::Response& res);
+  // deployments/scale and replicasets/scale (scale_requests.cc).
+  void HandleScale(const std::string& verb, const ResourceType& type, const Route& route,
+                   const httplib::Request& req, httplib::Response& res);
   // 200 with `objects` (one or a List), as a Table when the client asks
   // for one (table.h).
   void ReplyRead(const ResourceType& type, const httplib::Request& req, httplib::Response& res,

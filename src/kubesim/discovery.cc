@@ -26,6 +26,11 @@ json ApiResource(const ResourceType& t, const std::string& sub) {
   } else if (sub == "binding") {
     r["verbs"] = {"create"};
     r["kind"] = "Binding";
+  } else if (sub == "scale") {
+    r["verbs"] = {"get", "patch", "update"};
+    r["group"] = "autoscaling";
+    r["version"] = "v1";
+    r["kind"] = "Scale";
   } else {
     r["verbs"] = {"get", "patch", "update"};
   }
@@ -132,6 +137,7 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
       if (t.group != group || t.version != version) continue;
       resources.push_back(ApiResource(t, ""));
       if (t.has_status) resources.push_back(ApiResource(t, "status"));
+      if (ServesScale(t)) resources.push_back(ApiResource(t, "scale"));
       if (t.group.empty() && t.resource == "pods") {
         resources.push_back(ApiResource(t, "binding"));
         resources.push_back(ApiResource(t, "log"));

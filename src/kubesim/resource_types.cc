@@ -53,6 +53,10 @@ ResourceTypes ResourceTypes::BuiltIn() {
   return t;
 }
 
+bool ServesScale(const ResourceType& type) {
+  return type.group == "apps" && (type.resource == "deployments" || type.resource == "replicasets");
+}
+
 void ResourceTypes::Add(ResourceType type) {
   Remove(type.group, type.resource);
   types_.push_back(std::move(type));

@@ -26,6 +26,10 @@ struct ResourceType {
   std::string key() const { return group + "/" + resource; }
 };
 
+// Whether the kind has the scale subresource (autoscaling/v1 Scale):
+// Deployments and ReplicaSets.
+bool ServesScale(const ResourceType& type);
+
 class ResourceTypes {
  public:
   // The built-in kinds: core/v1, apps/v1, rbac.authorization.k8s.io/v1,

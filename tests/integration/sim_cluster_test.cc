@@ -650,6 +650,22 @@ spec:
   EXPECT_THAT(tables.out, ::testing::ContainsRegex("node-agent +2 +2 +2 +2 +2 +<none> +[0-9]+s"));
   EXPECT_THAT(tables.out, ::testing::ContainsRegex("train +Complete +2/2 +[0-9]+s +[0-9]+s"));
 
+  // kubectl scale goes through the scale subresource; the server checks
+  // the count as a real one does.
+  CliResult scaled = RunProgram({"kubectl", "scale", "deployment/web", "--replicas=3"}, env);
+  EXPECT_EQ(scaled.exit_code, 0) << scaled.err;
+  CliResult rescaled =
+      RunProgram({"kubectl", "rollout", "status", "deployment/web", "--timeout=60s"}, env);
+  EXPECT_EQ(rescaled.exit_code, 0) << rescaled.out << rescaled.err;
+  EXPECT_THAT(RunProgram({"kubectl", "get", "deployment", "web"}, env).out,
+              ::testing::ContainsRegex("web +3/3 +3 +3 "));
+  CliResult negative = RunProgram({"kubectl", "patch", "deployment", "web", "--subresource=scale",
+                                   "--type=merge", "-p", R"({"spec":{"replicas":-1}})"},
+                                  env);
+  EXPECT_NE(negative.exit_code, 0);
+  EXPECT_THAT(negative.err, HasSubstr("spec.replicas: Invalid value: -1: must be greater than or "
+                                      "equal to 0"));
+
   // Each index ran once, on a GPU of its own.
   absl::StatusOr<json> pods = client_->List(
       kube::kPods, "default", {.label_selector = "batch.kubernetes.io/job-name=train"});
