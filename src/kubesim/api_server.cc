@@ -11,6 +11,7 @@
 #include "httpfront/httplib_listen.h"
 #include "httplib.h"
 #include "kubesim/discovery.h"
+#include "kubesim/dra_versions.h"
 #include "kubesim/http_common.h"
 #include "kubesim/table.h"
 
@@ -56,7 +57,7 @@ std::optional<Route> ParseRoute(const ObjectStore& store, const std::vector<std:
   }
   std::vector<std::string> rest(parts.begin() + static_cast<long>(i), parts.end());
   if (rest.size() >= 3 && rest[0] == "namespaces") {
-    auto t = store.FindType(route.group, route.version, rest[2]);
+    auto t = store.FindType(route.group, StorageVersion(route), rest[2]);
     if (t && t->namespaced) {
       route.ns = rest[1];
       rest.erase(rest.begin(), rest.begin() + 2);
@@ -177,6 +178,23 @@ void ApiServer::Stop() {
 }
 
 void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
+  std::optional<std::string> older = OlderDraVersionOf(Segments(req.path));
+  if (!older) return HandleStored(req, res);
+  // An older version of resource.k8s.io: what is written comes in as v1,
+  // what is read goes out as that version (a watch converts each event).
+  httplib::Request converted = req;
+  if ((req.method == "POST" || req.method == "PUT") && !req.body.empty()) {
+    json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (body.is_object()) converted.body = DraToV1(*older, std::move(body)).dump();
+  }
+  HandleStored(converted, res);
+  if (res.body.empty() || res.get_header_value("Content-Type").find("json") == std::string::npos)
+    return;
+  json out = json::parse(res.body, nullptr, /*allow_exceptions=*/false);
+  if (out.is_object()) res.body = DraFromV1(*older, std::move(out)).dump();
+}
+
+void ApiServer::HandleStored(const httplib::Request& req, httplib::Response& res) {
   RequestLog log_line(req, res, options_.log);
   if (!options_.token.empty() &&
       req.get_header_value("Authorization") != "Bearer " + options_.token) {
@@ -192,7 +210,7 @@ void ApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
 
   std::optional<Route> route = ParseRoute(store_, parts);
   std::optional<ResourceType> type;
-  if (route) type = store_.FindType(route->group, route->version, route->resource);
+  if (route) type = store_.FindType(route->group, StorageVersion(*route), route->resource);
   if (!type) {
     Fail(res, NoSuchPath());
     return;

@@ -62,7 +62,10 @@ class ApiServer {
   PodLogs& logs() { return logs_; }
 
  private:
+  // Converts requests for older versions of resource.k8s.io and their
+  // answers (dra_versions.h) around HandleStored.
   void Handle(const httplib::Request& req, httplib::Response& res);
+  void HandleStored(const httplib::Request& req, httplib::Response& res);
   // /debug/k8shazgpu-sim/...: faults, dropped watches and container output
   // set over HTTP, for tests in other processes.
   void HandleDebug(const std::vector<std::string>& parts, const httplib::Request& req,

@@ -295,6 +295,27 @@ TEST(KubeClientTest, WatchDeliversEventsAndEndsWithGoneWhenTooOld) {
   EXPECT_TRUE(IsApiGone(gone)) << gone;
 }
 
+TEST(KubeClientTest, AWatchAtV1beta1SeesEachSliceInItsShape) {
+  Sim sim;
+  auto client = ConnectTestClient(sim.Config());
+  const json slice = json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "s"}, "spec": {"driver": "gpu.example.com", "nodeName": "n",
+      "pool": {"name": "n", "generation": 1, "resourceSliceCount": 1},
+      "devices": [{"name": "gpu-0", "attributes": {"index": {"int": 0}}}]}})");
+  ASSERT_TRUE(client->CreateObject(kResourceSlices, "", slice).ok());
+  const ResourceRef beta{"resource.k8s.io", "v1beta1", "resourceslices", false};
+  json seen;
+  absl::Status watched = client->Watch(beta, "", {}, [&](const WatchEvent& e) {
+    if (e.type != "ADDED") return true;
+    seen = e.object;
+    return false;
+  });
+  EXPECT_TRUE(watched.ok()) << watched;
+  EXPECT_EQ(seen["apiVersion"], "resource.k8s.io/v1beta1");
+  EXPECT_EQ(seen["spec"]["devices"][0],
+            json::parse(R"({"name": "gpu-0", "basic": {"attributes": {"index": {"int": 0}}}})"));
+}
+
 TEST(KubeClientTest, ClustersWithoutResourceV1AreToldInOneLine) {
   Sim sim;
   EXPECT_TRUE(ConnectTestClient(sim.Config())->CheckDraApi().ok());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "kubesim/dra_versions.h"
 #include "kubesim/http_common.h"
 #include "kubesim/openapi_documents.h"
 
@@ -64,11 +65,20 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
         paths[path] = {
             {"serverRelativeURL", StrCat("/openapi/v3/", path, "?hash=", doc.json.size())}};
       }
+      for (const std::string& version : OlderDraVersions()) {
+        const std::string path = StrCat("apis/", kDraGroup, "/", version);
+        paths[path] = {{"serverRelativeURL", StrCat("/openapi/v3/", path, "?hash=", version)}};
+      }
       Reply(res, 200, {{"paths", paths}});
       return true;
     }
     std::string path;
     for (size_t k = 2; k < parts.size(); ++k) path += StrCat(path.empty() ? "" : "/", parts[k]);
+    if (parts.size() == 5 && parts[2] == "apis" && IsOlderDraVersion(parts[3], parts[4])) {
+      res.status = 200;
+      res.set_content(OlderDraOpenApiDocument(parts[4]), kJsonMedia);
+      return true;
+    }
     for (const OpenApiDocument& doc : OpenApiDocuments()) {
       if (doc.group_version_path == path) {
         res.status = 200;
@@ -97,6 +107,10 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
       if (t.group != group) continue;
       json v = {{"groupVersion", t.api_version()}, {"version", t.version}};
       if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+    }
+    if (group == kDraGroup && !versions.empty()) {
+      for (const std::string& version : OlderDraVersions())
+        versions.push_back({{"groupVersion", StrCat(group, "/", version)}, {"version", version}});
     }
     return json{{"kind", "APIGroup"},
                 {"apiVersion", "v1"},
@@ -133,8 +147,9 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
     const std::string group = legacy_list ? "" : parts[1];
     const std::string version = legacy_list ? parts[1] : parts[2];
     json resources = json::array();
+    const std::string stored = IsOlderDraVersion(group, version) ? "v1" : version;
     for (const ResourceType& t : types) {
-      if (t.group != group || t.version != version) continue;
+      if (t.group != group || t.version != stored) continue;
       resources.push_back(ApiResource(t, ""));
       if (t.has_status) resources.push_back(ApiResource(t, "status"));
       if (ServesScale(t)) resources.push_back(ApiResource(t, "scale"));

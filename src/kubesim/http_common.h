@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "httplib.h"
 #include "kube/api_status.h"
+#include "kubesim/dra_versions.h"
 #include "kubesim/object_store.h"
 #include "nlohmann/json.hpp"
 
@@ -24,6 +25,12 @@ struct Route {
   std::string name;
   std::string sub;  // status, log
 };
+
+// The version a route's objects are stored at: v1 for the older versions
+// of resource.k8s.io (dra_versions.h), else the route's own.
+inline std::string StorageVersion(const Route& route) {
+  return IsOlderDraVersion(route.group, route.version) ? "v1" : route.version;
+}
 
 inline void Reply(httplib::Response& res, int code, const nlohmann::json& body) {
   res.status = code;

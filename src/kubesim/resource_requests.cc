@@ -200,7 +200,8 @@ void ApiServer::HandlePatch(const ResourceType& type, const Route& route,
       if (*patch_type != PatchType::kApply || current.error->code != 404 || route.sub == "status") {
         return Fail(res, *current.error);
       }
-      json object = *patch;
+      json object =
+          IsOlderDraVersion(route.group, route.version) ? DraToV1(route.version, *patch) : *patch;
       object["metadata"]["name"] = route.name;
       object["metadata"]["managedFields"] = {{{"manager", Param(req, "fieldManager")},
                                               {"operation", "Apply"},
@@ -212,12 +213,16 @@ void ApiServer::HandlePatch(const ResourceType& type, const Route& route,
       if (!created.ok()) return Fail(res, *created.error);
       return Reply(res, 201, created.object);
     }
-    absl::StatusOr<json> patched = ApplyPatch(*patch_type, current.object, *patch);
+    // An older version of resource.k8s.io is patched in its own shape.
+    const bool older = IsOlderDraVersion(route.group, route.version);
+    absl::StatusOr<json> patched = ApplyPatch(
+        *patch_type, older ? DraFromV1(route.version, current.object) : current.object, *patch);
     if (!patched.ok()) {
       return Fail(
           res,
           {.code = 422, .reason = "Invalid", .message = std::string(patched.status().message())});
     }
+    if (older) patched = DraToV1(route.version, *std::move(patched));
     json& meta = (*patched)["metadata"];
     meta["resourceVersion"] = current.object["metadata"]["resourceVersion"];
     Outcome out = store_.Update(type, route.ns, route.name, *std::move(patched),

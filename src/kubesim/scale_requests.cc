@@ -63,9 +63,9 @@ void ApiServer::HandleScale(const std::string& verb, const ResourceType& type, c
     if (patch) {
       absl::StatusOr<json> patched = ApplyPatch(*patch_type, ScaleOf(current.object), *patch);
       if (!patched.ok()) {
-        return Fail(res, {.code = 422,
-                          .reason = "Invalid",
-                          .message = std::string(patched.status().message())});
+        return Fail(
+            res,
+            {.code = 422, .reason = "Invalid", .message = std::string(patched.status().message())});
       }
       scale = *std::move(patched);
     } else {
@@ -77,12 +77,11 @@ void ApiServer::HandleScale(const std::string& verb, const ResourceType& type, c
     }
     const json replicas = scale.value("/spec/replicas"_json_pointer, json());
     if (!replicas.is_number_integer() || replicas.get<int64_t>() < 0) {
-      return Fail(res,
-                  kube::InvalidStatus("autoscaling", "Scale", route.name,
-                                      {{"FieldValueInvalid",
-                                        StrCat("Invalid value: ", replicas.dump(),
-                                               ": must be greater than or equal to 0"),
-                                        "spec.replicas"}}));
+      return Fail(res, kube::InvalidStatus("autoscaling", "Scale", route.name,
+                                           {{"FieldValueInvalid",
+                                             StrCat("Invalid value: ", replicas.dump(),
+                                                    ": must be greater than or equal to 0"),
+                                             "spec.replicas"}}));
     }
     json updated = current.object;
     updated["spec"]["replicas"] = replicas;

@@ -53,12 +53,21 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
   auto columns_sent = std::make_shared<bool>(false);
   KeepUncompressed(req);
   res.status = 200;
+  // An older version of resource.k8s.io gets each object converted.
+  const std::string older = IsOlderDraVersion(route.group, route.version) ? route.version : "";
   res.set_chunked_content_provider(kJsonMedia, [this, state, watched, ns, options = *options,
                                                 bookmarks, deadline, last_bookmark, epoch, table,
-                                                crd, include_object,
-                                                columns_sent](size_t, httplib::DataSink& sink) {
+                                                crd, include_object, columns_sent,
+                                                older](size_t, httplib::DataSink& sink) {
     auto send = [&](const json& event) {
-      const std::string line = event.dump() + "\n";
+      std::string line;
+      if (older.empty()) {
+        line = event.dump() + "\n";
+      } else {
+        json converted = event;
+        converted["object"] = DraFromV1(older, std::move(converted["object"]));
+        line = converted.dump() + "\n";
+      }
       return sink.write(line.data(), line.size());
     };
     auto send_change = [&](const WatchEvent& e) {

@@ -576,8 +576,9 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
 }
 
 // What people apply runs: a Deployment, a DaemonSet and an Indexed Job
-// whose pods each claim a GPU, applied, awaited and read with the real
-// kubectl as a user would.
+// whose pods each claim a GPU through a v1beta1 claim template (as
+// NVIDIA's published examples still are), applied, awaited and read with
+// the real kubectl as a user would.
 TEST_F(SimClusterTest, KubectlAppliedWorkloadsGetPodsAndFinish) {
   if (std::string why = NoRecentKubectl("the simulated cluster's workload test does not run");
       !why.empty()) {
@@ -605,13 +606,13 @@ spec:
     spec:
       containers: [{name: main, image: ubuntu, command: [sleep, "3600"]}]
 ---
-apiVersion: resource.k8s.io/v1
+apiVersion: resource.k8s.io/v1beta1
 kind: ResourceClaimTemplate
 metadata: {name: one-gpu}
 spec:
   spec:
     devices:
-      requests: [{name: gpu, exactly: {deviceClassName: gpu.canhazgpu.dev}}]
+      requests: [{name: gpu, deviceClassName: gpu.canhazgpu.dev}]
 ---
 apiVersion: batch/v1
 kind: Job

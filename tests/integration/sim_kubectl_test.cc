@@ -17,6 +17,7 @@ namespace {
 
 using ::nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kObjects[] = R"(apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -297,6 +298,82 @@ TEST_F(SimKubectlTest, DiscoveryListsTheDraKinds) {
   }
   CliResult version = Kubectl({"version", "-o", "json"});
   EXPECT_THAT(version.out, HasSubstr("\"minor\": \"34\""));
+}
+
+// NVIDIA's published examples are still v1beta1: a 1.34 server serves
+// v1beta1 and v1beta2 beside v1, in their own shapes, over one stored
+// object.
+TEST_F(SimKubectlTest, OlderDraVersionsAreServedInTheirOwnShapes) {
+  WriteFile(dir_ + "/beta.yaml", R"(apiVersion: resource.k8s.io/v1beta1
+kind: ResourceSlice
+metadata: {name: node1-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: node1
+  pool: {name: node1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    basic:
+      attributes: {index: {int: 0}}
+      capacity: {memory: {value: 80Gi}}
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: beta}
+spec:
+  devices:
+    requests: [{name: gpu, deviceClassName: gpu.example.com, count: 2}]
+---
+apiVersion: resource.k8s.io/v1beta2
+kind: ResourceClaim
+metadata: {name: beta2}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+)");
+  CliResult applied = Kubectl({"apply", "-f", dir_ + "/beta.yaml"});
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+
+  // Each version reads the same objects in its own shape; v1 is preferred.
+  json v1 = GetJson({"resourceslice", "node1-gpu"});
+  EXPECT_EQ(v1["apiVersion"], "resource.k8s.io/v1");
+  EXPECT_EQ(v1["spec"]["devices"][0]["attributes"]["index"]["int"], 0);
+  json beta = GetJson({"resourceslices.v1beta1.resource.k8s.io", "node1-gpu"});
+  EXPECT_EQ(beta["apiVersion"], "resource.k8s.io/v1beta1");
+  EXPECT_EQ(beta["spec"]["devices"][0]["basic"]["capacity"]["memory"]["value"], "80Gi");
+  EXPECT_EQ(
+      GetJson({"resourceclaim", "beta"})["spec"]["devices"]["requests"][0]["exactly"]["count"], 2);
+  json claims = GetJson({"resourceclaims.v1beta1.resource.k8s.io"});
+  ASSERT_EQ(claims["items"].size(), 2u);
+  for (const json& claim : claims["items"]) {
+    EXPECT_EQ(claim["apiVersion"], "resource.k8s.io/v1beta1");
+    EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["deviceClassName"], "gpu.example.com");
+  }
+  EXPECT_EQ(GetJson({"resourceclaims.v1beta2.resource.k8s.io",
+                     "beta"})["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"],
+            "gpu.example.com");
+
+  // A patch is written in the version's shape.
+  CliResult patched = Kubectl(
+      {"patch", "resourceslices.v1beta1.resource.k8s.io", "node1-gpu", "--type=json", "-p",
+       R"([{"op": "replace", "path": "/spec/devices/0/basic/attributes/index/int", "value": 5}])"});
+  EXPECT_EQ(patched.exit_code, 0) << patched.err;
+  EXPECT_EQ(
+      GetJson({"resourceslice", "node1-gpu"})["spec"]["devices"][0]["attributes"]["index"]["int"],
+      5);
+
+  // Errors name the field where the version has it.
+  WriteFile(dir_ + "/bad.yaml", R"(apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata: {name: bad}
+spec:
+  devices:
+    requests: [{name: gpu, deviceClassName: gpu.example.com, count: 0}]
+)");
+  CliResult bad = Kubectl({"apply", "-f", dir_ + "/bad.yaml"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("spec.devices.requests[0].count"));
+  EXPECT_THAT(bad.err, Not(HasSubstr("exactly")));
 }
 
 }  // namespace
