@@ -82,7 +82,8 @@ std::string KindOf(const json& object) {
 }
 
 bool IsDraApiVersion(const json& object, const std::string& version) {
-  return object.is_object() && object.value("apiVersion", json()) == StrCat(kDraGroup, "/", version);
+  return object.is_object() &&
+         object.value("apiVersion", json()) == StrCat(kDraGroup, "/", version);
 }
 
 // One object or list at `from` as `to` (both versions of resource.k8s.io).
@@ -160,8 +161,9 @@ std::string MakeOpenApiDocument(const std::string& version) {
     schemas[prefix + "BasicDevice"] = basic;
     device["properties"] = {
         {"name", device["properties"]["name"]},
-        {"basic", {{"allOf", {{{"$ref", StrCat("#/components/schemas/", prefix, "BasicDevice")}}}},
-                   {"description", "Basic defines one device instance."}}}};
+        {"basic",
+         {{"allOf", {{{"$ref", StrCat("#/components/schemas/", prefix, "BasicDevice")}}}},
+          {"description", "Basic defines one device instance."}}}};
   }
   return doc.dump();
 }

@@ -35,9 +35,8 @@ TEST(DraVersionsTest, V1beta1DevicesKeepTheirFieldsInBasicAndListsConvertEveryIt
     "metadata": {"name": "s"}, "spec": {"driver": "d", "devices": [
       {"name": "gpu-0", "attributes": {"index": {"int": 0}},
        "capacity": {"memory": {"value": "80Gi"}}}]}})");
-  const json list = {{"apiVersion", "resource.k8s.io/v1"},
-                     {"kind", "ResourceSliceList"},
-                     {"items", {v1_slice}}};
+  const json list = {
+      {"apiVersion", "resource.k8s.io/v1"}, {"kind", "ResourceSliceList"}, {"items", {v1_slice}}};
   const json beta = DraFromV1("v1beta1", list);
   EXPECT_EQ(beta["apiVersion"], "resource.k8s.io/v1beta1");
   EXPECT_EQ(beta["items"][0]["apiVersion"], "resource.k8s.io/v1beta1");
@@ -84,10 +83,10 @@ TEST(DraVersionsTest, TheOpenApiDocumentsDescribeTheOlderShapes) {
   const json& device = schemas["io.k8s.api.resource.v1beta1.Device"]["properties"];
   EXPECT_TRUE(device.contains("basic"));
   EXPECT_FALSE(device.contains("attributes"));
-  EXPECT_TRUE(schemas["io.k8s.api.resource.v1beta1.BasicDevice"]["properties"].contains(
-      "attributes"));
+  EXPECT_TRUE(
+      schemas["io.k8s.api.resource.v1beta1.BasicDevice"]["properties"].contains("attributes"));
   EXPECT_EQ(schemas["io.k8s.api.resource.v1beta1.ResourceClaim"]["x-kubernetes-group-version-kind"]
-                [0]["version"],
+                   [0]["version"],
             "v1beta1");
   // kubectl finds the server's field validation by the PATCH operation's kind.
   EXPECT_EQ(beta1["paths"]["/apis/resource.k8s.io/v1beta1/resourceslices/{name}"]["patch"]

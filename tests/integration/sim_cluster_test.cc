@@ -3,6 +3,7 @@
 // canhazgpu on a node.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,24 +31,21 @@ namespace fs = std::filesystem;
 class SimClusterTest : public ::testing::Test {
  protected:
   void SetUp() override { StartCluster({}); }
-  // Two nodes of two GPUs, the first in MIG mode; `extra` flags added.
-  void StartCluster(const std::vector<std::string>& extra) {
+  // Two nodes of two GPUs, the first in MIG mode, or the nodes of
+  // `cluster_file` (its text); `extra` flags added.
+  void StartCluster(const std::vector<std::string>& extra, const std::string& cluster_file = "") {
     char tmpl[] = "/tmp/sim_cluster_test.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     cluster_dir_ = dir_ + "/cluster";
-    std::vector<std::string> args = {K8SHAZGPU_SIM_BINARY,
-                                     "cluster",
-                                     "--dir",
-                                     cluster_dir_,
-                                     "--nodes",
-                                     "2",
-                                     "--gpus-per-node",
-                                     "2",
-                                     "--mig-gpus",
-                                     "1",
-                                     "--node-binary",
-                                     K8SHAZGPU_NODE_BINARY};
+    std::vector<std::string> args = {K8SHAZGPU_SIM_BINARY, "cluster",       "--dir",
+                                     cluster_dir_,         "--node-binary", K8SHAZGPU_NODE_BINARY};
+    if (cluster_file.empty()) {
+      args.insert(args.end(), {"--nodes", "2", "--gpus-per-node", "2", "--mig-gpus", "1"});
+    } else {
+      std::ofstream(dir_ + "/cluster.yaml") << cluster_file;
+      args.insert(args.end(), {"--cluster-file", dir_ + "/cluster.yaml"});
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     sim_ = SpawnUntilReady(args, {}, cluster_dir_ + "/ready", Log());
     ASSERT_TRUE(fs::exists(cluster_dir_ + "/ready")) << ReadFile(Log());
@@ -753,6 +751,138 @@ TEST_F(SimClusterTest, TheExamplePodOfDeployRuns) {
       << Pod("gpu-hello").dump();
   EXPECT_THAT(Logs("gpu-hello"),
               ::testing::StartsWith("CUDA_VISIBLE_DEVICES=0 NVIDIA_VISIBLE_DEVICES=GPU-"));
+}
+
+// A heterogeneous cluster, like the DRA articles': A100s with one split
+// into MIG instances on one node, T4s on another.
+constexpr char kArticlesCluster[] = R"(nodes:
+- model: A100-80GB
+  gpus: 4
+  mig:
+  - gpu: 0
+    profiles: [3g.40gb, 2g.20gb, 1g.10gb, 1g.10gb]
+- model: T4-16GB
+  gpus: 2
+)";
+
+class ClusterFileSimClusterTest : public SimClusterTest {
+ protected:
+  void SetUp() override { StartCluster({}, kArticlesCluster); }
+};
+
+TEST_F(ClusterFileSimClusterTest, NodesHaveTheirModelsAndMigLayoutsAndPodsFindThem) {
+  absl::StatusOr<json> slices = client_->ListAll(kube::kResourceSlices, "");
+  ASSERT_TRUE(slices.ok());
+  std::map<std::string, std::string> products;  // "node/device" -> product
+  std::map<std::string, std::string> memory;
+  for (const json& slice : (*slices)["items"]) {
+    for (const json& d : slice["spec"].value("devices", json::array())) {
+      const std::string key =
+          slice["spec"]["nodeName"].get<std::string>() + "/" + d["name"].get<std::string>();
+      products[key] = d["attributes"]["productName"]["string"];
+      memory[key] = d["capacity"]["memory"]["value"];
+    }
+  }
+  EXPECT_EQ(products["node-0/gpu-1"], "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(memory["node-0/gpu-1"], "80Gi");
+  EXPECT_EQ(products["node-1/gpu-0"], "Tesla T4");
+  EXPECT_EQ(memory["node-1/gpu-0"], "15Gi");
+  // The four instances, at placements that fit the eight memory slices.
+  EXPECT_EQ(memory["node-0/gpu-0-mig-3g40gb-9-4"], "40192Mi");
+  EXPECT_EQ(memory["node-0/gpu-0-mig-2g20gb-14-0"], "19968Mi");
+  EXPECT_EQ(memory["node-0/gpu-0-mig-1g10gb-19-2"], "9856Mi");
+  EXPECT_EQ(memory["node-0/gpu-0-mig-1g10gb-19-3"], "9856Mi");
+  EXPECT_EQ(products.size(), 4u + 4u + 2u) << "whole GPUs and MIG instances";
+
+  // Pods that ask for a T4 and for a 3g.40gb instance land where they are.
+  const std::string manifest = dir_ + "/pods.yaml";
+  std::ofstream(manifest) << R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: t4}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.canhazgpu.dev
+        selectors: [{cel: {expression: 'device.attributes["gpu.canhazgpu.dev"].productName == "Tesla T4"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: half-a100}
+spec:
+  devices:
+    requests:
+    - name: mig
+      exactly:
+        deviceClassName: mig.canhazgpu.dev
+        selectors: [{cel: {expression: 'device.attributes["gpu.canhazgpu.dev"].profile == "3g.40gb"'}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: on-t4}
+spec:
+  restartPolicy: Never
+  resourceClaims: [{name: gpu, resourceClaimName: t4}]
+  containers: [{name: main, image: ubuntu, command: [sh, -c, 'echo $CUDA_VISIBLE_DEVICES'],
+                resources: {claims: [{name: gpu}]}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: on-mig}
+spec:
+  restartPolicy: Never
+  resourceClaims: [{name: mig, resourceClaimName: half-a100}]
+  containers: [{name: main, image: ubuntu, command: [sh, -c, 'echo $CUDA_VISIBLE_DEVICES'],
+                resources: {claims: [{name: mig}]}}]
+)";
+  auto created = kubesim::YamlDocumentsToJson(ReadFile(manifest));
+  ASSERT_TRUE(created.ok()) << created.status();
+  for (const json& object : *created) {
+    const kube::ResourceRef& ref = object["kind"] == "Pod" ? kube::kPods : kube::kResourceClaims;
+    ASSERT_TRUE(client_->CreateObject(ref, "default", object).ok()) << object.dump();
+  }
+  EXPECT_TRUE(Eventually([&] { return Phase("on-t4") == "Succeeded"; })) << Pod("on-t4").dump();
+  EXPECT_TRUE(Eventually([&] { return Phase("on-mig") == "Succeeded"; })) << Pod("on-mig").dump();
+  EXPECT_EQ(Pod("on-t4")["spec"]["nodeName"], "node-1");
+  EXPECT_EQ(Pod("on-mig")["spec"]["nodeName"], "node-0");
+  EXPECT_THAT(Logs("on-mig"), ::testing::StartsWith("MIG-"));
+}
+
+TEST(SimClusterFileTest, ABadClusterFileIsAOneLineUsageErrorAndStartsNothing) {
+  char tmpl[] = "/tmp/sim_cluster_file_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const std::pair<const char*, const char*> kCases[] = {
+      {"nodes:\n- model: B200\n", "unknown GPU model \"B200\" (known: H100-80GB, A100-80GB"},
+      {"nodes:\n- model: T4-16GB\n  mig: [{gpu: 0, profiles: [1g.5gb]}]\n",
+       "nodes[0]: GPU 0: T4-16GB does not support MIG"},
+      {"nodes:\n- model: A100-40GB\n  gpus: 1\n  mig: [{gpu: 0, profiles: [4g.20gb, 4g.20gb]}]\n",
+       "4g.20gb + 4g.20gb does not fit on one A100-40GB's eight memory slices"},
+      {"nodes:\n- model: A100-80GB\n  mig: [{gpu: 0, profiles: [1g.5gb]}]\n",
+       "no MIG profile \"1g.5gb\" on A100-80GB (it has 1g.10gb, 1g.20gb"},
+      {"nodes:\n- gpus: 40\n", "nodes[0].gpus: must be a whole number from 1 to 16"},
+      {"nodes:\n- gpus: 2\n  mig: [{gpu: 2, profiles: [1g.10gb]}]\n",
+       "nodes[0].mig[0].gpu: must be a whole number from 0 to 1"},
+      {"nodes:\n- gpus: 2\n  colour: red\n", "nodes[0].colour: unknown field"},
+      {"nodes: []\n", "nodes: must be a non-empty list"},
+  };
+  for (const auto& [text, message] : kCases) {
+    std::ofstream(dir + "/cluster.yaml") << text;
+    CliResult r = RunProgram({K8SHAZGPU_SIM_BINARY, "cluster", "--dir", dir + "/cluster",
+                              "--cluster-file", dir + "/cluster.yaml"},
+                             {});
+    EXPECT_EQ(r.exit_code, 2) << text;
+    EXPECT_THAT(r.err, HasSubstr(message)) << text;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/cluster")) << "nothing started for " << text;
+  }
+  CliResult both = RunProgram({K8SHAZGPU_SIM_BINARY, "cluster", "--dir", dir + "/cluster",
+                               "--cluster-file", dir + "/cluster.yaml", "--nodes", "3"},
+                              {});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("--nodes and --cluster-file cannot be used together"));
+  fs::remove_all(dir);
 }
 
 // The same cluster as it looks when it runs NVIDIA's DRA driver.

@@ -129,7 +129,8 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(ClusterOptions opt
   RETURN_IF_ERROR(cluster->StartServer());
   RETURN_IF_ERROR(cluster->ApplyAddons());
   RETURN_IF_ERROR(cluster->StartControlPlane());
-  for (int i = 0; i < cluster->options_.nodes; ++i) RETURN_IF_ERROR(cluster->StartNode(i));
+  for (size_t i = 0; i < cluster->options_.nodes.size(); ++i)
+    RETURN_IF_ERROR(cluster->StartNode(static_cast<int>(i)));
   return cluster;
 }
 
@@ -214,10 +215,11 @@ absl::Status SimCluster::StartNode(int index) {
       return absl::FailedPreconditionError(StrCat("cannot create ", node.dir, ": ", ec.message()));
   }
   const std::string host_file = node.dir + "/fake-host.json";
-  RETURN_IF_ERROR(WriteFileAtomically(host_file, SimulatedHostJson(index, options_.shape), 0644));
+  RETURN_IF_ERROR(
+      WriteFileAtomically(host_file, SimulatedHostJson(index, options_.nodes[index]), 0644));
   // What the driver would list in /proc for the host's MIG instances.
   const std::string mig_minors = node.dir + "/mig-minors";
-  RETURN_IF_ERROR(WriteFileAtomically(mig_minors, SimulatedMigMinors(options_.shape), 0644));
+  RETURN_IF_ERROR(WriteFileAtomically(mig_minors, SimulatedMigMinors(options_.nodes[index]), 0644));
   const std::string name = node.name;
   auto log = [log = options_.log, name](const std::string& line) { log(StrCat(name, ": ", line)); };
   RETURN_IF_ERROR(PrepareNodeRoot(node.dir, options_.cli_binary, log));
@@ -261,9 +263,9 @@ absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_
                      store::SqliteStateStore::Open(state, {.create = true}));
     host::SystemClock clock;
     host::LinuxProcessTable processes;
-    RETURN_IF_ERROR(alloc::InitializePool(*store,
-                                          PoolConfig{options_.shape.gpus, "fake", host_file},
-                                          /*force=*/false, alloc::Machine{clock, processes}));
+    RETURN_IF_ERROR(alloc::InitializePool(
+        *store, PoolConfig{options_.nodes[nodes_.size()].gpus, "fake", host_file},
+        /*force=*/false, alloc::Machine{clock, processes}));
   }
   const std::string name = node.name;
   auto log = [log = options_.log, name](const std::string& line) { log(StrCat(name, ": ", line)); };

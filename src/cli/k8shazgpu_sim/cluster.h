@@ -74,8 +74,8 @@ absl::StatusOr<SimDriver> ParseSimDriver(const std::string& name);
 struct ClusterOptions {
   std::string dir;
   SimDriver driver = SimDriver::kCanhazgpu;
-  int nodes = 1;
-  SimulatedHostShape shape;
+  // One entry per node: node-0, node-1, ... (each passed CheckHostShape).
+  std::vector<SimulatedHostShape> nodes = {SimulatedHostShape{}};
   std::string listen_host = "127.0.0.1";
   int port = 0;             // 0: a free one
   std::string node_binary;  // k8shazgpu-node; unused with kNvidia

@@ -1,5 +1,6 @@
 // `k8shazgpu-sim cluster --dir DIR [--nodes N] [--gpus-per-node M]
-//  [--mig-gpus K] [--listen HOST:PORT] [--node-binary PATH] [--cli-binary PATH]
+//  [--mig-gpus K | --cluster-file FILE] [--listen HOST:PORT] [--node-binary PATH] [--cli-binary
+//  PATH]
 //  [--driver canhazgpu|nvidia]`: runs a whole
 // simulated cluster in the foreground (cluster.h) until SIGTERM or SIGINT.
 // Once every node has published its GPUs it prints how to reach the
@@ -16,8 +17,10 @@
 #include "cli/common/listen_address.h"
 #include "cli/common/stop_signals.h"
 #include "cli/k8shazgpu_sim/cluster.h"
+#include "cli/k8shazgpu_sim/cluster_file.h"
 #include "cli/k8shazgpu_sim/command_flags.h"
 #include "cli/k8shazgpu_sim/commands.h"
+#include "core/file_read.h"
 #include "core/file_write.h"
 #include "core/strings.h"
 #include "host/self_executable.h"
@@ -27,8 +30,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMaxNodes = 64;
-constexpr int kMaxGpusPerNode = 16;
+constexpr int kMaxNodes = kMaxSimNodes;
+constexpr int kMaxGpusPerNode = kMaxSimGpusPerNode;
 
 const std::vector<cli::FlagSpec> kClusterFlags = {
     {.name = "dir",
@@ -45,7 +48,7 @@ const std::vector<cli::FlagSpec> kClusterFlags = {
     {.name = "gpus-per-node",
      .has_value = true,
      .value_name = "M",
-     .help = "simulated H100 GPUs on each node",
+     .help = "simulated H100 GPUs on each node (--cluster-file for other shapes)",
      .kind = cli::FlagKind::kPositiveInt,
      .max = kMaxGpusPerNode,
      .default_value = "4"},
@@ -56,6 +59,11 @@ const std::vector<cli::FlagSpec> kClusterFlags = {
      .kind = cli::FlagKind::kCount,
      .max = kMaxGpusPerNode,
      .default_value = "0"},
+    {.name = "cluster-file",
+     .has_value = true,
+     .value_name = "FILE",
+     .help = "each node's GPU model, GPU count and MIG layout, in YAML or JSON "
+             "(docs/simulated-cluster.md); instead of --nodes, --gpus-per-node, --mig-gpus"},
     {.name = "listen",
      .has_value = true,
      .value_name = "HOST:PORT",
@@ -122,15 +130,33 @@ int ClusterMain(const std::vector<std::string>& args) {
     std::cerr << "k8shazgpu-sim: cluster: --dir DIR is required\n";
     return cli::kExitUsage;
   }
-  options.nodes = std::stoi(value("nodes"));
   options.hf_endpoint = value("hf-endpoint");
   for (const std::string& image : flags.Values("image")) options.images.push_back(image);
-  options.shape.gpus = std::stoi(value("gpus-per-node"));
-  options.shape.mig_gpus = std::stoi(value("mig-gpus"));
-  if (options.shape.mig_gpus > options.shape.gpus) {
-    std::cerr << "k8shazgpu-sim: --mig-gpus " << options.shape.mig_gpus
-              << " is more than --gpus-per-node " << options.shape.gpus << "\n";
-    return cli::kExitUsage;
+  if (std::optional<std::string> file = flags.Value("cluster-file")) {
+    for (const char* uniform : {"nodes", "gpus-per-node", "mig-gpus"}) {
+      if (flags.Value(uniform)) {
+        std::cerr << "k8shazgpu-sim: cluster: --" << uniform
+                  << " and --cluster-file cannot be used together\n";
+        return cli::kExitUsage;
+      }
+    }
+    absl::StatusOr<std::string> text = ReadRegularFile(*file, 1 << 20, "cluster file");
+    absl::StatusOr<std::vector<SimulatedHostShape>> shapes =
+        text.ok() ? ParseClusterFile(*text) : text.status();
+    if (!shapes.ok()) {
+      std::cerr << "k8shazgpu-sim: " << shapes.status().message() << "\n";
+      return cli::kExitUsage;
+    }
+    options.nodes = *std::move(shapes);
+  } else {
+    const int gpus = std::stoi(value("gpus-per-node"));
+    const int mig_gpus = std::stoi(value("mig-gpus"));
+    if (mig_gpus > gpus) {
+      std::cerr << "k8shazgpu-sim: --mig-gpus " << mig_gpus << " is more than --gpus-per-node "
+                << gpus << "\n";
+      return cli::kExitUsage;
+    }
+    options.nodes.assign(std::stoi(value("nodes")), UniformHostShape(gpus, mig_gpus));
   }
   absl::StatusOr<cli::ListenAddress> listen = cli::ParseListenAddress(value("listen"));
   if (!listen.ok()) {

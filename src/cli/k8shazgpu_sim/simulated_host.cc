@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/k8shazgpu_sim/gpu_models.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -9,11 +10,6 @@ namespace canhazgpu::sim {
 namespace {
 
 using nlohmann::json;
-
-// H100 80GB: 8 memory slices; the 1g.10gb profile (id 19) takes one, at
-// placements 0 to 6, with 9856 MiB each.
-constexpr int kOneSliceProfileId = 19;
-constexpr int kOneSliceMemoryMib = 9856;
 
 std::string Uuid(const char* prefix, int node, int gpu, int instance) {
   char text[64];
@@ -24,31 +20,64 @@ std::string Uuid(const char* prefix, int node, int gpu, int instance) {
 
 }  // namespace
 
+SimulatedHostShape UniformHostShape(int gpus, int mig_gpus) {
+  SimulatedHostShape shape;
+  shape.gpus = gpus;
+  for (int i = 0; i < mig_gpus && i < gpus; ++i)
+    shape.mig[i] = std::vector<std::string>(7, "1g.10gb");
+  return shape;
+}
+
+absl::Status CheckHostShape(const SimulatedHostShape& shape) {
+  const GpuModel* model = FindGpuModel(shape.model);
+  if (model == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("unknown GPU model \"", shape.model, "\" (known: ", GpuModelNames(), ")"));
+  }
+  for (const auto& [gpu, profiles] : shape.mig) {
+    if (gpu < 0 || gpu >= shape.gpus) {
+      return absl::InvalidArgumentError(
+          StrCat("MIG layout for GPU ", gpu, ", but the node has GPUs 0 to ", shape.gpus - 1));
+    }
+    absl::StatusOr<std::vector<MigPlacement>> placed = PlaceMigProfiles(*model, profiles);
+    if (!placed.ok()) {
+      return absl::InvalidArgumentError(StrCat("GPU ", gpu, ": ", placed.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string SimulatedNodeName(int node) { return StrCat("node-", node); }
 
 std::string SimulatedHostJson(int node, const SimulatedHostShape& shape) {
+  const GpuModel* model = FindGpuModel(shape.model);
+  if (model == nullptr) model = &GpuModels().front();
   json gpus = json::array();
   for (int i = 0; i < shape.gpus; ++i) {
     char bus[32];
     snprintf(bus, sizeof(bus), "0000:%02x:00.0", (i + 1) & 0xff);
-    json gpu = {{"name", "NVIDIA H100 80GB HBM3"},
+    json gpu = {{"name", model->product_name},
                 {"uuid", Uuid("GPU", node, i, 0)},
                 {"pci_bus_id", bus},
                 {"pcie_root", StrCat("pci0000:", i < shape.gpus / 2 ? "00" : "80")},
-                {"architecture", "Hopper"},
-                {"compute_capability", "9.0"},
-                {"memory_total_mib", 81559},
+                {"architecture", model->architecture},
+                {"compute_capability", model->compute_capability},
+                {"memory_total_mib", model->memory_mib},
                 {"processes", json::array()}};
-    if (i < shape.mig_gpus) {
+    if (model->mig_profiles.empty()) gpu["mig_mode"] = "unsupported";
+    auto layout = shape.mig.find(i);
+    if (layout != shape.mig.end()) {
       gpu["mig_mode"] = "enabled";
       json instances = json::array();
-      for (int m = 0; m < shape.instances_per_mig; ++m) {
-        instances.push_back({{"uuid", Uuid("MIG", node, i, m + 1)},
-                             {"profile", "1g.10gb"},
-                             {"profile_id", kOneSliceProfileId},
-                             {"placement_start", m},
-                             {"placement_size", 1},
-                             {"memory_mib", kOneSliceMemoryMib}});
+      absl::StatusOr<std::vector<MigPlacement>> placed = PlaceMigProfiles(*model, layout->second);
+      int n = 0;
+      for (const MigPlacement& p : placed.value_or(std::vector<MigPlacement>{})) {
+        instances.push_back({{"uuid", Uuid("MIG", node, i, ++n)},
+                             {"profile", p.profile->name},
+                             {"profile_id", p.profile->id},
+                             {"placement_start", p.start},
+                             {"placement_size", p.profile->slices},
+                             {"memory_mib", p.profile->memory_mib}});
       }
       gpu["mig_instances"] = instances;
     }
@@ -61,8 +90,8 @@ std::string SimulatedHostJson(int node, const SimulatedHostShape& shape) {
 std::string SimulatedMigMinors(const SimulatedHostShape& shape) {
   std::string text = "config 1\nmonitor 2\n";
   int minor = 3;
-  for (int gpu = 0; gpu < shape.mig_gpus; ++gpu) {
-    for (int m = 0; m < shape.instances_per_mig; ++m) {
+  for (const auto& [gpu, profiles] : shape.mig) {
+    for (size_t m = 0; m < profiles.size(); ++m) {
       text += StrCat("gpu", gpu, "/gi", m + 1, "/access ", minor++, "\n");
       text += StrCat("gpu", gpu, "/gi", m + 1, "/ci0/access ", minor++, "\n");
     }
