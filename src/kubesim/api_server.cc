@@ -219,6 +219,10 @@ void ApiServer::HandleStored(const httplib::Request& req, httplib::Response& res
   const std::string resource =
       route->sub.empty() ? route->resource : route->resource + "/" + route->sub;
   if (Denied(verb, *route, res) || InjectFault(verb, resource, res)) return;
+  if (route->sub == "exec" && type->group.empty() && type->resource == "pods" &&
+      (req.method == "GET" || req.method == "POST")) {
+    return HandleExec(*route, req, res);
+  }
   if (route->sub == "log" && type->group.empty() && type->resource == "pods" && verb == "get") {
     HandleLog(*route, req, res);
     return;

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,6 +45,27 @@ struct ApiServerOptions {
   int bookmark_seconds = 10;
 };
 
+// `kubectl exec`: the command to run in a pod's container.
+struct ExecRequest {
+  std::string ns;
+  std::string pod;
+  std::string container;  // "" when the pod has several and none was named
+  std::vector<std::string> argv;
+};
+
+// Where exec requests go: the cluster's kubelets.
+struct ExecHandler {
+  // Whether the container is there and running: the refusal's message
+  // otherwise ("container not found", "pod is not running").
+  std::function<absl::Status(const ExecRequest&)> check;
+  // Runs the command to its end, handing over output as it comes
+  // (channel 1 stdout, 2 stderr, from any thread), and returns its exit code.
+  std::function<absl::StatusOr<int>(const ExecRequest&,
+                                    const std::function<void(int, std::string_view)>&)>
+      run;
+  explicit operator bool() const { return check && run; }
+};
+
 class ApiServer {
  public:
   ApiServer(ObjectStore& store, ApiServerOptions options);
@@ -60,6 +83,9 @@ class ApiServer {
   FaultInjector& faults() { return faults_; }
   // What containers printed, served as pods/log.
   PodLogs& logs() { return logs_; }
+  // pods/exec runs commands through `handler` (pod_exec.cc); without one,
+  // exec is refused.
+  void SetExecHandler(ExecHandler handler);
 
  private:
   // Converts requests for older versions of resource.k8s.io and their
@@ -86,6 +112,7 @@ class ApiServer {
                     const nlohmann::json& body, const httplib::Request& req,
                     httplib::Response& res);
   void HandleLog(const Route& route, const httplib::Request& req, httplib::Response& res);
+  void HandleExec(const Route& route, const httplib::Request& req, httplib::Response& res);
   // deployments/scale and replicasets/scale (scale_requests.cc).
   void HandleScale(const std::string& verb, const ResourceType& type, const Route& route,
                    const httplib::Request& req, httplib::Response& res);
@@ -101,6 +128,8 @@ class ApiServer {
   ApiServerOptions options_;
   FaultInjector faults_;
   PodLogs logs_;
+  std::mutex exec_mu_;
+  ExecHandler exec_;
   std::unique_ptr<httplib::Server> server_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> watch_epoch_{0};

@@ -1,5 +1,9 @@
 #include "simkubelet/kubelet.h"
 
+#include <signal.h>
+
+#include <condition_variable>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -8,6 +12,9 @@
 #include "core/strings.h"
 #include "host/boot_id.h"
 #include "host/system_clock.h"
+#include "simkubelet/container_process.h"
+#include "simkubelet/mount_paths.h"
+#include "simkubelet/pod_volumes.h"
 
 namespace canhazgpu::simkubelet {
 namespace {
@@ -121,6 +128,10 @@ void Kubelet::Stop() {
     workers.swap(workers_);
   }
   for (auto& [uid, worker] : workers) worker->Stop();
+  // Commands run by exec end with their containers.
+  std::unique_lock<std::mutex> lock(mu_);
+  for (ContainerProcess* p : exec_processes_) p->Signal(SIGKILL);
+  stop_cv_.wait(lock, [&] { return exec_processes_.empty(); });
 }
 
 void Kubelet::OnPod(const json& pod) {
@@ -160,6 +171,74 @@ void Kubelet::Heartbeat() {
     if (!s.ok()) options_.log(StrCat("node ", node_.name, ": status: ", s.message()));
     lock.lock();
   }
+}
+
+absl::StatusOr<PodWorker::ExecContext> Kubelet::ExecContextOf(const std::string& ns,
+                                                              const std::string& pod,
+                                                              const std::string& container) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [uid, worker] : workers_) {
+    if (worker->ns() == ns && worker->name() == pod && !worker->Finished())
+      return worker->ExecContextOf(container);
+  }
+  return absl::FailedPreconditionError(
+      StrCat("pod ", pod, " does not run on node ", options_.node_name));
+}
+
+absl::Status Kubelet::CheckExec(const std::string& ns, const std::string& pod,
+                                const std::string& container) {
+  return ExecContextOf(ns, pod, container).status();
+}
+
+absl::StatusOr<int> Kubelet::Exec(const std::string& ns, const std::string& pod,
+                                  const std::string& container,
+                                  const std::vector<std::string>& argv,
+                                  const std::function<void(int, std::string_view)>& output) {
+  absl::StatusOr<PodWorker::ExecContext> context = ExecContextOf(ns, pod, container);
+  if (!context.ok()) return context.status();
+  ProcessSpec spec = context->process;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string mounted = RewriteMountPaths(argv[i], context->mounts);
+    spec.argv.push_back(
+        i > 0 || mounted != argv[i] ? mounted : ResolveFromNodeRoot(options_.root_dir, argv[i]));
+  }
+  std::mutex mu;
+  std::condition_variable done_cv;
+  std::optional<ProcessExit> done;
+  absl::StatusOr<std::unique_ptr<ContainerProcess>> process = ContainerProcess::Start(
+      spec,
+      [&](std::string_view stream, std::string_view line) {
+        output(stream == "stderr" ? 2 : 1, line);
+      },
+      [&](const ProcessExit& exit) {
+        std::lock_guard<std::mutex> lock(mu);
+        done = exit;
+        done_cv.notify_all();
+      });
+  if (!process.ok()) {
+    output(2, StrCat("OCI runtime exec failed: exec failed: unable to start container process: ",
+                     process.status().message(), "\n"));
+    return 127;
+  }
+  ContainerProcess* running = process->get();
+  {
+    // Known to Stop(), which kills it and waits until it is forgotten.
+    std::lock_guard<std::mutex> lock(mu_);
+    exec_processes_.insert(running);
+    if (stopping_) running->Signal(SIGKILL);
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    done_cv.wait(lock, [&] { return done.has_value(); });
+  }
+  {
+    // The last touch of this kubelet: Stop() may return and it go after.
+    std::lock_guard<std::mutex> lock(mu_);
+    exec_processes_.erase(running);
+    stop_cv_.notify_all();
+  }
+  process->reset();
+  return done->exit_code;
 }
 
 }  // namespace canhazgpu::simkubelet

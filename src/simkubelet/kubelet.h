@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -92,7 +93,22 @@ class Kubelet {
 
   const PluginWatcher& plugins() const { return *plugins_; }
 
+  // `kubectl exec` in a running container of pod `ns`/`pod` on this node:
+  // whether it can run (the refusal in the kubelet's words otherwise), and
+  // running `argv` there to its end — the container's environment, work
+  // directory and mount rewriting, argv[0] found on the node root as the
+  // container's own command is — handing over its output as it comes
+  // (1 stdout, 2 stderr) and returning its exit code.
+  absl::Status CheckExec(const std::string& ns, const std::string& pod,
+                         const std::string& container);
+  absl::StatusOr<int> Exec(const std::string& ns, const std::string& pod,
+                           const std::string& container, const std::vector<std::string>& argv,
+                           const std::function<void(int, std::string_view)>& output);
+
  private:
+  absl::StatusOr<PodWorker::ExecContext> ExecContextOf(const std::string& ns,
+                                                       const std::string& pod,
+                                                       const std::string& container);
   void OnPod(const nlohmann::json& pod);
   void OnPodDeleted(const nlohmann::json& pod);
   void OnHealthChanged();
@@ -117,6 +133,7 @@ class Kubelet {
   bool started_ = false;
   bool stopping_ = false;                                      // guarded by mu_
   std::map<std::string, std::unique_ptr<PodWorker>> workers_;  // by pod uid; guarded by mu_
+  std::set<ContainerProcess*> exec_processes_;                 // running execs; guarded by mu_
   std::thread heartbeat_;
 };
 

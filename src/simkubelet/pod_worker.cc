@@ -371,6 +371,7 @@ void PodWorker::StartContainer(Slot& slot) {
       [this, container_name, s](const ProcessExit& exit) {
         node_.logs.Finish(ns_, name_, container_name);
         std::lock_guard<std::mutex> lock(mu_);
+        running_.erase(container_name);
         s->exit = exit;
         wake_.notify_all();
       });
@@ -386,6 +387,10 @@ void PodWorker::StartContainer(Slot& slot) {
     return;
   }
   slot.process = std::move(*process);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!slot.exit.has_value()) running_[container_name] = {{{}, *env, dir}, *mounts};
+  }
   r.state = ContainerRecord::State::kRunning;
   r.reason.clear();
   r.message.clear();
@@ -535,6 +540,25 @@ void PodWorker::WriteStatus() {
   } else {
     node_.log(StrCat("pod ", ns_, "/", name_, ": status: ", written.status().message()));
   }
+}
+
+absl::StatusOr<PodWorker::ExecContext> PodWorker::ExecContextOf(
+    const std::string& container) const {
+  bool known = false;
+  for (const char* list : {"initContainers", "containers"}) {
+    for (const json& c : spec_.value(list, json::array()))
+      known = known || c.value("name", json()) == container;
+  }
+  if (!known) {
+    return absl::NotFoundError(StrCat("container ", container, " is not valid for pod ", name_));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = running_.find(container);
+  if (it == running_.end()) {
+    return absl::FailedPreconditionError(
+        StrCat("container ", container, " is not running in pod ", name_));
+  }
+  return it->second;
 }
 
 }  // namespace canhazgpu::simkubelet

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,7 @@
 #include "nlohmann/json.hpp"
 #include "simkubelet/container_process.h"
 #include "simkubelet/device_health.h"
+#include "simkubelet/mount_paths.h"
 #include "simkubelet/pod_claims.h"
 #include "simkubelet/pod_status.h"
 #include "simkubelet/pod_volumes.h"
@@ -73,6 +75,18 @@ class PodWorker {
   void Stop();
   // True once the pod was removed and everything for it is done.
   bool Finished() const;
+
+  // What a command run in the running container `name` gets (`kubectl
+  // exec`): its environment, work directory and mounts, as its process got
+  // them. FailedPrecondition when the container is not running, NotFound
+  // when the pod has no such container.
+  struct ExecContext {
+    ProcessSpec process;  // argv empty
+    std::vector<MountPoint> mounts;
+  };
+  absl::StatusOr<ExecContext> ExecContextOf(const std::string& container) const;
+  const std::string& ns() const { return ns_; }
+  const std::string& name() const { return name_; }
 
  private:
   struct Slot {  // one container's current run
@@ -128,7 +142,8 @@ class PodWorker {
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  nlohmann::json pod_;  // the newest version; guarded by mu_
+  nlohmann::json pod_;                          // the newest version; guarded by mu_
+  std::map<std::string, ExecContext> running_;  // by container name; guarded by mu_
   bool removed_ = false;
   bool health_changed_ = false;
   bool stopping_ = false;

@@ -686,6 +686,38 @@ spec:
   }));
 }
 
+// kubectl exec runs a command where the pod runs, in its container's
+// environment (its GPUs included), and exits with the command's code.
+TEST_F(SimClusterTest, KubectlExecRunsInThePodsContainer) {
+  if (std::string why = NoRecentKubectl("the simulated cluster's exec test does not run");
+      !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  CreatePod("shell", 1, WaitForGate("shell"));
+  ASSERT_TRUE(Eventually([&] { return Phase("shell") == "Running"; })) << Pod("shell").dump();
+  const std::map<std::string, std::string> env = {{"KUBECONFIG", cluster_dir_ + "/kubeconfig"}};
+  CliResult ran = RunProgram({"kubectl", "exec", "shell", "--", "sh", "-c",
+                              "echo gpus=$CUDA_VISIBLE_DEVICES; echo to-stderr >&2; exit 3"},
+                             env);
+  EXPECT_EQ(ran.exit_code, 3) << ran.err;
+  EXPECT_THAT(ran.out, ::testing::MatchesRegex("gpus=[0-9]\n"));
+  EXPECT_THAT(ran.err, HasSubstr("to-stderr\n"));
+  EXPECT_THAT(ran.err, HasSubstr("command terminated with exit code 3"));
+  CliResult ok = RunProgram({"kubectl", "exec", "shell", "--", "true"}, env);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+
+  CliResult no_container =
+      RunProgram({"kubectl", "exec", "shell", "-c", "nope", "--", "true"}, env);
+  EXPECT_NE(no_container.exit_code, 0);
+  EXPECT_THAT(no_container.err, HasSubstr("container nope is not valid for pod shell"));
+  CliResult missing = RunProgram({"kubectl", "exec", "shell", "--", "/no/such/program"}, env);
+  EXPECT_EQ(missing.exit_code, 127);
+  CliResult interactive = RunProgram({"kubectl", "exec", "-i", "shell", "--", "sh"}, env);
+  EXPECT_NE(interactive.exit_code, 0);
+  EXPECT_THAT(interactive.err, HasSubstr("run kubectl exec without -i and -t"));
+  std::ofstream(Gate("shell"));
+}
+
 // The node root (DIR/nodes/<node>/root) is both the node's / for hostPath
 // volumes — its cache is the agent's --cache-root — and the image for our
 // binaries: /usr/local/bin/k8shazgpu is the CLI built beside the simulator.

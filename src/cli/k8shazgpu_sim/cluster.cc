@@ -131,7 +131,34 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(ClusterOptions opt
   RETURN_IF_ERROR(cluster->StartControlPlane());
   for (size_t i = 0; i < cluster->options_.nodes.size(); ++i)
     RETURN_IF_ERROR(cluster->StartNode(static_cast<int>(i)));
+  cluster->ServeExec();
   return cluster;
+}
+
+void SimCluster::ServeExec() {
+  // The kubelet of the node the pod is bound to; nodes_ no longer changes.
+  auto kubelet_of = [this](const kubesim::ExecRequest& r) -> absl::StatusOr<simkubelet::Kubelet*> {
+    absl::StatusOr<nlohmann::json> pod = client_->Get(kube::kPods, r.ns, r.pod);
+    if (!pod.ok()) return pod.status();
+    const std::string node = kube::StringAt(*pod, "/spec/nodeName"_json_pointer);
+    for (SimNode& n : nodes_)
+      if (n.name == node && n.kubelet) return n.kubelet.get();
+    return absl::FailedPreconditionError(StrCat("pod ", r.pod, " is not on a node yet"));
+  };
+  server_->SetExecHandler(
+      {.check =
+           [kubelet_of](const kubesim::ExecRequest& r) {
+             absl::StatusOr<simkubelet::Kubelet*> kubelet = kubelet_of(r);
+             if (!kubelet.ok()) return kubelet.status();
+             return (*kubelet)->CheckExec(r.ns, r.pod, r.container);
+           },
+       .run = [kubelet_of](
+                  const kubesim::ExecRequest& r,
+                  const std::function<void(int, std::string_view)>& output) -> absl::StatusOr<int> {
+         absl::StatusOr<simkubelet::Kubelet*> kubelet = kubelet_of(r);
+         if (!kubelet.ok()) return kubelet.status();
+         return (*kubelet)->Exec(r.ns, r.pod, r.container, r.argv, output);
+       }});
 }
 
 absl::Status SimCluster::StartServer() {
@@ -357,6 +384,7 @@ void SimCluster::Stop() {
   // Our own clients keep idle connections open, and the server's shutdown
   // waits for each idle connection's keep-alive timeout (cpp-httplib: 5 s)
   // before it returns: close them first, by destroying the clients.
+  if (server_) server_->SetExecHandler({});  // no new execs; the kubelets end the running ones
   control_plane_.reset();
   control_plane_client_.reset();
   for (SimNode& node : nodes_) {

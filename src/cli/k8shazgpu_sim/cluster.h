@@ -118,6 +118,8 @@ class SimCluster {
 
  private:
   explicit SimCluster(ClusterOptions options);
+  // pods/exec through the kubelet of the pod's node (after every node started).
+  void ServeExec();
   absl::Status StartServer();
   absl::Status StartControlPlane();
   absl::Status ApplyAddons();

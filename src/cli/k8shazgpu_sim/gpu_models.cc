@@ -13,9 +13,9 @@ const std::vector<GpuModel>& GpuModels() {
   static const std::vector<int> kFour = {0, 4};
   static const std::vector<int> kZero = {0};
   static const std::vector<MigProfile> k80GbProfiles = {
-      {"1g.10gb", 19, 9856, 1, kOne},   {"1g.20gb", 15, 19968, 2, kTwoAll},
-      {"2g.20gb", 14, 19968, 2, kTwo},  {"3g.40gb", 9, 40192, 4, kFour},
-      {"4g.40gb", 5, 40192, 4, kZero},  {"7g.80gb", 0, 80384, 8, kZero},
+      {"1g.10gb", 19, 9856, 1, kOne},  {"1g.20gb", 15, 19968, 2, kTwoAll},
+      {"2g.20gb", 14, 19968, 2, kTwo}, {"3g.40gb", 9, 40192, 4, kFour},
+      {"4g.40gb", 5, 40192, 4, kZero}, {"7g.80gb", 0, 80384, 8, kZero},
   };
   static const std::vector<GpuModel> kModels = {
       {"H100-80GB", "NVIDIA H100 80GB HBM3", "Hopper", "9.0", 81559, k80GbProfiles},

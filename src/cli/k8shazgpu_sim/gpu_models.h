@@ -16,8 +16,8 @@ struct MigProfile {
   std::string_view name;  // "3g.40gb"
   int id;                 // NVML's GPU instance profile id
   int memory_mib;
-  int slices;                      // memory slices it takes
-  std::vector<int> starts;         // the slices it may start at
+  int slices;               // memory slices it takes
+  std::vector<int> starts;  // the slices it may start at
 };
 
 struct GpuModel {
@@ -44,7 +44,7 @@ struct MigPlacement {
   const MigProfile* profile;
   int start;
 };
-absl::StatusOr<std::vector<MigPlacement>> PlaceMigProfiles(const GpuModel& model,
-                                                           const std::vector<std::string>& profiles);
+absl::StatusOr<std::vector<MigPlacement>> PlaceMigProfiles(
+    const GpuModel& model, const std::vector<std::string>& profiles);
 
 }  // namespace canhazgpu::sim
