@@ -51,6 +51,16 @@ struct ExecRequest {
   std::string pod;
   std::string container;  // "" when the pod has several and none was named
   std::vector<std::string> argv;
+  bool tty = false;  // -t: the command runs on a terminal
+};
+
+// A running exec's connection to the client.
+struct ExecStreams {
+  // Output as it comes: 1 stdout (everything, on a terminal), 2 stderr.
+  std::function<void(int channel, std::string_view data)> output;
+  // -i: the client's input, one piece per call; false at its end, or soon
+  // after `stop` is set. Empty without -i.
+  std::function<bool(std::string* data, const std::atomic<bool>& stop)> read_input;
 };
 
 // Where exec requests go: the cluster's kubelets.
@@ -58,11 +68,9 @@ struct ExecHandler {
   // Whether the container is there and running: the refusal's message
   // otherwise ("container not found", "pod is not running").
   std::function<absl::Status(const ExecRequest&)> check;
-  // Runs the command to its end, handing over output as it comes
-  // (channel 1 stdout, 2 stderr, from any thread), and returns its exit code.
-  std::function<absl::StatusOr<int>(const ExecRequest&,
-                                    const std::function<void(int, std::string_view)>&)>
-      run;
+  // Runs the command to its end with `streams` (called from any thread),
+  // and returns its exit code.
+  std::function<absl::StatusOr<int>(const ExecRequest&, const ExecStreams& streams)> run;
   explicit operator bool() const { return check && run; }
 };
 

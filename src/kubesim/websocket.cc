@@ -40,7 +40,8 @@ std::string WebSocketAccept(std::string_view key) {
 
 std::string ChooseChannelProtocol(std::string_view offered) {
   bool v4 = false;
-  for (absl::string_view p : absl::StrSplit(absl::string_view(offered.data(), offered.size()), ',')) {
+  for (absl::string_view p :
+       absl::StrSplit(absl::string_view(offered.data(), offered.size()), ',')) {
     const absl::string_view name = absl::StripAsciiWhitespace(p);
     if (name == "v5.channel.k8s.io") return "v5.channel.k8s.io";
     v4 = v4 || name == "v4.channel.k8s.io";
@@ -55,5 +56,31 @@ std::string ChannelFrame(int channel, std::string_view data) {
 }
 
 std::string CloseFrame() { return Frame(0x8, std::string("\x03\xe8", 2)); }
+
+std::optional<WebSocketReader::Message> WebSocketReader::Next() {
+  if (buffer_.size() < 2) return std::nullopt;
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(buffer_[i]); };
+  const int opcode = byte(0) & 0x0f;
+  const bool masked = (byte(1) & 0x80) != 0;
+  uint64_t size = byte(1) & 0x7f;
+  size_t at = 2;
+  if (size == 126 || size == 127) {
+    const size_t width = size == 126 ? 2 : 8;
+    if (buffer_.size() < at + width) return std::nullopt;
+    size = 0;
+    for (size_t i = 0; i < width; ++i) size = (size << 8) | byte(at + i);
+    at += width;
+  }
+  const size_t mask_at = at;
+  if (masked) at += 4;
+  if (size > (uint64_t{1} << 32) || buffer_.size() < at + size) return std::nullopt;
+  Message message{opcode, buffer_.substr(at, size)};
+  if (masked) {
+    for (size_t i = 0; i < message.payload.size(); ++i)
+      message.payload[i] = static_cast<char>(message.payload[i] ^ buffer_[mask_at + i % 4]);
+  }
+  buffer_.erase(0, at + size);
+  return message;
+}
 
 }  // namespace canhazgpu::kubesim

@@ -27,5 +27,29 @@ TEST(WebSocketTest, FramesCarryTheChannelAndTheirLength) {
   EXPECT_EQ(CloseFrame(), std::string("\x88\x02\x03\xe8", 4));
 }
 
+TEST(WebSocketTest, TheReaderUnmasksMessagesAsTheyComplete) {
+  WebSocketReader reader;
+  // RFC 6455 section 5.7: a masked "Hello", fed in two pieces.
+  const std::string hello("\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58", 11);
+  reader.Feed(hello.substr(0, 4));
+  EXPECT_FALSE(reader.Next().has_value());
+  reader.Feed(hello.substr(4));
+  std::optional<WebSocketReader::Message> m = reader.Next();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->opcode, 1);
+  EXPECT_EQ(m->payload, "Hello");
+  EXPECT_FALSE(reader.Next().has_value());
+  // An unmasked binary message of 300 bytes (16-bit length), then a close.
+  reader.Feed(std::string("\x82\x7e\x01\x2c", 4) + std::string(300, 'y') +
+              std::string("\x88\x00", 2));
+  m = reader.Next();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->opcode, 2);
+  EXPECT_EQ(m->payload.size(), 300u);
+  m = reader.Next();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->opcode, 8);
+}
+
 }  // namespace
 }  // namespace canhazgpu::kubesim

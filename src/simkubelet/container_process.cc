@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,30 +68,59 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const 
         "no command specified: the simulated kubelet runs no images, so a container needs "
         "`command`");
   }
-  Pipe out, err;
+  Pipe out, err, in;
   std::array<int, 2> fds;
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-  out.read = fds[0];
-  out.write = fds[1];
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-  err.read = fds[0];
-  err.write = fds[1];
-
   SpawnSetup setup;
-  posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&setup.actions, out.write, 1);
-  posix_spawn_file_actions_adddup2(&setup.actions, err.write, 2);
+  // Its own process group (a terminal's session leader leads one too), so
+  // that a signal reaches everything it started; default dispositions and
+  // no blocked signals, whatever this process has.
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (spec.tty) {
+    // The terminal's master side is both its output and its input.
+    const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) {
+      if (master >= 0) ::close(master);
+      return absl::InternalError(StrCat("no pseudo-terminal: ", std::strerror(errno)));
+    }
+    std::array<char, 128> name;
+    if (::ptsname_r(master, name.data(), name.size()) != 0) {
+      ::close(master);
+      return absl::InternalError("ptsname failed");
+    }
+    out.read = master;
+    in.write = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
+    // In a new session, opening the terminal makes it the controlling one.
+    posix_spawn_file_actions_addopen(&setup.actions, 0, name.data(), O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&setup.actions, 0, 1);
+    posix_spawn_file_actions_adddup2(&setup.actions, 0, 2);
+    flags |= POSIX_SPAWN_SETSID;
+  } else {
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+    out.read = fds[0];
+    out.write = fds[1];
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+    err.read = fds[0];
+    err.write = fds[1];
+    if (spec.stdin_pipe) {
+      if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+      in.read = fds[0];
+      in.write = fds[1];
+      posix_spawn_file_actions_adddup2(&setup.actions, in.read, 0);
+    } else {
+      posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+    }
+    posix_spawn_file_actions_adddup2(&setup.actions, out.write, 1);
+    posix_spawn_file_actions_adddup2(&setup.actions, err.write, 2);
+    posix_spawnattr_setpgroup(&setup.attr, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
   posix_spawn_file_actions_addchdir_np(&setup.actions, spec.work_dir.c_str());
-  // Its own process group, so that a signal reaches everything it started;
-  // default dispositions and no blocked signals, whatever this process has.
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
-  posix_spawnattr_setpgroup(&setup.attr, 0);
   posix_spawnattr_setsigmask(&setup.attr, &none);
   posix_spawnattr_setsigdefault(&setup.attr, &all);
-  posix_spawnattr_setflags(&setup.attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&setup.attr, flags);
 
   std::vector<char*> argv, envp;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -107,12 +138,15 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const 
     ::waitpid(pid, nullptr, 0);
     return absl::InternalError(StrCat("pidfd_open: ", std::strerror(errno)));
   }
-  ::close(out.write);
-  ::close(err.write);
-  out.write = err.write = -1;
+  for (int* end : {&out.write, &err.write, &in.read}) {
+    if (*end >= 0) ::close(*end);
+    *end = -1;
+  }
 
   std::unique_ptr<ContainerProcess> process(new ContainerProcess());
   process->pid_ = pid;
+  process->raw_output_ = spec.tty;
+  process->input_fd_ = std::exchange(in.write, -1);
   process->on_output_ = std::move(on_output);
   process->on_exit_ = std::move(on_exit);
   const int out_fd = std::exchange(out.read, -1);
@@ -179,6 +213,10 @@ void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
           s.fd = -1;
           continue;
         }
+        if (raw_output_) {
+          on_output_(s.name, std::string_view(buffer.data(), static_cast<size_t>(n)));
+          continue;
+        }
         s.partial.append(buffer.data(), static_cast<size_t>(n));
         size_t start = 0;
         for (size_t nl = s.partial.find('\n'); nl != std::string::npos;
@@ -209,6 +247,44 @@ void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
   done_cv_.notify_all();
 }
 
+bool ContainerProcess::WriteInput(std::string_view data) {
+  std::lock_guard<std::mutex> lock(input_mu_);
+  // A reader that is gone makes the write fail with EPIPE, not kill this
+  // process: SIGPIPE is blocked for the write and a pending one taken back.
+  sigset_t pipe_signal, old;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+  bool ok = input_fd_ >= 0;
+  while (ok && !data.empty()) {
+    const ssize_t n = ::write(input_fd_, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (errno == EPIPE) {
+        const timespec now{0, 0};
+        sigtimedwait(&pipe_signal, nullptr, &now);
+      }
+      ok = false;
+      break;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
+}
+
+void ContainerProcess::CloseInput() {
+  std::lock_guard<std::mutex> lock(input_mu_);
+  if (input_fd_ < 0) return;
+  if (raw_output_) {
+    // A terminal ends its input with ^D; its master stays open for output.
+    static constexpr char kEndOfFile = 4;
+    (void)!::write(input_fd_, &kEndOfFile, 1);
+  }
+  ::close(input_fd_);
+  input_fd_ = -1;
+}
+
 void ContainerProcess::Signal(int signal) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!reaped_) ::kill(-pid_, signal);
@@ -223,6 +299,7 @@ std::optional<ProcessExit> ContainerProcess::Wait(std::chrono::milliseconds time
 ContainerProcess::~ContainerProcess() {
   Signal(SIGKILL);
   if (thread_.joinable()) thread_.join();
+  CloseInput();
 }
 
 }  // namespace canhazgpu::simkubelet

@@ -29,6 +29,13 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
   std::vector<std::string> env;   // "NAME=value"
   std::string work_dir;
+  // stdin: /dev/null, or what WriteInput() writes (`kubectl exec -i`).
+  bool stdin_pipe = false;
+  // A terminal (`kubectl exec -t`): stdin, stdout and stderr are one
+  // pseudo-terminal, the process leads its own session with it as its
+  // controlling terminal, and output is handed over as it comes (as
+  // "stdout"), not line by line.
+  bool tty = false;
 };
 
 struct ProcessExit {
@@ -54,6 +61,11 @@ class ContainerProcess {
   ContainerProcess& operator=(const ContainerProcess&) = delete;
 
   int pid() const { return pid_; }
+  // Writes to the process's stdin (ProcessSpec::stdin_pipe or tty); false
+  // once it cannot take more (closed, or the process is gone).
+  bool WriteInput(std::string_view data);
+  // Ends its stdin (a terminal gets end-of-file, ^D).
+  void CloseInput();
   // Sends `signal` to the whole process group (no-op once it ended).
   void Signal(int signal);
   // The exit, once the process ended and its output was handed over;
@@ -65,6 +77,9 @@ class ContainerProcess {
   void Run(int out_fd, int err_fd, int pid_fd);
 
   int pid_ = -1;
+  bool raw_output_ = false;  // a terminal's output: chunks, not lines
+  std::mutex input_mu_;
+  int input_fd_ = -1;  // guarded by input_mu_
   OutputHandler on_output_;
   ExitHandler on_exit_;
   std::mutex mu_;

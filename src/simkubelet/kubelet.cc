@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -192,11 +193,13 @@ absl::Status Kubelet::CheckExec(const std::string& ns, const std::string& pod,
 
 absl::StatusOr<int> Kubelet::Exec(const std::string& ns, const std::string& pod,
                                   const std::string& container,
-                                  const std::vector<std::string>& argv,
-                                  const std::function<void(int, std::string_view)>& output) {
+                                  const std::vector<std::string>& argv, const ExecIo& io) {
+  const auto& output = io.output;
   absl::StatusOr<PodWorker::ExecContext> context = ExecContextOf(ns, pod, container);
   if (!context.ok()) return context.status();
   ProcessSpec spec = context->process;
+  spec.stdin_pipe = static_cast<bool>(io.read_input);
+  spec.tty = io.tty;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string mounted = RewriteMountPaths(argv[i], context->mounts);
     spec.argv.push_back(
@@ -227,10 +230,25 @@ absl::StatusOr<int> Kubelet::Exec(const std::string& ns, const std::string& pod,
     exec_processes_.insert(running);
     if (stopping_) running->Signal(SIGKILL);
   }
+  // The client's input, fed on a thread of its own until it ends or the
+  // command does.
+  std::atomic<bool> stop_input{false};
+  std::thread feeder;
+  if (io.read_input) {
+    feeder = std::thread([&] {
+      std::string data;
+      while (io.read_input(&data, stop_input)) {
+        if (!running->WriteInput(data)) break;
+      }
+      running->CloseInput();
+    });
+  }
   {
     std::unique_lock<std::mutex> lock(mu);
     done_cv.wait(lock, [&] { return done.has_value(); });
   }
+  stop_input = true;
+  if (feeder.joinable()) feeder.join();
   {
     // The last touch of this kubelet: Stop() may return and it go after.
     std::lock_guard<std::mutex> lock(mu_);

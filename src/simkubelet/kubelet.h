@@ -16,6 +16,7 @@
 // thread per pod (plus one per running container).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -101,9 +102,18 @@ class Kubelet {
   // (1 stdout, 2 stderr) and returning its exit code.
   absl::Status CheckExec(const std::string& ns, const std::string& pod,
                          const std::string& container);
+  // With `read_input` (`kubectl exec -i`), the command's stdin is what it
+  // returns until it returns false; it is asked again until `stop` is set
+  // and should then return false soon. With `tty`, the command runs on a
+  // terminal (its output all on 1).
+  struct ExecIo {
+    std::function<void(int, std::string_view)> output;
+    std::function<bool(std::string*, const std::atomic<bool>& stop)> read_input;
+    bool tty = false;
+  };
   absl::StatusOr<int> Exec(const std::string& ns, const std::string& pod,
                            const std::string& container, const std::vector<std::string>& argv,
-                           const std::function<void(int, std::string_view)>& output);
+                           const ExecIo& io);
 
  private:
   absl::StatusOr<PodWorker::ExecContext> ExecContextOf(const std::string& ns,

@@ -712,9 +712,25 @@ TEST_F(SimClusterTest, KubectlExecRunsInThePodsContainer) {
   EXPECT_THAT(no_container.err, HasSubstr("container nope is not valid for pod shell"));
   CliResult missing = RunProgram({"kubectl", "exec", "shell", "--", "/no/such/program"}, env);
   EXPECT_EQ(missing.exit_code, 127);
-  CliResult interactive = RunProgram({"kubectl", "exec", "-i", "shell", "--", "sh"}, env);
-  EXPECT_NE(interactive.exit_code, 0);
-  EXPECT_THAT(interactive.err, HasSubstr("run kubectl exec without -i and -t"));
+  // -i: the command reads what kubectl reads.
+  CliResult piped = RunProgram(
+      {"sh", "-c",
+       "printf 'echo from-stdin $CUDA_VISIBLE_DEVICES\\nexit 5\\n' | kubectl exec -i shell -- sh"},
+      env);
+  EXPECT_EQ(piped.exit_code, 5) << piped.err;
+  EXPECT_THAT(piped.out, ::testing::MatchesRegex("from-stdin [0-9]\n"));
+  // -it, as `k8shazgpu reserve` prints it: a shell on a terminal (script(1)
+  // gives kubectl the terminal a user's would be).
+  if (RunProgram({"sh", "-c", "command -v script"}, {}).exit_code == 0) {
+    std::ofstream(dir_ + "/typed") << "echo on-a-tty $(tty)\nexit 6\n";
+    CliResult shell = RunProgram(
+        {"sh", "-c", "script -qec 'kubectl exec -it shell -- sh' /dev/null < " + dir_ + "/typed"},
+        env);
+    EXPECT_EQ(shell.exit_code, 6) << shell.out << shell.err;
+    EXPECT_THAT(shell.out, ::testing::ContainsRegex("on-a-tty /dev/pts/[0-9]+"));
+  } else {
+    std::cerr << "script(1) is missing: kubectl exec -it is not tested\n";
+  }
   std::ofstream(Gate("shell"));
 }
 

@@ -152,12 +152,13 @@ void SimCluster::ServeExec() {
              if (!kubelet.ok()) return kubelet.status();
              return (*kubelet)->CheckExec(r.ns, r.pod, r.container);
            },
-       .run = [kubelet_of](
-                  const kubesim::ExecRequest& r,
-                  const std::function<void(int, std::string_view)>& output) -> absl::StatusOr<int> {
+       .run = [kubelet_of](const kubesim::ExecRequest& r,
+                           const kubesim::ExecStreams& streams) -> absl::StatusOr<int> {
          absl::StatusOr<simkubelet::Kubelet*> kubelet = kubelet_of(r);
          if (!kubelet.ok()) return kubelet.status();
-         return (*kubelet)->Exec(r.ns, r.pod, r.container, r.argv, output);
+         return (*kubelet)->Exec(
+             r.ns, r.pod, r.container, r.argv,
+             {.output = streams.output, .read_input = streams.read_input, .tty = r.tty});
        }});
 }
 
