@@ -36,20 +36,20 @@ std::pair<std::string, int> RunWithInput(ProcessSpec spec, const std::string& in
 }
 
 TEST(ContainerProcessTest, APipedStdinIsReadToItsEnd) {
-  auto [out, code] = RunWithInput(
-      {.argv = {"sh", "-c", "read a; read b; echo got $a $b; exit 4"}, .work_dir = "/",
-       .stdin_pipe = true},
-      "one\ntwo\n");
+  auto [out, code] = RunWithInput({.argv = {"sh", "-c", "read a; read b; echo got $a $b; exit 4"},
+                                   .work_dir = "/",
+                                   .stdin_pipe = true},
+                                  "one\ntwo\n");
   EXPECT_EQ(out, "got one two\n");
   EXPECT_EQ(code, 4);
 }
 
 TEST(ContainerProcessTest, ATerminalIsTheControllingOneAndEndsWithEndOfFile) {
-  auto [out, code] = RunWithInput(
-      {.argv = {"sh", "-c", "test -t 0 && test -t 1 && echo tty; cat; echo done"},
-       .work_dir = "/",
-       .tty = true},
-      "typed\n");
+  auto [out, code] =
+      RunWithInput({.argv = {"sh", "-c", "test -t 0 && test -t 1 && echo tty; cat; echo done"},
+                    .work_dir = "/",
+                    .tty = true},
+                   "typed\n");
   EXPECT_THAT(out, HasSubstr("tty"));
   EXPECT_THAT(out, HasSubstr("typed"));  // echoed by the terminal, then by cat
   EXPECT_THAT(out, HasSubstr("done"));
@@ -57,9 +57,9 @@ TEST(ContainerProcessTest, ATerminalIsTheControllingOneAndEndsWithEndOfFile) {
 }
 
 TEST(ContainerProcessTest, WritingToAProcessThatIsGoneFailsWithoutASignal) {
-  auto process = ContainerProcess::Start({.argv = {"true"}, .work_dir = "/", .stdin_pipe = true},
-                                         [](std::string_view, std::string_view) {},
-                                         [](const ProcessExit&) {});
+  auto process = ContainerProcess::Start(
+      {.argv = {"true"}, .work_dir = "/", .stdin_pipe = true},
+      [](std::string_view, std::string_view) {}, [](const ProcessExit&) {});
   ASSERT_TRUE(process.ok());
   ASSERT_TRUE((*process)->Wait(std::chrono::seconds(30)).has_value());
   std::string big(1 << 20, 'x');
