@@ -43,6 +43,27 @@ httplib::Result Debug(const TestApiServer& sim, const std::string& path, const s
   return http.Post("/debug/k8shazgpu-sim/" + path, body, "application/json");
 }
 
+// /openapi/v2 as JSON (Swagger 2.0 from the v3 documents); client-go's
+// protobuf-only request gets a 406 that says where to look instead.
+TEST(OpenApiV2Test, JsonIsServedAndProtobufIsRefusedInOneLine) {
+  TestApiServer sim;
+  httplib::Client http("127.0.0.1", sim.port());
+  httplib::Result json_doc = http.Get("/openapi/v2", {{"Accept", "application/json"}});
+  ASSERT_TRUE(json_doc);
+  EXPECT_EQ(json_doc->status, 200);
+  const json doc = json::parse(json_doc->body);
+  EXPECT_EQ(doc["swagger"], "2.0");
+  EXPECT_TRUE(doc["definitions"].contains("io.k8s.api.core.v1.Pod"));
+  EXPECT_TRUE(doc["definitions"].contains("io.k8s.api.batch.v1.Job"));
+  EXPECT_TRUE(doc["definitions"].contains("io.k8s.api.resource.v1beta1.BasicDevice"));
+  EXPECT_EQ(json_doc->body.find("#/components/schemas/"), std::string::npos);
+  httplib::Result protobuf = http.Get(
+      "/openapi/v2", {{"Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}});
+  ASSERT_TRUE(protobuf);
+  EXPECT_EQ(protobuf->status, 406);
+  EXPECT_THAT(protobuf->body, HasSubstr("kubectl reads /openapi/v3"));
+}
+
 TEST(KubeLogsTest, LogsNameTheContainerAndHonourTailAndTimestamps) {
   TestApiServer sim;
   auto client = ConnectTestClient(sim.Config());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_replace.h"
 #include "core/strings.h"
 #include "kubesim/dra_versions.h"
 #include "kubesim/http_common.h"
@@ -38,6 +39,29 @@ json ApiResource(const ResourceType& t, const std::string& sub) {
   return r;
 }
 
+// Swagger 2.0 made from the served OpenAPI v3 documents: every kind's
+// definition (references rewritten to #/definitions/), no paths.
+const std::string& OpenApiV2Document() {
+  static const std::string* document = [] {
+    json definitions = json::object();
+    auto add = [&](std::string_view text) {
+      const std::string rewritten =
+          absl::StrReplaceAll(std::string(text), {{"#/components/schemas/", "#/definitions/"}});
+      json doc = json::parse(rewritten);
+      for (auto& [name, schema] : doc["components"]["schemas"].items())
+        definitions[name] = std::move(schema);
+    };
+    for (const OpenApiDocument& doc : OpenApiDocuments()) add(doc.json);
+    for (const std::string& version : OlderDraVersions()) add(OlderDraOpenApiDocument(version));
+    return new std::string(json{{"swagger", "2.0"},
+                                {"info", {{"title", "Kubernetes"}, {"version", "v1.34.0"}}},
+                                {"paths", json::object()},
+                                {"definitions", std::move(definitions)}}
+                               .dump());
+  }();
+  return *document;
+}
+
 }  // namespace
 
 bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& parts,
@@ -54,6 +78,22 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
            {"goVersion", "go1.24"},
            {"compiler", "gc"},
            {"platform", "linux/amd64"}});
+    return true;
+  }
+  if (parts.size() == 2 && parts[0] == "openapi" && parts[1] == "v2") {
+    // client-go asks for the protobuf encoding only; JSON is what others
+    // (curl, older tools) read, and what this server serves.
+    const std::string accept = req.get_header_value("Accept");
+    if (accept.find("protobuf") != std::string::npos && accept.find("json") == std::string::npos) {
+      Fail(res, {.code = 406,
+                 .reason = "NotAcceptable",
+                 .message = "only the following media types are accepted: application/json "
+                            "(the simulated API server serves /openapi/v2 as JSON; kubectl "
+                            "reads /openapi/v3)"});
+      return true;
+    }
+    res.status = 200;
+    res.set_content(OpenApiV2Document(), kJsonMedia);
     return true;
   }
   if (parts.size() >= 2 && parts[0] == "openapi" && parts[1] == "v3") {
