@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_split.h"
-#include "absl/time/time.h"
 #include "core/duration.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
@@ -29,14 +28,6 @@ bool ConditionTrue(const json& object, const std::string& type) {
 
 bool Finished(const json& job) {
   return ConditionTrue(job, "Complete") || ConditionTrue(job, "Failed");
-}
-
-std::optional<TimePoint> TimeAt(const json& object, const json::json_pointer& pointer) {
-  absl::Time t;
-  std::string why;
-  const std::string text = kube::StringAt(object, pointer);
-  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, text, &t, &why)) return std::nullopt;
-  return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
 }
 
 std::optional<int64_t> PodIndex(const json& pod) {

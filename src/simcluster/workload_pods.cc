@@ -48,17 +48,19 @@ bool PodReady(const json& pod) {
   return ready != nullptr && kube::StringField(*ready, "status") == "True";
 }
 
+std::optional<TimePoint> TimeAt(const json& object, const json::json_pointer& pointer) {
+  absl::Time t;
+  std::string why;
+  const std::string text = kube::StringAt(object, pointer);
+  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, text, &t, &why)) return std::nullopt;
+  return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
+}
+
 bool PodAvailable(const json& pod, int64_t min_ready_seconds, TimePoint now) {
   if (!PodReady(pod)) return false;
   if (min_ready_seconds <= 0) return true;
-  absl::Time since;
-  std::string why;
-  if (!absl::ParseTime(absl::RFC3339_full,
-                       kube::StringField(*ReadyCondition(pod), "lastTransitionTime"), &since,
-                       &why)) {
-    return false;
-  }
-  return absl::ToChronoTime(since) + std::chrono::seconds(min_ready_seconds) <= now;
+  std::optional<TimePoint> since = TimeAt(*ReadyCondition(pod), "/lastTransitionTime"_json_pointer);
+  return since && *since + std::chrono::seconds(min_ready_seconds) <= now;
 }
 
 std::vector<json> Controlled(const std::map<std::string, json>& objects, const json& owner) {
