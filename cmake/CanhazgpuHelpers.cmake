@@ -140,3 +140,31 @@ function(canhazgpu_fuzzer)
                    ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_SEEDS} ${PROJECT_BINARY_DIR}/fuzz-artifacts)
   set_tests_properties(${ARG_NAME} PROPERTIES LABELS fuzz)
 endfunction()
+
+# canhazgpu_program_docs(PROGRAM COMPONENT C [ALIASES A...]): the man page
+# and the bash and zsh completions, written by PROGRAM itself from its command
+# table (`PROGRAM manpage`, `PROGRAM completion bash|zsh`) so that they cannot
+# go stale, built by the target PROGRAM_docs and installed with component C
+# under share/ (where Debian's bash-completion and zsh look). An alias gets
+# the same completion under its own name: bash-completion loads by the name
+# typed.
+function(canhazgpu_program_docs program)
+  cmake_parse_arguments(ARG "" "COMPONENT" "ALIASES" ${ARGN})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR})
+  add_custom_command(
+    OUTPUT ${dir}/${program}.1 ${dir}/${program}.bash ${dir}/_${program}
+    COMMAND ${program} manpage > ${dir}/${program}.1
+    COMMAND ${program} completion bash > ${dir}/${program}.bash
+    COMMAND ${program} completion zsh > ${dir}/_${program}
+    DEPENDS ${program}
+    COMMENT "Generating the ${program} man page and shell completions")
+  add_custom_target(${program}_docs ALL DEPENDS ${dir}/${program}.1 ${dir}/${program}.bash ${dir}/_${program})
+  install(FILES ${dir}/${program}.1 DESTINATION share/man/man1 COMPONENT ${ARG_COMPONENT})
+  install(FILES ${dir}/${program}.bash DESTINATION share/bash-completion/completions
+          RENAME ${program} COMPONENT ${ARG_COMPONENT})
+  foreach(alias IN LISTS ARG_ALIASES)
+    install(FILES ${dir}/${program}.bash DESTINATION share/bash-completion/completions
+            RENAME ${alias} COMPONENT ${ARG_COMPONENT})
+  endforeach()
+  install(FILES ${dir}/_${program} DESTINATION share/zsh/vendor-completions COMPONENT ${ARG_COMPONENT})
+endfunction()

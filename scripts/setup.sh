@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages canhazgpu needs, skipping those already
 # installed. Safe to run repeatedly.
-#   scripts/setup.sh         # build, test and benchmark (scripts/test.sh)
+#   scripts/setup.sh         # build, test, package and benchmark (scripts/test.sh)
 #   scripts/setup.sh build   # only what building the binaries needs (scripts/demo.sh)
 set -euo pipefail
 
@@ -19,6 +19,7 @@ if [ "${1:-all}" != build ]; then
     clang libclang-rt-14-dev
     chromium wrk
     python3 python3-jsonschema python3-kubernetes
+    mmdebstrap umoci lintian podman runc
   )
 fi
 

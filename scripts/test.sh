@@ -3,7 +3,8 @@
 # formatting and seams, build and run every test, build the Release
 # configuration once as a packager does (GCC 12 at -O3 has false positives,
 # e.g. -Wrestrict in libstdc++'s operator+, GCC bug 105329: warnings there,
-# not errors), then build with AddressSanitizer +
+# not errors) and make the Debian packages and the node image from it
+# (scripts/test_packages.sh), then build with AddressSanitizer +
 # UndefinedBehaviorSanitizer and run the unit tests again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,10 +37,27 @@ stage "CEL conformance (at least 99% of the runnable cases)"
 scripts/cel_conformance.sh build
 
 stage "build (release: the shipped binaries at -O3 as a packager builds them; warnings or not)"
-scripts/build.sh release canhazgpu canhazgpu-web k8shazgpu k8shazgpu-node
+scripts/build.sh release canhazgpu canhazgpu-web k8shazgpu k8shazgpu-node \
+  canhazgpu_docs k8shazgpu_docs
+
+# The packages and the node image are made from the Release tree and tested
+# while the ASan tree builds: most of their time is spent waiting on Debian's
+# archive and on dpkg, not on the CPU.
+stage "packages and the node image: started (scripts/test_packages.sh, in the background)"
+packages_log=$(mktemp)
+scripts/test_packages.sh build-release >"$packages_log" 2>&1 &
+packages_pid=$!
+trap 'kill "$packages_pid" 2>/dev/null || true; rm -f "$packages_log"' EXIT
 
 stage "build (asan + ubsan: the unit tests and what they run)"
 scripts/build.sh asan unit_tests
+stage "packages and the node image: results"
+if ! wait "$packages_pid"; then
+  cat "$packages_log"
+  echo "scripts/test_packages.sh failed: see the lines above" >&2
+  exit 1
+fi
+cat "$packages_log"
 stage "unit tests under asan + ubsan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$test_jobs" -L unit

@@ -96,6 +96,17 @@ TEST(DeployManifestsTest, TheDaemonSetRunsAsTheServiceAccountTheRoleIsBoundTo) {
                                                 {"namespace", kNamespace}}})));
 }
 
+// The image is the one scripts/image.sh tags: the project's version, so a
+// version bump that forgets deploy/ fails here.
+TEST(DeployManifestsTest, TheDaemonSetRunsTheImageOfThisVersion) {
+  const json ds = Find(Objects(), "DaemonSet");
+  const json container = ds["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["image"], "ghcr.io/canhazgpu/k8shazgpu-node:" CANHAZGPU_VERSION);
+  // /usr/local/bin/k8shazgpu-node is a link to the package's /usr/bin one
+  // in the image; both work.
+  EXPECT_EQ(container["command"], json({"/usr/local/bin/k8shazgpu-node"}));
+}
+
 // One rule per resource keeps the role readable; these are the rules a
 // 1.36 cluster checks when the driver writes claim device status.
 TEST(DeployManifestsTest, TheRoleGrantsTheDriverSubresourceAndNoWildcards) {
@@ -448,6 +459,26 @@ TEST_F(DeployKubectlTest, KustomizeRendersObjectsThatValidate) {
   }
   const json pod_labels = Find(*objects, "DaemonSet")["spec"]["template"]["metadata"]["labels"];
   EXPECT_EQ(pod_labels["app.kubernetes.io/part-of"], "canhazgpu");
+}
+
+// docs/cluster.md tells platform engineers to point deploy/ at their own
+// registry with this overlay; it must replace the image scripts/image.sh
+// tags, which is the one deploy/ names.
+TEST_F(DeployKubectlTest, TheDocumentedOverlayPointsTheDaemonSetAtYourRegistry) {
+  // kustomize takes a base only by a relative path.
+  const std::string deploy = std::filesystem::relative(DEPLOY_DIR, dir_).string();
+  WriteFile(dir_ + "/kustomization.yaml", R"(resources:
+  - )" + deploy + R"(
+images:
+  - name: ghcr.io/canhazgpu/k8shazgpu-node
+    newName: registry.example.com/gpu/k8shazgpu-node
+)");
+  CliResult rendered = Kubectl({"kustomize", dir_});
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  auto objects = kubesim::YamlDocumentsToJson(rendered.out);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  const json container = Find(*objects, "DaemonSet")["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["image"], "registry.example.com/gpu/k8shazgpu-node:" CANHAZGPU_VERSION);
 }
 
 TEST_F(DeployKubectlTest, ApplyServesTheClassesAndTheNodeGpuStatusKind) {

@@ -28,12 +28,10 @@ class SimClusterTest : public ::testing::Test {
   // Two nodes of two GPUs, the first in MIG mode, or the nodes of
   // `cluster_file` (its text); `extra` flags added.
   void StartCluster(const std::vector<std::string>& extra, const std::string& cluster_file = "") {
-    char tmpl[] = "/tmp/sim_cluster_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    if (dir_.empty()) MakeDir();
     cluster_dir_ = dir_ + "/cluster";
     std::vector<std::string> args = {K8SHAZGPU_SIM_BINARY, "cluster",       "--dir",
-                                     cluster_dir_,         "--node-binary", K8SHAZGPU_NODE_BINARY};
+                                     cluster_dir_,         "--node-binary", node_binary_};
     if (cluster_file.empty()) {
       args.insert(args.end(), {"--nodes", "2", "--gpus-per-node", "2", "--mig-gpus", "1"});
     } else {
@@ -59,6 +57,12 @@ class SimClusterTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
+  // The test's scratch directory, made by StartCluster if not before.
+  void MakeDir() {
+    char tmpl[] = "/tmp/sim_cluster_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
   std::string Log() const { return dir_ + "/sim.log"; }
   // The official CDI schema's verdict (tests/schema/validate_cdi_spec.py).
   static std::string CdiSchemaErrors(const std::string& spec) {
@@ -245,6 +249,7 @@ class SimClusterTest : public ::testing::Test {
 
   std::string dir_;
   std::string cluster_dir_;
+  std::string node_binary_ = K8SHAZGPU_NODE_BINARY;  // what every node's daemon runs
   int sim_ = 0;
   std::unique_ptr<kube::Client> client_;
 };

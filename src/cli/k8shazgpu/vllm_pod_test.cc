@@ -119,7 +119,8 @@ TEST(VllmPodTest, PodGetsTheWorkspaceInitContainerCacheAndImageAndValidates) {
   ASSERT_EQ(spec["initContainers"].size(), 1u);
   const json& init = spec["initContainers"][0];
   EXPECT_EQ(init["name"], "workspace");
-  EXPECT_EQ(init["image"], "ghcr.io/canhazgpu/k8shazgpu-node:0.1.0");
+  // The node image of this version (scripts/image.sh), which holds the CLI.
+  EXPECT_EQ(init["image"], "ghcr.io/canhazgpu/k8shazgpu-node:" CANHAZGPU_VERSION);
   EXPECT_EQ(
       init["command"],
       json({"/usr/local/bin/k8shazgpu", "vllm", "unpack", "--parts", "/changes", "--mirror",
