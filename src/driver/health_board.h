@@ -1,6 +1,6 @@
 // HealthBoard: a HealthSource that is told the health of devices (by the
-// NVML event monitor, later; by tests now) and wakes the streams waiting on
-// it. Thread-safe.
+// node daemon's slice loop, from gpu::NvmlHealthMonitor's snapshots) and
+// wakes the kubelet's health streams waiting on it. Thread-safe.
 #pragma once
 
 #include <chrono>

@@ -3,7 +3,7 @@
 // bound on waiting in line; bad input is one InvalidArgument line.
 #include "cli/k8shazgpu/commands.h"
 #include "cli/k8shazgpu/run_objects.h"
-#include "cli/k8shazgpu/schema_refusals.h"
+#include "cli/k8shazgpu/testing/schema_refusals.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -3,7 +3,7 @@
 // and rules, as the server checks every write with fieldValidation=Strict.
 #include "cli/k8shazgpu/run_objects.h"
 
-#include "cli/k8shazgpu/schema_refusals.h"
+#include "cli/k8shazgpu/testing/schema_refusals.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

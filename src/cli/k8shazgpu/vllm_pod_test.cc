@@ -15,7 +15,7 @@
 
 #include "absl/strings/escaping.h"
 #include "changeset/bundle.h"
-#include "cli/k8shazgpu/schema_refusals.h"
+#include "cli/k8shazgpu/testing/schema_refusals.h"
 #include "git/mirror.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
