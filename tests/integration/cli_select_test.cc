@@ -56,6 +56,19 @@ TEST_F(CliSelectTest, RunGetsAGpuThatMatchesAndShowsTheJobOnlyIt) {
   EXPECT_EQ(hopper.out, "1");
 }
 
+// Issue 32: a second --where was refused ("given more than once"); every
+// selector must hold, the first as much as the last.
+TEST_F(CliSelectTest, EveryWhereGivenMustHold) {
+  CliResult r =
+      host_.Run({"run", "--where",
+                 "device.attributes[\"gpu.canhazgpu.dev\"].cudaComputeCapability.isGreaterThan("
+                 "semver(\"8.0.0\"))",
+                 "--where", "device.attributes[\"gpu.canhazgpu.dev\"].type == \"gpu\"", "--", "sh",
+                 "-c", "printf %s \"$CUDA_VISIBLE_DEVICES\""});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1");
+}
+
 TEST_F(CliSelectTest, MigRequestShowsTheJobTheInstance) {
   CliResult r = host_.Run(
       {"run", "--mig", "3g.20gb", "--", "sh", "-c", "printf %s \"$CUDA_VISIBLE_DEVICES\""});

@@ -1,5 +1,6 @@
 #include "cli/canhazgpu/request_flags.h"
 
+#include "cli/common/device_flags.h"
 #include "core/duration.h"
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
@@ -9,38 +10,15 @@
 namespace canhazgpu::cli {
 
 std::vector<FlagSpec> RequestFlags() {
-  return {
-      {.name = "gpus",
-       .short_name = 'g',
-       .has_value = true,
-       .value_name = "N",
-       .help = "how many GPUs",
-       .kind = FlagKind::kPositiveInt,
-       .max = kMaxGpus,
-       .default_value = "1"},
-      {.name = "gpu-ids",
-       .short_name = 'G',
-       .has_value = true,
-       .value_name = "IDS",
-       .help = "exactly these GPUs, e.g. 1,3",
-       .kind = FlagKind::kGpuIds},
-      {.name = "where",
-       .has_value = true,
-       .value_name = "CEL",
-       .help = "only GPUs this DRA selector accepts, e.g. "
-               "'device.attributes[\"gpu.canhazgpu.dev\"].architecture == \"Hopper\"'"},
-      {.name = "min-memory",
-       .has_value = true,
-       .value_name = "SIZE",
-       .help = "only GPUs with at least this much memory, e.g. 40Gi"},
-      {.name = "product",
-       .has_value = true,
-       .value_name = "TEXT",
-       .help = "only GPUs whose product name contains this, any case, e.g. a100"},
-      {.name = "mig",
-       .has_value = true,
-       .value_name = "PROFILE",
-       .help = "a MIG instance of this profile, e.g. 1g.10gb (see 'canhazgpu devices')"},
+  std::vector<FlagSpec> flags = DeviceSelectionFlags(kMaxGpus);
+  // -G after -g: the host's GPUs by index.
+  flags.insert(flags.begin() + 1, {.name = "gpu-ids",
+                                   .short_name = 'G',
+                                   .has_value = true,
+                                   .value_name = "IDS",
+                                   .help = "exactly these GPUs, e.g. 1,3",
+                                   .kind = FlagKind::kGpuIds});
+  const std::vector<FlagSpec> host = {
       {.name = "note",
        .short_name = 'n',
        .has_value = true,
@@ -63,6 +41,8 @@ std::vector<FlagSpec> RequestFlags() {
        .kind = FlagKind::kDuration,
        .overrides = "nonblock"},
   };
+  flags.insert(flags.end(), host.begin(), host.end());
+  return flags;
 }
 
 namespace {
@@ -81,16 +61,6 @@ absl::Status CheckDisplayUser(const std::string& user) {
     }
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<dra::DeviceWants> ParseDeviceWants(const ParsedFlags& flags) {
-  dra::DeviceWants wants;
-  if (auto w = flags.Value("where")) wants.where.push_back(*w);
-  wants.min_memory = flags.Value("min-memory");
-  wants.product = flags.Value("product");
-  wants.mig_profile = flags.Value("mig");
-  RETURN_IF_ERROR(wants.Selectors().status());
-  return wants;
 }
 
 }  // namespace

@@ -3,8 +3,6 @@
 // reserve` does on one host - a placeholder pod with the claim, made as
 // `run` makes its objects and labelled a reservation, that sleeps until
 // `release` or its deadline (--duration, activeDeadlineSeconds) ends it.
-#include <set>
-
 #include "cli/k8shazgpu/commands.h"
 #include "cli/k8shazgpu/run_command.h"
 #include "core/duration.h"
@@ -31,13 +29,9 @@ absl::StatusOr<int64_t> Seconds(const std::string& flag, const std::string& text
 }  // namespace
 
 std::vector<FlagSpec> ReserveFlags() {
-  // run's flags that say which GPUs, and the image of the shell.
-  static const std::set<std::string> kFromRun = {
-      "gpus", "gpu-ids", "min-memory", "product", "mig", "where", "class", "node", "image", "name"};
-  std::vector<FlagSpec> flags;
-  for (FlagSpec& spec : RunFlags()) {
-    if (kFromRun.contains(spec.name)) flags.push_back(std::move(spec));
-  }
+  // Which GPUs, as run says it, and the pod that holds them.
+  std::vector<FlagSpec> flags = PlacementFlags();
+  for (FlagSpec& f : PodFlags()) flags.push_back(std::move(f));
   flags.push_back({.name = "duration",
                    .has_value = true,
                    .value_name = "D",

@@ -1,6 +1,8 @@
 // reserve's request: run's selection flags with a placeholder command, the
 // reservation label on its pod, --duration as the deadline, --wait as the
 // bound on waiting in line; bad input is one InvalidArgument line.
+#include <set>
+
 #include "cli/k8shazgpu/commands.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/testing/schema_refusals.h"
@@ -46,6 +48,22 @@ TEST(ReserveRequestTest, TakesRunsSelectionFlags) {
   EXPECT_EQ(r->timeout_seconds, 1800);
   EXPECT_EQ(r->wait_seconds, 5);
   EXPECT_EQ(r->name, "mine");
+}
+
+// Issue 32: reserve took run's flags through a hand-kept list, so a new
+// selection flag silently did not exist there.
+TEST(ReserveRequestTest, TakesEveryPlacementFlagThatRunTakes) {
+  std::set<std::string> reserve, run;
+  for (const FlagSpec& f : ReserveFlags()) reserve.insert(f.name);
+  for (const FlagSpec& f : RunFlags()) run.insert(f.name);
+  for (const FlagSpec& f : PlacementFlags()) {
+    EXPECT_TRUE(reserve.contains(f.name)) << "--" << f.name;
+    EXPECT_TRUE(run.contains(f.name)) << "--" << f.name;
+  }
+  absl::StatusOr<RunRequest> r = ParseReserve(
+      {"--where", "device.attributes[\"gpu.canhazgpu.dev\"].type == \"gpu\"", "--where", "true"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->wants.where.size(), 2u);
 }
 
 TEST(ReserveRequestTest, BadInputIsOneLine) {

@@ -1,7 +1,9 @@
 #include "cli/k8shazgpu/run_request.h"
 
+#include "cli/common/device_flags.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "core/duration.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli::k8s {
@@ -38,56 +40,47 @@ bool ValidEnvName(std::string_view name) {
 
 }  // namespace
 
-std::vector<FlagSpec> RunFlags() {
+std::vector<FlagSpec> PlacementFlags() {
+  std::vector<FlagSpec> flags = DeviceSelectionFlags(kMaxRunGpus);
+  // -G after -g: a node's GPUs by index.
+  flags.insert(flags.begin() + 1, {.name = "gpu-ids",
+                                   .short_name = 'G',
+                                   .has_value = true,
+                                   .value_name = "NODE:ID,...",
+                                   .help = "exactly these GPUs (by index) on this node"});
+  flags.push_back({.name = "class",
+                   .has_value = true,
+                   .value_name = "NAME",
+                   .help = "the DeviceClass (default: gpu.canhazgpu.dev, else gpu.nvidia.com)"});
+  flags.push_back(
+      {.name = "node", .has_value = true, .value_name = "NODE", .help = "run on this node"});
+  return flags;
+}
+
+std::vector<FlagSpec> PodFlags() {
   return {
-      {.name = "gpus",
-       .short_name = 'g',
-       .has_value = true,
-       .value_name = "N",
-       .help = "how many GPUs (or MIG instances with --mig)",
-       .kind = FlagKind::kPositiveInt,
-       .max = 128},
-      {.name = "gpu-ids",
-       .short_name = 'G',
-       .has_value = true,
-       .value_name = "NODE:ID,...",
-       .help = "exactly these GPUs (by index) on this node"},
-      {.name = "min-memory",
-       .has_value = true,
-       .value_name = "Q",
-       .help = "GPUs with at least this much memory (40Gi)"},
-      {.name = "product",
-       .has_value = true,
-       .value_name = "S",
-       .help = "GPUs whose product name contains S (any case)"},
-      {.name = "mig",
-       .has_value = true,
-       .value_name = "PROFILE",
-       .help = "MIG instances of this profile (1g.10gb); with N > 1, all of one GPU"},
-      {.name = "where",
-       .has_value = true,
-       .value_name = "CEL",
-       .help = "a CEL selector every device must pass (repeatable)",
-       .repeatable = true},
-      {.name = "class",
-       .has_value = true,
-       .value_name = "NAME",
-       .help = "the DeviceClass (default: gpu.canhazgpu.dev, else gpu.nvidia.com)"},
-      {.name = "share",
-       .has_value = true,
-       .value_name = "NAME",
-       .help = "use the named claim several runs share (created if missing); another "
-               "user's only when its creator allowed it with --share-with"},
-      {.name = "share-with",
-       .has_value = true,
-       .value_name = "USER,...|*",
-       .help = "with --share: the other users who may join the claim this run creates"},
-      {.name = "node", .has_value = true, .value_name = "NODE", .help = "run on this node"},
       {.name = "image", .has_value = true, .value_name = "IMAGE", .help = "the container image"},
       {.name = "name",
        .has_value = true,
        .value_name = "NAME",
        .help = "the pod's name (default USER-ID)"},
+  };
+}
+
+std::vector<FlagSpec> RunFlags() {
+  std::vector<FlagSpec> flags = PlacementFlags();
+  flags.push_back({.name = "share",
+                   .has_value = true,
+                   .value_name = "NAME",
+                   .help = "use the named claim several runs share (created if missing); another "
+                           "user's only when its creator allowed it with --share-with"});
+  flags.push_back(
+      {.name = "share-with",
+       .has_value = true,
+       .value_name = "USER,...|*",
+       .help = "with --share: the other users who may join the claim this run creates"});
+  for (FlagSpec& f : PodFlags()) flags.push_back(std::move(f));
+  const std::vector<FlagSpec> command = {
       {.name = "env",
        .short_name = 'e',
        .has_value = true,
@@ -110,6 +103,8 @@ std::vector<FlagSpec> RunFlags() {
        .short_name = 'd',
        .help = "return once the pod is scheduled; print how to follow it"},
   };
+  flags.insert(flags.end(), command.begin(), command.end());
+  return flags;
 }
 
 absl::StatusOr<PinnedGpus> ParsePinnedGpus(const std::string& text) {
@@ -161,13 +156,7 @@ absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDe
     r.node = pinned->node;
   }
   if (auto node = flags.Value("node")) r.node = *node;
-  r.wants.where = flags.Values("where");
-  if (auto v = flags.Value("min-memory")) r.wants.min_memory = *v;
-  if (auto v = flags.Value("product")) r.wants.product = *v;
-  if (auto v = flags.Value("mig")) r.wants.mig_profile = *v;
-  // The CEL is compiled now, so that a typo is shown with its position
-  // before anything is created.
-  if (absl::StatusOr<std::vector<std::string>> s = r.wants.Selectors(); !s.ok()) return s.status();
+  ASSIGN_OR_RETURN(r.wants, ParseDeviceWants(flags));
   if (auto v = flags.Value("class")) r.device_class = *v;
   if (auto v = flags.Value("share")) {
     if (!ValidObjectName(*v)) {

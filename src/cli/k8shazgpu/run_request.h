@@ -56,8 +56,21 @@ struct RunDefaults {
   bool shared_memory = false;
 };
 
-// The flags of `run` (selection, container, lifecycle), without the global
-// ones; `vllm run` takes the same.
+// The most devices one run may ask for.
+inline constexpr int kMaxRunGpus = 128;
+
+// Which devices, where: the shared device selection (cli/common's
+// --gpus, --where, --min-memory, --product, --mig), -G NODE:IDS, --class
+// and --node. Every command that places a pod takes all of them (run,
+// vllm run, reserve), so a new one is never missing from one of them.
+std::vector<FlagSpec> PlacementFlags();
+
+// The pod itself: --image, --name.
+std::vector<FlagSpec> PodFlags();
+
+// The flags of `run`: placement, --share, the pod, the command's
+// environment and lifecycle, without the global ones; `vllm run` takes the
+// same.
 std::vector<FlagSpec> RunFlags();
 
 // The request the flags describe. InvalidArgument, one line, for a bad
