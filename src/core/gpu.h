@@ -38,8 +38,6 @@ struct MigInstance {
   int compute_instance_id = -1;
 };
 
-std::string_view MigModeName(MigMode mode);
-
 struct GpuInfo {
   int index = 0;
   std::string uuid;

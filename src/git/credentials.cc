@@ -10,7 +10,7 @@
 #include "core/url_host.h"
 #include "git/git.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 std::string Lookup(const std::map<std::string, std::string>& data, const char* key) {
@@ -214,4 +214,4 @@ int CredentialSession::CheckCertificate(git_cert* cert, int /*valid*/, const cha
 
 std::optional<absl::Status> CredentialSession::Failure() const { return failure_; }
 
-}  // namespace git
+}  // namespace canhazgpu::git

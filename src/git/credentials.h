@@ -18,8 +18,7 @@
 //
 // Thread safety: GitCredentials is a value; CredentialSession belongs to one
 // fetch on one thread.
-#ifndef CANHAZGPU_GIT_CREDENTIALS_H_
-#define CANHAZGPU_GIT_CREDENTIALS_H_
+#pragma once
 
 #include <git2.h>
 
@@ -31,7 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 struct GitCredentials {
   // HTTPS basic authentication. With only a token, the user name is the
@@ -110,6 +109,4 @@ class CredentialSession {
   std::optional<absl::Status> failure_;
 };
 
-}  // namespace git
-
-#endif  // CANHAZGPU_GIT_CREDENTIALS_H_
+}  // namespace canhazgpu::git

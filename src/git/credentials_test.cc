@@ -9,7 +9,7 @@
 
 // SSH is covered here as credential selection only: there is no sshd in the
 // test environment, so no fetch over SSH runs.
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 using ::testing::HasSubstr;
@@ -178,4 +178,4 @@ TEST(CredentialSession, GivesNothingToAnotherHostOrScheme) {
 }
 
 }  // namespace
-}  // namespace git
+}  // namespace canhazgpu::git

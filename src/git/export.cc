@@ -20,7 +20,7 @@
 #include "core/status_macros.h"
 #include "git/git.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 namespace fs = std::filesystem;
@@ -274,4 +274,4 @@ absl::Status ExportCommit(const fs::path& repository_path, std::string_view comm
   return status;
 }
 
-}  // namespace git
+}  // namespace canhazgpu::git

@@ -16,15 +16,14 @@
 // each with its own repository handle (docs/perf.md: 3,000 files).
 //
 // Thread safety: exports to distinct destinations may run concurrently.
-#ifndef CANHAZGPU_GIT_EXPORT_H_
-#define CANHAZGPU_GIT_EXPORT_H_
+#pragma once
 
 #include <filesystem>
 #include <string_view>
 
 #include "absl/status/status.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 // Exports commit `commit_hex` (40 hex digits) of the repository at
 // `repository` (bare or not) into `dest`, which must not exist; its parent
@@ -34,6 +33,4 @@ namespace git {
 absl::Status ExportCommit(const std::filesystem::path& repository, std::string_view commit_hex,
                           const std::filesystem::path& dest);
 
-}  // namespace git
-
-#endif  // CANHAZGPU_GIT_EXPORT_H_
+}  // namespace canhazgpu::git

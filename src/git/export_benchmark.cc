@@ -15,6 +15,7 @@
 #include "git/testing/command.h"
 #include "git/testing/test_repo.h"
 
+namespace canhazgpu {
 namespace {
 
 namespace fs = std::filesystem;
@@ -113,5 +114,6 @@ void BM_GitArchiveUntar3000Files(benchmark::State& state) {
 BENCHMARK(BM_GitArchiveUntar3000Files)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
+}  // namespace canhazgpu
 
 BENCHMARK_MAIN();

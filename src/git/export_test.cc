@@ -8,15 +8,15 @@
 #include "git/testing/command.h"
 #include "git/testing/test_repo.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 namespace fs = std::filesystem;
-using ::git::testing::CommitAll;
-using ::git::testing::Git;
-using ::git::testing::ScopedTempDir;
-using ::git::testing::Snapshot;
-using ::git::testing::WriteFile;
+using ::canhazgpu::git::testing::CommitAll;
+using ::canhazgpu::git::testing::Git;
+using ::canhazgpu::git::testing::ScopedTempDir;
+using ::canhazgpu::git::testing::Snapshot;
+using ::canhazgpu::git::testing::WriteFile;
 using ::testing::HasSubstr;
 
 class ExportTest : public ::testing::Test {
@@ -205,4 +205,4 @@ TEST_F(ExportTest, AMissingObjectFailsTheExportAndLeavesNothing) {
 }
 
 }  // namespace
-}  // namespace git
+}  // namespace canhazgpu::git

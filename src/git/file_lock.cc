@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/atomic_file.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 absl::StatusOr<FileLock> FileLock::Acquire(const std::filesystem::path& path) {
   int fd = canhazgpu::OpenFixedNameFile(path.string(), O_RDWR, 0644);
@@ -41,4 +41,4 @@ FileLock::~FileLock() {
   if (fd_ >= 0) close(fd_);  // closing the last descriptor releases the flock
 }
 
-}  // namespace git
+}  // namespace canhazgpu::git

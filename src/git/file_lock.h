@@ -4,14 +4,13 @@
 // path exclude each other even inside one process.
 //
 // Thread safety: one FileLock per holder; Acquire blocks until it is free.
-#ifndef CANHAZGPU_GIT_FILE_LOCK_H_
-#define CANHAZGPU_GIT_FILE_LOCK_H_
+#pragma once
 
 #include <filesystem>
 
 #include "absl/status/statusor.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 class FileLock {
  public:
@@ -29,6 +28,4 @@ class FileLock {
   int fd_;
 };
 
-}  // namespace git
-
-#endif  // CANHAZGPU_GIT_FILE_LOCK_H_
+}  // namespace canhazgpu::git

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "git/guarded_socket.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 void EnsureInitialized() {
   // Never shut down: handles may outlive any owner we could pick, and the
@@ -82,4 +82,4 @@ absl::StatusOr<git_oid> ParseOid(std::string_view hex) {
   return oid;
 }
 
-}  // namespace git
+}  // namespace canhazgpu::git

@@ -4,8 +4,7 @@
 //
 // Thread safety: libgit2 objects are not thread-safe; use a handle from one
 // thread at a time. Distinct repositories may be used from distinct threads.
-#ifndef CANHAZGPU_GIT_GIT_H_
-#define CANHAZGPU_GIT_GIT_H_
+#pragma once
 
 #include <git2.h>
 
@@ -17,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 // Initialises libgit2 once for the life of the process. Every function here
 // calls it; callers of raw libgit2 functions call it first.
@@ -60,6 +59,4 @@ std::string ToHex(const git_oid& oid);
 // Accepts exactly 40 hex digits (either case).
 absl::StatusOr<git_oid> ParseOid(std::string_view hex);
 
-}  // namespace git
-
-#endif  // CANHAZGPU_GIT_GIT_H_
+}  // namespace canhazgpu::git

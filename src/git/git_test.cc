@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 using ::testing::HasSubstr;
@@ -77,4 +77,4 @@ TEST(GitError, MapsCodesAndKeepsTheContext) {
 }
 
 }  // namespace
-}  // namespace git
+}  // namespace canhazgpu::git

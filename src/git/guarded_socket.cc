@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
@@ -234,4 +234,4 @@ ScopedTransferLimits::~ScopedTransferLimits() { tls_limits = previous_; }
 
 std::optional<absl::Status> ScopedTransferLimits::Failure() const { return tls_failure; }
 
-}  // namespace git
+}  // namespace canhazgpu::git

@@ -16,8 +16,7 @@
 //
 // Thread safety: InstallGuardedSockets may be called from any thread, any
 // number of times; each thread has its own limits and its own failure.
-#ifndef CANHAZGPU_GIT_GUARDED_SOCKET_H_
-#define CANHAZGPU_GIT_GUARDED_SOCKET_H_
+#pragma once
 
 #include <atomic>
 #include <chrono>
@@ -26,7 +25,7 @@
 
 #include "absl/status/status.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 struct TransferLimits {
   std::chrono::milliseconds connect_timeout{30'000};
@@ -57,6 +56,4 @@ class ScopedTransferLimits {
   const TransferLimits* previous_;
 };
 
-}  // namespace git
-
-#endif  // CANHAZGPU_GIT_GUARDED_SOCKET_H_
+}  // namespace canhazgpu::git

@@ -16,7 +16,7 @@
 #include "core/status_macros.h"
 #include "git/file_lock.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 namespace fs = std::filesystem;
@@ -363,4 +363,4 @@ std::optional<canhazgpu::TimePoint> Mirror::LastFetch() const {
   return canhazgpu::FromEpochMillis(millis);
 }
 
-}  // namespace git
+}  // namespace canhazgpu::git

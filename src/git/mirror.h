@@ -19,8 +19,7 @@
 // Thread safety: a Mirror is used from one thread at a time. Fetches of the
 // same mirror from different Mirror objects or processes wait for each
 // other (flock). Distinct mirrors may be used concurrently.
-#ifndef CANHAZGPU_GIT_MIRROR_H_
-#define CANHAZGPU_GIT_MIRROR_H_
+#pragma once
 
 #include <atomic>
 #include <cstdint>
@@ -37,7 +36,7 @@
 #include "git/git.h"
 #include "git/guarded_socket.h"
 
-namespace git {
+namespace canhazgpu::git {
 
 // The directory name of the mirror of `url`: its host and path made safe
 // for a file name (user names and passwords left out, at most 80
@@ -114,6 +113,4 @@ class Mirror {
   const canhazgpu::Clock* clock_;
 };
 
-}  // namespace git
-
-#endif  // CANHAZGPU_GIT_MIRROR_H_
+}  // namespace canhazgpu::git

@@ -21,12 +21,12 @@
 #include "git/testing/trickle_server.h"
 #include "host/testing/fake_clock.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 namespace fs = std::filesystem;
-using ::git::testing::GitHttpServer;
-using ::git::testing::ScopedTempDir;
+using ::canhazgpu::git::testing::GitHttpServer;
+using ::canhazgpu::git::testing::ScopedTempDir;
 using ::testing::HasSubstr;
 
 class MirrorAuthTest : public ::testing::Test {
@@ -217,4 +217,4 @@ TEST(MirrorSlowServer, ASilentServerStopsAtTheDeadlineAndOnCancel) {
 }
 
 }  // namespace
-}  // namespace git
+}  // namespace canhazgpu::git

@@ -15,16 +15,16 @@
 #include "git/testing/test_repo.h"
 #include "host/testing/fake_clock.h"
 
-namespace git {
+namespace canhazgpu::git {
 namespace {
 
 namespace fs = std::filesystem;
-using ::git::testing::CommitAll;
-using ::git::testing::Git;
-using ::git::testing::GitHttpServer;
-using ::git::testing::ScopedTempDir;
-using ::git::testing::Snapshot;
-using ::git::testing::WriteFile;
+using ::canhazgpu::git::testing::CommitAll;
+using ::canhazgpu::git::testing::Git;
+using ::canhazgpu::git::testing::GitHttpServer;
+using ::canhazgpu::git::testing::ScopedTempDir;
+using ::canhazgpu::git::testing::Snapshot;
+using ::canhazgpu::git::testing::WriteFile;
 using ::testing::HasSubstr;
 
 enum class Transport { kFile, kHttp };
@@ -312,4 +312,4 @@ TEST(MirrorDirName, KeepsSecretsAndPathTricksOut) {
 }
 
 }  // namespace
-}  // namespace git
+}  // namespace canhazgpu::git

@@ -1,7 +1,5 @@
 #include "kubesim/resource_types.h"
 
-#include <algorithm>
-
 namespace canhazgpu::kubesim {
 
 ResourceTypes ResourceTypes::BuiltIn() {
@@ -83,17 +81,6 @@ const ResourceType* ResourceTypes::FindKind(const std::string& api_version,
     if (t.api_version() == api_version && t.kind == kind) return &t;
   }
   return nullptr;
-}
-
-std::map<std::string, std::vector<std::string>> ResourceTypes::GroupVersions() const {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const ResourceType& t : types_) {
-    std::vector<std::string>& versions = out[t.group];
-    if (std::find(versions.begin(), versions.end(), t.version) == versions.end()) {
-      versions.push_back(t.version);
-    }
-  }
-  return out;
 }
 
 }  // namespace canhazgpu::kubesim

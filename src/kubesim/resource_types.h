@@ -3,7 +3,6 @@
 // Thread-compatible: the server guards it with its store's lock.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -42,8 +41,6 @@ class ResourceTypes {
                            const std::string& resource) const;
   const ResourceType* FindKind(const std::string& api_version, const std::string& kind) const;
   const std::vector<ResourceType>& all() const { return types_; }
-  // group -> versions served, in the order first added.
-  std::map<std::string, std::vector<std::string>> GroupVersions() const;
 
  private:
   std::vector<ResourceType> types_;

@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 namespace {
 
 std::string TempFile(const std::string& contents) {
@@ -93,4 +93,4 @@ std::string Git(const std::filesystem::path& cwd, const std::vector<std::string>
   return result.out;
 }
 
-}  // namespace git::testing
+}  // namespace canhazgpu::git::testing

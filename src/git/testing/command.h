@@ -4,14 +4,13 @@
 // product code never runs git.
 //
 // Thread safety: safe to call from several threads at once.
-#ifndef CANHAZGPU_GIT_TESTING_COMMAND_H_
-#define CANHAZGPU_GIT_TESTING_COMMAND_H_
+#pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 
 struct CommandResult {
   int exit_code = -1;  // -1 when it could not start or was killed
@@ -27,6 +26,4 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::string
 // set-up that went wrong should not look like a product failure.
 std::string Git(const std::filesystem::path& cwd, const std::vector<std::string>& args);
 
-}  // namespace git::testing
-
-#endif  // CANHAZGPU_GIT_TESTING_COMMAND_H_
+}  // namespace canhazgpu::git::testing

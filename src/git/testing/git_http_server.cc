@@ -12,7 +12,7 @@
 #include "git/testing/command.h"
 #include "httpfront/httplib_listen.h"
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 namespace {
 
 // One pkt-line: four hex digits of the length (itself included), then data.
@@ -138,4 +138,4 @@ void MakeSelfSignedCertificate(const std::filesystem::path& dir) {
   }
 }
 
-}  // namespace git::testing
+}  // namespace canhazgpu::git::testing

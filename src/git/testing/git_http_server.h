@@ -11,8 +11,7 @@
 //
 // Thread safety: requests are served on the server's threads; the counters
 // may be read from any thread.
-#ifndef CANHAZGPU_GIT_TESTING_GIT_HTTP_SERVER_H_
-#define CANHAZGPU_GIT_TESTING_GIT_HTTP_SERVER_H_
+#pragma once
 
 #include <atomic>
 #include <filesystem>
@@ -25,7 +24,7 @@ namespace httplib {
 class Server;
 }
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 
 class GitHttpServer {
  public:
@@ -70,6 +69,4 @@ class GitHttpServer {
 // Aborts when openssl fails.
 void MakeSelfSignedCertificate(const std::filesystem::path& dir);
 
-}  // namespace git::testing
-
-#endif  // CANHAZGPU_GIT_TESTING_GIT_HTTP_SERVER_H_
+}  // namespace canhazgpu::git::testing

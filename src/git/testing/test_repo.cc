@@ -8,7 +8,7 @@
 
 #include "git/testing/command.h"
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 
 namespace fs = std::filesystem;
 
@@ -77,4 +77,4 @@ std::map<std::string, Entry> Snapshot(const fs::path& dir) {
   return entries;
 }
 
-}  // namespace git::testing
+}  // namespace canhazgpu::git::testing

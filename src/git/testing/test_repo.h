@@ -3,8 +3,7 @@
 // node cache agent's tests.
 //
 // Thread safety: plain functions on the paths given; no shared state.
-#ifndef CANHAZGPU_GIT_TESTING_TEST_REPO_H_
-#define CANHAZGPU_GIT_TESTING_TEST_REPO_H_
+#pragma once
 
 #include <sys/types.h>
 
@@ -12,7 +11,7 @@
 #include <map>
 #include <string>
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 
 // A fresh directory under the system temp directory, removed with the object.
 class ScopedTempDir {
@@ -50,6 +49,4 @@ struct Entry {
 };
 std::map<std::string, Entry> Snapshot(const std::filesystem::path& dir);
 
-}  // namespace git::testing
-
-#endif  // CANHAZGPU_GIT_TESTING_TEST_REPO_H_
+}  // namespace canhazgpu::git::testing

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 
 TrickleServer::TrickleServer(std::chrono::milliseconds gap) : gap_(gap) {
   listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -72,4 +72,4 @@ void TrickleServer::Serve(int client) {
   close(client);
 }
 
-}  // namespace git::testing
+}  // namespace canhazgpu::git::testing

@@ -5,8 +5,7 @@
 // as long as it liked; git::TransferLimits must not.
 //
 // Thread safety: WaitForClients may be called from any thread.
-#ifndef CANHAZGPU_GIT_TESTING_TRICKLE_SERVER_H_
-#define CANHAZGPU_GIT_TESTING_TRICKLE_SERVER_H_
+#pragma once
 
 #include <chrono>
 #include <condition_variable>
@@ -16,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace git::testing {
+namespace canhazgpu::git::testing {
 
 class TrickleServer {
  public:
@@ -45,6 +44,4 @@ class TrickleServer {
   std::vector<std::thread> servers_;  // acceptor_ only, until it is joined
 };
 
-}  // namespace git::testing
-
-#endif  // CANHAZGPU_GIT_TESTING_TRICKLE_SERVER_H_
+}  // namespace canhazgpu::git::testing
