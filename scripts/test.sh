@@ -24,6 +24,10 @@ if git grep -n -E 'system_clock::now|"/proc|dlopen\(' -- 'src/*' \
   exit 1
 fi
 
+stage "folder graph: includes as docs/architecture.md allows (scripts/check_layers.py)"
+python3 scripts/check_layers_test.py -q
+python3 scripts/check_layers.py
+
 jobs=$(nproc)
 # Tests run two per core: most of them wait on sockets, child processes and
 # simulated clusters, and at one per core the default tests kept the CPU
