@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-release}
 if [ "$(id -u)" -ne 0 ]; then exec sudo --preserve-env=SOURCE_DATE_EPOCH "$0" "$@"; fi
 
-version=$(sed -n 's/^project(canhazgpu VERSION \([0-9][0-9.]*\).*/\1/p' CMakeLists.txt)
+version=$(scripts/project_version.sh)
 # The name deploy/daemonset.yaml pulls; a registry of your own replaces the
 # part before the tag (kustomize's `images:`).
 name=ghcr.io/canhazgpu/k8shazgpu-node

@@ -12,8 +12,7 @@ build=${1:-build-release}
 out=${2:-$build/debs}
 packages=(canhazgpu k8shazgpu k8shazgpu-node)
 
-version=$(sed -n 's/^project(canhazgpu VERSION \([0-9][0-9.]*\).*/\1/p' CMakeLists.txt)
-[ -n "$version" ] || { echo "package: no version in CMakeLists.txt's project()" >&2; exit 1; }
+version=$(scripts/project_version.sh)
 arch=$(dpkg --print-architecture)
 maintainer="canhazgpu developers <maintainers@canhazgpu.dev>"
 # Reproducible: file times, the changelog's date and dpkg-deb's archive

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-release}
 if [ "$(id -u)" -ne 0 ]; then exec sudo "$0" "$@"; fi
-version=$(sed -n 's/^project(canhazgpu VERSION \([0-9][0-9.]*\).*/\1/p' CMakeLists.txt)
+version=$(scripts/project_version.sh)
 step() { echo "== packages: $*"; }
 
 step "scripts/package.sh"

@@ -477,6 +477,7 @@ images:
   ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
   auto objects = kubesim::YamlDocumentsToJson(rendered.out);
   ASSERT_TRUE(objects.ok()) << objects.status();
+  ExpectValidObjects(*objects);  // the overlay changes nothing else
   const json container = Find(*objects, "DaemonSet")["spec"]["template"]["spec"]["containers"][0];
   EXPECT_EQ(container["image"], "registry.example.com/gpu/k8shazgpu-node:" CANHAZGPU_VERSION);
 }
