@@ -667,6 +667,16 @@ absl::Status CacheAgent::WriteStatus() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<cacheplan::NodeCacheStatus>> CacheAgent::ReadReports() {
+  absl::StatusOr<nlohmann::json> reports = client_.ListAll(cacheplan::kNodeCacheStatuses, "");
+  if (!reports.ok()) return reports.status();
+  std::vector<cacheplan::NodeCacheStatus> statuses;
+  for (const nlohmann::json& r : (*reports)["items"]) {
+    if (auto s = cacheplan::NodeStatusFromJson(r); s.ok()) statuses.push_back(*std::move(s));
+  }
+  return statuses;
+}
+
 absl::Status CacheAgent::WritePlanStatuses() {
   if (!plans_pending_) return absl::OkStatus();
   std::set<std::string> plans;
@@ -680,14 +690,8 @@ absl::Status CacheAgent::WritePlanStatuses() {
     dirty_ = true;  // come back after the status interval
     return s;
   };
-  absl::StatusOr<nlohmann::json> reports = client_.ListAll(cacheplan::kNodeCacheStatuses, "");
-  if (!reports.ok()) return fail(reports.status());
   absl::StatusOr<nlohmann::json> nodes = client_.ListAll(kube::kNodes, "");
   if (!nodes.ok()) return fail(nodes.status());
-  std::vector<cacheplan::NodeCacheStatus> statuses;
-  for (const nlohmann::json& r : (*reports)["items"]) {
-    if (auto s = cacheplan::NodeStatusFromJson(r); s.ok()) statuses.push_back(*std::move(s));
-  }
   std::map<std::string, cacheplan::Labels> labels;
   for (const nlohmann::json& n : (*nodes)["items"]) {
     cacheplan::Labels& l = labels[n["metadata"].value("name", "")];
@@ -697,7 +701,10 @@ absl::Status CacheAgent::WritePlanStatuses() {
     }
   }
   for (const std::string& name : plans) {
-    // A conflict means another node wrote first: read again and recompute.
+    // The plan is read before the reports, so a write over another node's
+    // newer sum is refused (the version moved) instead of taking it back:
+    // that node wrote its report before it read the plan. A conflict means
+    // another node wrote first: read both again and recompute.
     for (int attempt = 0; attempt < 3; ++attempt) {
       absl::StatusOr<nlohmann::json> object = client_.Get(cacheplan::kCachePlans, "", name);
       if (!object.ok()) {
@@ -706,7 +713,12 @@ absl::Status CacheAgent::WritePlanStatuses() {
       }
       absl::StatusOr<cacheplan::CachePlan> plan = cacheplan::PlanFromJson(*object);
       if (!plan.ok()) break;
-      cacheplan::PlanStatus status = cacheplan::Summarize(*plan, statuses, labels, clock_.Now());
+      absl::StatusOr<std::vector<cacheplan::NodeCacheStatus>> statuses = ReadReports();
+      if (!statuses.ok()) {
+        result = statuses.status();
+        break;
+      }
+      cacheplan::PlanStatus status = cacheplan::Summarize(*plan, *statuses, labels, clock_.Now());
       if (plan->status && *plan->status == status) break;
       (*object)["status"] = cacheplan::PlanStatusToJson(status);
       absl::StatusOr<nlohmann::json> written =

@@ -140,6 +140,8 @@ class CacheAgent {
   void SetState(Entry& entry, const std::string& state);  // mu_ held
   cacheplan::NodeCacheStatus ReportLocked() const;        // mu_ held
   absl::Status WriteStatus();
+  // Every node's NodeCacheStatus (unreadable ones left out).
+  absl::StatusOr<std::vector<cacheplan::NodeCacheStatus>> ReadReports();
   absl::Status WritePlanStatuses();
 
   const CacheAgentOptions options_;

@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "cacheplan/summary.h"
 #include "cacheplan/types.h"
 #include "core/duration.h"
 #include "cri/testing/fake_image_service.h"
@@ -205,7 +206,14 @@ class CacheAgentTest : public ::testing::Test {
   }
 
   git::testing::ScopedTempDir temp_{"cache_agent_test"};
-  kubesim::TestApiServer api_;
+  // Called on the server's thread after each request is handled and before
+  // its reply is sent: a test acts there between two requests of the agent.
+  std::mutex request_mu_;
+  std::function<void(const std::string& line)> on_request_;
+  kubesim::TestApiServer api_{{.log = [this](const std::string& line) {
+    std::lock_guard<std::mutex> lock(request_mu_);
+    if (on_request_) on_request_(line);
+  }}};
   std::unique_ptr<kube::Client> client_;
   SharedClock clock_;
   std::unique_ptr<cri::testing::FakeImageService> runtime_;
@@ -252,6 +260,74 @@ TEST_F(CacheAgentTest, AnImageARepositoryAndAModelBecomeReadyOnTheNode) {
       << plan["status"].dump() << "\nagent log:\n"
       << absl::StrJoin(log_, "\n");
   EXPECT_THAT(agent_->Metrics(), HasSubstr("canhazgpu_cache_pulled_bytes_total{type=\"hfModel\"}"));
+}
+
+// Another node's agent adds its report up while this one is between its
+// reads: this agent must not write an older sum over the newer one.
+TEST_F(CacheAgentTest, APlanSumIsNeverTakenBackByAnAgentThatReadTheReportsEarlier) {
+  ASSERT_TRUE(client_
+                  ->CreateObject(
+                      kube::kNodes, "",
+                      {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "node-b"}}}})
+                  .ok());
+  kubesim::ObjectStore& store = api_.store();
+  const kubesim::ResourceType reports =
+      *store.FindType("canhazgpu.dev", "v1alpha1", "nodecachestatuses");
+  const kubesim::ResourceType plans = *store.FindType("canhazgpu.dev", "v1alpha1", "cacheplans");
+  // Shared with the server's thread, which may call after this test's body.
+  struct Seen {
+    std::atomic<bool> acted = false;
+    std::atomic<int> writes_after = 0;
+  };
+  auto seen = std::make_shared<Seen>();
+  {
+    std::lock_guard<std::mutex> lock(request_mu_);
+    on_request_ = [seen, reports, plans, &store, this](const std::string& line) {
+      if (seen->acted) {
+        if (absl::StartsWith(line, "PUT /apis/canhazgpu.dev/v1alpha1/cacheplans/default/status")) {
+          ++seen->writes_after;
+        }
+        return;
+      }
+      // The agent has just read the reports, with its own item ready.
+      if (!absl::StartsWith(line, "GET /apis/canhazgpu.dev/v1alpha1/nodecachestatuses?limit=")) {
+        return;
+      }
+      kubesim::Outcome own = store.Get(reports, "", "node-a");
+      if (!own.ok()) return;
+      absl::StatusOr<NodeCacheStatus> a = cacheplan::NodeStatusFromJson(own.object);
+      if (!a.ok() || !StateIs("vllm-image", cacheplan::kReady)(*a)) return;
+      // Now node-b's agent writes its report and then the plan's sum.
+      NodeCacheStatus b = *a;
+      b.node_name = "node-b";
+      json object = cacheplan::NodeStatusToJson(b);
+      object["metadata"].erase("resourceVersion");
+      kubesim::Outcome created = store.Create(reports, "", object);
+      ASSERT_TRUE(created.ok());
+      object["metadata"]["resourceVersion"] = created.object["metadata"]["resourceVersion"];
+      ASSERT_TRUE(store.Update(reports, "", "node-b", object, /*status=*/true).ok());
+      json plan_object = store.Get(plans, "", "default").object;
+      cacheplan::CachePlan plan = cacheplan::PlanFromJson(plan_object).value();
+      plan_object["status"] = cacheplan::PlanStatusToJson(
+          cacheplan::Summarize(plan, {*a, b}, {{"node-a", {}}, {"node-b", {}}}, clock_.Now()));
+      ASSERT_TRUE(store.Update(plans, "", "default", plan_object, /*status=*/true).ok());
+      seen->acted = true;
+    };
+  }
+  SetPlan(json::array({ImageItem()}));
+  StartAgent();
+  WaitForReport(StateIs("vllm-image", cacheplan::kReady));
+  // The agent then tries to write what it computed from its earlier read
+  // (refused: the plan moved), reads again, and has nothing to change.
+  for (int i = 0; i < 1500 && (!seen->acted || seen->writes_after == 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(seen->acted);
+  ASSERT_GT(seen->writes_after, 0);
+  agent_->Stop();
+  agent_.reset();
+  const json plan = client_->Get(cacheplan::kCachePlans, "", "default").value();
+  EXPECT_EQ(plan["status"]["summary"].value("ready", 0), 2) << plan["status"].dump();
 }
 
 TEST_F(CacheAgentTest, APlanEditedAfterTheStartReachesTheNodeThroughTheWatch) {
