@@ -11,6 +11,10 @@ if(CANHAZGPU_SANITIZE OR CANHAZGPU_FUZZ)
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+if(CANHAZGPU_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
 
 # Test code is compiled with these options after the build type's, so a
 # preset can build it with less optimisation than the code it tests (the
@@ -19,9 +23,11 @@ endif()
 set(CANHAZGPU_TEST_OPTIONS "" CACHE STRING "Extra compile options for test code")
 
 # Every unit test executable, so that a build can make only those (the ASan
-# preset: CI runs the unit tests there).
+# preset: CI runs the unit tests there), and the unit tests whose code starts
+# threads (labelled "threads"; the TSan preset: CI runs those there).
 if(CANHAZGPU_BUILD_TESTS AND NOT TARGET unit_tests)
   add_custom_target(unit_tests)
+  add_custom_target(thread_tests)
 endif()
 
 # canhazgpu_test_options(target): our warnings and CANHAZGPU_TEST_OPTIONS.
@@ -42,11 +48,12 @@ function(canhazgpu_library)
 endfunction()
 
 # canhazgpu_test(NAME store_test SRCS a_test.cc DEPS canhazgpu::store LABELS unit)
+# THREADS: the code under test starts threads; also run under ThreadSanitizer.
 function(canhazgpu_test)
   if(NOT CANHAZGPU_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(ARG "THREADS" "NAME" "SRCS;DEPS;LABELS;ENV" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SRCS})
   canhazgpu_test_options(${ARG_NAME})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
@@ -55,6 +62,13 @@ function(canhazgpu_test)
   endif()
   if("unit" IN_LIST ARG_LABELS)
     add_dependencies(unit_tests ${ARG_NAME})
+  endif()
+  if(ARG_THREADS)
+    # One label: CMake 3.25's test discovery splits a list of labels into
+    # properties. `ctest -L` takes a regular expression, so `-L unit` and
+    # `-L threads` both select "unit-threads".
+    list(TRANSFORM ARG_LABELS REPLACE "^unit$" "unit-threads")
+    add_dependencies(thread_tests ${ARG_NAME})
   endif()
   gtest_discover_tests(${ARG_NAME} PROPERTIES LABELS "${ARG_LABELS}" ENVIRONMENT "${ARG_ENV}"
                        DISCOVERY_TIMEOUT 60)
@@ -114,7 +128,7 @@ endfunction()
 # The binaries users run: with libstdc++ and libgcc linked in, the dynamic
 # loader only maps libc and libm (docs/perf.md: start-up 1.5 -> 0.6 ms).
 function(canhazgpu_static_runtime target)
-  if(CANHAZGPU_SANITIZE OR CANHAZGPU_FUZZ)
+  if(CANHAZGPU_SANITIZE OR CANHAZGPU_FUZZ OR CANHAZGPU_TSAN)
     return()  # the sanitizer runtimes expect the shared libstdc++
   endif()
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)

@@ -191,6 +191,19 @@ TEST(ConfigFileTest, Issue14TomlNonAsciiOutsideStringValuesIsACleanError) {
   EXPECT_THAT(Error("c.toml", "a = \"x\"\xe3\x80\x80\n"), HasSubstr("c.toml:1: "));
 }
 
+TEST(ConfigFileTest, ATableHeaderWithoutANameIsAOneLineErrorInEveryBuild) {
+  // Found by config_fuzzer in the ASan tree (a Debug build): toml++ 3.3
+  // asserts that a header's name starts with a key character before it
+  // checks it (and under clang with NDEBUG assumes it). The check's error,
+  // what the shipped binaries print, in every build.
+  for (const char* text : {"[\nweb]\n", "[\n", "[#x]\n", "[=]\n", "[[\nweb]]\n"}) {
+    EXPECT_THAT(Error("c.toml", text),
+                HasSubstr("c.toml:1: Error while parsing key: expected bare key starting "
+                          "character or string delimiter"))
+        << text;
+  }
+}
+
 TEST(ConfigFileTest, Issue14TomlTextMustBeUtf8WithoutPlane15PrivateUse) {
   EXPECT_THAT(Error("c.toml", "a = 1\nnote = \"caf\xe9\"\n"),
               HasSubstr("c.toml:2: not valid UTF-8"));

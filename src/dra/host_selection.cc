@@ -5,6 +5,7 @@
 
 #include "cel/program.h"
 #include "cel/quantity.h"
+#include "core/check.h"
 #include "core/strings.h"
 #include "dra/allocator.h"
 
@@ -127,7 +128,11 @@ absl::StatusOr<HostSelection> SelectHostGpus(const std::vector<GpuInfo>& gpus,
     for (const AllocatedDevice& a : every->devices) {
       const Device& d = *by_name.at(a.device);
       if (!eligible.insert(d.gpu_index).second) continue;  // one instance per GPU
-      if (d.is_mig) out.mig_uuid[d.gpu_index] = FindAttribute(d, kDriverName, "uuid")->string_value;
+      if (d.is_mig) {
+        const AttributeValue* uuid = FindAttribute(d, kDriverName, "uuid");
+        CANHAZGPU_CHECK(uuid != nullptr);  // every device we publish has one (devices.cc)
+        out.mig_uuid[d.gpu_index] = uuid->string_value;
+      }
     }
     out.eligible.assign(eligible.begin(), eligible.end());
   } else if (absl::IsInvalidArgument(every.status())) {

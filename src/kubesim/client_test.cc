@@ -409,6 +409,7 @@ TEST(KubeClientTest, ATokenFileIsReadAgainWhenItChanges) {
   write("second-and-longer\n");  // a new size: a new file, whatever the clock's grain
   ASSERT_TRUE(client->Get(kConfigMaps, "default", "x").ok());
   unlink(path.c_str());
+  std::lock_guard lock(mu);  // the server's thread wrote it
   EXPECT_THAT(seen, ::testing::ElementsAre("Bearer first", "Bearer second-and-longer"));
 }
 
