@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "alloc/allocator.h"
 #include "alloc/backfill.h"
+#include "alloc/choose_gpus.h"
 #include "alloc/report.h"
 #include "alloc/reservations_internal.h"
 #include "core/duration.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "alloc/allocator.h"
+#include "alloc/choose_gpus.h"
 #include "alloc/report.h"
 #include "alloc/reservations_internal.h"
 #include "core/duration.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "alloc/allocator.h"
+#include "alloc/choose_gpus.h"
 #include "alloc/gpu_status.h"
 #include "alloc/reservations.h"
 

@@ -183,6 +183,12 @@ Outcome ObjectStore::Create(const ResourceType& type, const std::string& ns, jso
 std::optional<kube::ApiStatus> ObjectStore::Check(const ResourceType& type, json& object,
                                                   const json* old, bool strict) {
   Validation v = Validate(type, object, old);
+  if (v.no_schema) {
+    kube::ApiStatus refused;  // InternalError, 500: our bug, not the client's
+    refused.reason = "InternalError";
+    refused.message = *v.no_schema;
+    return refused;
+  }
   if (v.decode_error) {
     return kube::BadRequestStatus(StrCat(type.kind, " in version \"", type.version,
                                          "\" cannot be handled as a ", type.kind, ": ",
@@ -743,6 +749,15 @@ void ObjectStore::RegisterCrdLocked(const json& crd) {
     ResourceType v = type;
     v.version = Text(version, "name");
     v.has_status = version.contains("/subresources/status"_json_pointer);
+    json schema = version.value("/schema/openAPIV3Schema"_json_pointer, json());
+    if (schema.is_object()) {
+      // apiVersion, kind and metadata are the server's (ObjectMeta),
+      // whatever the schema says of them: never checked or pruned here.
+      for (const char* key : {"apiVersion", "kind", "metadata"}) {
+        schema["properties"][key] = {{"x-kubernetes-preserve-unknown-fields", true}};
+      }
+      v.schema = std::make_shared<const json>(std::move(schema));
+    }
     for (const json& field : version.value("selectableFields", json::array())) {
       std::string path = Text(field, "jsonPath");
       if (path.starts_with(".")) path.erase(0, 1);

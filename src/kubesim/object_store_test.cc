@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/testing/fake_clock.h"
+#include "kubesim/validation.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -459,16 +460,23 @@ TEST_F(ObjectStoreTest, AWaitingWatcherReturnsAtTheWakeUpThatAsksItToStop) {
 
 TEST_F(ObjectStoreTest, CreatingACrdServesItsKind) {
   const ResourceType crds = Type("apiextensions.k8s.io", "customresourcedefinitions");
-  json crd = {{"metadata", {{"name", "cacheplans.canhazgpu.dev"}}},
-              {"spec",
-               {{"group", "canhazgpu.dev"},
-                {"scope", "Namespaced"},
-                {"names", {{"plural", "cacheplans"}, {"kind", "CachePlan"}}},
-                {"versions",
-                 {{{"name", "v1alpha1"},
-                   {"served", true},
-                   {"storage", true},
-                   {"subresources", {{"status", json::object()}}}}}}}}};
+  json crd = {
+      {"metadata", {{"name", "cacheplans.canhazgpu.dev"}}},
+      {"spec",
+       {{"group", "canhazgpu.dev"},
+        {"scope", "Namespaced"},
+        {"names", {{"plural", "cacheplans"}, {"kind", "CachePlan"}}},
+        {"versions",
+         {{{"name", "v1alpha1"},
+           {"served", true},
+           {"storage", true},
+           {"schema",
+            {{"openAPIV3Schema",
+              {{"type", "object"},
+               {"properties",
+                {{"spec",
+                  {{"type", "object"}, {"properties", {{"items", {{"type", "array"}}}}}}}}}}}}},
+           {"subresources", {{"status", json::object()}}}}}}}}};
   Outcome created = store_.Create(crds, "", crd);
   ASSERT_TRUE(created.ok()) << created.error->message;
   auto plan = store_.FindType("canhazgpu.dev", "v1alpha1", "cacheplans");
@@ -478,6 +486,101 @@ TEST_F(ObjectStoreTest, CreatingACrdServesItsKind) {
   ASSERT_TRUE(store_.Create(*plan, "default", {{"metadata", {{"name", "p"}}}}).ok());
   ASSERT_TRUE(store_.Delete(crds, "", "cacheplans.canhazgpu.dev", {}).ok());
   EXPECT_FALSE(store_.FindType("canhazgpu.dev", "v1alpha1", "cacheplans").has_value());
+}
+
+// The real server checks a custom resource against its CRD's schema: a
+// wrong type is a 422 naming the field, an unknown field is pruned (an
+// error under fieldValidation=Strict), and metadata is the server's.
+TEST_F(ObjectStoreTest, ACustomResourceIsCheckedAgainstItsCrdsSchema) {
+  const ResourceType crds = Type("apiextensions.k8s.io", "customresourcedefinitions");
+  json crd = {
+      {"metadata", {{"name", "widgets.example.com"}}},
+      {"spec",
+       {{"group", "example.com"},
+        {"scope", "Cluster"},
+        {"names", {{"plural", "widgets"}, {"kind", "Widget"}}},
+        {"versions",
+         {{{"name", "v1"},
+           {"served", true},
+           {"storage", true},
+           {"schema",
+            {{"openAPIV3Schema",
+              {{"type", "object"},
+               {"properties",
+                {{"spec",
+                  {{"type", "object"},
+                   {"required", json::array({"size"})},
+                   {"properties",
+                    {{"size", {{"type", "integer"}}},
+                     {"color",
+                      {{"type", "string"}, {"enum", json::array({"red", "blue"})}}}}}}}}}}}}}}}}}}};
+  ASSERT_TRUE(store_.Create(crds, "", crd).ok());
+  const ResourceType widgets = *store_.FindType("example.com", "v1", "widgets");
+
+  Outcome wrong = store_.Create(widgets, "",
+                                {{"apiVersion", "example.com/v1"},
+                                 {"kind", "Widget"},
+                                 {"metadata", {{"name", "w"}}},
+                                 {"spec", {{"size", "big"}, {"color", "green"}}}});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error->code, 422);
+  ASSERT_EQ(wrong.error->causes.size(), 2u);
+  EXPECT_EQ(wrong.error->causes[0].field, "spec.color");
+  EXPECT_EQ(wrong.error->causes[0].message,
+            "Unsupported value: \"green\": supported values: \"red\", \"blue\"");
+  EXPECT_EQ(wrong.error->causes[1].reason, "FieldValueTypeInvalid");
+  EXPECT_EQ(wrong.error->causes[1].message,
+            "Invalid value: \"string\": spec.size in body must be of type integer: \"string\"");
+  Outcome missing =
+      store_.Create(widgets, "", {{"metadata", {{"name", "w"}}}, {"spec", json::object()}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error->causes.at(0).field, "spec.size");
+
+  const json good = {{"apiVersion", "example.com/v1"},
+                     {"kind", "Widget"},
+                     {"metadata", {{"name", "w"}, {"labels", {{"a", "b"}}}}},
+                     {"spec", {{"size", 3}, {"shape", "round"}}}};
+  EXPECT_FALSE(store_.Create(widgets, "", good, /*strict=*/true).ok());
+  Outcome stored = store_.Create(widgets, "", good);
+  ASSERT_TRUE(stored.ok()) << stored.error->message;
+  EXPECT_EQ(stored.object["spec"], json({{"size", 3}}));  // pruned, as the server does
+  EXPECT_EQ(stored.object["metadata"]["labels"]["a"], "b");
+  EXPECT_EQ(stored.object["kind"], "Widget");
+}
+
+TEST_F(ObjectStoreTest, ACrdWithoutASchemaIsRefusedAsTheRealServerDoes) {
+  const ResourceType crds = Type("apiextensions.k8s.io", "customresourcedefinitions");
+  Outcome created =
+      store_.Create(crds, "",
+                    {{"metadata", {{"name", "widgets.example.com"}}},
+                     {"spec",
+                      {{"group", "example.com"},
+                       {"scope", "Cluster"},
+                       {"names", {{"plural", "widgets"}, {"kind", "Widget"}}},
+                       {"versions", {{{"name", "v1"}, {"served", true}, {"storage", true}}}}}}});
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error->code, 422);
+  EXPECT_EQ(created.error->causes.at(0).field, "spec.versions[0].schema.openAPIV3Schema");
+  EXPECT_FALSE(store_.FindType("example.com", "v1", "widgets").has_value());
+}
+
+// Every built-in kind has its schema compiled in: none is stored unchecked.
+TEST(ValidationTest, EveryBuiltInKindHasASchema) {
+  const ResourceTypes built_in = ResourceTypes::BuiltIn();
+  for (const ResourceType& type : built_in.all()) {
+    json object = {
+        {"apiVersion", type.api_version()}, {"kind", type.kind}, {"metadata", {{"name", "x"}}}};
+    EXPECT_FALSE(Validate(type, object).no_schema.has_value()) << type.kind;
+  }
+  ResourceType unknown{
+      .group = "example.com", .version = "v1", .resource = "gadgets", .kind = "Gadget"};
+  json object = {{"metadata", {{"name", "x"}}}};
+  const Validation v = Validate(unknown, object);
+  ASSERT_TRUE(v.no_schema.has_value());
+  EXPECT_EQ(*v.no_schema,
+            "the simulated API server has no schema for Gadget (example.com/v1) and does not "
+            "store objects it cannot check: add its OpenAPI document to "
+            "kubesim/openapi_documents.h");
 }
 
 }  // namespace

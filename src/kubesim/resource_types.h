@@ -3,8 +3,11 @@
 // Thread-compatible: the server guards it with its store's lock.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "nlohmann/json_fwd.hpp"
 
 namespace canhazgpu::kubesim {
 
@@ -19,6 +22,9 @@ struct ResourceType {
   std::vector<std::string> short_names;
   // Field selectors besides metadata.name and metadata.namespace.
   std::vector<std::string> selectable_fields;
+  // A custom resource's openAPIV3Schema (its CRD's, for this version);
+  // built-in kinds are checked against the compiled-in OpenAPI documents.
+  std::shared_ptr<const nlohmann::json> schema;
 
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
   // Identifies the type across versions: "resource.k8s.io/resourceslices".

@@ -57,10 +57,35 @@ std::string TypeName(const json& v) {
   }
 }
 
+// The name JSON Schema gives a value's type, as a custom resource's
+// errors say it.
+std::string SchemaTypeName(const json& v) {
+  switch (v.type()) {
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    default:
+      return "null";
+  }
+}
+
 class SchemaWalker {
  public:
-  SchemaWalker(const json& document, Validation& out)
-      : schemas_(document["components"]["schemas"]), out_(out) {}
+  // `schemas`: what `$ref`s name (an OpenAPI document's components.schemas;
+  // empty for a CRD's schema, which has none). `custom`: a custom resource,
+  // whose wrong types are 422 causes instead of a decode error.
+  SchemaWalker(const json& schemas, Validation& out, bool custom)
+      : schemas_(schemas), out_(out), custom_(custom) {}
 
   void Walk(const json& schema_in, json& value, const std::string& path) {
     if (value.is_null()) return;  // unset
@@ -150,6 +175,14 @@ class SchemaWalker {
   }
 
   void TypeError(const std::string& path, const std::string& want, const json& value) {
+    if (custom_) {
+      const std::string got = SchemaTypeName(value);
+      const std::string field = path.empty() ? "body" : path;
+      Cause("FieldValueTypeInvalid", field,
+            StrCat("Invalid value: \"", got, "\": ", field, " in body must be of type ",
+                   CustomTypeName(want), ": \"", got, "\""));
+      return;
+    }
     if (!out_.decode_error) {
       out_.decode_error = StrCat("json: cannot unmarshal ", TypeName(value), " into field ",
                                  path.empty() ? "(root)" : path, " of type ", want);
@@ -159,8 +192,17 @@ class SchemaWalker {
     out_.causes.push_back({reason, message, field});
   }
 
+  // The Go type names TypeError is given, as JSON Schema names them.
+  static std::string CustomTypeName(const std::string& want) {
+    if (want == "int64") return "integer";
+    if (want == "float64") return "number";
+    if (want == "bool") return "boolean";
+    return want;
+  }
+
   const json& schemas_;
   Validation& out_;
+  const bool custom_;
 };
 
 }  // namespace
@@ -175,13 +217,35 @@ Validation Validate(const ResourceType& type, json& object, const json* old) {
   Validation out;
   const std::string path = type.group.empty() ? StrCat("api/", type.version)
                                               : StrCat("apis/", type.group, "/", type.version);
+  if (type.schema) {
+    static const json kNoReferences = json::object();
+    SchemaWalker(kNoReferences, out, /*custom=*/true).Walk(*type.schema, object, "");
+    return out;
+  }
   const Schemas& schemas = AllSchemas();
   auto doc = schemas.documents.find(path);
   auto name =
       schemas.kind_index.find(StrCat(type.group, "/", type.version, "/", type.kind, "@", path));
-  if (doc == schemas.documents.end() || name == schemas.kind_index.end()) return out;
-  SchemaWalker(doc->second, out)
-      .Walk(doc->second["components"]["schemas"][name->second], object, "");
+  if (doc == schemas.documents.end() || name == schemas.kind_index.end()) {
+    out.no_schema =
+        StrCat("the simulated API server has no schema for ", type.kind, " (", type.api_version(),
+               ") and does not store objects it cannot check: add its OpenAPI "
+               "document to kubesim/openapi_documents.h");
+    return out;
+  }
+  const json& components = doc->second["components"]["schemas"];
+  SchemaWalker(components, out, /*custom=*/false).Walk(components[name->second], object, "");
+  if (!out.decode_error && type.resource == "customresourcedefinitions") {
+    // apiextensions.k8s.io/v1: every version has a structural schema, which
+    // its custom resources are then checked against.
+    const json versions = object.value("/spec/versions"_json_pointer, json::array());
+    for (size_t i = 0; versions.is_array() && i < versions.size(); ++i) {
+      if (!versions[i].value("/schema/openAPIV3Schema"_json_pointer, json()).is_object()) {
+        out.causes.push_back({"FieldValueRequired", "Required value: schemas are required",
+                              StrCat("spec.versions[", i, "].schema.openAPIV3Schema")});
+      }
+    }
+  }
   if (out.decode_error || type.group != "resource.k8s.io") return out;
   const json spec = object.value("spec", json::object());
   if (!spec.is_object()) return out;

@@ -1,6 +1,6 @@
 #include <benchmark/benchmark.h>
 
-#include "alloc/allocator.h"
+#include "alloc/choose_gpus.h"
 
 namespace canhazgpu::alloc {
 namespace {

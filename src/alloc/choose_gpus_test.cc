@@ -1,4 +1,4 @@
-#include "alloc/allocator.h"
+#include "alloc/choose_gpus.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
