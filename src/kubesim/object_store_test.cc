@@ -458,26 +458,29 @@ TEST_F(ObjectStoreTest, AWaitingWatcherReturnsAtTheWakeUpThatAsksItToStop) {
   EXPECT_TRUE(events.empty());
 }
 
+// A CustomResourceDefinition of one version; `schema` null: none given.
+json Crd(const std::string& group, const std::string& plural, const std::string& kind,
+         const std::string& version, bool namespaced, const json& schema) {
+  json v = {{"name", version}, {"served", true}, {"storage", true}};
+  if (!schema.is_null()) v["schema"] = {{"openAPIV3Schema", schema}};
+  if (namespaced) v["subresources"] = {{"status", json::object()}};
+  return {{"metadata", {{"name", plural + "." + group}}},
+          {"spec",
+           {{"group", group},
+            {"scope", namespaced ? "Namespaced" : "Cluster"},
+            {"names", {{"plural", plural}, {"kind", kind}}},
+            {"versions", json::array({v})}}}};
+}
+
 TEST_F(ObjectStoreTest, CreatingACrdServesItsKind) {
   const ResourceType crds = Type("apiextensions.k8s.io", "customresourcedefinitions");
-  json crd = {
-      {"metadata", {{"name", "cacheplans.canhazgpu.dev"}}},
-      {"spec",
-       {{"group", "canhazgpu.dev"},
-        {"scope", "Namespaced"},
-        {"names", {{"plural", "cacheplans"}, {"kind", "CachePlan"}}},
-        {"versions",
-         {{{"name", "v1alpha1"},
-           {"served", true},
-           {"storage", true},
-           {"schema",
-            {{"openAPIV3Schema",
-              {{"type", "object"},
-               {"properties",
-                {{"spec",
-                  {{"type", "object"}, {"properties", {{"items", {{"type", "array"}}}}}}}}}}}}},
-           {"subresources", {{"status", json::object()}}}}}}}}};
-  Outcome created = store_.Create(crds, "", crd);
+  const json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"spec", {{"type", "object"}, {"properties", {{"items", {{"type", "array"}}}}}}}}}};
+  Outcome created = store_.Create(crds, "",
+                                  Crd("canhazgpu.dev", "cacheplans", "CachePlan", "v1alpha1",
+                                      /*namespaced=*/true, schema));
   ASSERT_TRUE(created.ok()) << created.error->message;
   auto plan = store_.FindType("canhazgpu.dev", "v1alpha1", "cacheplans");
   ASSERT_TRUE(plan.has_value());
@@ -493,28 +496,20 @@ TEST_F(ObjectStoreTest, CreatingACrdServesItsKind) {
 // error under fieldValidation=Strict), and metadata is the server's.
 TEST_F(ObjectStoreTest, ACustomResourceIsCheckedAgainstItsCrdsSchema) {
   const ResourceType crds = Type("apiextensions.k8s.io", "customresourcedefinitions");
-  json crd = {
-      {"metadata", {{"name", "widgets.example.com"}}},
-      {"spec",
-       {{"group", "example.com"},
-        {"scope", "Cluster"},
-        {"names", {{"plural", "widgets"}, {"kind", "Widget"}}},
-        {"versions",
-         {{{"name", "v1"},
-           {"served", true},
-           {"storage", true},
-           {"schema",
-            {{"openAPIV3Schema",
-              {{"type", "object"},
-               {"properties",
-                {{"spec",
-                  {{"type", "object"},
-                   {"required", json::array({"size"})},
-                   {"properties",
-                    {{"size", {{"type", "integer"}}},
-                     {"color",
-                      {{"type", "string"}, {"enum", json::array({"red", "blue"})}}}}}}}}}}}}}}}}}}};
-  ASSERT_TRUE(store_.Create(crds, "", crd).ok());
+  const json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"spec",
+         {{"type", "object"},
+          {"required", json::array({"size"})},
+          {"properties",
+           {{"size", {{"type", "integer"}}},
+            {"color", {{"type", "string"}, {"enum", json::array({"red", "blue"})}}}}}}}}}};
+  ASSERT_TRUE(
+      store_
+          .Create(crds, "",
+                  Crd("example.com", "widgets", "Widget", "v1", /*namespaced=*/false, schema))
+          .ok());
   const ResourceType widgets = *store_.FindType("example.com", "v1", "widgets");
 
   Outcome wrong = store_.Create(widgets, "",
@@ -550,14 +545,8 @@ TEST_F(ObjectStoreTest, ACustomResourceIsCheckedAgainstItsCrdsSchema) {
 
 TEST_F(ObjectStoreTest, ACrdWithoutASchemaIsRefusedAsTheRealServerDoes) {
   const ResourceType crds = Type("apiextensions.k8s.io", "customresourcedefinitions");
-  Outcome created =
-      store_.Create(crds, "",
-                    {{"metadata", {{"name", "widgets.example.com"}}},
-                     {"spec",
-                      {{"group", "example.com"},
-                       {"scope", "Cluster"},
-                       {"names", {{"plural", "widgets"}, {"kind", "Widget"}}},
-                       {"versions", {{{"name", "v1"}, {"served", true}, {"storage", true}}}}}}});
+  Outcome created = store_.Create(
+      crds, "", Crd("example.com", "widgets", "Widget", "v1", /*namespaced=*/false, json()));
   ASSERT_FALSE(created.ok());
   EXPECT_EQ(created.error->code, 422);
   EXPECT_EQ(created.error->causes.at(0).field, "spec.versions[0].schema.openAPIV3Schema");

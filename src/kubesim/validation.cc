@@ -57,28 +57,6 @@ std::string TypeName(const json& v) {
   }
 }
 
-// The name JSON Schema gives a value's type, as a custom resource's
-// errors say it.
-std::string SchemaTypeName(const json& v) {
-  switch (v.type()) {
-    case json::value_t::string:
-      return "string";
-    case json::value_t::boolean:
-      return "boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "integer";
-    case json::value_t::number_float:
-      return "number";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::object:
-      return "object";
-    default:
-      return "null";
-  }
-}
-
 class SchemaWalker {
  public:
   // `schemas`: what `$ref`s name (an OpenAPI document's components.schemas;
@@ -176,7 +154,7 @@ class SchemaWalker {
 
   void TypeError(const std::string& path, const std::string& want, const json& value) {
     if (custom_) {
-      const std::string got = SchemaTypeName(value);
+      const std::string got = CustomTypeName(TypeName(value));
       const std::string field = path.empty() ? "body" : path;
       Cause("FieldValueTypeInvalid", field,
             StrCat("Invalid value: \"", got, "\": ", field, " in body must be of type ",
@@ -192,12 +170,12 @@ class SchemaWalker {
     out_.causes.push_back({reason, message, field});
   }
 
-  // The Go type names TypeError is given, as JSON Schema names them.
-  static std::string CustomTypeName(const std::string& want) {
-    if (want == "int64") return "integer";
-    if (want == "float64") return "number";
-    if (want == "bool") return "boolean";
-    return want;
+  // A Go type name (TypeName's, TypeError's), as JSON Schema names it.
+  static std::string CustomTypeName(const std::string& go) {
+    if (go == "int64") return "integer";
+    if (go == "float64") return "number";
+    if (go == "bool") return "boolean";
+    return go;
   }
 
   const json& schemas_;
