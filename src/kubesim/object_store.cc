@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <random>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "core/duration.h"
 #include "core/strings.h"
@@ -727,44 +726,6 @@ const ResourceType* ObjectStore::TypeOfKeyLocked(const Key& key) const {
     if (t.key() == type_key) return &t;
   }
   return nullptr;
-}
-
-void ObjectStore::RegisterCrdLocked(const json& crd) {
-  const json spec = crd.value("spec", json::object());
-  const json names = spec.value("names", json::object());
-  ResourceType type{.group = Text(spec, "group"),
-                    .resource = Text(names, "plural"),
-                    .singular = Text(names, "singular"),
-                    .kind = Text(names, "kind"),
-                    .namespaced = Text(spec, "scope") != "Cluster"};
-  if (names.contains("shortNames") && names["shortNames"].is_array()) {
-    for (const json& s : names["shortNames"]) {
-      if (s.is_string()) type.short_names.push_back(s.get<std::string>());
-    }
-  }
-  if (type.group.empty() || type.resource.empty() || type.kind.empty()) return;
-  if (type.singular.empty()) type.singular = absl::AsciiStrToLower(type.kind);
-  for (const json& version : spec.value("versions", json::array())) {
-    if (!version.is_object() || !version.value("served", true)) continue;
-    ResourceType v = type;
-    v.version = Text(version, "name");
-    v.has_status = version.contains("/subresources/status"_json_pointer);
-    json schema = version.value("/schema/openAPIV3Schema"_json_pointer, json());
-    if (schema.is_object()) {
-      // apiVersion, kind and metadata are the server's (ObjectMeta),
-      // whatever the schema says of them: never checked or pruned here.
-      for (const char* key : {"apiVersion", "kind", "metadata"}) {
-        schema["properties"][key] = {{"x-kubernetes-preserve-unknown-fields", true}};
-      }
-      v.schema = std::make_shared<const json>(std::move(schema));
-    }
-    for (const json& field : version.value("selectableFields", json::array())) {
-      std::string path = Text(field, "jsonPath");
-      if (path.starts_with(".")) path.erase(0, 1);
-      if (!path.empty()) v.selectable_fields.push_back(path);
-    }
-    if (!v.version.empty()) types_.Add(std::move(v));
-  }
 }
 
 void ObjectStore::UnregisterCrdLocked(const json& crd) {
