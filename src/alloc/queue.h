@@ -72,8 +72,8 @@ struct WaitOptions {
 
 // Reserves, waiting in the queue when the request cannot be served now. Errors: InvalidArgument
 // (can never be served; never queued), ResourceExhausted (non-blocking and unavailable, or --wait
-// expired), Cancelled (sleep() said stop), Aborted (the entry was removed by someone else, e.g.
-// `admin --force`). Returns the ids sorted ascending.
+// expired), Cancelled (the sleep function said stop), Aborted (the entry was removed by someone
+// else, e.g. `admin --force`). Returns the ids sorted ascending.
 absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Caller& caller,
                                              const ReserveRequest& request, const Machine& machine,
                                              const WaitOptions& options);

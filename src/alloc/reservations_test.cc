@@ -249,12 +249,12 @@ TEST_F(ReservationsTest, ReservesWhatTheUserReleasedMostRecently) {
 }
 
 // A clock that moves a millisecond every time it is read.
-class TickingClock : public Clock {
+class TickingClock : public host::FakeClock {
  public:
-  TimePoint Now() const override { return now_ += std::chrono::milliseconds(1); }
+  TimePoint Now() const override { return FakeClock::Now() + std::chrono::milliseconds(++reads_); }
 
  private:
-  mutable TimePoint now_ = FromEpochMillis(1'790'000'000'000);
+  mutable int reads_ = 0;
 };
 
 // GPUs released in one command end at one time, so the next request sees

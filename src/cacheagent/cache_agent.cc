@@ -134,14 +134,14 @@ void CacheAgent::WatchPlans() {
     // A watch that failed (the CRD is missing, the server is away) is tried
     // again a little later; the periodic resync covers the gap.
     std::unique_lock<std::mutex> lock(mu_);
-    wake_.wait_for(lock, watched.ok() ? std::chrono::milliseconds(0) : std::chrono::seconds(5),
+    clock_.WaitFor(wake_, lock, watched.ok() ? std::chrono::seconds(0) : std::chrono::seconds(5),
                    [this] { return stopping_.load(); });
   }
 }
 
 void CacheAgent::ControlLoop() {
-  auto next_resync = std::chrono::steady_clock::now();
-  auto last_write = std::chrono::steady_clock::time_point{};
+  MonoTime next_resync = clock_.MonoNow();
+  MonoTime last_write{};
   while (!stopping_) {
     bool resync = false;
     {
@@ -149,30 +149,30 @@ void CacheAgent::ControlLoop() {
       // The deadline moves as work reports progress, so it is recomputed on
       // every wake-up.
       while (!stopping_ && !resync_now_) {
-        const auto now = std::chrono::steady_clock::now();
+        const MonoTime now = clock_.MonoNow();
         const bool pending = dirty_ || plans_dirty_;
         if (now >= next_resync || (pending && now >= last_write + options_.status_interval)) break;
-        wake_.wait_until(lock, pending
-                                   ? std::min(next_resync, last_write + options_.status_interval)
-                                   : next_resync);
+        clock_.WaitUntil(
+            wake_, lock,
+            pending ? std::min(next_resync, last_write + options_.status_interval) : next_resync,
+            [&] { return stopping_ || resync_now_ || (dirty_ || plans_dirty_) != pending; });
       }
       if (stopping_) return;
-      resync = resync_now_ || std::chrono::steady_clock::now() >= next_resync;
+      resync = resync_now_ || clock_.MonoNow() >= next_resync;
       resync_now_ = false;
     }
     if (resync) {
       if (absl::Status s = Reconcile(); !s.ok()) options_.log(absl::StrCat("cache: ", s.message()));
       CollectGarbage();
-      next_resync = std::chrono::steady_clock::now() + options_.resync;
+      next_resync = clock_.MonoNow() + options_.resync;
     }
     bool write = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      write = (dirty_ || plans_dirty_) &&
-              std::chrono::steady_clock::now() >= last_write + options_.status_interval;
+      write = (dirty_ || plans_dirty_) && clock_.MonoNow() >= last_write + options_.status_interval;
     }
     if (write) {
-      last_write = std::chrono::steady_clock::now();
+      last_write = clock_.MonoNow();
       if (absl::Status s = WriteStatus(); !s.ok()) {
         options_.log(
             absl::StrCat("cache: writing NodeCacheStatus ", options_.node_name, ": ", s.message()));
@@ -426,7 +426,7 @@ void CacheAgent::Work(const Key& key, const std::string& server) {
     SetState(entry, cacheplan::kPulling);
   }
   wake_.notify_all();
-  const auto started = std::chrono::steady_clock::now();
+  const MonoTime started = clock_.MonoNow();
   const std::filesystem::path folder = ItemFolder(options_.cache_root, item);
   std::error_code exists_error;
   const bool folder_was_there =
@@ -473,8 +473,7 @@ void CacheAgent::Work(const Key& key, const std::string& server) {
     };
     result = Fetch(request);
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = std::chrono::duration<double>(clock_.MonoNow() - started).count();
   if (result.ok() && !folder.empty()) {
     int64_t bytes = FolderBytes(folder);
     std::lock_guard<std::mutex> lock(mu_);

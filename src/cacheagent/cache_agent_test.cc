@@ -23,6 +23,7 @@
 #include "git/testing/test_repo.h"
 #include "git/testing/trickle_server.h"
 #include "hfcache/testing/fake_hub.h"
+#include "host/testing/fake_clock.h"
 #include "kubesim/patch.h"
 #include "kubesim/testing/test_api_server.h"
 
@@ -111,7 +112,8 @@ class CacheAgentTest : public ::testing::Test {
     options.hf_endpoint = hub_.endpoint();
     // The test's servers speak plain http on 127.0.0.1.
     options.credentials = {.secret_namespaces = {"infra"}, .allow_plain_http_to_loopback = true};
-    options.status_interval = std::chrono::milliseconds(50);
+    // The fake clock moves only when a test says so: every change is written.
+    options.status_interval = Duration(0);
     // Far away, so that the tests see only the watch and Resync() at work.
     options.resync = std::chrono::minutes(10);
     options.gc_grace = std::chrono::hours(1);
@@ -183,6 +185,9 @@ class CacheAgentTest : public ::testing::Test {
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      // Time passes on the agent's clock as the test waits, so that a
+      // download's paced progress reports (hfcache) come.
+      clock_.Advance(std::chrono::milliseconds(50));
     }
     std::lock_guard<std::mutex> lock(log_mu_);
     ADD_FAILURE() << "the report never got there; last: "
@@ -215,7 +220,7 @@ class CacheAgentTest : public ::testing::Test {
     if (on_request_) on_request_(line);
   }}};
   std::unique_ptr<kube::Client> client_;
-  SharedClock clock_;
+  host::FakeClock clock_;
   std::unique_ptr<cri::testing::FakeImageService> runtime_;
   fs::path work_, remote_;
   std::string repo_commit_;

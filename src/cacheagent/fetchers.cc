@@ -178,6 +178,7 @@ absl::StatusOr<FetchResult> FetchHfModel(const FetchRequest& request) {
   options.endpoint = request.hf_endpoint;
   options.cache_root = HfRoot(request.cache_root);
   options.recheck_revision = request.refresh;
+  options.clock = request.clock;
   if (request.secret) {
     if (absl::Status allowed = CheckCredentialUrl(SecretName(item), request.secret->hosts,
                                                   request.hf_endpoint, request.credentials);

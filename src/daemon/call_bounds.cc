@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/clock.h"
 #include "grpc/support/time.h"
 
 namespace canhazgpu::daemon {
@@ -20,7 +21,8 @@ driver::CallBounds BoundsOf(grpc::ServerContext& context, std::chrono::milliseco
   // The driver stops a little early, so that the answer, with its claims'
   // errors, reaches the kubelet before it gives up and shows only a timeout.
   left -= std::min<std::chrono::milliseconds>(kAnswerMargin, left / 10);
-  return {.deadline = std::chrono::steady_clock::now() + left,
+  // gRPC's deadline is real time, so the driver's is on the real clock.
+  return {.deadline = RealClock().MonoNow() + left,
           .cancelled = [&context] { return context.IsCancelled(); }};
 }
 

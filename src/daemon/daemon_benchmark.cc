@@ -13,7 +13,6 @@
 #include "driver/api_claim_source.h"
 #include "driver/claim_preparer.h"
 #include "driver/testing/allocated_claim.h"
-#include "host/system_clock.h"
 #include "kubesim/testing/test_api_server.h"
 #include "store/sqlite_state_store.h"
 
@@ -27,7 +26,7 @@ void BM_PrepareOneGpuClaim(benchmark::State& state) {
   auto client = kube::Client::Create(sim.Config(), {.qps = 1e6, .burst = 1'000'000}).value();
   auto store = store::SqliteStateStore::Open(dir + "/state.db", {.create = true}).value();
   (void)store->Update([](store::StateTransaction& tx) { return tx.SetPool({.gpu_count = 8}); });
-  host::SystemClock clock;
+  const Clock& clock = RealClock();
   std::string note;
   std::filesystem::create_directories(dir + "/plugin");
   driver::Checkpoint checkpoint =

@@ -15,8 +15,6 @@
 namespace canhazgpu::daemon {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 // Why a prepare failed, on the claim: `kubectl describe resourceclaim`
 // shows it beside the kubelet's FailedPrepareDynamicResources on the pod.
 constexpr char kPrepareRefused[] = "PrepareRefused";
@@ -40,12 +38,12 @@ kube::EventObjectReference ClaimObject(const driver::ClaimRef& ref) {
 class MeteredNodeService : public driver::NodeService {
  public:
   MeteredNodeService(driver::NodeService& inner, Metric& calls, Metric& seconds,
-                     kube::EventQueue& events)
-      : inner_(inner), calls_(calls), seconds_(seconds), events_(events) {}
+                     kube::EventQueue& events, const Clock& clock)
+      : inner_(inner), calls_(calls), seconds_(seconds), events_(events), clock_(clock) {}
 
   std::map<std::string, driver::PrepareResult> PrepareClaims(
       const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) override {
-    const auto start = SteadyClock::now();
+    const auto start = clock_.MonoNow();
     auto out = inner_.PrepareClaims(claims, bounds);
     for (const driver::ClaimRef& ref : claims) {
       auto it = out.find(ref.uid);
@@ -68,7 +66,7 @@ class MeteredNodeService : public driver::NodeService {
   }
   std::map<std::string, std::string> UnprepareClaims(const std::vector<driver::ClaimRef>& claims,
                                                      const driver::CallBounds& bounds) override {
-    const auto start = SteadyClock::now();
+    const auto start = clock_.MonoNow();
     auto out = inner_.UnprepareClaims(claims, bounds);
     int failed = 0;
     for (const auto& [uid, error] : out) failed += error.empty() ? 0 : 1;
@@ -77,8 +75,8 @@ class MeteredNodeService : public driver::NodeService {
   }
 
  private:
-  void Record(const char* op, SteadyClock::time_point start, int failed, size_t total) {
-    seconds_.Observe(std::chrono::duration<double>(SteadyClock::now() - start).count(), {op});
+  void Record(const char* op, MonoTime start, int failed, size_t total) {
+    seconds_.Observe(std::chrono::duration<double>(clock_.MonoNow() - start).count(), {op});
     calls_.Add(static_cast<double>(total) - failed, {op, "ok"});
     calls_.Add(failed, {op, "error"});
   }
@@ -86,6 +84,7 @@ class MeteredNodeService : public driver::NodeService {
   Metric& calls_;
   Metric& seconds_;
   kube::EventQueue& events_;
+  const Clock& clock_;
 };
 
 }  // namespace
@@ -169,7 +168,7 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   for (const std::string& problem : d->preparer_->Restore()) d->options_.log(problem);
 
   d->metered_ = std::make_unique<MeteredNodeService>(*d->preparer_, d->prepares_, d->claim_seconds_,
-                                                     d->events_);
+                                                     d->events_, d->clock_);
   absl::StatusOr<std::unique_ptr<PluginServer>> plugin = PluginServer::Start(
       {.registrar_dir = d->options_.registrar_dir,
        .plugin_dir = d->options_.plugin_dir,
@@ -291,7 +290,7 @@ constexpr std::chrono::milliseconds kStatusInterval{1000};
 
 void NodeDaemon::WritePendingStatus(bool now_anyway) {
   if (!pending_status_) return;
-  const auto now = std::chrono::steady_clock::now();
+  const MonoTime now = clock_.MonoNow();
   if (!now_anyway && now < status_written_at_ + kStatusInterval) return;
   if (absl::Status s = status_writer_.Write(*pending_status_, /*refresh=*/now_anyway); !s.ok()) {
     options_.log(StrCat("cannot write the NodeGpuStatus: ", s.message()));
@@ -307,15 +306,15 @@ void NodeDaemon::SliceLoop() {
                         "); the slices follow it every ", options_.resync.count() / 1000, " s"));
   }
   uint64_t health_seen = parts_.health != nullptr ? parts_.health->Snapshot().version : 0;
-  auto next_resync = SteadyClock::now();
+  auto next_resync = clock_.MonoNow();
   // A commit is seen (inotify on the WAL) a moment before readers can see it
   // (SQLite publishes it in the mmap'ed -shm index, which inotify does not
   // report): every wake is followed by a second look shortly after.
-  constexpr SteadyClock::time_point kNever = SteadyClock::time_point::max();
-  SteadyClock::time_point settle = kNever;
+  constexpr MonoTime kNever = MonoTime::max();
+  MonoTime settle = kNever;
   bool due = true;  // publish at once
   while (!stopping_) {
-    const auto now = SteadyClock::now();
+    const auto now = clock_.MonoNow();
     if (now >= settle) {
       due = true;
       settle = kNever;
@@ -324,7 +323,7 @@ void NodeDaemon::SliceLoop() {
       const bool resync = now >= next_resync;
       SyncSlices(/*verify=*/resync);
       WritePendingStatus(/*now_anyway=*/resync);
-      next_resync = SteadyClock::now() + options_.resync;
+      next_resync = clock_.MonoNow() + options_.resync;
       due = false;
     } else {
       WritePendingStatus(/*now_anyway=*/false);
@@ -336,10 +335,10 @@ void NodeDaemon::SliceLoop() {
       pollfd fd{.fd = watcher->fd(), .events = POLLIN, .revents = 0};
       if (poll(&fd, 1, wait_ms) > 0 && watcher->Drain()) {
         due = true;
-        settle = SteadyClock::now() + std::chrono::milliseconds(50);
+        settle = clock_.MonoNow() + std::chrono::milliseconds(50);
       }
     } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+      clock_.SleepFor(std::chrono::milliseconds(wait_ms));
     }
     if (parts_.health != nullptr) {
       const uint64_t version = parts_.health->Snapshot().version;

@@ -136,9 +136,9 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
   const NodeDevices node = devices_();
   ASSIGN_OR_RETURN(ClaimAllocation allocation,
                    OurAllocation(*claim, ref.uid, options_.driver, node.pool.pool));
-  const std::string user = UserOf(
-      ref.namespace_name, allocation.pods,
-      std::min(bounds.deadline, std::chrono::steady_clock::now() + options_.pod_lookup_timeout));
+  const std::string user =
+      UserOf(ref.namespace_name, allocation.pods,
+             std::min(bounds.deadline, RealClock().MonoNow() + options_.pod_lookup_timeout));
   std::lock_guard lock(mu_);
   return PrepareLocked(ref, allocation, node, user);
 }
@@ -146,7 +146,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
 std::string ClaimPreparer::UserOf(const std::string& ns, const std::vector<std::string>& pods,
                                   ClaimSource::Deadline deadline) {
   for (const std::string& pod : pods) {
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    if (RealClock().MonoNow() >= deadline) break;  // the kubelet's, on the real clock
     std::string user = claims_.UserOfPod(ns, pod, deadline);
     if (!user.empty()) return user;
   }

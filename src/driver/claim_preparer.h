@@ -40,7 +40,7 @@ namespace canhazgpu::driver {
 // up at `deadline`.
 class ClaimSource {
  public:
-  using Deadline = std::chrono::steady_clock::time_point;
+  using Deadline = MonoTime;  // on RealClock(), as the kubelet's
   virtual ~ClaimSource() = default;
   // The claim the kubelet names: `uid` tells a cached copy of a claim that
   // was deleted and created again under the same name from the one asked for.

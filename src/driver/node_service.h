@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/clock.h"
 
 namespace canhazgpu::driver {
 
@@ -51,8 +52,9 @@ struct PrepareResult {
 // driver checks both before each claim and hands the deadline to every API
 // request it makes, so that neither a hung API server nor a request of
 // thousands of claims keeps it working for an answer nobody reads.
+// The deadline is on the real monotonic clock, as the kubelet's is.
 struct CallBounds {
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  MonoTime deadline = MonoTime::max();
   std::function<bool()> cancelled;  // null: never; valid only during the call
 
   // OK while work may start; DeadlineExceeded or Cancelled, saying why, after.
@@ -60,7 +62,7 @@ struct CallBounds {
     if (cancelled && cancelled()) {
       return absl::CancelledError("the kubelet cancelled the call");
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (RealClock().MonoNow() >= deadline) {
       return absl::DeadlineExceededError("the call's deadline passed");
     }
     return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/clock.h"
 
 namespace canhazgpu::git {
 namespace {
@@ -96,7 +97,7 @@ bool Await(GuardedStream& s, short events, std::optional<SteadyTime> connect_by 
       Fail(absl::UnavailableError(absl::StrCat("waiting on ", s.host, ": ", strerror(errno))));
       return false;
     }
-    if (!MayWait(s, std::chrono::steady_clock::now(), connect_by)) return false;
+    if (!MayWait(s, RealClock().MonoNow(), connect_by)) return false;
   }
 }
 
@@ -110,7 +111,7 @@ int Connect(git_stream* stream) {
     return Fail(absl::UnavailableError(
         absl::StrCat("failed to resolve address for ", s.host, ": ", gai_strerror(rc))));
   }
-  const SteadyTime connect_by = std::chrono::steady_clock::now() + Limits().connect_timeout;
+  const SteadyTime connect_by = RealClock().MonoNow() + Limits().connect_timeout;
   std::string last_error = "no address";
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     s.fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
@@ -142,7 +143,7 @@ int Connect(git_stream* stream) {
   // Blocking again, as libgit2's own stream leaves it for libssh2; the
   // reads and writes here say MSG_DONTWAIT instead.
   fcntl(s.fd, F_SETFL, fcntl(s.fd, F_GETFL) & ~O_NONBLOCK);
-  s.window_start = std::chrono::steady_clock::now();
+  s.window_start = RealClock().MonoNow();
   return 0;
 }
 
@@ -153,7 +154,7 @@ ssize_t Read(git_stream* stream, void* data, size_t size) {
     if (n >= 0) {
       s.window_bytes += n;
       // A trickle never lets the wait below time out: judge it here too.
-      if (n > 0 && !MayWait(s, std::chrono::steady_clock::now(), std::nullopt)) return -1;
+      if (n > 0 && !MayWait(s, RealClock().MonoNow(), std::nullopt)) return -1;
       return n;
     }
     if (errno == EINTR) continue;

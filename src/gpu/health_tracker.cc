@@ -42,7 +42,7 @@ std::string GpuName(const GpuHealth& gpu) {
 
 }  // namespace
 
-HealthTracker::HealthTracker(Clock& clock, HealthOptions options)
+HealthTracker::HealthTracker(const Clock& clock, HealthOptions options)
     : clock_(clock), options_(std::move(options)) {}
 
 void HealthTracker::AddGpu(int index, int minor, std::string uuid) {

@@ -19,7 +19,7 @@ namespace canhazgpu::gpu {
 
 class HealthTracker : public HealthMonitor {
  public:
-  HealthTracker(Clock& clock, HealthOptions options);
+  HealthTracker(const Clock& clock, HealthOptions options);
 
   // A GPU to track, healthy until told otherwise. Indices are added once.
   void AddGpu(int index, int minor, std::string uuid);
@@ -45,7 +45,7 @@ class HealthTracker : public HealthMonitor {
            std::string_view reason);
   void Changed();
 
-  Clock& clock_;
+  const Clock& clock_;
   const HealthOptions options_;
   mutable std::mutex mu_;
   std::condition_variable changed_;

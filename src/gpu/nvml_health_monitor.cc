@@ -38,7 +38,7 @@ constexpr int kMaxEventsPerRound = 64;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NvmlHealthMonitor>> NvmlHealthMonitor::Create(
-    const std::string& library, Clock& clock, HealthOptions options) {
+    const std::string& library, const Clock& clock, HealthOptions options) {
   ASSIGN_OR_RETURN(std::unique_ptr<NvmlLibrary> nvml, NvmlLibrary::Open(library));
   const NvmlLibrary& lib = *nvml;
   auto api = std::make_unique<Api>();
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<NvmlHealthMonitor>> NvmlHealthMonitor::Create(
 }
 
 NvmlHealthMonitor::NvmlHealthMonitor(std::unique_ptr<NvmlLibrary> library, std::unique_ptr<Api> api,
-                                     nvmlEventSet_t set, Clock& clock, HealthOptions options)
+                                     nvmlEventSet_t set, const Clock& clock, HealthOptions options)
     : library_(std::move(library)),
       api_(std::move(api)),
       set_(set),

@@ -32,7 +32,7 @@ class NvmlHealthMonitor : public HealthMonitor {
   // set and registers the GPUs. FailedPrecondition when the library is
   // missing or lacks the event functions.
   static absl::StatusOr<std::unique_ptr<NvmlHealthMonitor>> Create(const std::string& library,
-                                                                   Clock& clock,
+                                                                   const Clock& clock,
                                                                    HealthOptions options = {});
   ~NvmlHealthMonitor() override;  // stops
 
@@ -59,7 +59,7 @@ class NvmlHealthMonitor : public HealthMonitor {
   };
 
   NvmlHealthMonitor(std::unique_ptr<NvmlLibrary> library, std::unique_ptr<Api> api,
-                    nvmlEventSet_t set, Clock& clock, HealthOptions options);
+                    nvmlEventSet_t set, const Clock& clock, HealthOptions options);
   void AddGpus();
   void Register(Gpu& gpu);
   void Poll(Gpu& gpu);

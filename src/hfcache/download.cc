@@ -24,8 +24,6 @@ namespace canhazgpu::hfcache {
 namespace fs = std::filesystem;
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 std::string Getenv(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? value : "";
@@ -41,7 +39,8 @@ absl::Status SystemError(std::string_view what, const fs::path& path, int error)
 class RepoLock {
  public:
   static absl::StatusOr<std::unique_ptr<RepoLock>> Acquire(const fs::path& path,
-                                                           const std::atomic<bool>* cancel) {
+                                                           const std::atomic<bool>* cancel,
+                                                           const Clock& clock) {
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     const int fd = OpenFixedNameFile(path.string(), O_RDWR, 0644);
@@ -56,7 +55,7 @@ class RepoLock {
         close(fd);
         return absl::CancelledError("download cancelled while another download of it ran");
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      clock.SleepFor(std::chrono::milliseconds(50));
     }
     return std::unique_ptr<RepoLock>(new RepoLock(fd));
   }
@@ -76,6 +75,7 @@ class Downloader {
         options_(options),
         progress_(progress),
         cancel_(cancel),
+        clock_(options.clock != nullptr ? *options.clock : RealClock()),
         cache_(options.cache_root, ref.repo_id, options.sync_blobs),
         http_(HubHttpSettings{.endpoint = TrimSlash(options.endpoint),
                               .token = options.token,
@@ -84,7 +84,8 @@ class Downloader {
                               .stall_timeout = options.stall_timeout}) {}
 
   absl::StatusOr<ModelSnapshot> Run() {
-    ASSIGN_OR_RETURN(std::unique_ptr<RepoLock> lock, RepoLock::Acquire(cache_.LockPath(), cancel_));
+    ASSIGN_OR_RETURN(std::unique_ptr<RepoLock> lock,
+                     RepoLock::Acquire(cache_.LockPath(), cancel_, clock_));
     ASSIGN_OR_RETURN(RepoListing listing, FetchRevision(http_, ref_));
     ModelSnapshot snapshot{.repo_id = ref_.repo_id,
                            .commit = listing.commit,
@@ -133,7 +134,7 @@ class Downloader {
 
   void Report(bool force) {
     if (!progress_) return;
-    const SteadyClock::time_point now = SteadyClock::now();
+    const MonoTime now = clock_.MonoNow();
     if (!force && now - last_report_ < options_.progress_interval) return;
     const uint64_t done = finished_ + current_;
     if (!force && done == last_reported_done_) return;
@@ -279,13 +280,14 @@ class Downloader {
   const DownloadOptions& options_;
   const ProgressFn& progress_;
   const std::atomic<bool>* cancel_;
+  const Clock& clock_;
   RepoCache cache_;
   HubHttp http_;
   uint64_t total_ = 0;
   uint64_t finished_ = 0;  // bytes of the files verified (or found) so far
   uint64_t current_ = 0;   // bytes on disk of the file being fetched
   uint64_t last_reported_done_ = ~uint64_t{0};
-  SteadyClock::time_point last_report_;
+  MonoTime last_report_;
 };
 
 }  // namespace

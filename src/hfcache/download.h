@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/clock.h"
 #include "hfcache/hub_cache.h"
 #include "hfcache/model_ref.h"
 
@@ -44,6 +45,9 @@ struct DownloadOptions {
   // The least time between two progress reports (the first and the last
   // are always made).
   std::chrono::milliseconds progress_interval{250};
+  // Paces the progress reports and the wait for another download's lock;
+  // null: RealClock().
+  const Clock* clock = nullptr;
 };
 
 // The defaults overridden by HF_ENDPOINT, HF_TOKEN (or

@@ -188,7 +188,8 @@ Client::Client(RestConfig config, ClientOptions options, std::unique_ptr<HttpTra
       transport_(std::move(transport)),
       exec_(std::move(exec)),
       tokens_(options_.burst),
-      refilled_(std::chrono::steady_clock::now()) {}
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      refilled_(clock_.MonoNow()) {}
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(RestConfig config, ClientOptions options) {
   absl::StatusOr<std::unique_ptr<HttpTransport>> transport = HttpTransport::Create(config);
@@ -208,10 +209,10 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(RestConfig config, Client
 }
 
 // A token bucket: `burst` requests at once, then `qps` a second.
-bool Client::WaitForToken(std::chrono::steady_clock::time_point deadline) {
+bool Client::WaitForToken(MonoTime deadline) {
   std::unique_lock lock(mu_);
   while (true) {
-    const auto now = std::chrono::steady_clock::now();
+    const MonoTime now = clock_.MonoNow();
     const double elapsed = std::chrono::duration<double>(now - refilled_).count();
     tokens_ = std::min<double>(options_.burst, tokens_ + elapsed * options_.qps);
     refilled_ = now;
@@ -224,7 +225,7 @@ bool Client::WaitForToken(std::chrono::steady_clock::time_point deadline) {
     // that is too long even if none did.
     if (deadline - now < wait) return false;
     lock.unlock();
-    std::this_thread::sleep_for(wait);
+    clock_.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(wait));
     lock.lock();
   }
 }
@@ -289,7 +290,6 @@ bool Client::ForgetRefused(int code, const std::shared_ptr<const ExecCredential>
 absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& ref,
                                   const std::string& ns, const std::string& name,
                                   HttpRequest request, const CallOptions& call) {
-  using SteadyClock = std::chrono::steady_clock;
   const std::string what =
       StrCat("cannot ", verb, " ", ref.Qualified(), name.empty() ? "" : StrCat(" \"", name, "\""));
   // The call's deadline came before try `attempt` could start; `last` is
@@ -303,8 +303,8 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
   // Sleeps `wait` before another try, unless the try would then start past
   // the deadline.
   auto wait_for_retry = [&](std::chrono::milliseconds wait) {
-    if (call.deadline - SteadyClock::now() <= wait) return false;
-    std::this_thread::sleep_for(wait);
+    if (call.deadline - clock_.MonoNow() <= wait) return false;
+    clock_.SleepFor(wait);
     return true;
   };
   request.headers.emplace_back("Accept", "application/json");
@@ -322,7 +322,7 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
                  last_error.empty() ? "" : StrCat("; the last: ", last_error)));
     }
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(call.deadline - SteadyClock::now());
+        std::chrono::duration_cast<std::chrono::milliseconds>(call.deadline - clock_.MonoNow());
     if (left <= std::chrono::milliseconds(0)) return past_deadline(attempt, last_error);
     request.timeout = std::min(options_.timeout, left);
     absl::StatusOr<HttpResponse> response = transport_->Do(request);
@@ -573,7 +573,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
     request.headers.emplace_back("User-Agent", options_.user_agent);
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
     if (options.cancel != nullptr && options.cancel->load()) return absl::OkStatus();
-    WaitForToken(std::chrono::steady_clock::time_point::max());
+    WaitForToken(MonoTime::max());
     std::string buffer;
     bool stop = false;
     absl::Status failed;
@@ -619,7 +619,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
                                   .value_or(ApiStatus{.code = response->status}))
                    : response.status();
       }
-      std::this_thread::sleep_for(Backoff(failures));
+      clock_.SleepFor(Backoff(failures));
       continue;
     }
     if (ForgetRefused(response->status, plugin, reauthenticated)) {
@@ -670,7 +670,7 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
   bool reauthenticated = false;
   const ResourceRef logs{"", "v1", "pods/log", true};
   for (int attempt = 0;; ++attempt) {
-    WaitForToken(std::chrono::steady_clock::time_point::max());
+    WaitForToken(MonoTime::max());
     bool stopped = false;
     bool delivered = false;
     absl::StatusOr<HttpResponse> response = transport_->Stream(request, [&](std::string_view data) {
@@ -688,7 +688,7 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
         return absl::Status(response.status().code(), StrCat("cannot get pods/log \"", pod,
                                                              "\": ", response.status().message()));
       }
-      std::this_thread::sleep_for(Backoff(attempt));
+      clock_.SleepFor(Backoff(attempt));
       continue;
     }
     const int code = response->status;
@@ -698,7 +698,7 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
       continue;
     }
     if (!last && (code == 429 || (code >= 500 && code != 501))) {
-      std::this_thread::sleep_for(Backoff(attempt));
+      clock_.SleepFor(Backoff(attempt));
       continue;
     }
     ApiStatus api =

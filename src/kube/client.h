@@ -74,8 +74,10 @@ struct ClientOptions {
   int max_retries = 5;
   std::chrono::milliseconds backoff_base{100};  // doubled per retry, jittered
   std::chrono::milliseconds backoff_cap{5'000};
-  ExecOptions exec;              // bounds on an exec plugin's run
-  const Clock* clock = nullptr;  // when an exec credential expires; null: the system's
+  ExecOptions exec;  // bounds on an exec plugin's run
+  // Sleeps, deadlines, the rate limiter and when an exec credential
+  // expires; null: RealClock().
+  const Clock* clock = nullptr;
   // Writes ask the server to refuse fields its schema does not know
   // (fieldValidation=Strict, as kubectl does) instead of dropping them
   // silently: what our programs send must be exactly what is stored.
@@ -89,7 +91,7 @@ struct ClientOptions {
 // last one got. The caller's deadline (a kubelet's, say) thus bounds the
 // call instead of the client's tries times its timeout.
 struct CallOptions {
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  MonoTime deadline = MonoTime::max();
 };
 
 struct ListOptions {
@@ -157,6 +159,9 @@ class Client {
                                                         ClientOptions options = {});
 
   const RestConfig& config() const { return config_; }
+  // What the client sleeps and measures deadlines on; callers waiting
+  // beside it (an informer's backoff) use the same.
+  const Clock& clock() const { return clock_; }
 
   absl::StatusOr<nlohmann::json> Get(const ResourceRef& ref, const std::string& ns,
                                      const std::string& name, const CallOptions& call = {});
@@ -238,7 +243,7 @@ class Client {
                      bool& reauthenticated);
   // Takes a token from the rate limiter, waiting for one unless it would
   // come after `deadline`: false then, and no token is taken.
-  bool WaitForToken(std::chrono::steady_clock::time_point deadline);
+  bool WaitForToken(MonoTime deadline);
   std::chrono::milliseconds Backoff(int attempt);
 
   RestConfig config_;
@@ -247,7 +252,8 @@ class Client {
   std::unique_ptr<ExecAuthenticator> exec_;  // null when the config's own credentials are used
   std::mutex mu_;                            // the rate limiter and the token file cache
   double tokens_;
-  std::chrono::steady_clock::time_point refilled_;
+  const Clock& clock_;
+  MonoTime refilled_;
   std::string file_token_;
   std::array<int64_t, 3> file_token_stamp_ = {-1, -1, -1};  // mtime, size, inode
 };

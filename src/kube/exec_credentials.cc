@@ -18,7 +18,6 @@
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "host/system_clock.h"
 #include "nlohmann/json.hpp"
 
 extern char** environ;
@@ -27,7 +26,6 @@ namespace canhazgpu::kube {
 namespace {
 
 using nlohmann::json;
-using std::chrono::steady_clock;
 
 constexpr char kExecInfoEnv[] = "KUBERNETES_EXEC_INFO";
 
@@ -136,11 +134,14 @@ struct Finished {
 
 // Reads stdout to its end, then waits for the exit, as Go's exec.Cmd.Run
 // does; at the deadline, or past `max_output`, kills the plugin's group.
+// The machine's clock, whatever the authenticator's: poll() and waitpid()
+// wait in real time.
 Finished Collect(Running run, const ExecOptions& options) {
-  const auto deadline = steady_clock::now() + options.timeout;
+  const Clock& real = RealClock();
+  const auto deadline = real.MonoNow() + options.timeout;
   auto left = [&] {
     const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - real.MonoNow());
     return static_cast<int>(std::clamp<int64_t>(ms.count(), 0, INT32_MAX));
   };
   Finished done;
@@ -167,7 +168,7 @@ Finished Collect(Running run, const ExecOptions& options) {
     exited = waitpid(run.pid, &done.wait_status, WNOHANG) == run.pid;
     if (exited) break;
     // It closed stdout but has not exited yet; normally a matter of moments.
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(left(), 10)));
+    real.SleepFor(std::chrono::milliseconds(std::min(left(), 10)));
     done.timed_out = left() == 0;
   }
   if (!exited) {
@@ -317,9 +318,8 @@ absl::StatusOr<std::unique_ptr<ExecAuthenticator>> ExecAuthenticator::Create(
                                              exec.interactive_mode,
                                              "\" is not Never, IfAvailable or Always"));
   }
-  static const host::SystemClock system_clock;
   return std::unique_ptr<ExecAuthenticator>(
-      new ExecAuthenticator(config, options, clock != nullptr ? *clock : system_clock));
+      new ExecAuthenticator(config, options, clock != nullptr ? *clock : RealClock()));
 }
 
 ExecAuthenticator::ExecAuthenticator(const RestConfig& config, ExecOptions options,

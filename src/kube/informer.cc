@@ -112,7 +112,7 @@ void Informer::Run() {
       // Back off and list again; the cache keeps its last state meanwhile.
       const int wait_ms = std::min(100 << std::min(failures++, 6), 5000);
       for (int waited = 0; waited < wait_ms && !stop_; waited += 50) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        client_.clock().SleepFor(std::chrono::milliseconds(50));
       }
       continue;
     }

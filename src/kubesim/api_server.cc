@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
+#include "core/clock.h"
 #include "core/strings.h"
 #include "httpfront/httplib_listen.h"
 #include "httplib.h"
@@ -75,11 +76,11 @@ class RequestLog {
  public:
   RequestLog(const httplib::Request& req, const httplib::Response& res,
              const std::function<void(const std::string&)>& log)
-      : req_(req), res_(res), log_(log), start_(SteadyClock::now()) {}
+      : req_(req), res_(res), log_(log), start_(RealClock().MonoNow()) {}
   ~RequestLog() {
     if (!log_) return;
     const double ms =
-        std::chrono::duration<double, std::milli>(SteadyClock::now() - start_).count();
+        std::chrono::duration<double, std::milli>(RealClock().MonoNow() - start_).count();
     char took[32];
     snprintf(took, sizeof(took), "%.1fms", ms);
     std::string target = req_.path;
@@ -301,10 +302,10 @@ bool ApiServer::InjectFault(const std::string& verb, const std::string& resource
   std::optional<Fault> fault = faults_.Take(verb, resource);
   if (!fault) return false;
   // Held in short steps so that Stop() is not kept waiting by a stall.
-  const auto until = SteadyClock::now() + fault->stall;
-  while (!stopping_ && SteadyClock::now() < until) {
-    std::this_thread::sleep_for(
-        std::min<SteadyClock::duration>(std::chrono::milliseconds(50), until - SteadyClock::now()));
+  const auto until = RealClock().MonoNow() + fault->stall;
+  while (!stopping_ && RealClock().MonoNow() < until) {
+    RealClock().SleepFor(std::min<SteadyClock::duration>(std::chrono::milliseconds(50),
+                                                         until - RealClock().MonoNow()));
   }
   if (fault->code == 0) return false;
   const bool throttled = fault->code == 429;

@@ -441,6 +441,35 @@ TEST(KubeClientTest, RetriesTooManyRequestsAndServerErrors) {
   EXPECT_EQ(requests, 2);
 }
 
+// The client sleeps on its clock: a server's Retry-After and the rate
+// limiter's wait pass on a fake clock, and the test does not wait for them.
+TEST(KubeClientTest, RetryAfterAndTheRateLimitWaitOnTheClientsClock) {
+  std::atomic<int> requests{0};
+  Scripted server([&](const httplib::Request&, httplib::Response& res) {
+    if (++requests == 1) {
+      res.status = 429;
+      res.set_header("Retry-After", "30");
+      res.set_content(R"({"kind":"Status","code":429,"reason":"TooManyRequests"})",
+                      "application/json");
+      return;
+    }
+    res.set_content(R"({"kind":"ConfigMap","metadata":{"name":"x"}})", "application/json");
+  });
+  host::FakeClock clock;
+  // Two requests at once, then one every 100 s.
+  auto client =
+      kube::Client::Create(server.Config(), {.qps = 0.01, .burst = 2, .clock = &clock}).value();
+  const MonoTime start = clock.MonoNow();
+  ASSERT_TRUE(client->Get(kConfigMaps, "default", "x").ok());
+  EXPECT_EQ(requests, 2);
+  // The retry waited what Retry-After said, and took the second token.
+  EXPECT_EQ(clock.MonoNow() - start, std::chrono::seconds(30));
+  ASSERT_TRUE(client->Get(kConfigMaps, "default", "x").ok());
+  // The bucket refills a token in 100 s, 30 s of which had passed.
+  EXPECT_GE(clock.MonoNow() - start, std::chrono::seconds(99));
+  EXPECT_LE(clock.MonoNow() - start, std::chrono::seconds(101));
+}
+
 TEST(KubeClientTest, StalledServerAndRefusedConnectionAreBoundedErrors) {
   std::atomic<bool> release{false};
   Scripted stalled([&](const httplib::Request&, httplib::Response& res) {

@@ -6,9 +6,9 @@
 #include <random>
 
 #include "absl/strings/escaping.h"
+#include "core/clock.h"
 #include "core/duration.h"
 #include "core/strings.h"
-#include "host/system_clock.h"
 #include "kubesim/validation.h"
 #include "kubesim/workloads.h"
 
@@ -104,10 +104,7 @@ kube::ApiStatus MethodNotAllowed(const std::string& message) {
 
 }  // namespace
 
-const Clock& ObjectStore::DefaultClock() {
-  static const host::SystemClock clock;
-  return clock;
-}
+const Clock& ObjectStore::DefaultClock() { return RealClock(); }
 
 std::string ObjectStore::Timestamp() const { return FormatTimestampSeconds(clock_.Now()); }
 
@@ -748,7 +745,7 @@ bool ObjectStore::WaitForEvents(const ResourceType& type, const std::string& ns,
                                 std::chrono::milliseconds wait, std::vector<WatchEvent>* out,
                                 const std::function<bool()>& stop_waiting) const {
   std::unique_lock lock(mu_);
-  const auto deadline = std::chrono::steady_clock::now() + wait;
+  const auto deadline = RealClock().MonoNow() + wait;
   while (true) {
     // Asked under the lock that WakeWatchers takes, so a wake-up that comes
     // between the caller's own look and this wait is not lost; and asked

@@ -11,7 +11,6 @@
 #include "dra/test_pools.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "host/system_clock.h"
 #include "simcluster/testing/control_plane_fixture.h"
 
 namespace canhazgpu::simcluster {

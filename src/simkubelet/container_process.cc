@@ -15,6 +15,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/strings.h"
 
 namespace canhazgpu::simkubelet {
@@ -176,7 +177,7 @@ void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
     int timeout_ms = -1;
     if (exit.has_value()) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          drain_until - std::chrono::steady_clock::now());
+          drain_until - RealClock().MonoNow());
       if (left.count() <= 0) break;
       timeout_ms = static_cast<int>(left.count());
     }
@@ -201,7 +202,7 @@ void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
         // left running with it.
         ::kill(-pid_, SIGKILL);
         exit = e;
-        drain_until = std::chrono::steady_clock::now() + kDrainAfterExit;
+        drain_until = RealClock().MonoNow() + kDrainAfterExit;
         continue;
       }
       for (Stream& s : streams) {

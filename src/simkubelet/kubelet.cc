@@ -12,7 +12,6 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "host/boot_id.h"
-#include "host/system_clock.h"
 #include "simkubelet/container_process.h"
 #include "simkubelet/mount_paths.h"
 #include "simkubelet/pod_volumes.h"
@@ -22,10 +21,8 @@ namespace {
 
 using nlohmann::json;
 
-const Clock& ClockOf(const KubeletOptions& options, std::unique_ptr<Clock>& own) {
-  if (options.clock != nullptr) return *options.clock;
-  own = std::make_unique<host::SystemClock>();
-  return *own;
+const Clock& ClockOf(const KubeletOptions& options) {
+  return options.clock != nullptr ? *options.clock : RealClock();
 }
 
 kube::EventReportingSource KubeletSource(const std::string& node) {
@@ -57,7 +54,7 @@ Kubelet::Kubelet(kube::Client& client, kubesim::PodLogs& logs, KubeletOptions op
     : client_(client),
       logs_(logs),
       options_(std::move(options)),
-      clock_(ClockOf(options_, own_clock_)),
+      clock_(ClockOf(options_)),
       events_(client_, KubeletSource(options_.node_name), clock_),
       health_(clock_),
       plugins_(std::make_unique<PluginWatcher>(

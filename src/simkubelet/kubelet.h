@@ -127,7 +127,6 @@ class Kubelet {
   kube::Client& client_;
   kubesim::PodLogs& logs_;
   KubeletOptions options_;
-  std::unique_ptr<Clock> own_clock_;
   const Clock& clock_;
   NodeSettings node_;
   std::string registered_at_;

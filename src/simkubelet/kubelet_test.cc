@@ -21,7 +21,6 @@
 #include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "host/system_clock.h"
 #include "kubesim/testing/test_api_server.h"
 
 namespace canhazgpu::simkubelet {
@@ -378,7 +377,7 @@ TEST_F(KubeletTest, DeviceHealthShowsInTheContainerStatus) {
   // No report yet: Unknown.
   ASSERT_TRUE(Eventually([&] { return health_of_gpu3() == "Unknown"; })) << GetPod("p").dump();
   const int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(host::SystemClock().Now().time_since_epoch())
+      std::chrono::duration_cast<std::chrono::seconds>(RealClock().Now().time_since_epoch())
           .count();
   harness_.health.Set({{.pool = kNode,
                         .device = "gpu-3",

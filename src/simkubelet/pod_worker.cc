@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/duration.h"
 #include "core/strings.h"
 #include "simkubelet/cdi_devices.h"
@@ -23,7 +24,7 @@ std::string Text(const json& object, const json::json_pointer& pointer) {
   return v.is_string() ? v.get<std::string>() : "";
 }
 
-SteadyTime SteadyNow() { return std::chrono::steady_clock::now(); }
+SteadyTime SteadyNow() { return RealClock().MonoNow(); }
 
 // How long a container gets between SIGTERM and SIGKILL when the kubelet
 // stops it after its pod left the API without graceful deletion.

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/gpu.h"
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
@@ -620,7 +621,7 @@ SqliteStateStore::~SqliteStateStore() {
 
 int SqliteStateStore::WaitForLock(void* self, int attempt) {
   auto* store = static_cast<SqliteStateStore*>(self);
-  auto now = std::chrono::steady_clock::now();
+  auto now = RealClock().MonoNow();
   if (attempt == 0) store->waiting_since_ = now;
   if (now - store->waiting_since_ >= store->busy_timeout_) return 0;  // SQLITE_BUSY
   // SQLite's own busy timeout sleeps 1, 2, 5, 10... ms, while a transaction
@@ -631,7 +632,7 @@ int SqliteStateStore::WaitForLock(void* self, int attempt) {
   if (attempt == 0)
     store->random_.seed(static_cast<unsigned>(getpid()) ^ now.time_since_epoch().count());
   std::uniform_int_distribution<int64_t> jitter(0, base_us / 2);
-  std::this_thread::sleep_for(std::chrono::microseconds(base_us + jitter(store->random_)));
+  RealClock().SleepFor(std::chrono::microseconds(base_us + jitter(store->random_)));
   return 1;
 }
 

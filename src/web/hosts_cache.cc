@@ -1,5 +1,7 @@
 #include "web/hosts_cache.h"
 
+#include "core/clock.h"
+
 namespace canhazgpu::web {
 
 HostsCache::HostsCache(Collect collect, std::chrono::steady_clock::duration max_age)
@@ -16,7 +18,7 @@ HostsCache::~HostsCache() {
 
 nlohmann::ordered_json HostsCache::Get() {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!latest_ || std::chrono::steady_clock::now() - at_ >= max_age_) {
+  if (!latest_ || RealClock().MonoNow() - at_ >= max_age_) {
     wanted_ = true;
     cv_.notify_all();
   }
@@ -34,7 +36,7 @@ void HostsCache::Loop() {
     nlohmann::ordered_json fresh = collect_();
     lock.lock();
     latest_ = std::move(fresh);
-    at_ = std::chrono::steady_clock::now();
+    at_ = RealClock().MonoNow();
     wanted_ = false;  // who asked meanwhile is answered by this one
     cv_.notify_all();
   }

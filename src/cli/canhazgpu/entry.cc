@@ -19,7 +19,6 @@
 #include "gpu/nvml_gpu_provider.h"
 #include "host/linux_process_table.h"
 #include "host/signals.h"
-#include "host/system_clock.h"
 #include "store/sqlite_state_store.h"
 
 namespace canhazgpu::cli {
@@ -110,7 +109,7 @@ int Main(int argc, char** argv) {
   // Progress and results go to pipes that may close early (`| head`); a
   // command holding GPUs or a queue place must live to give them back.
   host::IgnoreBrokenPipes();
-  host::SystemClock clock;
+  const Clock& clock = RealClock();
   host::LinuxProcessTable processes;
   alloc::Machine machine{clock, processes};
   Context ctx;

@@ -195,7 +195,7 @@ absl::Status WatchJson(Context& ctx, const ParsedFlags& flags, Duration interval
                std::fflush(stdout) != 0) {
       return absl::OkStatus();  // the reader left
     }
-    std::this_thread::sleep_for(interval);
+    ctx.machine->clock.SleepFor(interval);
   }
 }
 
@@ -235,7 +235,7 @@ absl::Status Status(Context& ctx, const ParsedFlags& flags) {
         std::fflush(stdout) != 0) {
       return absl::OkStatus();  // the reader left
     }
-    std::this_thread::sleep_for(interval);
+    ctx.machine->clock.SleepFor(interval);
   }
 }
 

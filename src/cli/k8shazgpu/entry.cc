@@ -14,7 +14,6 @@
 #include "core/strings.h"
 #include "host/linux_process_table.h"
 #include "host/signals.h"
-#include "host/system_clock.h"
 
 namespace canhazgpu::cli::k8s {
 namespace {
@@ -71,7 +70,7 @@ int Main(int argc, char** argv) {
   // Output goes to pipes that may close early (`| head`); run must live to
   // clean up what it created.
   host::IgnoreBrokenPipes();
-  host::SystemClock clock;
+  const Clock& clock = RealClock();
   host::LinuxProcessTable processes;
   Context ctx;
   ctx.user = processes.UserName(getuid());

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "cli/k8shazgpu/run_objects.h"
+#include "core/clock.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli::k8s {
@@ -138,10 +139,10 @@ std::string PodWatch::PrepareError() const {
 
 bool PodWatch::WaitForChange(std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) {
   std::unique_lock<std::mutex> lock(mu_);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = RealClock().MonoNow() + timeout;
   while (changes_ == seen_changes_) {
     if (cancel != nullptr && cancel->load()) return false;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = RealClock().MonoNow();
     if (now >= deadline) return false;
     // A signal handler cannot notify a condition variable: look at the
     // flag at least every 100 ms.

@@ -15,6 +15,7 @@
 #include "cli/k8shazgpu/progress_line.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
+#include "core/clock.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -135,7 +136,7 @@ class Runner {
 };
 
 absl::StatusOr<int> Runner::Go() {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = RealClock().MonoNow();
   RETURN_IF_ERROR(ctx_.Connect());
   kube::Client& client = *ctx_.client;
   const std::string& ns = ctx_.namespace_name;
@@ -176,10 +177,10 @@ absl::StatusOr<int> Runner::Go() {
     return pod.status();
   }
   if (ctx_.getenv("K8SHAZGPU_TIMING")) {
-    std::fprintf(stderr, "k8shazgpu: timing: pod created after %lld ms\n",
-                 static_cast<long long>(std::chrono::duration_cast<milliseconds>(
-                                            std::chrono::steady_clock::now() - started)
-                                            .count()));
+    std::fprintf(
+        stderr, "k8shazgpu: timing: pod created after %lld ms\n",
+        static_cast<long long>(
+            std::chrono::duration_cast<milliseconds>(RealClock().MonoNow() - started).count()));
   }
   if (InterruptGuard::Interrupted()) return Abandon();
   if (absl::Status s = objects_->Adopt(); !s.ok()) {
@@ -200,7 +201,7 @@ std::string Runner::PendingLine(const json& pod, PodStage stage) {
   }
   // The why hook may read the whole cluster: at most every kWhyInterval,
   // and again when the pod changed.
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = RealClock().MonoNow();
   const std::string version = pod.value("/metadata/resourceVersion"_json_pointer, std::string());
   if (version != why_for_version_ || now - why_asked_ >= kWhyInterval) {
     why_ = OneLine(hooks_.why_pending(*ctx_.client, pod));
@@ -232,12 +233,12 @@ absl::StatusOr<int> Runner::Follow() {
   }
   const std::atomic<bool>* cancel = &InterruptGuard::Flag();
   PodStage stage = PodStage::kPending;
-  const auto give_up = request_.wait_seconds ? std::chrono::steady_clock::now() +
-                                                   std::chrono::seconds(*request_.wait_seconds)
-                                             : std::chrono::steady_clock::time_point::max();
+  const auto give_up = request_.wait_seconds
+                           ? RealClock().MonoNow() + std::chrono::seconds(*request_.wait_seconds)
+                           : std::chrono::steady_clock::time_point::max();
   while (true) {
     if (InterruptGuard::Interrupted()) return Interrupted();
-    if (std::chrono::steady_clock::now() >= give_up) {
+    if (RealClock().MonoNow() >= give_up) {
       progress_->Clear();
       objects_->Delete();
       // Exit 3, as canhazgpu's: the GPUs are not available now.

@@ -15,6 +15,7 @@
 #include "cli/k8shazgpu/run_request.h"
 #include "cli/k8shazgpu/vllm_caches.h"
 #include "cli/k8shazgpu/vllm_pod.h"
+#include "core/clock.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -180,15 +181,15 @@ absl::StatusOr<CacheOutcome> CacheWaiter::Wait(const WantedSources& sources,
     }
     waited = true;
     progress.Show(StrCat("waiting for the node caches: ", readiness.progress));
-    const auto until = std::chrono::steady_clock::now() + kCachePoll;
-    while (std::chrono::steady_clock::now() < until) {
+    const auto until = RealClock().MonoNow() + kCachePoll;
+    while (RealClock().MonoNow() < until) {
       if (InterruptGuard::Interrupted()) {
         progress.Clear();
         return absl::CancelledError(
             "interrupted while the caches warmed; nothing was created (the cache plan keeps "
             "its new items)");
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      RealClock().SleepFor(std::chrono::milliseconds(50));
     }
   }
 }

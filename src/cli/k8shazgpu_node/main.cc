@@ -32,7 +32,6 @@
 #include "host/boot_id.h"
 #include "host/linux_process_table.h"
 #include "host/mig_minors.h"
-#include "host/system_clock.h"
 #include "httpfront/http_front.h"
 #include "httpfront/httplib_exchange.h"
 #include "kube/kubeconfig.h"
@@ -146,7 +145,7 @@ class Logger {
 
  private:
   const bool json_;
-  host::SystemClock clock_;
+  const Clock& clock_ = RealClock();
   std::mutex mu_;
 };
 
@@ -287,7 +286,7 @@ int Main(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<gpu::GpuProvider>> provider =
       MakeProvider(s["provider"], s["fake-host"], s["nvml-library"]);
   if (!provider.ok()) return Fail(std::string(provider.status().message()));
-  host::SystemClock clock;
+  const Clock& clock = RealClock();
   std::unique_ptr<gpu::NvmlHealthMonitor> health;
   if (s["provider"] == "nvidia") {
     absl::StatusOr<std::unique_ptr<gpu::NvmlHealthMonitor>> monitor =

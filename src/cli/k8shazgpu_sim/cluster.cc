@@ -8,12 +8,12 @@
 #include "alloc/reservations.h"
 #include "cli/k8shazgpu_sim/addons.h"
 #include "cli/k8shazgpu_sim/sim_kubeconfig.h"
+#include "core/clock.h"
 #include "core/file_write.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "dra/devices.h"
 #include "host/linux_process_table.h"
-#include "host/system_clock.h"
 #include "kubesim/patch.h"
 #include "store/sqlite_state_store.h"
 
@@ -289,7 +289,7 @@ absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_
     // fake` would: the daemon and anyone running canhazgpu there share it.
     ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteStateStore> store,
                      store::SqliteStateStore::Open(state, {.create = true}));
-    host::SystemClock clock;
+    const Clock& clock = RealClock();
     host::LinuxProcessTable processes;
     RETURN_IF_ERROR(alloc::InitializePool(
         *store, PoolConfig{options_.nodes[nodes_.size()].gpus, "fake", host_file},
@@ -333,7 +333,7 @@ absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_
 }
 
 absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = RealClock().MonoNow() + timeout;
   std::set<std::string> missing;
   while (true) {
     missing.clear();
@@ -350,8 +350,8 @@ absl::Status SimCluster::WaitUntilReady(std::chrono::milliseconds timeout) {
       if (node.kubelet->plugins().Registrations(DriverName()) == 0) missing.insert(node.name);
     }
     if (missing.empty()) return absl::OkStatus();
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (RealClock().MonoNow() >= deadline) break;
+    RealClock().SleepFor(std::chrono::milliseconds(100));
   }
   std::vector<std::string> logs;
   for (const std::string& name : missing)

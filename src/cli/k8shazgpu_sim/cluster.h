@@ -53,7 +53,6 @@
 #include "cli/k8shazgpu_sim/node_process.h"
 #include "cli/k8shazgpu_sim/simulated_host.h"
 #include "cri/testing/fake_image_service.h"
-#include "host/system_clock.h"
 #include "kube/client.h"
 #include "kubesim/api_server.h"
 #include "kubesim/object_store.h"
@@ -136,7 +135,7 @@ class SimCluster {
   std::thread serve_thread_;
   std::string url_;
   std::unique_ptr<kube::Client> client_;
-  host::SystemClock clock_;
+  const Clock& clock_ = RealClock();
   std::unique_ptr<kube::Client> control_plane_client_;
   std::unique_ptr<simcluster::ControlPlane> control_plane_;
   std::vector<SimNode> nodes_;

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "host/system_clock.h"
 #include "kube/client.h"
 #include "kubesim/testing/test_api_server.h"
 #include "simcluster/control_plane.h"
@@ -93,7 +92,7 @@ class ControlPlaneFixture : public ::testing::Test {
 
   kubesim::TestApiServer server_;
   std::unique_ptr<kube::Client> client_;
-  host::SystemClock clock_;
+  const Clock& clock_ = RealClock();
   std::unique_ptr<ControlPlane> plane_;
 };
 

@@ -1,0 +1,51 @@
+#include "host/testing/fake_clock.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace canhazgpu::host {
+namespace {
+
+TEST(FakeClockTest, SleepingMovesBothClocksAndSettingTheWallClockMovesOnlyIt) {
+  FakeClock clock;
+  const TimePoint wall = clock.Now();
+  const MonoTime mono = clock.MonoNow();
+  clock.SleepFor(std::chrono::seconds(90));
+  EXPECT_EQ(clock.Now() - wall, std::chrono::seconds(90));
+  EXPECT_EQ(clock.MonoNow() - mono, std::chrono::seconds(90));
+  clock.Set(wall - std::chrono::hours(1));  // someone set the machine's time back
+  EXPECT_EQ(clock.Now(), wall - std::chrono::hours(1));
+  EXPECT_EQ(clock.MonoNow() - mono, std::chrono::seconds(90));
+}
+
+TEST(FakeClockTest, AWaitEndsWhenAnotherThreadMovesTimePastItsDeadline) {
+  FakeClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  const MonoTime deadline = clock.MonoNow() + std::chrono::minutes(5);
+  std::thread sleeper([&] { clock.SleepFor(std::chrono::minutes(5)); });
+  std::unique_lock lock(mu);
+  EXPECT_FALSE(clock.WaitUntil(cv, lock, deadline, [] { return false; }));
+  EXPECT_GE(clock.MonoNow(), deadline);
+  sleeper.join();
+}
+
+TEST(FakeClockTest, AWaitEndsWhenItsConditionHolds) {
+  FakeClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread waker([&] {
+    std::lock_guard lock(mu);
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  EXPECT_TRUE(clock.WaitFor(cv, lock, std::chrono::hours(1), [&] { return done; }));
+  lock.unlock();
+  waker.join();
+}
+
+}  // namespace
+}  // namespace canhazgpu::host
