@@ -9,7 +9,7 @@
 #      through the daemon's plugin socket, as the kubelet calls them while
 #      pods churn (bench/prepare_churn), 30 one-GPU claims
 # One prepare alone, in process, is the Google Benchmark
-# build/src/daemon/daemon_benchmark.
+# build/src/kubeletplugin/kubeletplugin_benchmark.
 # Usage: bench/node_driver.sh [build-dir]   (default build/)
 set -euo pipefail
 cd "$(dirname "$0")/.."

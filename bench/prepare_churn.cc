@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/kubelet_client.h"
 #include "driver/testing/allocated_claim.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kubeletplugin/kubelet_client.h"
 
 namespace {
 
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     }
     claims.push_back(*claim);
   }
-  auto kubelet = chg::daemon::KubeletClient::Register(argv[2]);
+  auto kubelet = chg::kubeletplugin::KubeletClient::Register(argv[2]);
   if (!kubelet.ok()) {
     std::fprintf(stderr, "prepare_churn: %s\n", std::string(kubelet.status().message()).c_str());
     return 1;

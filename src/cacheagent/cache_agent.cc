@@ -78,7 +78,7 @@ CacheAgent::CacheAgent(CacheAgentOptions options, kube::Client& client, const Cl
                                      "Cache plan items on this node, by state.", {"state"})),
       pull_seconds_(metrics_.Histogram("canhazgpu_cache_pull_seconds",
                                        "Time to bring an item up to date, by item type.",
-                                       daemon::LatencyBuckets(), {"type"})),
+                                       metrics::LatencyBuckets(), {"type"})),
       disk_used_(metrics_.Gauge("canhazgpu_cache_disk_used_bytes",
                                 "Bytes in the node's git and model caches.")) {}
 

@@ -41,8 +41,8 @@
 #include "cacheplan/types.h"
 #include "core/clock.h"
 #include "cri/image_client.h"
-#include "daemon/metrics_registry.h"
 #include "kube/client.h"
+#include "metrics/registry.h"
 
 namespace canhazgpu::cacheagent {
 
@@ -149,11 +149,11 @@ class CacheAgent {
   const Clock& clock_;
   std::unique_ptr<cri::ImageClient> images_;
 
-  daemon::MetricsRegistry metrics_;
-  daemon::Metric& bytes_pulled_;
-  daemon::Metric& items_by_state_;
-  daemon::Metric& pull_seconds_;
-  daemon::Metric& disk_used_;
+  metrics::MetricsRegistry metrics_;
+  metrics::Metric& bytes_pulled_;
+  metrics::Metric& items_by_state_;
+  metrics::Metric& pull_seconds_;
+  metrics::Metric& disk_used_;
 
   mutable std::mutex mu_;
   std::condition_variable wake_;     // control thread

@@ -8,8 +8,8 @@
 #include "core/make_directories.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "daemon/unix_socket.h"
 #include "driver/device_health.h"
+#include "kubeletplugin/unix_socket.h"
 #include "store/change_watcher.h"
 
 namespace canhazgpu::daemon {
@@ -37,7 +37,7 @@ kube::EventObjectReference ClaimObject(const driver::ClaimRef& ref) {
 // reports each refused claim as an Event.
 class MeteredNodeService : public driver::NodeService {
  public:
-  MeteredNodeService(driver::NodeService& inner, Metric& calls, Metric& seconds,
+  MeteredNodeService(driver::NodeService& inner, metrics::Metric& calls, metrics::Metric& seconds,
                      kube::EventQueue& events, const Clock& clock)
       : inner_(inner), calls_(calls), seconds_(seconds), events_(events), clock_(clock) {}
 
@@ -81,8 +81,8 @@ class MeteredNodeService : public driver::NodeService {
     calls_.Add(failed, {op, "error"});
   }
   driver::NodeService& inner_;
-  Metric& calls_;
-  Metric& seconds_;
+  metrics::Metric& calls_;
+  metrics::Metric& seconds_;
   kube::EventQueue& events_;
   const Clock& clock_;
 };
@@ -105,7 +105,7 @@ NodeDaemon::NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube:
                                   "Publications that changed the ResourceSlices.")),
       claim_seconds_(metrics_.Histogram("k8shazgpu_node_claim_seconds",
                                         "Time to prepare or unprepare the claims of one call.",
-                                        LatencyBuckets(), {"operation"})),
+                                        metrics::LatencyBuckets(), {"operation"})),
       recorder_(
           client,
           [&] {
@@ -128,7 +128,7 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   std::string note, moved_to;
   // The checkpoint and dra.sock live here: the kubelet (root) needs in,
   // nobody else, whatever the umask.
-  RETURN_IF_ERROR(MakeDirectories(d->options_.plugin_dir, kSocketDirMode));
+  RETURN_IF_ERROR(MakeDirectories(d->options_.plugin_dir, kubeletplugin::kSocketDirMode));
   absl::StatusOr<driver::Checkpoint> checkpoint = driver::Checkpoint::Load(
       d->options_.plugin_dir, d->options_.boot_id, clock, &note, &moved_to);
   if (!checkpoint.ok()) return checkpoint.status();
@@ -158,7 +158,7 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   d->devices_ = std::move(view->devices);
 
   d->preparer_ = std::make_unique<driver::ClaimPreparer>(
-      driver::PreparerOptions{.driver = kDriverName,
+      driver::PreparerOptions{.driver = kubeletplugin::kDriverName,
                               .cdi_dir = d->options_.cdi_dir,
                               .toolkit_spec_dirs = d->options_.toolkit_spec_dirs,
                               .driver_root = d->options_.driver_root,
@@ -169,16 +169,17 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
 
   d->metered_ = std::make_unique<MeteredNodeService>(*d->preparer_, d->prepares_, d->claim_seconds_,
                                                      d->events_, d->clock_);
-  absl::StatusOr<std::unique_ptr<PluginServer>> plugin = PluginServer::Start(
-      {.registrar_dir = d->options_.registrar_dir,
-       .plugin_dir = d->options_.plugin_dir,
-       .on_registration_status =
-           [log = d->options_.log](const RegistrationStatus& s) {
-             log(s.registered ? "registered with the kubelet"
-                              : StrCat("the kubelet refused the registration: ", s.error));
-           },
-       .log = d->options_.log},
-      *d->metered_, &d->health_board_);
+  absl::StatusOr<std::unique_ptr<kubeletplugin::PluginServer>> plugin =
+      kubeletplugin::PluginServer::Start(
+          {.registrar_dir = d->options_.registrar_dir,
+           .plugin_dir = d->options_.plugin_dir,
+           .on_registration_status =
+               [log = d->options_.log](const kubeletplugin::RegistrationStatus& s) {
+                 log(s.registered ? "registered with the kubelet"
+                                  : StrCat("the kubelet refused the registration: ", s.error));
+               },
+           .log = d->options_.log},
+          *d->metered_, &d->health_board_);
   if (!plugin.ok()) return plugin.status();
   d->plugin_ = *std::move(plugin);
   d->slice_thread_ = std::thread([raw = d.get()] { raw->SliceLoop(); });

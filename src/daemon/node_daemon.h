@@ -23,8 +23,6 @@
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
-#include "daemon/metrics_registry.h"
-#include "daemon/plugin_server.h"
 #include "driver/api_claim_source.h"
 #include "driver/checkpoint.h"
 #include "driver/claim_preparer.h"
@@ -36,12 +34,14 @@
 #include "kube/client.h"
 #include "kube/event_queue.h"
 #include "kube/events.h"
+#include "kubeletplugin/plugin_server.h"
+#include "metrics/registry.h"
 
 namespace canhazgpu::daemon {
 
 struct NodeDaemonOptions {
   std::string state_path;  // the host store's file, watched for commits
-  std::string plugin_dir = std::string("/var/lib/kubelet/plugins/") + kDriverName;
+  std::string plugin_dir = std::string("/var/lib/kubelet/plugins/") + kubeletplugin::kDriverName;
   std::string registrar_dir = "/var/lib/kubelet/plugins_registry";
   std::string cdi_dir = "/var/run/cdi";
   std::string driver_root = "/";
@@ -92,12 +92,12 @@ class NodeDaemon {
   const NodeDaemonOptions options_;
   const driver::NodeParts parts_;
   const Clock& clock_;
-  MetricsRegistry metrics_;
-  Metric& prepares_;
-  Metric& published_devices_;
-  Metric& publish_errors_;
-  Metric& publishes_;
-  Metric& claim_seconds_;
+  metrics::MetricsRegistry metrics_;
+  metrics::Metric& prepares_;
+  metrics::Metric& published_devices_;
+  metrics::Metric& publish_errors_;
+  metrics::Metric& publishes_;
+  metrics::Metric& claim_seconds_;
 
   kube::EventRecorder recorder_;
   kube::EventQueue events_;
@@ -112,7 +112,7 @@ class NodeDaemon {
   driver::HealthBoard health_board_;
   std::unique_ptr<driver::ClaimPreparer> preparer_;
   std::unique_ptr<driver::NodeService> metered_;  // the preparer, counted and timed
-  std::unique_ptr<PluginServer> plugin_;
+  std::unique_ptr<kubeletplugin::PluginServer> plugin_;
 
   std::mutex mu_;  // devices_, node_uid_
   driver::NodeDevices devices_;

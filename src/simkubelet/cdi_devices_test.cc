@@ -2,9 +2,9 @@
 
 #include <fstream>
 
-#include "daemon/testing/plugin_harness.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubeletplugin/testing/plugin_harness.h"
 #include "simkubelet/container_env.h"
 
 namespace canhazgpu::simkubelet {
@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(CdiDevicesTest, SpecEditsFirstThenTheDevicesFromJsonAndYaml) {
-  daemon::testing::TempDir dir;
+  kubeletplugin::testing::TempDir dir;
   Write(dir.path() + "/a.json", R"({"cdiVersion": "0.5.0", "kind": "example.com/gpu",
     "containerEdits": {"env": ["COMMON=1"], "deviceNodes": [{"path": "/dev/ctl"}]},
     "devices": [{"name": "0", "containerEdits": {"env": ["GPU=0"],
@@ -34,7 +34,7 @@ TEST(CdiDevicesTest, SpecEditsFirstThenTheDevicesFromJsonAndYaml) {
 }
 
 TEST(CdiDevicesTest, AnUnknownIdIsUnresolvable) {
-  daemon::testing::TempDir dir;
+  kubeletplugin::testing::TempDir dir;
   auto edits = ResolveCdiDevices(dir.path(), {"example.com/gpu=7"});
   ASSERT_FALSE(edits.ok());
   EXPECT_EQ(edits.status().message(), "unresolvable CDI devices example.com/gpu=7");

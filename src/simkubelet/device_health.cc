@@ -46,7 +46,8 @@ std::string DeviceHealthCache::Health(const std::string& driver, const std::stri
   return "Unknown";
 }
 
-HealthStream::HealthStream(std::shared_ptr<daemon::KubeletClient> client, DeviceHealthCache& cache,
+HealthStream::HealthStream(std::shared_ptr<kubeletplugin::KubeletClient> client,
+                           DeviceHealthCache& cache,
                            std::function<void(const std::string&)> on_change)
     : client_(std::move(client)), cache_(cache), on_change_(std::move(on_change)) {
   thread_ = std::thread([this] { Run(); });

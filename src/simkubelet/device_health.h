@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "daemon/kubelet_client.h"
 #include "driver/health_source.h"
+#include "kubeletplugin/kubelet_client.h"
 
 namespace canhazgpu::simkubelet {
 
@@ -45,7 +45,7 @@ class DeviceHealthCache {
 class HealthStream {
  public:
   // `on_change` runs on the stream's thread after each update.
-  HealthStream(std::shared_ptr<daemon::KubeletClient> client, DeviceHealthCache& cache,
+  HealthStream(std::shared_ptr<kubeletplugin::KubeletClient> client, DeviceHealthCache& cache,
                std::function<void(const std::string& driver)> on_change);
   ~HealthStream();
   HealthStream(const HealthStream&) = delete;
@@ -54,7 +54,7 @@ class HealthStream {
  private:
   void Run();
 
-  std::shared_ptr<daemon::KubeletClient> client_;
+  std::shared_ptr<kubeletplugin::KubeletClient> client_;
   DeviceHealthCache& cache_;
   std::function<void(const std::string&)> on_change_;
   std::mutex mu_;

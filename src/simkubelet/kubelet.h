@@ -29,10 +29,10 @@
 
 #include "absl/status/status.h"
 #include "core/clock.h"
-#include "daemon/kubelet_client.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "kube/informer.h"
+#include "kubeletplugin/kubelet_client.h"
 #include "kubesim/pod_logs.h"
 #include "simkubelet/node_object.h"
 #include "simkubelet/plugin_watcher.h"
@@ -70,7 +70,7 @@ struct KubeletOptions {
   std::chrono::milliseconds restart_backoff_initial{10'000};
   std::chrono::milliseconds restart_backoff_max{300'000};
   // Dial, GetInfo, Notify and the 45 s prepare deadline (kubelet_client.h).
-  daemon::KubeletClientOptions plugin_client;
+  kubeletplugin::KubeletClientOptions plugin_client;
   const Clock* clock = nullptr;  // null: the system's
   std::function<void(const std::string&)> log = [](const std::string&) {};
 };

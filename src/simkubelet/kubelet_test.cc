@@ -16,11 +16,11 @@
 
 #include "absl/strings/escaping.h"
 #include "core/strings.h"
-#include "daemon/testing/plugin_harness.h"
 #include "driver/cdi_spec.h"
 #include "driver/testing/allocated_claim.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubeletplugin/testing/plugin_harness.h"
 #include "kubesim/testing/test_api_server.h"
 
 namespace canhazgpu::simkubelet {
@@ -67,8 +67,8 @@ class KubeletTest : public ::testing::Test {
     options.restart_backoff_max = std::chrono::milliseconds(200);
     kubelet_ = std::make_unique<Kubelet>(*client_, api_.server().logs(), options);
     ASSERT_TRUE(kubelet_->Start().ok());
-    ASSERT_TRUE(
-        kubelet_->plugins().WaitForRegistrations(daemon::kDriverName, 1, std::chrono::seconds(30)));
+    ASSERT_TRUE(kubelet_->plugins().WaitForRegistrations(kubeletplugin::kDriverName, 1,
+                                                         std::chrono::seconds(30)));
   }
 
   void TearDown() override { kubelet_->Stop(); }
@@ -173,8 +173,8 @@ class KubeletTest : public ::testing::Test {
 
   kubesim::TestApiServer api_;
   std::unique_ptr<kube::Client> client_;
-  daemon::testing::PluginHarness harness_;
-  std::unique_ptr<daemon::PluginServer> plugin_;
+  kubeletplugin::testing::PluginHarness harness_;
+  std::unique_ptr<kubeletplugin::PluginServer> plugin_;
   std::unique_ptr<Kubelet> kubelet_;
 };
 

@@ -99,14 +99,14 @@ void PluginWatcher::Run() {
 }
 
 void PluginWatcher::SocketAppeared(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> client =
-      daemon::KubeletClient::Register(path, options_.client);
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> client =
+      kubeletplugin::KubeletClient::Register(path, options_.client);
   if (!client.ok()) {
     options_.log(StrCat("plugin registration failed: ", client.status().message()));
     return;
   }
   const std::string driver = (*client)->plugin().name;
-  std::shared_ptr<daemon::KubeletClient> shared = std::move(*client);
+  std::shared_ptr<kubeletplugin::KubeletClient> shared = std::move(*client);
   health_streams_.erase(driver);  // the previous registration's stream ends
   if (options_.health != nullptr && !shared->health_service().empty()) {
     health_streams_[driver] =
@@ -147,7 +147,7 @@ void PluginWatcher::SocketRemoved(const std::string& path) {
   }
 }
 
-std::shared_ptr<daemon::KubeletClient> PluginWatcher::Get(const std::string& driver) const {
+std::shared_ptr<kubeletplugin::KubeletClient> PluginWatcher::Get(const std::string& driver) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = plugins_.find(driver);
   return it == plugins_.end() ? nullptr : it->second.client;

@@ -1,7 +1,7 @@
 // The kubelet's plugin watcher for DRA drivers: watches the registrar
 // directory (inotify, as the kubelet's fsnotify), registers each plugin
 // whose registration socket appears there — also those present at start —
-// through daemon::KubeletClient::Register, registers it again when the
+// through kubeletplugin::KubeletClient::Register, registers it again when the
 // socket is created anew (the driver restarted), and forgets it when the
 // socket disappears. One client per driver name; the newest registration
 // wins. For a plugin that serves DRAResourceHealth, a HealthStream keeps
@@ -23,14 +23,14 @@
 #include <thread>
 
 #include "absl/status/status.h"
-#include "daemon/kubelet_client.h"
+#include "kubeletplugin/kubelet_client.h"
 #include "simkubelet/device_health.h"
 
 namespace canhazgpu::simkubelet {
 
 struct PluginWatcherOptions {
   std::string registrar_dir;
-  daemon::KubeletClientOptions client;
+  kubeletplugin::KubeletClientOptions client;
   // After a driver was registered or forgotten (on the watcher thread).
   std::function<void(const std::string& driver)> on_change = [](const std::string&) {};
   std::function<void(const std::string&)> log = [](const std::string&) {};
@@ -55,7 +55,7 @@ class PluginWatcher {
   void Stop();
 
   // The driver's client; null when it is not registered.
-  std::shared_ptr<daemon::KubeletClient> Get(const std::string& driver) const;
+  std::shared_ptr<kubeletplugin::KubeletClient> Get(const std::string& driver) const;
   // How many times `driver` was registered so far.
   int Registrations(const std::string& driver) const;
   // Waits until `driver` was registered `count` times and is registered
@@ -76,7 +76,7 @@ class PluginWatcher {
   mutable std::condition_variable changed_;
   struct Plugin {
     std::string socket;
-    std::shared_ptr<daemon::KubeletClient> client;
+    std::shared_ptr<kubeletplugin::KubeletClient> client;
   };
   std::map<std::string, Plugin> plugins_;     // by driver name; guarded by mu_
   std::map<std::string, int> registrations_;  // by driver name; guarded by mu_

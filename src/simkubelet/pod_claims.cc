@@ -164,7 +164,7 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
   }
   std::map<std::string, std::vector<ClaimDevice>> devices;  // by claim uid
   for (const auto& [driver_name, refs] : batches) {
-    std::shared_ptr<daemon::KubeletClient> plugin = plugins_.Get(driver_name);
+    std::shared_ptr<kubeletplugin::KubeletClient> plugin = plugins_.Get(driver_name);
     if (plugin == nullptr) return fail(StrCat("DRA driver ", driver_name, " is not registered"));
     absl::StatusOr<std::map<std::string, driver::PrepareResult>> results =
         plugin->NodePrepareResources(refs);
@@ -218,7 +218,7 @@ absl::Status DraManager::UnprepareResources(const std::string& pod_uid) {
       failed.insert(uid);
       if (first_error.empty()) first_error = message;
     };
-    std::shared_ptr<daemon::KubeletClient> plugin = plugins_.Get(driver_name);
+    std::shared_ptr<kubeletplugin::KubeletClient> plugin = plugins_.Get(driver_name);
     if (plugin == nullptr) {
       for (const driver::ClaimRef& ref : refs) {
         note(ref.uid, StrCat("DRA driver ", driver_name, " is not registered"));

@@ -1,6 +1,7 @@
 // Prometheus text exposition (version 0.0.4) of one status snapshot: GPUs by
 // state, reservations by user and type, the queue, GPU memory, and how long
-// the scrape took. Pure: built from the same JSON the API serves.
+// the scrape took. Pure: built from the same JSON the API serves, through
+// the registry the node daemon uses (metrics/registry.h).
 #pragma once
 
 #include <string>
@@ -11,9 +12,5 @@ namespace canhazgpu::web {
 
 std::string MetricsText(const nlohmann::ordered_json& gpus, const nlohmann::ordered_json& queue,
                         double scrape_seconds);
-
-// A label value as the format requires: valid UTF-8, with \, " and newline
-// escaped; other users' text is first shown with EscapeForDisplay.
-std::string EscapeLabel(const std::string& value);
 
 }  // namespace canhazgpu::web

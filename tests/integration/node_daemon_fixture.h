@@ -16,7 +16,6 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
 #include "driver/checkpoint.h"
 #include "driver/node_status.h"
@@ -27,6 +26,7 @@
 #include "integration/slow_clients.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kubeletplugin/kubelet_client.h"
 #include "kubesim/patch.h"
 
 namespace canhazgpu::testing {

@@ -43,10 +43,10 @@ TEST_F(NodeDaemonTest, Issue29TricklingClientsStarveNeitherTheProbesNorTheMetric
 // preparer's lock for minutes (the pod's lookup, 6 tries of 30 s), the
 // kubelet gave up at its deadline, and an unprepare waited behind it.
 TEST_F(NodeDaemonTest, AStoppedApiServerHoldsNoCallPastItsDeadline) {
-  daemon::KubeletClientOptions options;
+  kubeletplugin::KubeletClientOptions options;
   options.call_timeout = std::chrono::seconds(10);
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket(), options);
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket(), options);
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef done = AllocatedClaim("done", "gpu-0");
   ASSERT_EQ((*(*kubelet)->NodePrepareResources({done}))[done.uid].error, "");
@@ -87,10 +87,10 @@ TEST_F(NodeDaemonTest, AStoppedApiServerHoldsNoCallPastItsDeadline) {
 // 15 s; the daemon went on asking the API server for 7 minutes (2,100
 // requests), and its slice updates waited behind them.
 TEST_F(NodeDaemonTest, ThousandsOfUnknownClaimsAreAnsweredWithinTheCallsDeadline) {
-  daemon::KubeletClientOptions options;
+  kubeletplugin::KubeletClientOptions options;
   options.call_timeout = std::chrono::seconds(3);
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket(), options);
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket(), options);
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   std::vector<driver::ClaimRef> claims;
   for (int i = 0; i < 2000; ++i) {
@@ -155,8 +155,8 @@ TEST_F(NodeDaemonTest, APreparesPodComesFromTheNodesPodCache) {
                {"spec",
                 {{"nodeName", "node-a"}, {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}})
           .ok());
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   auto pod_gets = [&] {
     int gets = 0;
@@ -192,8 +192,8 @@ TEST_F(NodeDaemonTest, APreparesPodComesFromTheNodesPodCache) {
 // prepared claim, nothing put it back (a re-prepare answers from the
 // checkpoint), and a local user was then handed the pod's GPU.
 TEST_F(NodeDaemonTest, AdminForceRefusesWhileAPodHoldsAGpuAndTheDaemonPutsItBack) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
   ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
@@ -232,8 +232,8 @@ TEST_F(NodeDaemonTest, AdminForceRefusesWhileAPodHoldsAGpuAndTheDaemonPutsItBack
 // the store had lost the claim's reservation is not taken from them: the
 // daemon says so, in its log and on the claim.
 TEST_F(NodeDaemonTest, AGpuTakenWhileItsClaimsReservationWasLostIsReportedOnTheClaim) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("train", "gpu-1");
   ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
@@ -271,8 +271,8 @@ TEST_F(NodeDaemonTest, AGpuTakenWhileItsClaimsReservationWasLostIsReportedOnTheC
 // one, the daemon kept the old file open: its slices followed a file nobody
 // else used, and the pods' GPUs were free in the new one.
 TEST_F(NodeDaemonTest, AStateFileDeletedAndMadeAgainIsFollowedAndGetsThePodsGpusBack) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
   ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
@@ -323,8 +323,8 @@ TEST_F(NodeDaemonTest, WhatItCreatesHasItsModeWhateverTheUmask) {
   const mode_t old_umask = umask(0);
   StartNode();
   umask(old_umask);
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
   ASSERT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");

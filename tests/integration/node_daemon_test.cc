@@ -23,8 +23,8 @@ using ::testing::Not;
 namespace fs = std::filesystem;
 
 TEST_F(NodeDaemonTest, RegistersPublishesAndFollowsLocalReservations) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   EXPECT_EQ((*kubelet)->plugin().name, "gpu.canhazgpu.dev");
   EXPECT_EQ((*kubelet)->service(), "v1.DRAPlugin");
@@ -50,8 +50,8 @@ TEST_F(NodeDaemonTest, RegistersPublishesAndFollowsLocalReservations) {
 }
 
 TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("train", "gpu-2");
   absl::StatusOr<std::map<std::string, driver::PrepareResult>> prepared =
@@ -91,8 +91,8 @@ TEST_F(NodeDaemonTest, PrepareReservesWritesCdiAndSurvivesARestart) {
   ExitCodeOf(node_);
   fs::remove_all(dir_ + "/cdi");  // as after a node's /var/run is cleared
   StartNode();
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> again =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> again =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(fs::exists(dir_ + "/cdi/" + driver::CdiSpecFileName(claim.uid)));
   EXPECT_EQ((*(*again)->NodePrepareResources({claim}))[claim.uid].devices.size(), 1u);
@@ -118,8 +118,8 @@ TEST_F(NodeDaemonTest, ACorruptCheckpointIsMovedAsideWithAnEventOnTheNode) {
               HasSubstr("moved to " + dir_ + "/plugin/checkpoint.json.corrupt-"));
   EXPECT_THAT(ReadFile(dir_ + "/node.log"), HasSubstr("is unusable"));
   // It serves on, with nothing prepared.
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("after", "gpu-0");
   EXPECT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "");
@@ -132,8 +132,8 @@ TEST_F(NodeDaemonTest, AHealthEventTaintsTheDeviceUntilTheGpuRecovers) {
   StartNode({{"K8SHAZGPU_PROVIDER", "nvidia"},
              {"K8SHAZGPU_NVML_LIBRARY", FAKE_NVML_LIBRARY},
              {"FAKE_NVML_HOST", dir_ + "/host.json"}});
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   ASSERT_TRUE(Eventually([&] { return Published().size() == 4; })) << ReadFile(dir_ + "/node.log");
   EXPECT_FALSE(PublishedDevice("gpu-1").contains("taints"));
@@ -186,8 +186,8 @@ TEST_F(NodeDaemonTest, SlicesAreRepublishedWhenTheApiServerComesBackEmpty) {
   EXPECT_TRUE(Eventually([&] { return Published().size() == 4; })) << ReadFile(dir_ + "/node.log");
   EXPECT_FALSE(ProcessGone(node_));
   // The claims' informer is back in step too: a new claim prepares.
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("after-outage", "gpu-2");
   EXPECT_EQ((*(*kubelet)->NodePrepareResources({claim}))[claim.uid].error, "")
@@ -195,8 +195,8 @@ TEST_F(NodeDaemonTest, SlicesAreRepublishedWhenTheApiServerComesBackEmpty) {
 }
 
 TEST_F(NodeDaemonTest, ConcurrentPreparesGiveEachGpuToExactlyOneClaim) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   // Eight claims, two for each GPU (a scheduler gone wrong), prepared at once.
   std::vector<driver::ClaimRef> claims;
@@ -235,8 +235,8 @@ TEST_F(NodeDaemonTest, ConcurrentPreparesGiveEachGpuToExactlyOneClaim) {
   std::sort(files.begin(), files.end());
   EXPECT_EQ(CdiFiles(), files);
   EXPECT_EQ(TakenGpus(), (std::vector<int>{0, 1, 2, 3}));
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> again =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> again =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(again.ok()) << again.status();
   for (size_t i = 0; i < claims.size(); ++i) {
     const std::string error = (*(*again)->NodePrepareResources({claims[i]}))[claims[i].uid].error;
@@ -248,8 +248,8 @@ TEST_F(NodeDaemonTest, ACrashBetweenTheCheckpointPhasesIsRolledBackAtRestart) {
   kill(node_, SIGTERM);
   ASSERT_EQ(ExitCodeOf(node_), 0);
   StartNode({{"K8SHAZGPU_TEST_CRASH_BEFORE_PREPARE_COMPLETED", "1"}});
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef claim = AllocatedClaim("crashed", "gpu-1");
   // The daemon dies in the call: reserved, spec written, PrepareStarted only.
@@ -262,8 +262,8 @@ TEST_F(NodeDaemonTest, ACrashBetweenTheCheckpointPhasesIsRolledBackAtRestart) {
 
   // Restarted: the half-done claim is undone — no record, no spec, no reservation.
   StartNode();
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> again =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> again =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(CheckpointStates().empty());
   EXPECT_TRUE(CdiFiles().empty());
@@ -277,8 +277,8 @@ TEST_F(NodeDaemonTest, ACrashBetweenTheCheckpointPhasesIsRolledBackAtRestart) {
 }
 
 TEST_F(NodeDaemonTest, BadClaimsInARequestEachGetALineAndChangeNothing) {
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet =
-      daemon::KubeletClient::Register(RegistrationSocket());
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(RegistrationSocket());
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   const driver::ClaimRef good = AllocatedClaim("good", "gpu-0");
   const driver::ClaimRef other_pool =

@@ -10,7 +10,6 @@
 #include <regex>
 #include <set>
 
-#include "daemon/kubelet_client.h"
 #include "driver/cdi_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -19,6 +18,7 @@
 #include "integration/sim_cluster_fixture.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kubeletplugin/kubelet_client.h"
 #include "kubesim/patch.h"
 
 namespace canhazgpu::testing {
@@ -110,10 +110,11 @@ TEST_F(SimClusterTest, EveryNodePublishesValidSlicesBesideDeploysClasses) {
 TEST_F(SimClusterTest, AMigDeviceIsPreparedWithItsCapabilityNodes) {
   // The kubelet's 1 s for GetInfo is short for a loaded CI machine running
   // several clusters at once.
-  daemon::KubeletClientOptions patient;
+  kubeletplugin::KubeletClientOptions patient;
   patient.get_info_timeout = std::chrono::seconds(10);
-  absl::StatusOr<std::unique_ptr<daemon::KubeletClient>> kubelet = daemon::KubeletClient::Register(
-      NodeDir("node-0") + "/plugins_registry/gpu.canhazgpu.dev-reg.sock", patient);
+  absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
+      kubeletplugin::KubeletClient::Register(
+          NodeDir("node-0") + "/plugins_registry/gpu.canhazgpu.dev-reg.sock", patient);
   ASSERT_TRUE(kubelet.ok()) << kubelet.status();
   ASSERT_TRUE(client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
   // Allocated and reserved in one write: the control plane deallocates a

@@ -47,11 +47,11 @@ absl::StatusOr<std::unique_ptr<FakeNvidiaPlugin>> FakeNvidiaPlugin::Start(
   plugin->pool_ = dra::BuildDevicePool(gpus, plugin->options_.node_name);
   plugin->pool_.driver = kNvidiaDriverName;
   RETURN_IF_ERROR(plugin->PublishSlices());
-  ASSIGN_OR_RETURN(plugin->server_,
-                   daemon::PluginServer::Start({.driver_name = kNvidiaDriverName,
-                                                .registrar_dir = plugin->options_.registrar_dir,
-                                                .plugin_dir = plugin->options_.plugin_dir},
-                                               *plugin, /*health=*/nullptr));
+  ASSIGN_OR_RETURN(plugin->server_, kubeletplugin::PluginServer::Start(
+                                        {.driver_name = kNvidiaDriverName,
+                                         .registrar_dir = plugin->options_.registrar_dir,
+                                         .plugin_dir = plugin->options_.plugin_dir},
+                                        *plugin, /*health=*/nullptr));
   return plugin;
 }
 

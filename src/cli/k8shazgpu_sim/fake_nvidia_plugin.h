@@ -3,7 +3,7 @@
 // running NVIDIA's driver instead of ours, so that what works with any GPU
 // DRA driver (k8shazgpu run --class gpu.nvidia.com) can be tried and
 // tested. It speaks the real protocol — the kubelet's plugin registration
-// and DRAPlugin gRPC services on unix sockets (daemon::PluginServer, under
+// and DRAPlugin gRPC services on unix sockets (kubeletplugin::PluginServer, under
 // the driver name gpu.nvidia.com) — and publishes the node's GPUs as
 // ResourceSlices of driver gpu.nvidia.com (pool = node, devices gpu-0…,
 // MIG instances as our model names them, attributes in the gpu.nvidia.com
@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "daemon/plugin_server.h"
 #include "dra/devices.h"
 #include "driver/cdi_spec.h"
 #include "driver/node_service.h"
 #include "kube/client.h"
+#include "kubeletplugin/plugin_server.h"
 
 namespace canhazgpu::sim {
 
@@ -77,7 +77,7 @@ class FakeNvidiaPlugin final : public driver::NodeService {
   FakeNvidiaPluginOptions options_;
   std::unique_ptr<kube::Client> client_;
   dra::DevicePool pool_;  // fixed after Start
-  std::unique_ptr<daemon::PluginServer> server_;
+  std::unique_ptr<kubeletplugin::PluginServer> server_;
 };
 
 }  // namespace canhazgpu::sim
