@@ -305,9 +305,8 @@ bool UnpublishedFreeDevice(const View& view, const std::string& node) {
     if (p.node != node || p.pool.driver != dra::kDriverName) continue;
     for (const dra::Device& d : p.pool.devices) published.insert(d.name);
   }
-  for (const json& d : status->second.value("/status/devices"_json_pointer, json::array())) {
-    if (d.is_object() && d.value("state", "") == "Free" && !published.contains(d.value("name", "")))
-      return true;
+  for (const kube::NodeGpuDevice& d : status->second.status.devices) {
+    if (d.state == "Free" && !published.contains(d.name)) return true;
   }
   return false;
 }

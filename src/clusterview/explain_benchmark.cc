@@ -43,7 +43,7 @@ View BigView() {
       devices.push_back(d);
     }
     pool.devices.erase(pool.devices.begin() + 4, pool.devices.begin() + 7);
-    view.node_gpu_statuses[node] = {{"status", {{"devices", devices}}}};
+    view.node_gpu_statuses[node] = GpuStatusOf({{"status", {{"devices", devices}}}});
   }
   Put(view, Claim("default", "train-gpu",
                   {Request("gpu", kGpuClass, 2,

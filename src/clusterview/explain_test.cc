@@ -124,7 +124,7 @@ TEST_F(ExplainTest, GpuHeldLocallyIsNamedFromTheNodeGpuStatus) {
       dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a");
   pool.devices.pop_back();
   AddNode(view_, "node-a", pool);
-  view_.node_gpu_statuses["node-a"] = json::parse(R"({
+  view_.node_gpu_statuses["node-a"] = GpuStatusOf(json::parse(R"({
     "apiVersion": "canhazgpu.dev/v1alpha1", "kind": "NodeGpuStatus",
     "metadata": {"name": "node-a"},
     "status": {"devices": [
@@ -132,7 +132,7 @@ TEST_F(ExplainTest, GpuHeldLocallyIsNamedFromTheNodeGpuStatus) {
        "productName": "NVIDIA A100-SXM4-40GB", "state": "Free"},
       {"name": "gpu-1", "type": "gpu", "uuid": "GPU-00000001", "index": 1,
        "productName": "NVIDIA A100-SXM4-40GB", "state": "Held",
-       "held": {"user": "alice", "kind": "Run", "since": "2026-11-24T10:02:00Z"}}]}})");
+       "held": {"user": "alice", "kind": "Run", "since": "2026-11-24T10:02:00Z"}}]}})"));
   Diagnosis d = Pending({Request("gpu", kGpuClass, 2)});
   EXPECT_FALSE(d.never);  // the slice alone would say never: it has one GPU
   EXPECT_THAT(d.summary,
@@ -145,12 +145,12 @@ TEST_F(ExplainTest, GpuHeldLocallyIsNamedFromTheNodeGpuStatus) {
 
 TEST_F(ExplainTest, HeldDeviceWithNothingLikeItPublishedIsListedAndKeepsNeverOff) {
   AddNode(view_, "node-a", dra::BuildDevicePool({}, "node-a"));  // every GPU withdrawn
-  view_.node_gpu_statuses["node-a"] = {{"status",
-                                        {{"devices",
-                                          {{{"name", "gpu-0"},
-                                            {"type", "gpu"},
-                                            {"state", "InUse"},
-                                            {"usage", {{"users", {"dave"}}}}}}}}}};
+  view_.node_gpu_statuses["node-a"] = GpuStatusOf({{"status",
+                                                    {{"devices",
+                                                      {{{"name", "gpu-0"},
+                                                        {"type", "gpu"},
+                                                        {"state", "InUse"},
+                                                        {"usage", {{"users", {"dave"}}}}}}}}}});
   Diagnosis d = Pending({Request("gpu", kGpuClass, 1)});
   EXPECT_FALSE(d.never);
   EXPECT_THAT(d.summary, HasSubstr("node-a publishes no devices; not published, so not checked: "
@@ -161,8 +161,8 @@ TEST_F(ExplainTest, HeldDeviceWithNothingLikeItPublishedIsListedAndKeepsNeverOff
 // NodeGpuStatus, written at most once a second, still says Free.
 TEST_F(ExplainTest, AFreeDeviceTheSliceNoLongerPublishesKeepsNeverOff) {
   AddNode(view_, "node-a", dra::BuildDevicePool({}, "node-a"));
-  view_.node_gpu_statuses["node-a"] = {
-      {"status", {{"devices", {{{"name", "gpu-0"}, {"type", "gpu"}, {"state", "Free"}}}}}}};
+  view_.node_gpu_statuses["node-a"] = GpuStatusOf(
+      {{"status", {{"devices", {{{"name", "gpu-0"}, {"type", "gpu"}, {"state", "Free"}}}}}}});
   EXPECT_FALSE(Pending({Request("gpu", kGpuClass, 1)}).never);
   // Published and free, yet too few: never.
   AddGpuNode(view_, "node-b", 1);
@@ -300,7 +300,7 @@ TEST_F(ExplainTest, ManyBlockedDevicesAreCountedByKindAndAlikeNodesGrouped) {
                          {"state", "Held"},
                          {"held", {{"user", "carol"}, {"since", "2026-11-24T10:02:00Z"}}}});
     }
-    view_.node_gpu_statuses[node] = {{"status", {{"devices", devices}}}};
+    view_.node_gpu_statuses[node] = GpuStatusOf({{"status", {{"devices", devices}}}});
     AddRunning(view_, StrCat("bert-", node), node, {"gpu-0"}, "bob");
     AddRunning(view_, StrCat("ernie-", node), node, {"gpu-1"}, "bob");
   }

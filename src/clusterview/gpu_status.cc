@@ -12,6 +12,7 @@
 #include "core/strings.h"
 #include "dra/devices.h"
 #include "kube/json_object.h"
+#include "kube/objects_gpu_status.h"
 
 namespace canhazgpu::clusterview {
 namespace {
@@ -68,8 +69,34 @@ void AddTaint(std::vector<GpuTaint>& taints, GpuTaint taint) {
 // What the node's NodeGpuStatus says of one device.
 struct NodeReport {
   std::string state;  // Free, Held, Prepared, InUse
-  const json* device = nullptr;
+  const kube::NodeGpuDevice* device = nullptr;
 };
+
+// The devices of the node's NodeGpuStatus into `rows` (a row for a device
+// the slices do not publish, the status's taints and usage) and `reports`.
+void AddNodeReports(const std::string& node, const kube::NodeGpuStatus& status,
+                    std::map<DeviceKey, GpuRow>& rows, std::map<DeviceKey, NodeReport>& reports) {
+  for (const kube::NodeGpuDevice& d : status.status.devices) {
+    if (d.name.empty()) continue;
+    const DeviceKey key{node, dra::kDriverName, d.name};
+    GpuRow& row = rows[key];
+    if (row.device.empty()) {
+      row.node = node;
+      row.driver = dra::kDriverName;
+      row.device = d.name;
+      row.type = d.type;
+      row.product = d.product_name;
+    }
+    for (const kube::NodeGpuTaint& t : d.taints) {
+      AddTaint(row.taints, {t.key, t.value, t.effect, t.reason, "NodeGpuStatus"});
+    }
+    if (d.usage) {
+      row.usage = DeviceUsage{.users = d.usage->users,
+                              .memory_used_bytes = d.usage->memory_used_bytes.value_or(0)};
+    }
+    reports[key] = {d.state, &d};
+  }
+}
 
 // The user label of the first reserved pod that has one, else the claim's.
 std::string UserOf(const View& view, const json& claim, const std::vector<PodRef>& pods) {
@@ -284,35 +311,7 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
   // The node's own account: it lists the devices it withheld from the slice.
   std::map<DeviceKey, NodeReport> reports;
   for (const auto& [node, status] : view.node_gpu_statuses) {
-    if (!wanted(node) || !status.contains("status")) continue;
-    for (const json& d : Items(status["status"], "devices")) {
-      const std::string name = StringField(d, "name");
-      if (name.empty()) continue;
-      const DeviceKey key{node, dra::kDriverName, name};
-      GpuRow& row = rows[key];
-      if (row.device.empty()) {
-        row.node = node;
-        row.driver = dra::kDriverName;
-        row.device = name;
-        row.type = StringField(d, "type");
-        row.product = StringField(d, "productName");
-      }
-      for (const json& t : Items(d, "taints")) {
-        AddTaint(row.taints, {StringField(t, "key"), StringField(t, "value"),
-                              StringField(t, "effect"), StringField(t, "reason"), "NodeGpuStatus"});
-      }
-      if (auto usage = d.find("usage"); usage != d.end() && usage->is_object()) {
-        DeviceUsage u;
-        for (const json& user : Items(*usage, "users")) {
-          if (user.is_string()) u.users.push_back(user.get<std::string>());
-        }
-        if (auto m = usage->find("memoryUsedBytes"); m != usage->end() && m->is_number_integer()) {
-          u.memory_used_bytes = m->get<int64_t>();
-        }
-        row.usage = std::move(u);
-      }
-      reports[key] = {StringField(d, "state"), &d};
-    }
+    if (wanted(node)) AddNodeReports(node, status, rows, reports);
   }
 
   for (const auto& [key, claim] : view.claims) {
@@ -339,11 +338,11 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
       row.state = GpuState::kClaimed;
     } else if (r != nullptr && r->state == "Held") {
       row.state = GpuState::kHeld;
-      const json held = r->device->value("held", json::object());
-      row.held = LocalHold{.user = StringField(held, "user"),
-                           .kind = StringField(held, "kind"),
-                           .since = ParseTime(StringField(held, "since")),
-                           .until = ParseTime(StringField(held, "until"))};
+      const kube::NodeGpuHold held = r->device->held.value_or(kube::NodeGpuHold{});
+      row.held = LocalHold{.user = held.user,
+                           .kind = held.kind,
+                           .since = ParseTime(held.since),
+                           .until = ParseTime(held.until)};
     } else if (r != nullptr && r->state == "InUse") {
       row.state = GpuState::kInUse;
       if (!row.usage) row.usage = DeviceUsage{};
@@ -351,14 +350,11 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
       // Prepared for a claim the API no longer has (its unprepare is still
       // to come): still the claim's. A claim the API has was allocated
       // other devices of this GPU (the node counts whole GPUs).
-      for (const json& c : Items(*r->device, "claims")) {
-        const std::string ns = StringField(c, "namespace");
-        const std::string name = StringField(c, "name");
-        if (view.claims.contains(StrCat(ns, "/", name))) continue;
-        ClaimHolder h{.namespace_name = ns, .name = name};
-        for (const json& pod : Items(c, "pods")) {
-          if (pod.is_string()) h.pods.push_back({ns, pod.get<std::string>()});
-        }
+      for (const kube::NodeGpuClaim& c : r->device->claims) {
+        const std::string& ns = c.namespace_name;
+        if (view.claims.contains(StrCat(ns, "/", c.name))) continue;
+        ClaimHolder h{.namespace_name = ns, .name = c.name};
+        for (const std::string& pod : c.pods) h.pods.push_back({ns, pod});
         row.claims.push_back(std::move(h));
       }
       if (!row.claims.empty()) row.state = GpuState::kClaimed;
@@ -392,7 +388,7 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
   for (const auto& [node, status] : view.node_gpu_statuses) {
     if (!wanted(node)) continue;
     summaries[node].node = node;
-    summaries[node].status_updated = ParseTime(TextAt(status, "/status/updateTime"_json_pointer));
+    summaries[node].status_updated = ParseTime(status.status.update_time);
   }
   for (const GpuRow& row : report.rows) {
     NodeSummary& s = summaries[row.node];

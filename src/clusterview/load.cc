@@ -55,11 +55,18 @@ absl::StatusOr<View> LoadView(kube::Client& client) {
   absl::StatusOr<std::vector<json>> statuses = ListItems(client, kube::kNodeGpuStatuses);
   if (!statuses.ok() && !kube::IsApiNotFound(statuses.status())) return statuses.status();
   if (statuses.ok()) {
-    for (json& status : *statuses) {
+    for (const json& object : *statuses) {
+      absl::StatusOr<kube::NodeGpuStatus> status = kube::NodeGpuStatus::FromJson(object);
+      if (!status.ok()) {
+        // Only a server that skips the CRD's schema holds one; its node is
+        // shown from its slices alone.
+        view.pools.problems.push_back(
+            StrCat("NodeGpuStatus ", KeyOf(object), " not read: ", status.status().message()));
+        continue;
+      }
       // Named after its node; spec.nodeName says so explicitly.
-      std::string node = status.value("/spec/nodeName"_json_pointer, std::string());
-      if (node.empty()) node = KeyOf(status);
-      view.node_gpu_statuses[node] = std::move(status);
+      const std::string node = status->NodeName();
+      view.node_gpu_statuses[node] = *std::move(status);
     }
   }
   return view;

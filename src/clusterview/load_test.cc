@@ -83,7 +83,8 @@ class LoadViewTest : public ::testing::Test {
                  "node-a", {{{"name", "gpu-3"},
                              {"type", "gpu"},
                              {"state", "Held"},
-                             {"held", {{"user", "bob"}, {"since", "2026-11-24T09:00:00Z"}}}}}));
+                             {"held", {{"user", "bob"}, {"since", "2026-11-24T09:00:00Z"}}}}})
+                 .ToJson());
     }
   }
 

@@ -6,13 +6,6 @@
 namespace canhazgpu::clusterview::internal {
 namespace {
 
-using nlohmann::json;
-
-std::string Str(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::string AttributeText(const dra::Device& d, const char* name) {
   auto it = d.attributes.find(name);
   return it == d.attributes.end() ? "" : it->second.string_value;
@@ -31,34 +24,24 @@ std::string GpuOf(const std::string& name) {
   return name.substr(0, dash);
 }
 
-const json* StatusDevice(const json& devices, const std::string& name) {
-  for (const json& d : devices)
-    if (Str(d, "name") == name) return &d;
-  return nullptr;
-}
-
 }  // namespace
 
 std::vector<HeldDevice> HeldDevices(const View& view, const std::string& node) {
   std::vector<HeldDevice> out;
   auto it = view.node_gpu_statuses.find(node);
   if (it == view.node_gpu_statuses.end()) return out;
-  for (const json& d : it->second.value("/status/devices"_json_pointer, json::array())) {
-    if (!d.is_object()) continue;
-    const std::string state = Str(d, "state");
-    if (state != "Held" && state != "InUse") continue;
+  for (const kube::NodeGpuDevice& d : it->second.status.devices) {
+    if (d.state != "Held" && d.state != "InUse") continue;
     HeldDevice h;
-    h.device = Str(d, "name");
-    h.state = state;
-    const json held = d.value("held", json::object());
-    if (held.is_object()) {
-      h.user = Str(held, "user");
-      h.kind = Str(held, "kind");
-      h.since = Str(held, "since");
-      h.until = Str(held, "until");
+    h.device = d.name;
+    h.state = d.state;
+    if (d.held) {
+      h.user = d.held->user;
+      h.kind = d.held->kind;
+      h.since = d.held->since;
+      h.until = d.held->until;
     }
-    for (const json& u : d.value("/usage/users"_json_pointer, json::array()))
-      if (u.is_string()) h.users.push_back(u.get<std::string>());
+    if (d.usage) h.users = d.usage->users;
     out.push_back(std::move(h));
   }
   return out;
@@ -67,12 +50,11 @@ std::vector<HeldDevice> HeldDevices(const View& view, const std::string& node) {
 void PutBackHeld(const View& view, const std::string& node, std::vector<dra::DevicePool>& pools,
                  std::vector<HeldDevice>& held, std::vector<TakenDevice>* taken) {
   if (held.empty()) return;
-  const json devices =
-      view.node_gpu_statuses.at(node).value("/status/devices"_json_pointer, json::array());
+  const kube::NodeGpuStatusStatus& devices = view.node_gpu_statuses.at(node).status;
   for (HeldDevice& h : held) {
-    const json* status = StatusDevice(devices, h.device);
-    const std::string type = status ? Str(*status, "type") : "";
-    const std::string product = status ? Str(*status, "productName") : "";
+    const kube::NodeGpuDevice* status = devices.Find(h.device);
+    const std::string type = status ? status->type : "";
+    const std::string product = status ? status->product_name : "";
     dra::DevicePool* home = nullptr;
     const dra::Device* like = nullptr;
     for (dra::DevicePool& p : pools) {
@@ -99,18 +81,16 @@ void PutBackHeld(const View& view, const std::string& node, std::vector<dra::Dev
       copy.consumes_counters.clear();  // its counter set is another GPU's
       copy.taints.clear();
       if (status != nullptr) {
-        if (const std::string uuid = Str(*status, "uuid"); !uuid.empty())
-          copy.attributes["uuid"] = dra::AttributeValue::String(uuid);
-        if (status->contains("index") && (*status)["index"].is_number_integer())
-          copy.attributes["index"] = dra::AttributeValue::Int((*status)["index"].get<int64_t>());
+        if (!status->uuid.empty())
+          copy.attributes["uuid"] = dra::AttributeValue::String(status->uuid);
+        if (status->index) copy.attributes["index"] = dra::AttributeValue::Int(*status->index);
         if (type == "mig") {
-          const json* parent = StatusDevice(devices, GpuOf(h.device));
-          if (parent != nullptr && !Str(*parent, "uuid").empty())
-            copy.attributes["parentUUID"] = dra::AttributeValue::String(Str(*parent, "uuid"));
+          const kube::NodeGpuDevice* parent = devices.Find(GpuOf(h.device));
+          if (parent != nullptr && !parent->uuid.empty())
+            copy.attributes["parentUUID"] = dra::AttributeValue::String(parent->uuid);
         }
-        for (const json& t : status->value("taints", json::array())) {
-          if (t.is_object())
-            copy.taints.push_back({Str(t, "key"), Str(t, "value"), Str(t, "effect")});
+        for (const kube::NodeGpuTaint& t : status->taints) {
+          copy.taints.push_back({t.key, t.value, t.effect});
         }
       }
       home->devices.push_back(std::move(copy));

@@ -71,7 +71,7 @@ std::vector<Object> ClusterObjects() {
       devices.push_back(std::move(d));
     }
     out.push_back({&kube::kNodeGpuStatuses,
-                   testing::NodeGpuStatusObject(node, std::move(devices), "2026-11-24T09:59:50Z")});
+                   testing::NodeGpuStatusObject(node, devices, "2026-11-24T09:59:50Z").ToJson()});
   }
   return out;
 }
@@ -83,7 +83,8 @@ View ViewOf(const std::vector<Object>& objects) {
     if (o.ref == &kube::kResourceSlices) {
       slices.push_back(o.object);
     } else if (o.ref == &kube::kNodeGpuStatuses) {
-      view.node_gpu_statuses[o.object["spec"]["nodeName"]] = o.object;
+      kube::NodeGpuStatus status = kube::NodeGpuStatus::FromJson(o.object).value();
+      view.node_gpu_statuses[status.NodeName()] = status;
     } else if (o.ref != &kube::kNamespaces) {
       auto& into = o.ref == &kube::kNodes  ? view.nodes
                    : o.ref == &kube::kPods ? view.pods

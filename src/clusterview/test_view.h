@@ -29,6 +29,12 @@ inline TimePoint At(const char* rfc3339) {
 
 using nlohmann::json;
 
+// A NodeGpuStatus written as JSON, typed for View::node_gpu_statuses; one
+// the type does not accept aborts the test.
+inline kube::NodeGpuStatus GpuStatusOf(const json& object) {
+  return kube::NodeGpuStatus::FromJson(object).value();
+}
+
 inline constexpr char kGpuClass[] = "gpu.canhazgpu.dev";
 inline constexpr char kMigClass[] = "mig.canhazgpu.dev";
 

@@ -1,7 +1,7 @@
 // The cluster as one pass of a reader sees it - the simulated control plane
 // (from its informers) or the cluster CLI (from one list of each kind):
-// pods, claims, templates, nodes, device classes and NodeGpuStatuses by key,
-// with the slices already turned into the allocator's pools. A View is a
+// pods, claims, templates, nodes and device classes by key, NodeGpuStatuses
+// (typed) by node, with the slices already turned into the allocator's pools. A View is a
 // plain value used by one thread.
 #pragma once
 
@@ -12,6 +12,7 @@
 
 #include "clusterview/slice_pools.h"
 #include "dra/allocator.h"
+#include "kube/objects_gpu_status.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::clusterview {
@@ -24,12 +25,12 @@ std::string KeyOf(const nlohmann::json& object);
 int64_t VersionOf(const nlohmann::json& object);
 
 struct View {
-  std::map<std::string, nlohmann::json> pods;               // by "ns/name"
-  std::map<std::string, nlohmann::json> claims;             // by "ns/name"
-  std::map<std::string, nlohmann::json> templates;          // by "ns/name"
-  std::map<std::string, nlohmann::json> nodes;              // by name
-  std::map<std::string, nlohmann::json> classes;            // by name, as read
-  std::map<std::string, nlohmann::json> node_gpu_statuses;  // by node name
+  std::map<std::string, nlohmann::json> pods;                    // by "ns/name"
+  std::map<std::string, nlohmann::json> claims;                  // by "ns/name"
+  std::map<std::string, nlohmann::json> templates;               // by "ns/name"
+  std::map<std::string, nlohmann::json> nodes;                   // by name
+  std::map<std::string, nlohmann::json> classes;                 // by name, as read
+  std::map<std::string, kube::NodeGpuStatus> node_gpu_statuses;  // by node name
   SlicePools pools;
 };
 

@@ -107,7 +107,7 @@ class NodeDaemon {
   driver::NodeStatusWriter status_writer_;
   // Only the slice loop's thread touches these three.
   std::map<std::string, std::string> reported_problems_;  // claim uid -> last said
-  std::optional<nlohmann::json> pending_status_;
+  std::optional<kube::NodeGpuStatus> pending_status_;
   MonoTime status_written_at_{};
   driver::HealthBoard health_board_;
   std::unique_ptr<driver::ClaimPreparer> preparer_;

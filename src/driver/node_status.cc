@@ -24,112 +24,125 @@ const char* StateOf(const alloc::GpuStatus& s) {
   return "InUse";
 }
 
-json Usage(const alloc::GpuStatus& s) {
-  json processes = json::array();
-  json users = json::array();
+kube::NodeGpuUsage Usage(const alloc::GpuStatus& s) {
+  kube::NodeGpuUsage usage;
+  usage.memory_used_bytes = s.info ? s.info->memory_used_bytes : 0;
   for (const alloc::ProcessUsage& p : s.processes) {
-    if (processes.size() < 256) {
-      processes.push_back({{"pid", p.pid},
-                           {"user", p.user},
-                           {"command", std::string(Utf8Prefix(p.command, 256))},
-                           {"memoryBytes", p.used_memory_bytes}});
+    if (usage.processes.size() < 256) {
+      kube::NodeGpuProcess process;
+      process.pid = p.pid;
+      process.user = p.user;
+      process.command = std::string(Utf8Prefix(p.command, 256));
+      process.memory_bytes = p.used_memory_bytes;
+      usage.processes.push_back(std::move(process));
     }
-    if (std::find(users.begin(), users.end(), p.user) == users.end()) users.push_back(p.user);
+    if (std::find(usage.users.begin(), usage.users.end(), p.user) == usage.users.end()) {
+      usage.users.push_back(p.user);
+    }
   }
-  json usage = {{"memoryUsedBytes", s.info ? s.info->memory_used_bytes : 0}};
-  if (!users.empty()) usage["users"] = users;
-  if (!processes.empty()) usage["processes"] = processes;
   return usage;
+}
+
+// What the host store says of the device: its state and, by state, who
+// holds it or which claims it is prepared for, and what runs on it.
+void AddHostState(const alloc::GpuStatus& s, kube::NodeGpuDevice& device) {
+  if (device.state == "Held") {
+    kube::NodeGpuHold& held = device.held.emplace();
+    held.user = s.reservation->user;
+    held.kind = s.reservation->kind == ReservationKind::kRun ? "Run" : "Manual";
+    held.since = FormatTimestampSeconds(s.reservation->start);
+    if (s.reservation->expires) held.until = FormatTimestampSeconds(*s.reservation->expires);
+  }
+  if (device.state == "Prepared" && s.reservation->claim) {
+    const KubeClaimRef& c = *s.reservation->claim;
+    kube::NodeGpuClaim claim;
+    claim.namespace_name = c.namespace_name;
+    claim.name = c.name;
+    claim.uid = c.uid;
+    if (!c.pod.empty()) claim.pods = {c.pod};
+    device.claims.push_back(std::move(claim));
+  }
+  if (!s.processes.empty()) device.usage = Usage(s);
 }
 
 }  // namespace
 
-json NodeGpuStatusObject(const std::string& node, const std::string& node_uid, const NodeView& view,
-                         TimePoint now) {
+kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::string& node_uid,
+                                        const NodeView& view, TimePoint now) {
   std::map<int, const alloc::GpuStatus*> by_gpu;
   for (const alloc::GpuStatus& s : view.statuses) by_gpu[s.gpu] = &s;
-  json devices = json::array();
-  std::map<std::string, int> summary = {{"total", 0},    {"free", 0},  {"held", 0},
-                                        {"prepared", 0}, {"inUse", 0}, {"tainted", 0}};
-  for (const dra::Device& d : view.devices.pool.devices) {
-    json device = {{"name", d.name}, {"type", d.is_mig ? "mig" : "gpu"}};
-    if (const std::string uuid = d.StringAttribute("uuid"); !uuid.empty()) device["uuid"] = uuid;
-    if (!d.is_mig) device["index"] = d.gpu_index;
-    if (const std::string product = d.StringAttribute("productName"); !product.empty()) {
-      device["productName"] = product;
-    }
-    auto status = by_gpu.find(d.gpu_index);
-    const char* state = status == by_gpu.end() ? "InUse" : StateOf(*status->second);
-    device["state"] = state;
-    if (status != by_gpu.end()) {
-      const alloc::GpuStatus& s = *status->second;
-      if (std::string(state) == "Held") {
-        device["held"] = {{"user", s.reservation->user},
-                          {"kind", s.reservation->kind == ReservationKind::kRun ? "Run" : "Manual"},
-                          {"since", FormatTimestampSeconds(s.reservation->start)}};
-        if (s.reservation->expires) {
-          device["held"]["until"] = FormatTimestampSeconds(*s.reservation->expires);
-        }
-      }
-      if (std::string(state) == "Prepared" && s.reservation->claim) {
-        const KubeClaimRef& c = *s.reservation->claim;
-        json claim = {{"namespace", c.namespace_name}, {"name", c.name}, {"uid", c.uid}};
-        if (!c.pod.empty()) claim["pods"] = {c.pod};
-        device["claims"] = json::array({claim});
-      }
-      if (!s.processes.empty()) device["usage"] = Usage(s);
-    }
-    if (auto t = view.devices.taints.find(d.name); t != view.devices.taints.end()) {
-      json taints = json::array();
-      for (const Taint& taint : t->second) {
-        json j = {{"key", taint.key}, {"effect", taint.effect}, {"source", "Driver"}};
-        if (!taint.value.empty()) j["value"] = taint.value;
-        taints.push_back(std::move(j));
-      }
-      if (!taints.empty()) {
-        device["taints"] = taints;
-        ++summary["tainted"];
-      }
-    }
-    ++summary["total"];
-    const std::string s = state;
-    ++summary[s == "Free" ? "free" : s == "Held" ? "held" : s == "Prepared" ? "prepared" : "inUse"];
-    devices.push_back(std::move(device));
-  }
-  json object = {
-      {"apiVersion", "canhazgpu.dev/v1alpha1"},
-      {"kind", "NodeGpuStatus"},
-      {"metadata", {{"name", node}}},
-      {"spec", {{"nodeName", node}}},
-      {"status",
-       {{"updateTime", FormatTimestampSeconds(now)}, {"summary", summary}, {"devices", devices}}}};
-  if (!view.driver_version.empty()) object["status"]["driverVersion"] = view.driver_version;
+  kube::NodeGpuStatus object;
+  object.metadata.name = node;
   if (!node_uid.empty()) {
-    object["metadata"]["ownerReferences"] = {
-        {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}, {"uid", node_uid}}};
+    kube::OwnerReference owner;
+    owner.api_version = "v1";
+    owner.kind = "Node";
+    owner.name = node;
+    owner.uid = node_uid;
+    object.metadata.owner_references.push_back(std::move(owner));
+  }
+  object.spec.node_name = node;
+  kube::NodeGpuStatusStatus& status = object.status;
+  status.update_time = FormatTimestampSeconds(now);
+  status.driver_version = view.driver_version;
+  kube::NodeGpuSummary& summary = status.summary;
+  for (std::optional<int64_t>* count : {&summary.total, &summary.free, &summary.held,
+                                        &summary.prepared, &summary.in_use, &summary.tainted}) {
+    *count = 0;  // every count is written, zeros included
+  }
+  for (const dra::Device& d : view.devices.pool.devices) {
+    kube::NodeGpuDevice& device = status.devices.emplace_back();
+    device.name = d.name;
+    device.type = d.is_mig ? "mig" : "gpu";
+    device.uuid = d.StringAttribute("uuid");
+    if (!d.is_mig) device.index = d.gpu_index;
+    device.product_name = d.StringAttribute("productName");
+    auto s = by_gpu.find(d.gpu_index);
+    device.state = s == by_gpu.end() ? "InUse" : StateOf(*s->second);
+    if (s != by_gpu.end()) AddHostState(*s->second, device);
+    if (auto t = view.devices.taints.find(d.name); t != view.devices.taints.end()) {
+      for (const Taint& taint : t->second) {
+        kube::NodeGpuTaint& j = device.taints.emplace_back();
+        j.key = taint.key;
+        j.value = taint.value;
+        j.effect = taint.effect;
+        j.source = "Driver";
+      }
+      if (!device.taints.empty()) ++*summary.tainted;
+    }
+    ++*summary.total;
+    const std::string& state = device.state;
+    ++*(state == "Free"       ? summary.free
+        : state == "Held"     ? summary.held
+        : state == "Prepared" ? summary.prepared
+                              : summary.in_use);
   }
   return object;
 }
 
-absl::Status NodeStatusWriter::Write(const json& object, bool refresh) {
-  json status = object["status"];
-  status.erase("updateTime");
-  if (!refresh && last_status_ == status) return absl::OkStatus();
+absl::Status NodeStatusWriter::Write(const kube::NodeGpuStatus& object, bool refresh) {
+  json status = object.status.ToJson();
+  // A merge patch leaves out what it does not name: a node that lost all
+  // its devices says so with an explicit empty list.
+  if (!status.contains("devices")) status["devices"] = json::array();
+  json compared = status;
+  compared.erase("updateTime");
+  if (!refresh && last_status_ == compared) return absl::OkStatus();
   last_status_.reset();  // until this write succeeds
-  const std::string name = object["metadata"]["name"];
-  absl::StatusOr<json> patched =
-      client_.Patch(kNodeGpuStatuses, "", name, kube::PatchType::kMerge,
-                    {{"status", object["status"]}}, {.subresource = "status"});
+  const std::string& name = object.metadata.name;
+  const json patch = {{"status", status}};
+  absl::StatusOr<json> patched = client_.Patch(kNodeGpuStatuses, "", name, kube::PatchType::kMerge,
+                                               patch, {.subresource = "status"});
   if (!patched.ok() && kube::IsApiNotFound(patched.status())) {
-    json bare = object;
-    bare.erase("status");
-    absl::StatusOr<json> created = client_.CreateObject(kNodeGpuStatuses, "", bare);
+    kube::NodeGpuStatus bare = object;
+    bare.status = {};
+    absl::StatusOr<json> created = client_.CreateObject(kNodeGpuStatuses, "", bare.ToJson());
     if (!created.ok() && !kube::IsApiAlreadyExists(created.status())) return created.status();
-    patched = client_.Patch(kNodeGpuStatuses, "", name, kube::PatchType::kMerge,
-                            {{"status", object["status"]}}, {.subresource = "status"});
+    patched = client_.Patch(kNodeGpuStatuses, "", name, kube::PatchType::kMerge, patch,
+                            {.subresource = "status"});
   }
   if (!patched.ok()) return patched.status();
-  last_status_ = std::move(status);
+  last_status_ = std::move(compared);
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "driver/node_view.h"
 #include "kube/client.h"
+#include "kube/objects_gpu_status.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::driver {
@@ -21,8 +22,8 @@ using kube::kNodeGpuStatuses;
 
 // The whole object, named after the node and owned by it (`node_uid`, when
 // known), status included.
-nlohmann::json NodeGpuStatusObject(const std::string& node, const std::string& node_uid,
-                                   const NodeView& view, TimePoint now);
+kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::string& node_uid,
+                                        const NodeView& view, TimePoint now);
 
 class NodeStatusWriter {
  public:
@@ -31,7 +32,7 @@ class NodeStatusWriter {
 
   // Creates the object when it is missing and writes its status when it
   // differs from the last one written (updateTime aside) or `refresh`.
-  absl::Status Write(const nlohmann::json& object, bool refresh);
+  absl::Status Write(const kube::NodeGpuStatus& object, bool refresh);
 
  private:
   kube::Client& client_;

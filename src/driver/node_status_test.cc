@@ -68,7 +68,7 @@ class NodeStatusTest : public ::testing::Test {
 };
 
 TEST_F(NodeStatusTest, EveryDeviceSaysWhatItIsDoing) {
-  const json object =
+  const kube::NodeGpuStatus object =
       NodeGpuStatusObject("node-a", "node-uid", View(), FromEpochMillis(1'795'000'100'000));
   NodeStatusWriter writer(*client_);
   ASSERT_TRUE(writer.Write(object, /*refresh=*/false).ok());
@@ -96,6 +96,34 @@ TEST_F(NodeStatusTest, EveryDeviceSaysWhatItIsDoing) {
   EXPECT_EQ(d[3]["usage"]["processes"][0]["pid"], 4242);
   EXPECT_EQ(d[3]["taints"][0]["value"], "79");
   EXPECT_EQ(d[3]["taints"][0]["source"], "Driver");
+}
+
+// The object as the JSON builder before the typed NodeGpuStatus wrote it
+// (issue 32, item 3): the same bytes on the wire.
+TEST_F(NodeStatusTest, TheObjectIsTheOneWrittenBeforeItWasTyped) {
+  EXPECT_EQ(
+      NodeGpuStatusObject("node-a", "node-uid", View(), FromEpochMillis(1'795'000'100'000))
+          .ToJson()
+          .dump(),
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"node-a","uid":"node-uid"}]},"spec":{"nodeName":"node-a"},"status":{"devices":[{"index":0,"name":"gpu-0","productName":"NVIDIA A100-SXM4-40GB","state":"Free","type":"gpu","uuid":"GPU-00000000"},{"held":{"kind":"Manual","since":"2026-11-18T11:06:40Z","until":"2026-11-18T12:06:40Z","user":"alice"},"index":1,"name":"gpu-1","productName":"NVIDIA A100-SXM4-40GB","state":"Held","type":"gpu","uuid":"GPU-00000001"},{"claims":[{"name":"train","namespace":"ml","pods":["train-0"],"uid":"u-1"}],"index":2,"name":"gpu-2","productName":"NVIDIA A100-SXM4-40GB","state":"Prepared","type":"gpu","uuid":"GPU-00000002"},{"index":3,"name":"gpu-3","productName":"NVIDIA A100-SXM4-40GB","state":"InUse","taints":[{"effect":"NoSchedule","key":"gpu.canhazgpu.dev/xid","source":"Driver","value":"79"}],"type":"gpu","usage":{"memoryUsedBytes":0,"processes":[{"command":"python serve.py","memoryBytes":2147483648,"pid":4242,"user":"carol"}],"users":["carol"]},"uuid":"GPU-00000003"}],"driverVersion":"535.104.05","summary":{"free":1,"held":1,"inUse":1,"prepared":1,"tainted":1,"total":4},"updateTime":"2026-11-18T11:08:20Z"}})");
+  // No devices: the list is left out of the object, and written empty.
+  EXPECT_EQ(
+      NodeGpuStatusObject("node-a", "", NodeView{}, FromEpochMillis(1'795'000'100'000))
+          .ToJson()
+          .dump(),
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a"},"spec":{"nodeName":"node-a"},"status":{"summary":{"free":0,"held":0,"inUse":0,"prepared":0,"tainted":0,"total":0},"updateTime":"2026-11-18T11:08:20Z"}})");
+  NodeStatusWriter writer(*client_);
+  ASSERT_TRUE(
+      writer
+          .Write(NodeGpuStatusObject("node-a", "", View(), FromEpochMillis(1'795'000'000'000)),
+                 false)
+          .ok());
+  ASSERT_TRUE(
+      writer
+          .Write(NodeGpuStatusObject("node-a", "", NodeView{}, FromEpochMillis(1'795'000'000'000)),
+                 false)
+          .ok());
+  EXPECT_EQ(Read()["status"]["devices"], json::array());
 }
 
 TEST_F(NodeStatusTest, OnlyChangesAndRefreshesAreWritten) {

@@ -304,7 +304,8 @@ TEST(DeployManifestsTest, TheDaemonsNodeGpuStatusFitsTheCrdSchema) {
   view.devices.taints["gpu-3"] = {
       {.key = "gpu.canhazgpu.dev/xid", .value = "79", .effect = "None"}};
   const json object =
-      driver::NodeGpuStatusObject("node-a", "uid-1", view, FromEpochMillis(1'795'000'000'000));
+      driver::NodeGpuStatusObject("node-a", "uid-1", view, FromEpochMillis(1'795'000'000'000))
+          .ToJson();
   EXPECT_THAT(SchemaErrors(schema, object), IsEmpty()) << object.dump(1);
 }
 

@@ -1,8 +1,9 @@
 // Cluster objects for the status tests and benchmark, shaped as the real
 // writers leave them: a node's ResourceSlice (dra::ResourceSliceJson), a
 // pod with the canhazgpu.dev/user label, a ResourceClaim allocated and
-// reserved for pods, a NodeGpuStatus. Plain JSON, so a test puts them into
-// a View directly or creates them through the client. Thread-safe.
+// reserved for pods, a NodeGpuStatus. Plain JSON (the NodeGpuStatus typed,
+// its ToJson() for the client), so a test puts them into a View directly or
+// creates them through the client. Thread-safe.
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "core/strings.h"
 #include "dra/devices.h"
+#include "kube/objects_gpu_status.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::clusterview::testing {
@@ -84,17 +86,19 @@ inline nlohmann::json ClaimObject(const std::string& ns, const std::string& name
   return claim;
 }
 
-// A NodeGpuStatus whose status.devices are `devices` (entries as the node
-// driver writes them: name, type, state, held, claims, usage, taints).
-inline nlohmann::json NodeGpuStatusObject(const std::string& node, nlohmann::json devices,
-                                          const std::string& update_time = "") {
-  nlohmann::json status = {{"devices", std::move(devices)}};
-  if (!update_time.empty()) status["updateTime"] = update_time;
-  return {{"apiVersion", "canhazgpu.dev/v1alpha1"},
-          {"kind", "NodeGpuStatus"},
-          {"metadata", {{"name", node}}},
-          {"spec", {{"nodeName", node}}},
-          {"status", std::move(status)}};
+// A NodeGpuStatus whose status.devices are `devices`, entries as the node
+// driver writes them (name, type, state, held, claims, usage, taints), in
+// JSON for the tests to read; one the type does not accept aborts the test.
+inline kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node,
+                                               const nlohmann::json& devices,
+                                               const std::string& update_time = "") {
+  kube::NodeGpuStatus status;
+  status.metadata.name = node;
+  status.spec.node_name = node;
+  status.status =
+      kube::NodeGpuStatusStatus::FromJson(nlohmann::json{{"devices", devices}}, "status").value();
+  status.status.update_time = update_time;
+  return status;
 }
 
 }  // namespace canhazgpu::clusterview::testing

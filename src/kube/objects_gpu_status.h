@@ -1,0 +1,123 @@
+// Typed NodeGpuStatus (canhazgpu.dev/v1alpha1, deploy/crds/nodegpustatuses.yaml):
+// what every GPU of one node is doing, as the node's k8shazgpu-node sees it.
+// driver/node_status.cc writes it; clusterview/ reads it for `k8shazgpu
+// status` and the explanations. It sits here, beside the Kubernetes kinds,
+// because its writer (driver/) and its readers (clusterview/) share no
+// folder above kube/. Like every typed object it keeps what it does not
+// model (json_object.h). Plain values; not thread-safe to mutate from two
+// threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kube/json_object.h"
+#include "kube/objects_meta.h"
+
+namespace canhazgpu::kube {
+
+inline constexpr char kCanhazgpuApiVersion[] = "canhazgpu.dev/v1alpha1";
+
+struct NodeGpuStatusSpec : JsonObject<NodeGpuStatusSpec> {
+  std::string node_name;  // also the object's name
+};
+
+// Devices per state; a tainted device is also counted in its other state.
+// The writer sets every count, zeros included.
+struct NodeGpuSummary : JsonObject<NodeGpuSummary> {
+  std::optional<int64_t> total;
+  std::optional<int64_t> free;
+  std::optional<int64_t> held;
+  std::optional<int64_t> prepared;
+  std::optional<int64_t> in_use;  // "inUse"
+  std::optional<int64_t> tainted;
+};
+
+// The local reservation of a Held device.
+struct NodeGpuHold : JsonObject<NodeGpuHold> {
+  std::string user;
+  std::string kind;   // Manual, Run
+  std::string since;  // RFC 3339
+  std::string until;  // RFC 3339; absent for a run reservation
+};
+
+// A ResourceClaim a Prepared device is prepared for.
+struct NodeGpuClaim : JsonObject<NodeGpuClaim> {
+  std::string namespace_name;  // "namespace"
+  std::string name;
+  std::optional<std::string> uid;  // written even when empty
+  std::vector<std::string> pods;
+};
+
+struct NodeGpuProcess : JsonObject<NodeGpuProcess> {
+  std::optional<int64_t> pid;
+  std::optional<std::string> user;     // written even when empty
+  std::optional<std::string> command;  // written even when empty
+  std::optional<int64_t> memory_bytes;
+};
+
+// What really runs on the device, whatever its state.
+struct NodeGpuUsage : JsonObject<NodeGpuUsage> {
+  std::optional<int64_t> memory_used_bytes;
+  std::vector<std::string> users;
+  std::vector<NodeGpuProcess> processes;
+};
+
+struct NodeGpuTaint : JsonObject<NodeGpuTaint> {
+  std::string key;
+  std::string value;
+  std::string effect;  // None, NoSchedule, NoExecute
+  std::string reason;  // a sentence for people
+  std::string source;  // Driver, DeviceTaintRule
+};
+
+// One GPU or MIG instance.
+struct NodeGpuDevice : JsonObject<NodeGpuDevice> {
+  std::string name;  // as in the node's ResourceSlice
+  std::string type;  // gpu, mig
+  std::string uuid;
+  std::optional<int64_t> index;
+  std::string product_name;
+  std::string state;                 // Free, Held, Prepared, InUse
+  std::optional<NodeGpuHold> held;   // when Held
+  std::vector<NodeGpuClaim> claims;  // when Prepared
+  std::optional<NodeGpuUsage> usage;
+  std::vector<NodeGpuTaint> taints;
+};
+
+// The status of a NodeGpuStatus (named as a generated Go type would be).
+struct NodeGpuStatusStatus : JsonObject<NodeGpuStatusStatus> {
+  std::string update_time;  // RFC 3339; old means the daemon is gone
+  std::string driver_version;
+  NodeGpuSummary summary;
+  std::vector<NodeGpuDevice> devices;  // in ResourceSlice order
+
+  // The device named `name`, or null.
+  const NodeGpuDevice* Find(const std::string& name) const;
+};
+
+struct NodeGpuStatus : JsonObject<NodeGpuStatus> {
+  std::string api_version = kCanhazgpuApiVersion;
+  std::string kind = "NodeGpuStatus";
+  ObjectMeta metadata;  // named after the node, owned by it
+  NodeGpuStatusSpec spec;
+  NodeGpuStatusStatus status;
+
+  // spec.nodeName, or metadata.name when that is missing.
+  const std::string& NodeName() const;
+};
+
+extern template struct JsonObject<NodeGpuStatusSpec>;
+extern template struct JsonObject<NodeGpuSummary>;
+extern template struct JsonObject<NodeGpuHold>;
+extern template struct JsonObject<NodeGpuClaim>;
+extern template struct JsonObject<NodeGpuProcess>;
+extern template struct JsonObject<NodeGpuUsage>;
+extern template struct JsonObject<NodeGpuTaint>;
+extern template struct JsonObject<NodeGpuDevice>;
+extern template struct JsonObject<NodeGpuStatusStatus>;
+extern template struct JsonObject<NodeGpuStatus>;
+
+}  // namespace canhazgpu::kube
