@@ -328,6 +328,63 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
   return out;
 }
 
+// Polls the queue entry `entry_id` until it is served, leaving the queue on
+// an interrupt, on --wait running out or when the GPUs cannot be queried.
+absl::StatusOr<std::vector<int>> WaitInQueue(store::StateStore& store, int64_t entry_id,
+                                             const Caller& caller, const ReserveRequest& request,
+                                             const Machine& machine, std::vector<GpuUsage> usage,
+                                             const WaitOptions& options) {
+  TimePoint enqueued = machine.clock.Now();
+  bool was_head = false;
+  for (;;) {
+    absl::StatusOr<PollResult> poll =
+        Poll(store, entry_id, caller, request, machine, usage, was_head);
+    if (!poll.ok()) {
+      if (!absl::IsAborted(poll.status())) LeaveQueue(store, entry_id, machine).IgnoreError();
+      return poll.status();
+    }
+    if (!poll->ids.empty()) return poll->ids;
+    was_head = poll->progress.position == 1;
+    poll->progress.waited = std::chrono::duration_cast<Duration>(machine.clock.Now() - enqueued);
+    if (options.on_progress) options.on_progress(poll->progress);
+    if (options.max_wait && poll->progress.waited >= *options.max_wait) {
+      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
+      return absl::ResourceExhaustedError(StrCat("waited ", FormatDuration(*options.max_wait),
+                                                 " (--wait) without getting ", Wanted(request),
+                                                 " GPU(s); left the queue"));
+    }
+    // Until the next full poll: a change wakes everyone, but only the head
+    // (which takes first) and the next in line (which takes over from a
+    // head that completes or dies) act on it at once; the others only
+    // re-read their position, so a long queue does not query GPUs and
+    // processes on every commit, yet follows the queue as it moves. A GPU
+    // that only they can use reaches them at their next full poll.
+    int position = poll->progress.position;
+    TimePoint next_poll = machine.clock.Now() + options.poll;
+    for (;;) {
+      auto left = std::chrono::duration_cast<Duration>(next_poll - machine.clock.Now());
+      if (left <= Duration::zero()) break;
+      WakeReason why = options.sleep(left);
+      if (why == WakeReason::kSignal) {
+        RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
+        return absl::CancelledError("interrupted while waiting in the queue; left the queue");
+      }
+      if (why == WakeReason::kTimeout || position <= 2) break;
+      absl::StatusOr<int> now_at = PositionOf(store, entry_id);
+      if (!now_at.ok() || *now_at <= 2) break;  // the full poll deals with errors
+      position = *now_at;
+    }
+    absl::StatusOr<std::vector<GpuInfo>> gpus = options.query_gpus();
+    if (!gpus.ok()) {
+      // The provider broke while we waited: nothing can be handed out until
+      // it is fixed, so say why now rather than wait behind GPUs in error.
+      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
+      return gpus.status();
+    }
+    usage = DescribeGpus(*gpus, machine.processes);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Caller& caller,
@@ -399,55 +456,7 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
     std::sort(chosen.begin(), chosen.end());
     return chosen;
   }
-  TimePoint enqueued = machine.clock.Now();
-  bool was_head = false;
-  for (;;) {
-    absl::StatusOr<PollResult> poll =
-        Poll(store, entry_id, caller, request, machine, usage, was_head);
-    if (!poll.ok()) {
-      if (!absl::IsAborted(poll.status())) LeaveQueue(store, entry_id, machine).IgnoreError();
-      return poll.status();
-    }
-    if (!poll->ids.empty()) return poll->ids;
-    was_head = poll->progress.position == 1;
-    poll->progress.waited = std::chrono::duration_cast<Duration>(machine.clock.Now() - enqueued);
-    if (options.on_progress) options.on_progress(poll->progress);
-    if (options.max_wait && poll->progress.waited >= *options.max_wait) {
-      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
-      return absl::ResourceExhaustedError(StrCat("waited ", FormatDuration(*options.max_wait),
-                                                 " (--wait) without getting ", Wanted(request),
-                                                 " GPU(s); left the queue"));
-    }
-    // Until the next full poll: a change wakes everyone, but only the head
-    // (which takes first) and the next in line (which takes over from a
-    // head that completes or dies) act on it at once; the others only
-    // re-read their position, so a long queue does not query GPUs and
-    // processes on every commit, yet follows the queue as it moves. A GPU
-    // that only they can use reaches them at their next full poll.
-    int position = poll->progress.position;
-    TimePoint next_poll = machine.clock.Now() + options.poll;
-    for (;;) {
-      auto left = std::chrono::duration_cast<Duration>(next_poll - machine.clock.Now());
-      if (left <= Duration::zero()) break;
-      WakeReason why = options.sleep(left);
-      if (why == WakeReason::kSignal) {
-        RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
-        return absl::CancelledError("interrupted while waiting in the queue; left the queue");
-      }
-      if (why == WakeReason::kTimeout || position <= 2) break;
-      absl::StatusOr<int> now_at = PositionOf(store, entry_id);
-      if (!now_at.ok() || *now_at <= 2) break;  // the full poll deals with errors
-      position = *now_at;
-    }
-    absl::StatusOr<std::vector<GpuInfo>> gpus = options.query_gpus();
-    if (!gpus.ok()) {
-      // The provider broke while we waited: nothing can be handed out until
-      // it is fixed, so say why now rather than wait behind GPUs in error.
-      RETURN_IF_ERROR(LeaveQueue(store, entry_id, machine));
-      return gpus.status();
-    }
-    usage = DescribeGpus(*gpus, machine.processes);
-  }
+  return WaitInQueue(store, entry_id, caller, request, machine, std::move(usage), options);
 }
 
 absl::StatusOr<std::vector<int>> ReserveGpus(store::StateStore& store,

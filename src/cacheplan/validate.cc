@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "cacheplan/image_ref.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cacheplan {
@@ -131,6 +132,33 @@ std::string RepoPath(std::string_view url) {
   return Join(kept, "/");
 }
 
+// A gitRepo item's source: a URL the node may fetch, a branch or a commit.
+absl::Status ValidateGitSource(const CacheItem& item, const ItemRules& rules) {
+  if (!item.git_repo || item.git_repo->url.empty()) return Bad(item, "a gitRepo needs gitRepo.url");
+  const GitRepoSource& r = *item.git_repo;
+  if (!ValidGitUrl(r.url)) {
+    return Bad(item, StrCat("git URL \"", r.url,
+                            "\" must be https://, http://, ssh://, git://, file:///PATH or "
+                            "git@HOST:PATH"));
+  }
+  if (r.url.starts_with("file://") && !rules.allow_local_git) {
+    return Bad(item, StrCat("git URL \"", r.url,
+                            "\" names a path on the node; a plan may not make the node copy "
+                            "its own files into the shared cache (k8shazgpu-node "
+                            "--cache-local-git on allows it, for tests only)"));
+  }
+  if (!r.branch.empty() && !r.commit.empty()) {
+    return Bad(item, "give a branch or a commit, not both");
+  }
+  if (!r.branch.empty() && !ValidBranch(r.branch)) {
+    return Bad(item, StrCat("\"", r.branch, "\" is not a valid branch name"));
+  }
+  if (!r.commit.empty() && !ValidCommit(r.commit)) {
+    return Bad(item, StrCat("commit \"", r.commit, "\" must be 7 to 40 hex digits (or 64)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsItemName(std::string_view name) {
@@ -184,29 +212,7 @@ absl::Status ValidateItem(const CacheItem& item, const ItemRules& rules) {
     if (!parsed.ok()) return Bad(item, std::string(parsed.status().message()));
   }
   if (repo) {
-    if (!item.git_repo || item.git_repo->url.empty())
-      return Bad(item, "a gitRepo needs gitRepo.url");
-    const GitRepoSource& r = *item.git_repo;
-    if (!ValidGitUrl(r.url)) {
-      return Bad(item, StrCat("git URL \"", r.url,
-                              "\" must be https://, http://, ssh://, git://, file:///PATH or "
-                              "git@HOST:PATH"));
-    }
-    if (r.url.starts_with("file://") && !rules.allow_local_git) {
-      return Bad(item, StrCat("git URL \"", r.url,
-                              "\" names a path on the node; a plan may not make the node copy "
-                              "its own files into the shared cache (k8shazgpu-node "
-                              "--cache-local-git on allows it, for tests only)"));
-    }
-    if (!r.branch.empty() && !r.commit.empty()) {
-      return Bad(item, "give a branch or a commit, not both");
-    }
-    if (!r.branch.empty() && !ValidBranch(r.branch)) {
-      return Bad(item, StrCat("\"", r.branch, "\" is not a valid branch name"));
-    }
-    if (!r.commit.empty() && !ValidCommit(r.commit)) {
-      return Bad(item, StrCat("commit \"", r.commit, "\" must be 7 to 40 hex digits (or 64)"));
-    }
+    RETURN_IF_ERROR(ValidateGitSource(item, rules));
   }
   if (model) {
     if (!item.hf_model || item.hf_model->repo_id.empty()) {

@@ -41,6 +41,8 @@ absl::StatusOr<Value> DecodeDuration(const std::string& text) {
   return v;
 }
 
+// Long because: one flat case per value tag of the conformance files; each
+// reads on its own and a table of them would say no more.
 absl::StatusOr<Value> Decode(const json& j, int depth) {
   if (depth > kMaxValueDepth)
     return absl::InvalidArgumentError(

@@ -311,6 +311,94 @@ bool UnpublishedFreeDevice(const View& view, const std::string& node) {
   return false;
 }
 
+// Whether the claims fit on some node they may be pinned to when every
+// device is free and untainted, or whether that cannot be known (a held
+// device not checked, a free device not published).
+bool FitsWhenAllFree(const View& view, const std::vector<PodClaim>& claims,
+                     const std::vector<dra::DeviceClass>& cls,
+                     const std::set<std::string>& pinned) {
+  for (const auto& [name, node] : view.nodes) {
+    if (!pinned.empty() && *pinned.begin() != name) continue;
+    std::vector<dra::DevicePool> pools = internal::PoolsOf(view, name);
+    std::vector<HeldDevice> held = internal::HeldDevices(view, name);
+    internal::PutBackHeld(view, name, pools, held, nullptr);
+    // A taint goes when its cause does (an XID is cleared by a reset).
+    for (dra::DevicePool& p : pools)
+      for (dra::Device& device : p.devices) device.taints.clear();
+    const bool unchecked =
+        std::any_of(held.begin(), held.end(), [](const HeldDevice& h) { return !h.checked; });
+    if (unchecked || UnpublishedFreeDevice(view, name) ||
+        internal::AttemptNode(view, name, claims, cls, std::move(pools), {}, false).fits) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The one-line summary once every node was tried.
+std::string DiagnosisSummary(const View& view, const Diagnosis& d,
+                             const std::vector<PodClaim>& claims, bool some_fit, int to_allocate) {
+  if (view.nodes.empty()) return "the cluster has no nodes";
+  if (some_fit)
+    return StrCat("fits on ", d.nodes[0].node, " now; the scheduler has not placed it yet");
+  const NodeDiagnosis& closest = d.nodes[0];
+  std::string what;
+  if (closest.unsuitable.empty() && !closest.why.error.empty()) {
+    what = StrCat("resourceclaim ", closest.claim, " cannot be allocated");
+  } else if (closest.unsuitable.empty()) {
+    std::string request;
+    for (const dra::RequestReport& r : closest.why.requests)
+      if (Short(r) && request.empty()) request = r.request;
+    if (request.empty() && !closest.why.requests.empty()) request = closest.why.requests[0].request;
+    const std::string described = Describe(claims, closest.claim, request);
+    what = StrCat("no node can allocate ", to_allocate > 1 ? StrCat(closest.claim, " ") : "",
+                  "request ", request, described.empty() ? "" : StrCat(" (", described, ")"));
+    if (d.never) what += " even with every device free";
+  } else {
+    what = "no node can take it";
+  }
+  return StrCat(d.never ? "can never run: " : "", what, ": ", NodesInShort(d.nodes));
+}
+
+// Tries the claims on `n.node`, with the devices others hold there taken;
+// fills in `n` and returns how many claims were allocated.
+int AttemptOnNode(const View& view, const std::vector<PodClaim>& claims,
+                  const std::vector<dra::DeviceClass>& cls,
+                  const std::map<std::string, std::vector<TakenDevice>>& by_pool,
+                  const std::map<std::string, const TakenDevice*>& by_device, NodeDiagnosis& n,
+                  Diagnosis& d) {
+  std::vector<dra::DevicePool> pools = internal::PoolsOf(view, n.node);
+  // Only the devices of this node's pools: 100 nodes must not each
+  // look at every claim of the cluster.
+  std::vector<TakenDevice> node_taken;
+  for (const dra::DevicePool& p : pools) {
+    auto it = by_pool.find(p.pool);
+    if (it != by_pool.end())
+      node_taken.insert(node_taken.end(), it->second.begin(), it->second.end());
+  }
+  internal::PutBackHeld(view, n.node, pools, n.held, &node_taken);
+  internal::NodeAttempt a =
+      internal::AttemptNode(view, n.node, claims, cls, std::move(pools), node_taken, false);
+  n.fits = a.fits;
+  n.claim = a.claim;
+  n.why = std::move(a.why);
+  // The status says what kind of error ("CEL runtime error: ...").
+  if (absl::IsInvalidArgument(a.status)) n.why.error = std::string(a.status.message());
+  for (const dra::RequestReport& r : n.why.requests) {
+    for (const auto& [device, holder] : r.taken) {
+      auto it = by_device.find(StrCat(n.why.node, "/", device));
+      if (it == by_device.end()) continue;
+      const TakenDevice& t = *it->second;
+      n.taken.push_back({device, t.claim, t.pods, t.user});
+      d.devices_taken = true;
+    }
+    d.devices_taken |= std::any_of(r.taken.begin(), r.taken.end(), [](const auto& t) {
+      return t.second.rfind(internal::kLocalHolder, 0) == 0;
+    });
+  }
+  return a.claims_done;
+}
+
 // Everything that needs no claim object: the nodes tried, never, summary.
 void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& claims, TimePoint now,
               Diagnosis& d) {
@@ -361,36 +449,7 @@ void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& cl
     if (n.unsuitable.empty() && to_allocate == 0) {
       n.fits = true;
     } else if (n.unsuitable.empty()) {
-      std::vector<dra::DevicePool> pools = internal::PoolsOf(view, name);
-      // Only the devices of this node's pools: 100 nodes must not each
-      // look at every claim of the cluster.
-      std::vector<TakenDevice> node_taken;
-      for (const dra::DevicePool& p : pools) {
-        auto it = by_pool.find(p.pool);
-        if (it != by_pool.end())
-          node_taken.insert(node_taken.end(), it->second.begin(), it->second.end());
-      }
-      internal::PutBackHeld(view, name, pools, n.held, &node_taken);
-      internal::NodeAttempt a =
-          internal::AttemptNode(view, name, claims, cls, std::move(pools), node_taken, false);
-      n.fits = a.fits;
-      n.claim = a.claim;
-      n.why = std::move(a.why);
-      // The status says what kind of error ("CEL runtime error: ...").
-      if (absl::IsInvalidArgument(a.status)) n.why.error = std::string(a.status.message());
-      done = a.claims_done;
-      for (const dra::RequestReport& r : n.why.requests) {
-        for (const auto& [device, holder] : r.taken) {
-          auto it = by_device.find(StrCat(n.why.node, "/", device));
-          if (it == by_device.end()) continue;
-          const TakenDevice& t = *it->second;
-          n.taken.push_back({device, t.claim, t.pods, t.user});
-          d.devices_taken = true;
-        }
-        d.devices_taken |= std::any_of(r.taken.begin(), r.taken.end(), [](const auto& t) {
-          return t.second.rfind(internal::kLocalHolder, 0) == 0;
-        });
-      }
+      done = AttemptOnNode(view, claims, cls, by_pool, by_device, n, d);
     }
     some_fit |= n.fits;
     tried.emplace_back(std::move(n), done);
@@ -407,50 +466,10 @@ void Diagnose(const View& view, const json* pod, const std::vector<PodClaim>& cl
   }
 
   // Never: not even with every device free, on any node it may be pinned to.
-  if (!some_fit && to_allocate > 0 && !view.nodes.empty()) {
-    d.never = true;
-    for (const auto& [name, node] : view.nodes) {
-      if (!pinned.empty() && *pinned.begin() != name) continue;
-      std::vector<dra::DevicePool> pools = internal::PoolsOf(view, name);
-      std::vector<HeldDevice> held = internal::HeldDevices(view, name);
-      internal::PutBackHeld(view, name, pools, held, nullptr);
-      // A taint goes when its cause does (an XID is cleared by a reset).
-      for (dra::DevicePool& p : pools)
-        for (dra::Device& device : p.devices) device.taints.clear();
-      const bool unchecked =
-          std::any_of(held.begin(), held.end(), [](const HeldDevice& h) { return !h.checked; });
-      if (unchecked || UnpublishedFreeDevice(view, name) ||
-          internal::AttemptNode(view, name, claims, cls, std::move(pools), {}, false).fits) {
-        d.never = false;
-        break;
-      }
-    }
-  }
+  if (!some_fit && to_allocate > 0 && !view.nodes.empty())
+    d.never = !FitsWhenAllFree(view, claims, cls, pinned);
 
-  if (view.nodes.empty()) {
-    d.summary = "the cluster has no nodes";
-  } else if (some_fit) {
-    d.summary = StrCat("fits on ", d.nodes[0].node, " now; the scheduler has not placed it yet");
-  } else {
-    const NodeDiagnosis& closest = d.nodes[0];
-    std::string what;
-    if (closest.unsuitable.empty() && !closest.why.error.empty()) {
-      what = StrCat("resourceclaim ", closest.claim, " cannot be allocated");
-    } else if (closest.unsuitable.empty()) {
-      std::string request;
-      for (const dra::RequestReport& r : closest.why.requests)
-        if (Short(r) && request.empty()) request = r.request;
-      if (request.empty() && !closest.why.requests.empty())
-        request = closest.why.requests[0].request;
-      const std::string described = Describe(claims, closest.claim, request);
-      what = StrCat("no node can allocate ", to_allocate > 1 ? StrCat(closest.claim, " ") : "",
-                    "request ", request, described.empty() ? "" : StrCat(" (", described, ")"));
-      if (d.never) what += " even with every device free";
-    } else {
-      what = "no node can take it";
-    }
-    d.summary = StrCat(d.never ? "can never run: " : "", what, ": ", NodesInShort(d.nodes));
-  }
+  d.summary = DiagnosisSummary(view, d, claims, some_fit, to_allocate);
 }
 
 std::string GroupNames(const std::vector<std::string>& names) {

@@ -419,6 +419,52 @@ class Allocator::Search {
   bool limit_hit_ = false;
 };
 
+// What became of one request's candidates on `node`: how many devices each
+// selector rejected, and why each matching device is not available.
+RequestReport Allocator::ReportRequest(const CompiledSpec& spec, const Node& node) {
+  RequestReport report;
+  report.request = spec.name;
+  report.wanted = spec.spec->all ? -1 : spec.spec->count;
+  report.devices = node.count;
+  for (const auto& [program, source] : spec.selectors)
+    report.selectors.push_back({program->program.source(), source, 0, 0, ""});
+  for (int d = node.first; d < node.first + node.count; ++d) {
+    bool ok = true;
+    for (size_t i = 0; i < spec.selectors.size() && ok; ++i) {
+      std::string error;
+      int m = Matches(spec.selectors[i].first, d, &error);
+      if (m == 1) continue;
+      ok = false;
+      report.selectors[i].rejected++;
+      if (m < 0) {
+        report.selectors[i].errors++;
+        if (report.selectors[i].first_error.empty()) report.selectors[i].first_error = error;
+      }
+    }
+    if (!ok) continue;
+    ++report.matching;
+    const FlatDevice& dev = devices_[static_cast<size_t>(d)];
+    if (!holder_[static_cast<size_t>(d)].empty() && !spec.spec->admin_access) {
+      report.taken.emplace_back(dev.device->name, holder_[static_cast<size_t>(d)]);
+      continue;
+    }
+    bool fits = true;
+    for (auto [counter, amount] : dev.consumes)
+      fits &= counters_[static_cast<size_t>(counter)] >= amount;
+    if (!fits && !spec.spec->admin_access) {
+      report.counter_blocked.push_back(dev.device->name);
+      continue;
+    }
+    const DeviceTaint* taint = nullptr;
+    if (!ToleratesTaints(*spec.spec, *dev.device, &taint)) {
+      report.tainted.emplace_back(dev.device->name, taint->ToString());
+      continue;
+    }
+    ++report.available;
+  }
+  return report;
+}
+
 absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* why) {
   auto specs = CompileClaim(claim);
   if (!specs.ok()) {
@@ -487,49 +533,7 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
     if (node >= 0) {
       const Node& nd = nodes_[static_cast<size_t>(node)];
       why->node = nd.name;
-      for (const CompiledSpec& s : *specs) {
-        RequestReport report;
-        report.request = s.name;
-        report.wanted = s.spec->all ? -1 : s.spec->count;
-        report.devices = nd.count;
-        for (const auto& [program, source] : s.selectors)
-          report.selectors.push_back({program->program.source(), source, 0, 0, ""});
-        for (int d = nd.first; d < nd.first + nd.count; ++d) {
-          bool ok = true;
-          for (size_t i = 0; i < s.selectors.size() && ok; ++i) {
-            std::string error;
-            int m = Matches(s.selectors[i].first, d, &error);
-            if (m == 1) continue;
-            ok = false;
-            report.selectors[i].rejected++;
-            if (m < 0) {
-              report.selectors[i].errors++;
-              if (report.selectors[i].first_error.empty()) report.selectors[i].first_error = error;
-            }
-          }
-          if (!ok) continue;
-          ++report.matching;
-          const FlatDevice& dev = devices_[static_cast<size_t>(d)];
-          if (!holder_[static_cast<size_t>(d)].empty() && !s.spec->admin_access) {
-            report.taken.emplace_back(dev.device->name, holder_[static_cast<size_t>(d)]);
-            continue;
-          }
-          bool fits = true;
-          for (auto [counter, amount] : dev.consumes)
-            fits &= counters_[static_cast<size_t>(counter)] >= amount;
-          if (!fits && !s.spec->admin_access) {
-            report.counter_blocked.push_back(dev.device->name);
-            continue;
-          }
-          const DeviceTaint* taint = nullptr;
-          if (!ToleratesTaints(*s.spec, *dev.device, &taint)) {
-            report.tainted.emplace_back(dev.device->name, taint->ToString());
-            continue;
-          }
-          ++report.available;
-        }
-        why->requests.push_back(std::move(report));
-      }
+      for (const CompiledSpec& s : *specs) why->requests.push_back(ReportRequest(s, nd));
     }
   }
   if (!any_possible) {

@@ -175,6 +175,8 @@ class Allocator {
   void Take(int device, const std::string& holder);
   // Devices of the node neither held nor blocked by shared counters.
   void RecountFree(int node);
+  // Why the devices of `node` do or do not serve one request (Explanation).
+  RequestReport ReportRequest(const CompiledSpec& spec, const Node& node);
 
   std::vector<DevicePool> pools_;
   std::map<std::string, DeviceClass> classes_;

@@ -62,24 +62,10 @@ const std::string& OpenApiV2Document() {
   return *document;
 }
 
-}  // namespace
-
-bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& parts,
-                    const httplib::Request& req, httplib::Response& res) {
-  if (req.method != "GET") return false;
-  if (parts.size() == 1 && parts[0] == "version") {
-    Reply(res, 200,
-          {{"major", "1"},
-           {"minor", "34"},
-           {"gitVersion", "v1.34.0-k8shazgpu-sim"},
-           {"gitCommit", "0000000000000000000000000000000000000000"},
-           {"gitTreeState", "clean"},
-           {"buildDate", "2026-01-01T00:00:00Z"},
-           {"goVersion", "go1.24"},
-           {"compiler", "gc"},
-           {"platform", "linux/amd64"}});
-    return true;
-  }
+// /openapi/v2, and /openapi/v3 with one document per group-version; false
+// for a path it does not know.
+bool ServeOpenApi(const std::vector<std::string>& parts, const httplib::Request& req,
+                  httplib::Response& res) {
   if (parts.size() == 2 && parts[0] == "openapi" && parts[1] == "v2") {
     // client-go asks for the protobuf encoding only; JSON is what others
     // (curl, older tools) read, and what this server serves.
@@ -127,6 +113,74 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
       }
     }
   }
+  return false;
+}
+
+// The APIGroup of `group`, its versions those of `types` (no versions: the
+// server has no such group).
+json DiscoveryGroup(const std::vector<ResourceType>& types, const std::string& group) {
+  json versions = json::array();
+  for (const ResourceType& t : types) {
+    if (t.group != group) continue;
+    json v = {{"groupVersion", t.api_version()}, {"version", t.version}};
+    if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+  }
+  if (group == kDraGroup && !versions.empty()) {
+    for (const std::string& version : OlderDraVersions())
+      versions.push_back({{"groupVersion", StrCat(group, "/", version)}, {"version", version}});
+  }
+  return json{{"kind", "APIGroup"},
+              {"apiVersion", "v1"},
+              {"name", group},
+              {"versions", versions},
+              {"preferredVersion", versions.empty() ? json::object() : versions[0]}};
+}
+
+// The APIResourceList of one group-version (the legacy group: "").
+void ServeResourceList(const std::vector<ResourceType>& types, const std::string& group,
+                       const std::string& version, httplib::Response& res) {
+  json resources = json::array();
+  const std::string stored = IsOlderDraVersion(group, version) ? "v1" : version;
+  for (const ResourceType& t : types) {
+    if (t.group != group || t.version != stored) continue;
+    resources.push_back(ApiResource(t, ""));
+    if (t.has_status) resources.push_back(ApiResource(t, "status"));
+    if (ServesScale(t)) resources.push_back(ApiResource(t, "scale"));
+    if (t.group.empty() && t.resource == "pods") {
+      resources.push_back(ApiResource(t, "binding"));
+      resources.push_back(ApiResource(t, "log"));
+    }
+  }
+  if (resources.empty()) {
+    Fail(res, NoSuchPath());
+    return;
+  }
+  Reply(res, 200,
+        {{"kind", "APIResourceList"},
+         {"apiVersion", "v1"},
+         {"groupVersion", group.empty() ? version : group + "/" + version},
+         {"resources", resources}});
+}
+
+}  // namespace
+
+bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& parts,
+                    const httplib::Request& req, httplib::Response& res) {
+  if (req.method != "GET") return false;
+  if (parts.size() == 1 && parts[0] == "version") {
+    Reply(res, 200,
+          {{"major", "1"},
+           {"minor", "34"},
+           {"gitVersion", "v1.34.0-k8shazgpu-sim"},
+           {"gitCommit", "0000000000000000000000000000000000000000"},
+           {"gitTreeState", "clean"},
+           {"buildDate", "2026-01-01T00:00:00Z"},
+           {"goVersion", "go1.24"},
+           {"compiler", "gc"},
+           {"platform", "linux/amd64"}});
+    return true;
+  }
+  if (parts.size() >= 2 && parts[0] == "openapi" && ServeOpenApi(parts, req, res)) return true;
   if (parts.size() == 1 && parts[0] == "api") {
     Reply(res, 200,
           {{"kind", "APIVersions"},
@@ -141,30 +195,13 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
     return true;
   }
   const std::vector<ResourceType> types = store.Types();
-  auto group_json = [&](const std::string& group) {
-    json versions = json::array();
-    for (const ResourceType& t : types) {
-      if (t.group != group) continue;
-      json v = {{"groupVersion", t.api_version()}, {"version", t.version}};
-      if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
-    }
-    if (group == kDraGroup && !versions.empty()) {
-      for (const std::string& version : OlderDraVersions())
-        versions.push_back({{"groupVersion", StrCat(group, "/", version)}, {"version", version}});
-    }
-    return json{{"kind", "APIGroup"},
-                {"apiVersion", "v1"},
-                {"name", group},
-                {"versions", versions},
-                {"preferredVersion", versions.empty() ? json::object() : versions[0]}};
-  };
   if (parts.size() == 1 && parts[0] == "apis") {
     json groups = json::array();
     std::vector<std::string> seen;
     for (const ResourceType& t : types) {
       if (t.group.empty() || std::find(seen.begin(), seen.end(), t.group) != seen.end()) continue;
       seen.push_back(t.group);
-      json g = group_json(t.group);
+      json g = DiscoveryGroup(types, t.group);
       g.erase("kind");
       g.erase("apiVersion");
       groups.push_back(std::move(g));
@@ -173,7 +210,7 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
     return true;
   }
   if (parts.size() == 2 && parts[0] == "apis") {
-    json g = group_json(parts[1]);
+    json g = DiscoveryGroup(types, parts[1]);
     if (g["versions"].empty()) {
       Fail(res, NoSuchPath());
       return true;
@@ -186,27 +223,7 @@ bool ServeDiscovery(const ObjectStore& store, const std::vector<std::string>& pa
   if (legacy_list || group_list) {
     const std::string group = legacy_list ? "" : parts[1];
     const std::string version = legacy_list ? parts[1] : parts[2];
-    json resources = json::array();
-    const std::string stored = IsOlderDraVersion(group, version) ? "v1" : version;
-    for (const ResourceType& t : types) {
-      if (t.group != group || t.version != stored) continue;
-      resources.push_back(ApiResource(t, ""));
-      if (t.has_status) resources.push_back(ApiResource(t, "status"));
-      if (ServesScale(t)) resources.push_back(ApiResource(t, "scale"));
-      if (t.group.empty() && t.resource == "pods") {
-        resources.push_back(ApiResource(t, "binding"));
-        resources.push_back(ApiResource(t, "log"));
-      }
-    }
-    if (resources.empty()) {
-      Fail(res, NoSuchPath());
-      return true;
-    }
-    Reply(res, 200,
-          {{"kind", "APIResourceList"},
-           {"apiVersion", "v1"},
-           {"groupVersion", group.empty() ? version : group + "/" + version},
-           {"resources", resources}});
+    ServeResourceList(types, group, version, res);
     return true;
   }
   return false;

@@ -192,6 +192,8 @@ std::string JobDuration(const json& job, TimePoint now) {
   return HumanAge(std::chrono::duration_cast<std::chrono::seconds>(end.value_or(now) - *start));
 }
 
+// Long because: one printer per built-in resource, in a row, as kubectl's
+// own printers are; each case is read and changed on its own.
 std::optional<Printer> BuiltInPrinter(const ResourceType& type) {
   const std::string age_help =
       "CreationTimestamp is a timestamp representing the server time when this object was "

@@ -72,6 +72,38 @@ void AddIndexEnv(json& containers) {
   }
 }
 
+// The fields of a Job's spec that decide its pods.
+struct JobSpecFields {
+  bool indexed;
+  bool has_completions;
+  bool suspended;
+  int64_t completions;
+  int64_t parallelism;
+};
+
+JobSpecFields ReadJobSpec(const json& job) {
+  const json spec = job.value("spec", json::object());
+  return {.indexed = spec.value("completionMode", json("NonIndexed")) == "Indexed",
+          .has_completions = spec.value("completions", json()).is_number_integer(),
+          .suspended = spec.value("suspend", json(false)) == true,
+          .completions = IntAt(spec, "/completions"_json_pointer, 1),
+          .parallelism = IntAt(spec, "/parallelism"_json_pointer, 1)};
+}
+
+// Why the Job fails now ({reason, message}), or two empty strings.
+std::pair<std::string, std::string> JobFailure(const json& job, const json& status,
+                                               int64_t failures, TimePoint now) {
+  const json spec = job.value("spec", json::object());
+  const std::optional<TimePoint> started = TimeAt(status, "/startTime"_json_pointer);
+  const json deadline = spec.value("activeDeadlineSeconds", json());
+  if (failures > IntAt(spec, "/backoffLimit"_json_pointer, 6))
+    return {"BackoffLimitExceeded", "Job has reached the specified backoff limit"};
+  if (deadline.is_number_integer() && started && !ReadJobSpec(job).suspended &&
+      *started + std::chrono::seconds(deadline.get<int64_t>()) <= now)
+    return {"DeadlineExceeded", "Job was active longer than specified deadline"};
+  return {};
+}
+
 }  // namespace
 
 std::set<int64_t> ParseIndexSet(const std::string& text) {
@@ -151,20 +183,44 @@ void JobController::DeleteIfExpired(const json& job) {
     writer_.Log(StrCat("job ", KeyOf(job), ": ttlSecondsAfterFinished: ", status.message()));
 }
 
+void JobController::Scale(View& view, const json& job, int64_t succeeded,
+                          const std::set<int64_t>& completed, std::vector<json> active) {
+  const auto [indexed, has_completions, suspended, completions, parallelism] = ReadJobSpec(job);
+  if (indexed) {
+    std::set<int64_t> running;
+    for (const json& pod : active)
+      if (auto i = PodIndex(pod)) running.insert(*i);
+    int64_t room = parallelism - static_cast<int64_t>(active.size());
+    for (int64_t i = 0; i < completions && room > 0; ++i) {
+      if (completed.contains(i) || running.contains(i)) continue;
+      CreatePod(view, job, i);
+      --room;
+    }
+  } else {
+    const int64_t want = has_completions ? std::min(parallelism, completions - succeeded)
+                         : succeeded > 0 ? 0
+                                         : parallelism;
+    for (int64_t n = static_cast<int64_t>(active.size()); n < want; ++n)
+      CreatePod(view, job, std::nullopt);
+    // Parallelism went down: the youngest go.
+    std::sort(active.begin(), active.end(), [](const json& a, const json& b) {
+      return kube::StringAt(a, "/metadata/creationTimestamp"_json_pointer) >
+             kube::StringAt(b, "/metadata/creationTimestamp"_json_pointer);
+    });
+    const size_t keep = static_cast<size_t>(std::max<int64_t>(want, 0));
+    for (size_t i = 0; i + keep < active.size(); ++i) writer_.DeletePod(active[i]);
+  }
+}
+
 void JobController::SyncOne(View& view, const KindInPass& jobs, const json& job) {
   if (!kube::StringAt(job, "/metadata/deletionTimestamp"_json_pointer).empty()) return;
   if (Finished(job)) {
     DeleteIfExpired(job);
     return;
   }
-  const json spec = job.value("spec", json::object());
   const TimePoint now = writer_.clock().Now();
   const std::string now_text = FormatTimestampSeconds(now);
-  const bool indexed = spec.value("completionMode", json("NonIndexed")) == "Indexed";
-  const bool has_completions = spec.value("completions", json()).is_number_integer();
-  const int64_t completions = IntAt(spec, "/completions"_json_pointer, 1);
-  const int64_t parallelism = IntAt(spec, "/parallelism"_json_pointer, 1);
-  const bool suspended = spec.value("suspend", json(false)) == true;
+  const auto [indexed, has_completions, suspended, completions, parallelism] = ReadJobSpec(job);
 
   std::vector<json> active;
   int64_t succeeded_pods = 0, failed_pods = 0, restarts = 0, terminating = 0;
@@ -189,17 +245,7 @@ void JobController::SyncOne(View& view, const KindInPass& jobs, const json& job)
   const int64_t failed = std::max(IntAt(status, "/failed"_json_pointer, 0), failed_pods);
   if (!status.contains("startTime") && !suspended) status["startTime"] = now_text;
 
-  std::string fail_reason, fail_message;
-  const std::optional<TimePoint> started = TimeAt(status, "/startTime"_json_pointer);
-  const json deadline = spec.value("activeDeadlineSeconds", json());
-  if (failed + restarts > IntAt(spec, "/backoffLimit"_json_pointer, 6)) {
-    fail_reason = "BackoffLimitExceeded";
-    fail_message = "Job has reached the specified backoff limit";
-  } else if (deadline.is_number_integer() && started && !suspended &&
-             *started + std::chrono::seconds(deadline.get<int64_t>()) <= now) {
-    fail_reason = "DeadlineExceeded";
-    fail_message = "Job was active longer than specified deadline";
-  }
+  const auto [fail_reason, fail_message] = JobFailure(job, status, failed + restarts, now);
   const bool complete = indexed           ? succeeded >= completions
                         : has_completions ? succeeded >= completions
                                           : succeeded > 0 && active.empty();
@@ -223,30 +269,7 @@ void JobController::SyncOne(View& view, const KindInPass& jobs, const json& job)
   } else {
     if (ConditionTrue(job, "Suspended"))
       writer_.SetCondition(conditions, "Suspended", false, "JobResumed", "Job resumed", kProbe);
-    if (indexed) {
-      std::set<int64_t> running;
-      for (const json& pod : active)
-        if (auto i = PodIndex(pod)) running.insert(*i);
-      int64_t room = parallelism - static_cast<int64_t>(active.size());
-      for (int64_t i = 0; i < completions && room > 0; ++i) {
-        if (completed.contains(i) || running.contains(i)) continue;
-        CreatePod(view, job, i);
-        --room;
-      }
-    } else {
-      const int64_t want = has_completions ? std::min(parallelism, completions - succeeded)
-                           : succeeded > 0 ? 0
-                                           : parallelism;
-      for (int64_t n = static_cast<int64_t>(active.size()); n < want; ++n)
-        CreatePod(view, job, std::nullopt);
-      // Parallelism went down: the youngest go.
-      std::sort(active.begin(), active.end(), [](const json& a, const json& b) {
-        return kube::StringAt(a, "/metadata/creationTimestamp"_json_pointer) >
-               kube::StringAt(b, "/metadata/creationTimestamp"_json_pointer);
-      });
-      const size_t keep = static_cast<size_t>(std::max<int64_t>(want, 0));
-      for (size_t i = 0; i + keep < active.size(); ++i) writer_.DeletePod(active[i]);
-    }
+    Scale(view, job, succeeded, completed, active);
     active.clear();
     for (const json& pod : Controlled(view.pods, job))
       if (PodActive(pod) && !writer_.Deleting(pod)) active.push_back(pod);

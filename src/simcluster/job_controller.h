@@ -49,6 +49,9 @@ class JobController {
   void SyncOne(clusterview::View& view, const KindInPass& jobs, const nlohmann::json& job);
   void CreatePod(clusterview::View& view, const nlohmann::json& job, std::optional<int64_t> index);
   void DeleteIfExpired(const nlohmann::json& job);
+  // Creates the pods the Job lacks and deletes those over its parallelism.
+  void Scale(clusterview::View& view, const nlohmann::json& job, int64_t succeeded,
+             const std::set<int64_t>& completed, std::vector<nlohmann::json> active);
 
   kube::Client& client_;
   WorkloadWriter& writer_;

@@ -171,26 +171,11 @@ size_t NaturalWidth(const Column& column) {
   return widest;
 }
 
-}  // namespace
-
-Cell MemoryBar(int64_t used_mib, int64_t total_mib, bool color) {
-  if (used_mib < 0 || total_mib <= 0) return {"-"};
-  constexpr int kCells = 8;
-  double share = std::min(1.0, static_cast<double>(used_mib) / static_cast<double>(total_mib));
-  int filled = static_cast<int>(share * kCells + 0.5);
-  if (used_mib > 0 && filled == 0) filled = 1;  // in use, however little, shows
-  std::string bar;
-  for (int i = 0; i < kCells; ++i) bar += i < filled ? "█" : "░";
-  const char* sgr = share < 0.4 ? "32" : share < 0.7 ? "33" : "31";
-  // The whole cell takes the colour: a cell's text is escaped, so colour
-  // cannot be part of it (table.h).
-  return {absl::StrFormat("%s %4.1f/%.0fG", bar, static_cast<double>(used_mib) / 1024.0,
-                          static_cast<double>(total_mib) / 1024.0),
-          MakeStyle(color, sgr)};
-}
-
-std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& options) {
-  const bool color = options.color;
+// The table's columns, one cell per GPU, all shown; hides in `shown` the
+// optional columns nobody has a value for, and says whether any GPU has a
+// note.
+std::vector<Column> StatusColumns(const Json& gpus, bool color, std::vector<bool>* shown,
+                                  bool* any_note) {
   Style dim = MakeStyle(color, "2");
   auto cell = [&](std::string text) {
     if (text.empty()) text = "-";
@@ -211,7 +196,7 @@ std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& option
       {kMemory, "MEMORY"},
   };
   for (const auto& [id, header] : kHeaders) columns[id].header = header;
-  bool any_model = false, any_note = false, any_product = false, any_memory = false;
+  bool any_model = false, any_note_seen = false, any_product = false, any_memory = false;
   for (const Json& g : gpus) {
     static const std::map<std::string, std::pair<const char*, const char*>> kLabels = {
         {"AVAILABLE", {"● AVAILABLE", "1;32"}},
@@ -226,7 +211,7 @@ std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& option
     std::string product = ShortProduct(Text(g, "product"));
     int64_t used = Number(g, "memory_used_mib"), total = Number(g, "memory_total_mib");
     any_model |= !model.empty();
-    any_note |= !Text(g, "note").empty();
+    any_note_seen |= !Text(g, "note").empty();
     any_product |= !product.empty();
     any_memory |= total > 0;
     columns[kGpu].cells.push_back({std::to_string(Number(g, "gpu_id"))});
@@ -247,10 +232,80 @@ std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& option
     Cell memory = MemoryBar(used, total, color);
     columns[kMemory].cells.push_back(memory.text == "-" ? cell("-") : memory);
   }
+  (*shown)[kModel] = any_model;
+  (*shown)[kProduct] = any_product;
+  (*shown)[kMemory] = any_memory;
+  *any_note = any_note_seen;
+  return columns;
+}
+
+// The richer fields of our own for one GPU: the device, its processes and
+// the reservation in full.
+void AddOwnStatusFields(nlohmann::ordered_json& g, const GpuStatus& s, TimePoint now) {
+  using nlohmann::ordered_json;
+  if (s.info && s.info->error.empty()) {
+    g["product"] = s.info->product_name;
+    g["uuid"] = s.info->uuid;
+    g["pci_bus_id"] = s.info->pci_bus_id;
+    g["memory_used_mib"] = s.info->memory_used_bytes / kMiB;
+    g["memory_total_mib"] = s.info->memory_total_bytes / kMiB;
+  }
+  ordered_json processes = ordered_json::array();
+  for (const alloc::ProcessUsage& p : s.processes) {
+    ordered_json jp = {{"pid", p.pid},
+                       {"user", p.user},
+                       {"command", p.command},
+                       {"used_memory_mib", p.used_memory_bytes / kMiB}};
+    if (p.model) jp["model"] = p.model->model;
+    processes.push_back(jp);
+  }
+  g["processes"] = processes;
+  if (s.reservation) {
+    const Reservation& r = *s.reservation;
+    g["reserved_at"] = FormatTimestamp(r.start);
+    g["duration_seconds"] = Since(r.start, now).count() / 1000;
+    if (r.expires) g["expires_at"] = FormatTimestamp(*r.expires);
+    if (r.process) g["pid"] = r.process->pid;
+    if (!r.command.empty()) g["command"] = r.command;
+    if (!r.job_processes.empty()) {
+      ordered_json pids = ordered_json::array();
+      for (const ProcessRef& p : r.job_processes) pids.push_back(p.pid);
+      g["job_pids"] = pids;
+    }
+    if (r.job_cgroup) g["cgroup"] = *r.job_cgroup;
+    if (r.claim) {
+      g["claim"] = {{"namespace", r.claim->namespace_name},
+                    {"name", r.claim->name},
+                    {"uid", r.claim->uid},
+                    {"pod", r.claim->pod}};
+    }
+    if (!r.forced_over.empty()) g["forced_over"] = r.forced_over;
+  }
+}
+
+}  // namespace
+
+Cell MemoryBar(int64_t used_mib, int64_t total_mib, bool color) {
+  if (used_mib < 0 || total_mib <= 0) return {"-"};
+  constexpr int kCells = 8;
+  double share = std::min(1.0, static_cast<double>(used_mib) / static_cast<double>(total_mib));
+  int filled = static_cast<int>(share * kCells + 0.5);
+  if (used_mib > 0 && filled == 0) filled = 1;  // in use, however little, shows
+  std::string bar;
+  for (int i = 0; i < kCells; ++i) bar += i < filled ? "█" : "░";
+  const char* sgr = share < 0.4 ? "32" : share < 0.7 ? "33" : "31";
+  // The whole cell takes the colour: a cell's text is escaped, so colour
+  // cannot be part of it (table.h).
+  return {absl::StrFormat("%s %4.1f/%.0fG", bar, static_cast<double>(used_mib) / 1024.0,
+                          static_cast<double>(total_mib) / 1024.0),
+          MakeStyle(color, sgr)};
+}
+
+std::string RenderStatusTable(const Json& gpus, const StatusTableOptions& options) {
+  const bool color = options.color;
   std::vector<bool> shown(kColumnCount, true);
-  shown[kModel] = any_model;
-  shown[kProduct] = any_product;
-  shown[kMemory] = any_memory;
+  bool any_note = false;
+  std::vector<Column> columns = StatusColumns(gpus, color, &shown, &any_note);
   auto render = [&](const std::map<ColumnId, size_t>& limits) {
     return MakeTable(columns, shown, gpus.size(), color, limits);
   };
@@ -378,45 +433,7 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
       g["process_info"] = StrCat(UsedMiB(s), "MiB used by ", ProcessCount(s.processes.size()));
     }
     if (!s.error.empty()) g["error"] = s.error;
-    // Richer fields of our own.
-    if (s.info && s.info->error.empty()) {
-      g["product"] = s.info->product_name;
-      g["uuid"] = s.info->uuid;
-      g["pci_bus_id"] = s.info->pci_bus_id;
-      g["memory_used_mib"] = s.info->memory_used_bytes / kMiB;
-      g["memory_total_mib"] = s.info->memory_total_bytes / kMiB;
-    }
-    ordered_json processes = ordered_json::array();
-    for (const alloc::ProcessUsage& p : s.processes) {
-      ordered_json jp = {{"pid", p.pid},
-                         {"user", p.user},
-                         {"command", p.command},
-                         {"used_memory_mib", p.used_memory_bytes / kMiB}};
-      if (p.model) jp["model"] = p.model->model;
-      processes.push_back(jp);
-    }
-    g["processes"] = processes;
-    if (s.reservation) {
-      const Reservation& r = *s.reservation;
-      g["reserved_at"] = FormatTimestamp(r.start);
-      g["duration_seconds"] = Since(r.start, now).count() / 1000;
-      if (r.expires) g["expires_at"] = FormatTimestamp(*r.expires);
-      if (r.process) g["pid"] = r.process->pid;
-      if (!r.command.empty()) g["command"] = r.command;
-      if (!r.job_processes.empty()) {
-        ordered_json pids = ordered_json::array();
-        for (const ProcessRef& p : r.job_processes) pids.push_back(p.pid);
-        g["job_pids"] = pids;
-      }
-      if (r.job_cgroup) g["cgroup"] = *r.job_cgroup;
-      if (r.claim) {
-        g["claim"] = {{"namespace", r.claim->namespace_name},
-                      {"name", r.claim->name},
-                      {"uid", r.claim->uid},
-                      {"pod", r.claim->pod}};
-      }
-      if (!r.forced_over.empty()) g["forced_over"] = r.forced_over;
-    }
+    AddOwnStatusFields(g, s, now);
     out.push_back(g);
   }
   return out;

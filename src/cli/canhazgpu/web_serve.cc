@@ -21,18 +21,14 @@
 namespace canhazgpu::cli {
 namespace {
 
-absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
-  if (!flags.positional.empty()) {
-    return absl::InvalidArgumentError(
-        StrCat("unexpected argument '", flags.positional[0], "' for 'web'"));
-  }
+// --host, --port, --allowed-hosts and --max-client-connections.
+absl::StatusOr<web::ServeOptions> WebServeOptions(const ParsedFlags& flags) {
   int port = 0;
   if (!ParseInt(*flags.Value("port"), &port) || port > 65535) {
     return absl::InvalidArgumentError(
         StrCat("invalid value '", *flags.Value("port"), "' for --port: expected 0 to 65535"));
   }
-  const std::string host = *flags.Value("host");
-  web::ServeOptions options{.host = host, .port = port};
+  web::ServeOptions options{.host = *flags.Value("host"), .port = port};
   if (const auto names = flags.Value("allowed-hosts")) {
     for (std::string_view name : Split(*names, ',', /*skip_empty=*/true)) {
       options.allowed_hosts.emplace_back(Trim(name));
@@ -45,6 +41,26 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
                "' for --max-client-connections: expected 1 to 1000000"));
   }
   options.max_client_connections = per_client;
+  return options;
+}
+
+// The dashboard has no login: say so when more than this machine can reach it.
+void WarnIfPublic(const std::string& host) {
+  if (!web::IsLoopback(host)) {
+    std::fprintf(stderr,
+                 "canhazgpu: warning: listening on %s: anyone who can reach this address sees "
+                 "who uses which GPU (there is no login)\n",
+                 host.c_str());
+  }
+}
+
+absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
+  if (!flags.positional.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("unexpected argument '", flags.positional[0], "' for 'web'"));
+  }
+  ASSIGN_OR_RETURN(web::ServeOptions options, WebServeOptions(flags));
+  const std::string host = options.host;
   // One store for the server's life: the dashboard calls the sources one at
   // a time (dashboard_server.h), and the state must be readable before we
   // say we are listening. The demo's is its own, in a directory of its own,
@@ -107,12 +123,7 @@ absl::Status Serve(Context& ctx, const ParsedFlags& flags) {
   // us, and the server's own thread takes the signal.
   const sigset_t stop = web::StopSignals();
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  if (!web::IsLoopback(host)) {
-    std::fprintf(stderr,
-                 "canhazgpu: warning: listening on %s: anyone who can reach this address sees "
-                 "who uses which GPU (there is no login)\n",
-                 host.c_str());
-  }
+  WarnIfPublic(host);
   options.on_listening = [&host, demo](int bound) {
     std::string shown = host.find(':') != std::string::npos ? StrCat("[", host, "]") : host;
     std::printf("canhazgpu dashboard%s on http://%s:%d/ (Ctrl-C to stop)\n",

@@ -23,6 +23,21 @@ std::vector<std::string> PodOwners(const json& o) {
   return out;
 }
 
+// Whether a pod that stays owns the claim (it is still used), and whether
+// a pod being deleted does.
+std::pair<bool, bool> ClaimOwnership(const json& claim, const std::set<std::string>& live_pods) {
+  bool still_used = false;
+  bool owned_by_chosen = false;
+  for (const std::string& owner : PodOwners(claim)) {
+    if (live_pods.contains(owner)) {
+      still_used = true;
+    } else {
+      owned_by_chosen = true;
+    }
+  }
+  return {still_used, owned_by_chosen};
+}
+
 }  // namespace
 
 absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
@@ -75,16 +90,7 @@ absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
   }
   plan.targets.insert(plan.targets.end(), chosen_pods.begin(), chosen_pods.end());
   for (const json& c : claims) {
-    const std::vector<std::string> owners = PodOwners(c);
-    bool owned_by_chosen = false;
-    bool still_used = false;
-    for (const std::string& owner : owners) {
-      if (live_pods.contains(owner)) {
-        still_used = true;
-      } else {
-        owned_by_chosen = true;
-      }
-    }
+    const auto [still_used, owned_by_chosen] = ClaimOwnership(c, live_pods);
     if (still_used) continue;  // a shared claim goes with its last pod
     // A claim of a deleted pod goes with it (the garbage collector); one
     // no pod owns is a leftover: of a run that never made its pod, or a

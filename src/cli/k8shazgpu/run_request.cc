@@ -38,6 +38,30 @@ bool ValidEnvName(std::string_view name) {
   return true;
 }
 
+// --share NAME and --share-with USER,...: a claim other runs may use.
+absl::Status ParseSharing(const ParsedFlags& flags, RunRequest& r) {
+  if (auto v = flags.Value("share")) {
+    if (!ValidObjectName(*v)) {
+      return absl::InvalidArgumentError(StrCat(
+          "--share '", *v, "' is not a valid claim name (lower-case letters, digits, '-', '.')"));
+    }
+    r.share = *v;
+  }
+  if (auto v = flags.Value("share-with")) {
+    if (r.share.empty()) return absl::InvalidArgumentError("--share-with needs --share NAME");
+    for (std::string_view user : Split(*v, ',', /*skip_empty=*/true)) {
+      std::string name(Trim(user));
+      if (name != "*" && UserLabelValue(name) != name) {
+        return absl::InvalidArgumentError(StrCat(
+            "--share-with: '", name, "' is not a user name (letters, digits, '.', '_', '-')"));
+      }
+      r.share_with.push_back(std::move(name));
+    }
+    if (r.share_with.empty()) return absl::InvalidArgumentError("--share-with names nobody");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<FlagSpec> PlacementFlags() {
@@ -158,25 +182,7 @@ absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDe
   if (auto node = flags.Value("node")) r.node = *node;
   ASSIGN_OR_RETURN(r.wants, ParseDeviceWants(flags));
   if (auto v = flags.Value("class")) r.device_class = *v;
-  if (auto v = flags.Value("share")) {
-    if (!ValidObjectName(*v)) {
-      return absl::InvalidArgumentError(StrCat(
-          "--share '", *v, "' is not a valid claim name (lower-case letters, digits, '-', '.')"));
-    }
-    r.share = *v;
-  }
-  if (auto v = flags.Value("share-with")) {
-    if (r.share.empty()) return absl::InvalidArgumentError("--share-with needs --share NAME");
-    for (std::string_view user : Split(*v, ',', /*skip_empty=*/true)) {
-      std::string name(Trim(user));
-      if (name != "*" && UserLabelValue(name) != name) {
-        return absl::InvalidArgumentError(StrCat(
-            "--share-with: '", name, "' is not a user name (letters, digits, '.', '_', '-')"));
-      }
-      r.share_with.push_back(std::move(name));
-    }
-    if (r.share_with.empty()) return absl::InvalidArgumentError("--share-with names nobody");
-  }
+  RETURN_IF_ERROR(ParseSharing(flags, r));
   if (auto v = flags.Value("name")) {
     if (!ValidObjectName(*v)) {
       return absl::InvalidArgumentError(StrCat(
