@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "cel/quantity.h"
 #include "cel/semver.h"
+#include "core/quantity.h"
 
 namespace canhazgpu::cel {
 

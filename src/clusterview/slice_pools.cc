@@ -5,8 +5,8 @@
 #include <set>
 #include <utility>
 
+#include "core/quantity.h"
 #include "core/strings.h"
-#include "kube/quantity.h"
 
 namespace canhazgpu::clusterview {
 namespace {
@@ -26,7 +26,7 @@ absl::StatusOr<std::map<std::string, int64_t>> CountersFrom(
     const std::map<std::string, kube::Counter>& counters) {
   std::map<std::string, int64_t> out;
   for (const auto& [name, counter] : counters) {
-    auto value = kube::ParseQuantity(counter.value);
+    auto value = QuantityValue(counter.value);
     if (!value.ok()) {
       return absl::InvalidArgumentError(StrCat("counter ", name, ": ", value.status().message()));
     }
@@ -122,7 +122,7 @@ absl::StatusOr<dra::Device> DeviceFromSlice(const kube::Device& device) {
     out.attributes[name] = *std::move(value);
   }
   for (const auto& [name, capacity] : device.capacity) {
-    auto value = kube::ParseQuantity(capacity.value);
+    auto value = QuantityValue(capacity.value);
     if (!value.ok()) {
       return absl::InvalidArgumentError(
           StrCat(where, "capacity ", name, ": ", value.status().message()));

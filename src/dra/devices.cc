@@ -208,7 +208,7 @@ cel::Value CelDevice(const Device& device, std::string_view driver) {
     attributes.emplace_back(name, std::move(value));
   }
   for (const auto& [name, bytes] : device.capacity) {
-    capacity.emplace_back(name, cel::Value::FromQuantity(cel::Quantity::FromInt(bytes)));
+    capacity.emplace_back(name, cel::Value::FromQuantity(Quantity::FromInt(bytes)));
   }
   return cel::MakeDraDevice(driver, attributes, capacity);
 }

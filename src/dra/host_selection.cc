@@ -4,8 +4,8 @@
 #include <set>
 
 #include "cel/program.h"
-#include "cel/quantity.h"
 #include "core/check.h"
+#include "core/quantity.h"
 #include "core/strings.h"
 #include "dra/allocator.h"
 
@@ -76,7 +76,7 @@ absl::StatusOr<std::vector<std::string>> DeviceWants::Selectors(std::string_view
   if (mig_profile)
     out.push_back(StrCat(Attribute(driver, "profile"), " == ", CelString(*mig_profile)));
   if (min_memory) {
-    absl::StatusOr<cel::Quantity> q = cel::Quantity::Parse(*min_memory);
+    absl::StatusOr<Quantity> q = Quantity::Parse(*min_memory);
     if (!q.ok() || q->Sign() < 0) {
       return absl::InvalidArgumentError(StrCat("--min-memory '", *min_memory,
                                                "' is not a size; use a quantity like 40Gi or 80G"));

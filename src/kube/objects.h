@@ -16,4 +16,3 @@
 #include "kube/objects_gpu_status.h"
 #include "kube/objects_meta.h"
 #include "kube/objects_resource.h"
-#include "kube/quantity.h"

@@ -15,12 +15,12 @@
 #include "absl/strings/numbers.h"
 #include "cacheagent/cache_agent.h"
 #include "cacheagent/disk_budget.h"
-#include "cel/quantity.h"
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
 #include "cli/common/listen_address.h"
 #include "cli/common/stop_signals.h"
 #include "core/duration.h"
+#include "core/quantity.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "cri/runtime_socket.h"
@@ -224,7 +224,7 @@ int Main(const std::vector<std::string>& args) {
       }
       disk_limit_bytes = *share;
     }
-  } else if (absl::StatusOr<cel::Quantity> quantity = cel::Quantity::Parse(limit); quantity.ok()) {
+  } else if (absl::StatusOr<Quantity> quantity = Quantity::Parse(limit); quantity.ok()) {
     disk_limit_bytes = quantity->AsInt64();
   }
   if (!disk_limit_bytes || *disk_limit_bytes < 0) {

@@ -1,11 +1,11 @@
-#include "cel/quantity.h"
+#include "core/quantity.h"
 
 #include <cmath>
 #include <limits>
 
 #include "core/strings.h"
 
-namespace canhazgpu::cel {
+namespace canhazgpu {
 namespace {
 
 using int128 = __int128;
@@ -139,6 +139,41 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
   return q;
 }
 
+absl::StatusOr<int64_t> Quantity::CeilToInt64() const {
+  const auto too_large = [this] {
+    return absl::OutOfRangeError(StrCat("quantity ", ToString(), " does not fit in 64 bits"));
+  };
+  int128 value = mantissa_;
+  if (exponent_ > 0) {
+    if (exponent_ > kMaxDigits || value > kPowers.limit[exponent_] ||
+        value < -kPowers.limit[exponent_]) {
+      return too_large();
+    }
+    value *= Pow10(exponent_);
+  } else if (exponent_ < 0) {
+    // |mantissa| < 10^39, so past that many places the value is a fraction.
+    const int128 divisor = -exponent_ > kMaxDigits ? 0 : Pow10(-exponent_);
+    if (divisor == 0) {
+      value = Sign();
+    } else {
+      const int128 whole = value / divisor;
+      value = whole + (whole * divisor != value ? Sign() : 0);
+    }
+  }
+  if (value > std::numeric_limits<int64_t>::max() || value < std::numeric_limits<int64_t>::min()) {
+    return too_large();
+  }
+  return static_cast<int64_t>(value);
+}
+
+absl::StatusOr<int64_t> QuantityValue(std::string_view text) {
+  absl::StatusOr<Quantity> q = Quantity::Parse(text);
+  if (!q.ok()) return q.status();
+  absl::StatusOr<int64_t> value = q->CeilToInt64();
+  if (!value.ok()) return BadQuantity(text, "does not fit in 64 bits");
+  return value;
+}
+
 Quantity Quantity::FromInt(int64_t value) {
   Quantity q;
   q.mantissa_ = value;
@@ -220,4 +255,4 @@ std::string Quantity::ToString() const {
   return out;
 }
 
-}  // namespace canhazgpu::cel
+}  // namespace canhazgpu

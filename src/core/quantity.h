@@ -1,6 +1,7 @@
 // Kubernetes resource quantities ("40Gi", "200M", "1.5", "2000m") as exact
 // decimals, with the comparisons and arithmetic of the Kubernetes CEL
-// quantity library (apimachinery pkg/api/resource). A value is
+// quantity library (apimachinery pkg/api/resource). The one parser of
+// quantities: CEL's quantity(), --min-memory, capacities and counters. A value is
 // mantissa * 10^exponent; binary suffixes are multiplied out exactly.
 #pragma once
 
@@ -11,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace canhazgpu::cel {
+namespace canhazgpu {
 
 class Quantity {
  public:
@@ -31,6 +32,9 @@ class Quantity {
   double AsApproximateFloat() const;
   absl::StatusOr<Quantity> Add(const Quantity& other) const;
   absl::StatusOr<Quantity> Sub(const Quantity& other) const;
+  // Kubernetes' Value(): rounded up, away from zero, to an integer ("500m"
+  // -> 1, "-1.5" -> -2); OutOfRange "does not fit in 64 bits" past int64.
+  absl::StatusOr<int64_t> CeilToInt64() const;
   // Plain decimal text ("42949672960", "1.5", "-0.002").
   std::string ToString() const;
 
@@ -42,4 +46,11 @@ class Quantity {
   bool compact_ = true;
 };
 
-}  // namespace canhazgpu::cel
+// A quantity's value as resource.Quantity.Value() gives it, rounded up away
+// from zero: "40Gi" -> 42949672960, "1.5k" -> 1500, "500m" -> 1, "1e3" ->
+// 1000. InvalidArgument, in one line naming the text, for anything
+// Quantity::Parse refuses and for a value beyond int64. For code that
+// compares or adds capacities kept as the strings the server sent.
+absl::StatusOr<int64_t> QuantityValue(std::string_view text);
+
+}  // namespace canhazgpu
