@@ -52,6 +52,41 @@ bool Align(int128 a, int ea, int128 b, int eb, int128* out_a, int128* out_b, int
   return true;
 }
 
+// The suffix after the number: a decimal one (n u m k M G T P E) or
+// exponent (e3, E-2) adds to `exponent`; a binary one (Ki..Ei) sets
+// `binary_power`. False for anything else.
+bool ReadQuantitySuffix(std::string_view suffix, int* exponent, int* binary_power) {
+  static constexpr std::pair<std::string_view, int> kDecimal[] = {
+      {"", 0},  {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
+      {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
+  static constexpr std::pair<std::string_view, int> kBinary[] = {
+      {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
+  for (auto [name, power] : kDecimal) {
+    if (suffix == name) {
+      *exponent += power;
+      return true;
+    }
+  }
+  for (auto [name, power] : kBinary) {
+    if (suffix == name) {
+      *binary_power = power;
+      return true;
+    }
+  }
+  if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) return false;
+  size_t i = 1;
+  bool negative = false;
+  if (suffix[i] == '+' || suffix[i] == '-') negative = suffix[i++] == '-';
+  if (i >= suffix.size()) return false;
+  int value = 0;
+  for (; i < suffix.size(); ++i) {
+    if (suffix[i] < '0' || suffix[i] > '9' || value > 1000) return false;
+    value = value * 10 + (suffix[i] - '0');
+  }
+  *exponent += negative ? -value : value;
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
@@ -86,36 +121,11 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
                        "quantities must match the regular expression "
                        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
   }
-  std::string_view suffix = text.substr(pos);
   int exponent = -fraction_digits;
   int binary_power = 0;
-  static constexpr std::pair<std::string_view, int> kDecimal[] = {
-      {"", 0},  {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
-      {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
-  static constexpr std::pair<std::string_view, int> kBinary[] = {
-      {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
-  bool matched = false;
-  for (auto [name, power] : kDecimal) {
-    if (suffix == name) exponent += power, matched = true;
+  if (!ReadQuantitySuffix(text.substr(pos), &exponent, &binary_power)) {
+    return BadQuantity(text, "unable to parse quantity's suffix");
   }
-  for (auto [name, power] : kBinary) {
-    if (suffix == name) binary_power = power, matched = true;
-  }
-  if (!matched && suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
-    size_t i = 1;
-    bool exp_negative = false;
-    if (suffix[i] == '+' || suffix[i] == '-') exp_negative = suffix[i++] == '-';
-    int value = 0;
-    bool ok = i < suffix.size();
-    for (; i < suffix.size() && ok; ++i) {
-      if (suffix[i] < '0' || suffix[i] > '9' || value > 1000)
-        ok = false;
-      else
-        value = value * 10 + (suffix[i] - '0');
-    }
-    if (ok) exponent += exp_negative ? -value : value, matched = true;
-  }
-  if (!matched) return BadQuantity(text, "unable to parse quantity's suffix");
   Quantity q;
   q.compact_ = digits <= 18 && !(binary_power > 0 && fraction_digits > 0);
   if (binary_power > 0) {

@@ -361,22 +361,27 @@ TEST(NodeDaemonFlagsTest, MissingNodeNameAndBadFlagsAreOneLineUsageErrors) {
   CliResult bad =
       RunProgram({K8SHAZGPU_NODE_BINARY, "--node-name", "n", "--log-format", "xml"}, {});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_THAT(bad.err, HasSubstr("--log-format: expected text or json"));
+  EXPECT_THAT(bad.err, HasSubstr("invalid value 'xml' for --log-format: expected text or json"));
 }
 
 TEST(NodeDaemonFlagsTest, BadCacheFlagsAreOneLineUsageErrors) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--cache", "yes"}, "--cache: expected on or off, got 'yes'"},
+      {{"--cache", "yes"}, "invalid value 'yes' for --cache: expected on or off"},
       {{"--cache-disk-limit", "lots"}, "--cache-disk-limit: expected a byte count"},
       {{"--cache-disk-limit", "-5Gi"}, "--cache-disk-limit: expected a byte count"},
-      {{"--cache-workers", "0"}, "--cache-workers: expected 1 to 64, got '0'"},
+      {{"--cache-workers", "0"},
+       "invalid value '0' for --cache-workers: expected an integer from 1 to 64"},
       {{"--cache-disk-limit", "150%"}, "--cache-disk-limit: a share of the disk must be 1% to"},
       {{"--cache-disk-limit", "x%"}, "--cache-disk-limit: expected a byte count"},
-      {{"--cache-pull-deadline", "soon"}, "--cache-pull-deadline: "},
-      {{"--cache-local-git", "yes"}, "--cache-local-git: expected on or off, got 'yes'"},
+      {{"--cache-pull-deadline", "soon"}, "invalid duration 'soon'"},
+      {{"--cache-local-git", "yes"},
+       "invalid value 'yes' for --cache-local-git: expected on or off"},
       {{"--kube-api-qps", "0"}, "--kube-api-qps: expected a number above 0 up to 10000, got '0'"},
       {{"--kube-api-qps", "nan"}, "--kube-api-qps: expected a number above 0"},
-      {{"--kube-api-burst", "many"}, "--kube-api-burst: expected 1 to 100000, got 'many'"},
+      {{"--kube-api-burst", "many"},
+       "invalid value 'many' for --kube-api-burst: expected an integer from 1 to 100000"},
+      {{"--provider", "intel"},
+       "invalid value 'intel' for --provider: expected nvidia, amd or fake"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {K8SHAZGPU_NODE_BINARY, "--node-name", "n"};

@@ -4,10 +4,20 @@
 
 #include "core/duration.h"
 #include "core/gpu_ids.h"
+#include "core/quantity.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli {
 namespace {
+
+// "text or json", "nvidia, amd or fake".
+std::string ChoiceList(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    out += StrCat(i == 0 ? "" : (i + 1 == choices.size() ? " or " : ", "), choices[i]);
+  }
+  return out;
+}
 
 const FlagSpec* FindLong(const std::vector<FlagSpec>& specs, std::string_view name) {
   for (const FlagSpec& s : specs) {
@@ -155,6 +165,17 @@ absl::Status CheckFlagValue(const FlagSpec& spec, const std::string& value) {
     case FlagKind::kGpuIds:
       if (auto ids = ParseGpuIds(value); !ids.ok()) return ids.status();
       return absl::OkStatus();
+    case FlagKind::kChoice:
+      if (std::find(spec.choices.begin(), spec.choices.end(), value) != spec.choices.end()) {
+        return absl::OkStatus();
+      }
+      return absl::InvalidArgumentError(StrCat("expected ", ChoiceList(spec.choices)));
+    case FlagKind::kQuantity: {
+      absl::StatusOr<int64_t> bytes = QuantityValue(value);
+      if (!bytes.ok()) return bytes.status();
+      if (*bytes < 0) return absl::InvalidArgumentError("expected a quantity of at least 0");
+      return absl::OkStatus();
+    }
   }
   return absl::OkStatus();
 }

@@ -23,6 +23,8 @@ enum class FlagKind {
   kDuration,     // 30m, 2h, 1h30m
   kGpuIds,       // 1,3
   kList,         // comma-separated on the command line and in the environment
+  kChoice,       // one of FlagSpec::choices
+  kQuantity,     // a Kubernetes quantity of at least 0 (500Gi, 1.5T); QuantityValue reads it
 };
 
 struct FlagSpec {
@@ -35,8 +37,9 @@ struct FlagSpec {
   // The largest value of a kCount or kPositiveInt flag. Every integer flag is
   // bounded, so no value wraps when it is scaled (MiB to bytes, days to ms).
   int64_t max = std::numeric_limits<int32_t>::max();
-  std::string default_value;  // applied when no layer sets the flag
-  bool config_only = false;   // a setting, not accepted on the command line
+  std::vector<std::string> choices;  // the values a kChoice flag takes
+  std::string default_value;         // applied when no layer sets the flag
+  bool config_only = false;          // a setting, not accepted on the command line
   // When this flag and `overrides` are both set by different layers, the
   // one from the higher layer wins (a --wait flag beats nonblock: true in a
   // config file); set by the same layer they are left for the command to

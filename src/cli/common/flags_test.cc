@@ -20,6 +20,22 @@ std::string Error(std::vector<std::string> args) {
   return parsed.ok() ? "" : std::string(parsed.status().message());
 }
 
+TEST(FlagsTest, AChoiceTakesOnlyItsValuesAndSaysWhichTheyAre) {
+  const FlagSpec format{
+      .name = "log-format", .kind = FlagKind::kChoice, .choices = {"text", "json", "logfmt"}};
+  EXPECT_TRUE(CheckFlagValue(format, "json").ok());
+  EXPECT_EQ(CheckFlagValue(format, "JSON").message(), "expected text, json or logfmt");
+  EXPECT_EQ(CheckFlagValue(format, "").message(), "expected text, json or logfmt");
+}
+
+TEST(FlagsTest, AQuantityIsAKubernetesQuantityOfAtLeastZero) {
+  const FlagSpec limit{.name = "memory", .kind = FlagKind::kQuantity};
+  for (const char* ok : {"0", "500Gi", "1.5T", "40e9"}) EXPECT_TRUE(CheckFlagValue(limit, ok).ok());
+  EXPECT_EQ(CheckFlagValue(limit, "-5Gi").message(), "expected a quantity of at least 0");
+  EXPECT_THAT(CheckFlagValue(limit, "5GB").message(), HasSubstr("invalid quantity '5GB'"));
+  EXPECT_THAT(CheckFlagValue(limit, "9Ei").message(), HasSubstr("does not fit in 64 bits"));
+}
+
 TEST(FlagsTest, Issue14IntegerFlagsAreRangeChecked) {
   const FlagSpec threshold{.name = "memory-threshold", .kind = FlagKind::kCount, .max = 16777216};
   EXPECT_TRUE(CheckFlagValue(threshold, "0").ok());

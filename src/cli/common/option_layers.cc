@@ -72,8 +72,8 @@ std::string OptionKey(std::string_view scope, std::string_view flag) {
   return scope.empty() ? std::string(flag) : StrCat(scope, ".", flag);
 }
 
-std::string EnvName(std::string_view key) {
-  std::string out = StrCat("CANHAZGPU_", absl::AsciiStrToUpper(std::string(key)));
+std::string EnvName(std::string_view key, std::string_view prefix) {
+  std::string out = StrCat(prefix, absl::AsciiStrToUpper(std::string(key)));
   std::replace_if(
       out.begin(), out.end(), [](char c) { return c == '.' || c == '-'; }, '_');
   return out;
@@ -93,7 +93,7 @@ absl::Status ApplyOptionLayers(const OptionScope& scope, const OptionSources& so
       continue;
     }
     if (flags.switches.contains(spec.name)) continue;
-    const std::string env_name = EnvName(key);
+    const std::string env_name = EnvName(key, sources.env_prefix);
     if (std::optional<std::string> env = sources.getenv ? sources.getenv(env_name) : std::nullopt;
         env && !env->empty()) {
       if (absl::Status s = Store(spec, *env, {FlagSource::kEnvironment, env_name}, flags);

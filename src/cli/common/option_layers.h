@@ -29,12 +29,15 @@ std::string OptionKey(std::string_view scope, std::string_view flag);
 
 // CANHAZGPU_RUN_TIMEOUT for "run.timeout": upper case, `.` and `-` as `_`.
 // Config file keys are matched the same way, so `memory.threshold`,
-// `memory-threshold` and `memory_threshold` name one option.
-std::string EnvName(std::string_view key);
+// `memory-threshold` and `memory_threshold` name one option. k8shazgpu-node
+// reads K8SHAZGPU_<FLAG> instead (its DaemonSet's way).
+inline constexpr std::string_view kEnvPrefix = "CANHAZGPU_";
+std::string EnvName(std::string_view key, std::string_view prefix = kEnvPrefix);
 
 struct OptionSources {
   const config::ConfigFile* file = nullptr;  // none when null
   std::function<std::optional<std::string>(const std::string& name)> getenv;
+  std::string_view env_prefix = kEnvPrefix;
 };
 
 // Gives every flag of `scope` that the command line left unset its value

@@ -74,6 +74,7 @@ TEST(OptionNamesTest, EnvNameMapsDotsAndDashesToUnderscores) {
   EXPECT_EQ(EnvName("run.timeout"), "CANHAZGPU_RUN_TIMEOUT");
   EXPECT_EQ(EnvName("memory-threshold"), "CANHAZGPU_MEMORY_THRESHOLD");
   EXPECT_EQ(EnvName("memory.threshold"), "CANHAZGPU_MEMORY_THRESHOLD");
+  EXPECT_EQ(EnvName("node-name", "K8SHAZGPU_"), "K8SHAZGPU_NODE_NAME");
   EXPECT_EQ(OptionKey("", "state"), "state");
   EXPECT_EQ(OptionKey("reserve", "duration"), "reserve.duration");
 }
@@ -98,6 +99,19 @@ TEST_F(OptionLayersTest, FlagBeatsEnvBeatsFileBeatsDefault) {
   auto from_flag = Resolve({"--gpus", "4"});
   EXPECT_EQ(from_flag->Value("gpus"), "4");
   EXPECT_EQ(DescribeOrigin(from_flag->origins["gpus"]), "command line");
+}
+
+// k8shazgpu-node reads K8SHAZGPU_<FLAG>, as its DaemonSet sets them.
+TEST_F(OptionLayersTest, AnotherProgramsPrefixNamesItsVariables) {
+  env_["CANHAZGPU_RUN_GPUS"] = "2";
+  env_["K8SHAZGPU_RUN_GPUS"] = "5";
+  OptionSources sources = Sources();
+  sources.env_prefix = "K8SHAZGPU_";
+  absl::StatusOr<ParsedFlags> flags = ParseFlags({}, kRun.specs, kRun.scope);
+  ASSERT_TRUE(flags.ok());
+  ASSERT_TRUE(ApplyOptionLayers(kRun, sources, *flags).ok());
+  EXPECT_EQ(flags->Value("gpus"), "5");
+  EXPECT_EQ(DescribeOrigin(flags->origins["gpus"]), "K8SHAZGPU_RUN_GPUS");
 }
 
 TEST_F(OptionLayersTest, FileKeysMatchWhateverTheSeparator) {
