@@ -129,5 +129,46 @@ TEST(TypesTest, NodeNameFallsBackToTheObjectName) {
   EXPECT_TRUE(s->items.empty());
 }
 
+// The objects as the JSON builders before the typed objects wrote them
+// (issue 32, item 3): the same bytes on the wire.
+TEST(TypesTest, TheObjectIsTheOneWrittenBeforeItWasTyped) {
+  EXPECT_EQ(
+      PlanToJson(FullPlan()).dump(),
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"CachePlan","metadata":{"name":"default"},"spec":{"items":[{"image":{"ref":"vllm/vllm-openai:v0.6.3"},"name":"vllm-image","type":"image"},{"gitRepo":{"branch":"main","url":"https://github.com/vllm-project/vllm"},"name":"vllm-repo","pullSecretRef":{"name":"git-token","namespace":"ml"},"refreshRequestedAt":"2026-11-24T10:00:00Z","scope":{"nodeSelector":{"gpu":"h100"}},"type":"gitRepo"},{"hfModel":{"allowPatterns":["*.json","*.safetensors"],"repoId":"Qwen/Qwen2.5-0.5B","revision":"main"},"name":"qwen","type":"hfModel"}]},"status":{"conditions":[{"lastTransitionTime":"2026-11-24T10:00:00Z","message":"1 of 6 failed","reason":"ItemsFailed","status":"False","type":"Ready"}],"summary":{"failed":1,"items":3,"nodes":2,"pending":0,"pulling":1,"ready":4}}})");
+  // No items and no status: the list is written empty and status left out;
+  // a status with zero counts and no conditions still writes them all.
+  EXPECT_EQ(
+      PlanToJson(CachePlan{.name = "empty"}).dump(),
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"CachePlan","metadata":{"name":"empty"},"spec":{"items":[]}})");
+  EXPECT_EQ(
+      PlanToJson(CachePlan{.name = "zero", .status = PlanStatus{}}).dump(),
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"CachePlan","metadata":{"name":"zero"},"spec":{"items":[]},"status":{"conditions":[],"summary":{"failed":0,"items":0,"nodes":0,"pending":0,"pulling":0,"ready":0}}})");
+  NodeCacheStatus status{.node_name = "node-a",
+                         .items = {{.plan = "default",
+                                    .name = "vllm-image",
+                                    .type = kImage,
+                                    .state = kPending,
+                                    .last_checked = "2026-11-24T10:00:00Z"},
+                                   {.plan = "default",
+                                    .name = "qwen",
+                                    .type = kHfModel,
+                                    .state = kReady,
+                                    .bytes_done = 99,
+                                    .bytes_total = 99,
+                                    .commit = "abc",
+                                    .revision = "main",
+                                    .size_bytes = 99,
+                                    .last_used = "2026-11-24T09:00:00Z"}},
+                         .disk = {.used_bytes = 99, .limit_bytes = 0},
+                         .last_update = "2026-11-24T10:00:01Z"};
+  EXPECT_EQ(
+      NodeStatusToJson(status).dump(),
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeCacheStatus","metadata":{"name":"node-a"},"spec":{},"status":{"disk":{"limitBytes":0,"usedBytes":99},"items":[{"lastChecked":"2026-11-24T10:00:00Z","name":"vllm-image","plan":"default","state":"Pending","type":"image"},{"bytesDone":99,"bytesTotal":99,"commit":"abc","lastUsed":"2026-11-24T09:00:00Z","name":"qwen","plan":"default","revision":"main","sizeBytes":99,"state":"Ready","type":"hfModel"}],"lastUpdate":"2026-11-24T10:00:01Z","nodeName":"node-a"}})");
+  // Nothing planned here yet: the empty list, both disk values and spec.
+  EXPECT_EQ(
+      NodeStatusToJson(NodeCacheStatus{.node_name = "node-b"}).dump(),
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeCacheStatus","metadata":{"name":"node-b"},"spec":{},"status":{"disk":{"limitBytes":0,"usedBytes":0},"items":[],"nodeName":"node-b"}})");
+}
+
 }  // namespace
 }  // namespace canhazgpu::cacheplan
