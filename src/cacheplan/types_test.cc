@@ -59,24 +59,44 @@ TEST(TypesTest, WritingEmitsOnlyWhatIsSet) {
   EXPECT_EQ(ItemToJson(repo)["gitRepo"], (json{{"url", "file:///r"}}));
 }
 
-TEST(TypesTest, ReadingToleratesUnknownAndMistypedFields) {
+// Fields a newer writer added are kept; a field of the wrong type is an
+// error naming it, not a value read as absent (issue 32, item 3).
+TEST(TypesTest, ReadingKeepsUnknownFieldsAndNamesMistypedOnes) {
   const json j = json::parse(R"({
     "metadata": {"name": "p", "resourceVersion": "42", "labels": {"a": "b"}},
     "spec": {"future": true, "items": [
       {"name": "a", "type": "image", "image": {"ref": "nginx", "platform": "arm64"}, "extra": 1},
-      {"name": "b", "type": "gitRepo", "gitRepo": {"url": 5, "branch": "dev"}}
+      {"name": "b", "type": "gitRepo", "gitRepo": {"url": "https://x/r", "branch": "dev"}}
     ]},
-    "status": {"summary": {"items": "two"}, "conditions": "none"}
+    "status": {"summary": {"items": 2, "later": 1}, "conditions": []}
   })");
   absl::StatusOr<CachePlan> plan = PlanFromJson(j);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->resource_version, "42");
   ASSERT_EQ(plan->items.size(), 2u);
   EXPECT_EQ(plan->items[0].image->ref, "nginx");
-  EXPECT_EQ(plan->items[1].git_repo->url, "");  // mistyped: reads as absent
   EXPECT_EQ(plan->items[1].git_repo->branch, "dev");
-  EXPECT_EQ(plan->status->summary.items, 0);
-  EXPECT_TRUE(plan->status->conditions.empty());
+  EXPECT_EQ(plan->status->summary.items, 2);
+  absl::StatusOr<CachePlanObject> object = CachePlanObject::FromJson(j);
+  ASSERT_TRUE(object.ok()) << object.status();
+  EXPECT_EQ(object->ToJson(), j);
+
+  auto mistyped = [&](const char* pointer, const json& value) {
+    json bad = j;
+    bad[json::json_pointer(pointer)] = value;
+    return std::string(PlanFromJson(bad).status().message());
+  };
+  EXPECT_EQ(mistyped("/spec/items/1/gitRepo/url", 5),
+            "CachePlan p: spec.items[1].gitRepo.url: expected a string, got number");
+  EXPECT_EQ(mistyped("/status/summary/items", "two"),
+            "CachePlan p: status.summary.items: expected an integer, got string");
+  EXPECT_EQ(mistyped("/status/conditions", "none"),
+            "CachePlan p: status.conditions: expected a list, got string");
+  EXPECT_EQ(
+      std::string(NodeStatusFromJson(json::parse(R"({"status": {"items": [{"bytesDone": "1"}]}})"))
+                      .status()
+                      .message()),
+      "NodeCacheStatus: status.items[0].bytesDone: expected an integer, got string");
 }
 
 TEST(TypesTest, ReadingRefusesItemsThatAreNotObjects) {
