@@ -41,6 +41,41 @@ bool Floats(const CacheItem& item) {
   return false;  // images: the runtime keeps a tag's image until asked again
 }
 
+// A Node's labels (metadata.labels), the string ones.
+cacheplan::Labels LabelsOf(const nlohmann::json& node) {
+  cacheplan::Labels labels;
+  const nlohmann::json metadata = node.value("metadata", nlohmann::json::object());
+  if (const auto& l = metadata.value("labels", nlohmann::json::object()); l.is_object()) {
+    for (const auto& [k, v] : l.items()) {
+      if (v.is_string()) labels[k] = v.get<std::string>();
+    }
+  }
+  return labels;
+}
+
+// metadata.resourceVersion of an object the API server returned.
+std::string ResourceVersionOf(const nlohmann::json& object) {
+  return kube::StringAt(object, nlohmann::json::json_pointer("/metadata/resourceVersion"));
+}
+
+// The NodeCacheStatus to create: `object` without a version, labelled with
+// the node's hostname and, when the Node's uid is known, owned by the Node
+// so that deleting the Node deletes its report.
+cacheplan::NodeCacheStatusObject NewStatusObject(cacheplan::NodeCacheStatusObject object,
+                                                 const std::string& node_uid) {
+  const std::string& node = object.metadata.name;
+  object.metadata.resource_version.clear();
+  object.metadata.labels["kubernetes.io/hostname"] = node;
+  if (!node_uid.empty()) {
+    kube::OwnerReference& owner = object.metadata.owner_references.emplace_back();
+    owner.api_version = "v1";
+    owner.kind = "Node";
+    owner.name = node;
+    owner.uid = node_uid;
+  }
+  return object;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CacheAgent>> CacheAgent::Start(CacheAgentOptions options,
@@ -189,16 +224,28 @@ absl::Status CacheAgent::Reconcile() {
   absl::StatusOr<nlohmann::json> plans = client_.ListAll(cacheplan::kCachePlans, "");
   if (!plans.ok()) return plans.status();
 
-  std::map<std::string, std::string> labels;
-  if (const auto& l = (*node)["metadata"].value("labels", nlohmann::json::object());
-      l.is_object()) {
-    for (const auto& [k, v] : l.items()) {
-      if (v.is_string()) labels[k] = v.get<std::string>();
-    }
+  const cacheplan::Labels labels = LabelsOf(*node);
+  const Desired desired = DesiredItems(*plans, labels);
+  const TimePoint now = clock_.Now();
+  std::lock_guard<std::mutex> lock(mu_);
+  node_labels_ = labels;
+  node_uid_ = (*node)["metadata"].value("uid", "");
+  DropUnplannedLocked(desired);
+  std::set<std::filesystem::path> wanted;
+  for (const auto& [key, want] : desired) {
+    const CacheItem& item = want.first;
+    if (auto folder = ItemFolder(options_.cache_root, item); !folder.empty()) wanted.insert(folder);
+    ReconcileEntryLocked(key, item, want.second, now);
   }
+  TrackUnwantedFoldersLocked(wanted, now);
+  return absl::OkStatus();
+}
+
+CacheAgent::Desired CacheAgent::DesiredItems(const nlohmann::json& plans,
+                                             const cacheplan::Labels& labels) const {
   // What applies here, with items a plan got wrong kept as failures.
-  std::map<Key, std::pair<CacheItem, std::string>> desired;  // item, validation error
-  for (const nlohmann::json& object : (*plans)["items"]) {
+  Desired desired;
+  for (const nlohmann::json& object : plans["items"]) {
     absl::StatusOr<cacheplan::CachePlan> plan = cacheplan::PlanFromJson(object);
     if (!plan.ok()) continue;
     for (const CacheItem& item : plan->items) {
@@ -208,11 +255,10 @@ absl::Status CacheAgent::Reconcile() {
       desired[{plan->name, item.name}] = {item, valid.ok() ? "" : std::string(valid.message())};
     }
   }
+  return desired;
+}
 
-  const TimePoint now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
-  node_labels_ = labels;
-  node_uid_ = (*node)["metadata"].value("uid", "");
+void CacheAgent::DropUnplannedLocked(const Desired& desired) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (desired.count(it->first) == 0) {
       it->second.cancel->store(true);
@@ -224,66 +270,74 @@ absl::Status CacheAgent::Reconcile() {
       ++it;
     }
   }
-  std::set<std::filesystem::path> wanted;
-  for (auto& [key, want] : desired) {
-    const CacheItem& item = want.first;
-    if (auto folder = ItemFolder(options_.cache_root, item); !folder.empty()) wanted.insert(folder);
-    auto [it, added] = entries_.try_emplace(key);
-    Entry& entry = it->second;
-    if (!added && WithoutRefresh(entry.item) != WithoutRefresh(item)) {
-      // Changed: what is running fetches the old thing.
-      entry.cancel->store(true);
-      entry.cancel = std::make_shared<std::atomic<bool>>(false);
-      ++entry.generation;
-      entry.done_at.reset();
-      entry.failed_at.reset();
-      entry.failures = 0;
-      added = true;
-    }
-    entry.item = item;
-    entry.server = SourceServer(item, options_.hf_endpoint);
-    if (added) {
-      entry.report = NodeItem{};
-      entry.report.plan = key.first;
-      entry.report.name = key.second;
-      entry.report.type = item.type;
-      entry.refresh_seen = item.refresh_requested_at;
-      SetState(entry, cacheplan::kPending);
-      dirty_ = true;
-    }
-    if (!want.second.empty()) {
-      // Once: every resync rewriting lastChecked would be a status write
-      // per resync for nothing new.
-      if (entry.report.state != cacheplan::kFailed || entry.report.message != want.second) {
-        entry.report.message = want.second;
-        SetState(entry, cacheplan::kFailed);
-        entry.failed_at = now;
-      }
-      continue;  // nothing to fetch until the plan is fixed
-    }
-    if (entry.running && entry.started_at && !entry.past_deadline &&
-        now - *entry.started_at >= options_.pull_deadline) {
-      entry.past_deadline = true;
-      entry.cancel->store(true);
-      options_.log(absl::StrCat("cache: ", ItemLabel(key.first, key.second), " passed its ",
-                                FormatDuration(options_.pull_deadline), " deadline; stopping it"));
-    }
-    if (entry.queued || entry.running) continue;
-    if (added) {
-      Queue(key, entry, false);
-    } else if (item.refresh_requested_at != entry.refresh_seen) {
-      entry.refresh_seen = item.refresh_requested_at;
-      Queue(key, entry, true);
-    } else if (entry.report.state == cacheplan::kFailed && entry.failed_at) {
-      Duration backoff = options_.retry * (1 << std::min(entry.failures - 1, 10));
-      if (now - *entry.failed_at >= std::min<Duration>(backoff, options_.refetch)) {
-        Queue(key, entry, false);
-      }
-    } else if (entry.report.state == cacheplan::kReady && entry.done_at && Floats(item) &&
-               now - *entry.done_at >= options_.refetch) {
-      Queue(key, entry, true);
-    }
+}
+
+void CacheAgent::ReconcileEntryLocked(const Key& key, const CacheItem& item,
+                                      const std::string& invalid, TimePoint now) {
+  auto [it, added] = entries_.try_emplace(key);
+  Entry& entry = it->second;
+  if (!added && WithoutRefresh(entry.item) != WithoutRefresh(item)) {
+    // Changed: what is running fetches the old thing.
+    entry.cancel->store(true);
+    entry.cancel = std::make_shared<std::atomic<bool>>(false);
+    ++entry.generation;
+    entry.done_at.reset();
+    entry.failed_at.reset();
+    entry.failures = 0;
+    added = true;
   }
+  entry.item = item;
+  entry.server = SourceServer(item, options_.hf_endpoint);
+  if (added) {
+    entry.report = NodeItem{};
+    entry.report.plan = key.first;
+    entry.report.name = key.second;
+    entry.report.type = item.type;
+    entry.refresh_seen = item.refresh_requested_at;
+    SetState(entry, cacheplan::kPending);
+    dirty_ = true;
+  }
+  if (!invalid.empty()) {
+    // Once: every resync rewriting lastChecked would be a status write
+    // per resync for nothing new.
+    if (entry.report.state != cacheplan::kFailed || entry.report.message != invalid) {
+      entry.report.message = invalid;
+      SetState(entry, cacheplan::kFailed);
+      entry.failed_at = now;
+    }
+    return;  // nothing to fetch until the plan is fixed
+  }
+  if (entry.running && entry.started_at && !entry.past_deadline &&
+      now - *entry.started_at >= options_.pull_deadline) {
+    entry.past_deadline = true;
+    entry.cancel->store(true);
+    options_.log(absl::StrCat("cache: ", ItemLabel(key.first, key.second), " passed its ",
+                              FormatDuration(options_.pull_deadline), " deadline; stopping it"));
+  }
+  if (entry.queued || entry.running) return;
+  QueueIfDueLocked(key, entry, added, now);
+}
+
+void CacheAgent::QueueIfDueLocked(const Key& key, Entry& entry, bool added, TimePoint now) {
+  const CacheItem& item = entry.item;
+  if (added) {
+    Queue(key, entry, false);
+  } else if (item.refresh_requested_at != entry.refresh_seen) {
+    entry.refresh_seen = item.refresh_requested_at;
+    Queue(key, entry, true);
+  } else if (entry.report.state == cacheplan::kFailed && entry.failed_at) {
+    Duration backoff = options_.retry * (1 << std::min(entry.failures - 1, 10));
+    if (now - *entry.failed_at >= std::min<Duration>(backoff, options_.refetch)) {
+      Queue(key, entry, false);
+    }
+  } else if (entry.report.state == cacheplan::kReady && entry.done_at && Floats(item) &&
+             now - *entry.done_at >= options_.refetch) {
+    Queue(key, entry, true);
+  }
+}
+
+void CacheAgent::TrackUnwantedFoldersLocked(const std::set<std::filesystem::path>& wanted,
+                                            TimePoint now) {
   // Folders on disk, wanted or not (those of earlier runs of the agent too).
   std::set<std::filesystem::path> present;
   for (const auto& root : {GitRoot(options_.cache_root), HfRoot(options_.cache_root)}) {
@@ -304,7 +358,6 @@ absl::Status CacheAgent::Reconcile() {
   for (auto it = unwanted_since_.begin(); it != unwanted_since_.end();) {
     it = present.count(it->first) ? std::next(it) : unwanted_since_.erase(it);
   }
-  return absl::OkStatus();
 }
 
 void CacheAgent::Queue(const Key& key, Entry& entry, bool refresh) {
@@ -401,104 +454,116 @@ std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::St
 }
 
 void CacheAgent::Work(const Key& key, const std::string& server) {
-  CacheItem item;
-  uint64_t generation;
-  bool refresh;
-  std::shared_ptr<std::atomic<bool>> cancel;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) {
-      ReleaseServerSlot(server);
-      return;
-    }
-    Entry& entry = it->second;
-    entry.queued = false;
-    entry.running = true;
-    entry.started_at = clock_.Now();
-    item = entry.item;
-    generation = entry.generation;
-    refresh = entry.refresh;
-    cancel = entry.cancel;
-    entry.report.bytes_done = 0;
-    entry.report.bytes_total = 0;
-    entry.report.message.clear();
-    SetState(entry, cacheplan::kPulling);
-  }
+  std::optional<Job> job = BeginWork(key, server);
+  if (!job) return;
   wake_.notify_all();
   const MonoTime started = clock_.MonoNow();
-  const std::filesystem::path folder = ItemFolder(options_.cache_root, item);
+  const std::filesystem::path folder = ItemFolder(options_.cache_root, job->item);
   std::error_code exists_error;
   const bool folder_was_there =
       !folder.empty() && std::filesystem::exists(folder, exists_error) && !exists_error;
 
-  absl::Status secret_error;
-  std::optional<SecretData> secret = ReadSecret(item, secret_error);
   bool over_ceiling = false;
-  absl::StatusOr<FetchResult> result = FetchResult{};
-  if (!secret_error.ok()) {
-    result = secret_error;
-  } else {
-    FetchRequest request;
-    request.item = &item;
-    request.cache_root = options_.cache_root;
-    request.clock = &clock_;
-    request.images = images_.get();
-    request.hf_endpoint = options_.hf_endpoint;
-    request.secret = std::move(secret);
-    request.credentials = options_.credentials;
-    request.refresh = refresh;
-    request.cancel = cancel.get();
-    request.git_limits.low_speed_bytes_per_second = options_.low_speed_bytes_per_second;
-    request.git_limits.low_speed_time =
-        std::chrono::duration_cast<std::chrono::milliseconds>(options_.low_speed_time);
-    request.progress = [&](int64_t done, int64_t total) {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = entries_.find(key);
-      if (it == entries_.end() || it->second.generation != generation) return;
-      it->second.report.bytes_done = done;
-      it->second.report.bytes_total = total;
-      if (!dirty_) wake_.notify_all();
-      dirty_ = true;
-      // A download that says its size up front is stopped before it fills
-      // the disk past the ceiling.
-      if (total > 0 && !over_ceiling) {
-        std::vector<CacheFolder> others = FoldersLocked();
-        std::erase_if(others, [&](const CacheFolder& f) { return f.path == folder; });
-        if (OverCeiling(others, total, options_.disk_limit_bytes)) {
-          over_ceiling = true;
-          cancel->store(true);
-        }
-      }
-    };
-    result = Fetch(request);
-  }
+  absl::StatusOr<FetchResult> result = FetchItem(key, *job, folder, over_ceiling);
   const double seconds = std::chrono::duration<double>(clock_.MonoNow() - started).count();
-  if (result.ok() && !folder.empty()) {
+  if (absl::Status ceiling = CheckCeiling(job->item, folder, result.ok(), over_ceiling);
+      !ceiling.ok()) {
+    result = ceiling;
+  }
+  if (!result.ok() && !folder_was_there && !stopping_) RemoveFailedFolder(key, folder);
+  FinishWork(key, *job, server, std::move(result), seconds);
+}
+
+std::optional<CacheAgent::Job> CacheAgent::BeginWork(const Key& key, const std::string& server) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ReleaseServerSlot(server);
+    return std::nullopt;
+  }
+  Entry& entry = it->second;
+  entry.queued = false;
+  entry.running = true;
+  entry.started_at = clock_.Now();
+  Job job{.item = entry.item,
+          .generation = entry.generation,
+          .refresh = entry.refresh,
+          .cancel = entry.cancel};
+  entry.report.bytes_done = 0;
+  entry.report.bytes_total = 0;
+  entry.report.message.clear();
+  SetState(entry, cacheplan::kPulling);
+  return job;
+}
+
+absl::StatusOr<FetchResult> CacheAgent::FetchItem(const Key& key, const Job& job,
+                                                  const std::filesystem::path& folder,
+                                                  bool& over_ceiling) {
+  absl::Status secret_error;
+  std::optional<SecretData> secret = ReadSecret(job.item, secret_error);
+  if (!secret_error.ok()) return secret_error;
+  FetchRequest request;
+  request.item = &job.item;
+  request.cache_root = options_.cache_root;
+  request.clock = &clock_;
+  request.images = images_.get();
+  request.hf_endpoint = options_.hf_endpoint;
+  request.secret = std::move(secret);
+  request.credentials = options_.credentials;
+  request.refresh = job.refresh;
+  request.cancel = job.cancel.get();
+  request.git_limits.low_speed_bytes_per_second = options_.low_speed_bytes_per_second;
+  request.git_limits.low_speed_time =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.low_speed_time);
+  request.progress = [&](int64_t done, int64_t total) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end() || it->second.generation != job.generation) return;
+    it->second.report.bytes_done = done;
+    it->second.report.bytes_total = total;
+    if (!dirty_) wake_.notify_all();
+    dirty_ = true;
+    // A download that says its size up front is stopped before it fills
+    // the disk past the ceiling.
+    if (total > 0 && !over_ceiling) {
+      std::vector<CacheFolder> others = FoldersLocked();
+      std::erase_if(others, [&](const CacheFolder& f) { return f.path == folder; });
+      if (OverCeiling(others, total, options_.disk_limit_bytes)) {
+        over_ceiling = true;
+        job.cancel->store(true);
+      }
+    }
+  };
+  return Fetch(request);
+}
+
+absl::Status CacheAgent::CheckCeiling(const CacheItem& item, const std::filesystem::path& folder,
+                                      bool fetched, bool over_ceiling) {
+  if (fetched && !folder.empty()) {
     int64_t bytes = FolderBytes(folder);
     std::lock_guard<std::mutex> lock(mu_);
     folder_bytes_[folder] = bytes;
     std::vector<CacheFolder> folders = FoldersLocked();
     if (OverCeiling(folders, 0, options_.disk_limit_bytes)) over_ceiling = true;
   }
-  if (over_ceiling) {
-    result = absl::ResourceExhaustedError(absl::StrCat(
-        "the node's cache ceiling of ", options_.disk_limit_bytes, " bytes would be exceeded by ",
-        item.name, "; remove items from the plans or raise k8shazgpu-node --cache-disk-limit"));
-    if (!folder.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(folder, ec);
-      std::lock_guard<std::mutex> lock(mu_);
-      folder_bytes_.erase(folder);
-    }
+  if (!over_ceiling) return absl::OkStatus();
+  if (!folder.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(folder, ec);
+    std::lock_guard<std::mutex> lock(mu_);
+    folder_bytes_.erase(folder);
   }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the node's cache ceiling of ", options_.disk_limit_bytes, " bytes would be exceeded by ",
+      item.name, "; remove items from the plans or raise k8shazgpu-node --cache-disk-limit"));
+}
 
-  if (!result.ok() && !folder_was_there && !stopping_) RemoveFailedFolder(key, folder);
-
+void CacheAgent::FinishWork(const Key& key, const Job& job, const std::string& server,
+                            absl::StatusOr<FetchResult> result, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   ReleaseServerSlot(server);
   auto it = entries_.find(key);
-  if (it == entries_.end() || it->second.generation != generation) return;
+  if (it == entries_.end() || it->second.generation != job.generation) return;
   Entry& entry = it->second;
   entry.running = false;
   entry.started_at.reset();
@@ -506,10 +571,11 @@ void CacheAgent::Work(const Key& key, const std::string& server) {
     entry.past_deadline = false;
     entry.cancel = std::make_shared<std::atomic<bool>>(false);  // for the retry
     if (!result.ok()) {
-      result = absl::DeadlineExceededError(absl::StrCat(
-          "pulling ", item.name, " took longer than ", FormatDurationShort(options_.pull_deadline),
-          " and was stopped (k8shazgpu-node --cache-pull-deadline); last: ",
-          result.status().message()));
+      result = absl::DeadlineExceededError(
+          absl::StrCat("pulling ", job.item.name, " took longer than ",
+                       FormatDurationShort(options_.pull_deadline),
+                       " and was stopped (k8shazgpu-node --cache-pull-deadline); last: ",
+                       result.status().message()));
     }
   }
   if (result.ok()) {
@@ -522,8 +588,8 @@ void CacheAgent::Work(const Key& key, const std::string& server) {
     entry.done_at = clock_.Now();
     entry.failures = 0;
     SetState(entry, cacheplan::kReady);
-    bytes_pulled_.Add(static_cast<double>(result->bytes_pulled), {item.type});
-    pull_seconds_.Observe(seconds, {item.type});
+    bytes_pulled_.Add(static_cast<double>(result->bytes_pulled), {job.item.type});
+    pull_seconds_.Observe(seconds, {job.item.type});
   } else if (stopping_) {
     return;
   } else {
@@ -629,30 +695,23 @@ absl::Status CacheAgent::WriteStatus() {
   if (written_ && *written_ == status) return absl::OkStatus();
   cacheplan::NodeCacheStatus stamped = status;
   stamped.last_update = FormatTimestampSeconds(clock_.Now());
-  nlohmann::json object = cacheplan::NodeStatusToJson(stamped);
+  cacheplan::NodeCacheStatusObject object = cacheplan::ToObject(stamped);
   // The version of the last write is the one to write over; a Get only
   // when there is none (start, or someone else wrote in between).
   absl::StatusOr<nlohmann::json> current = absl::NotFoundError("");
   if (!written_version_.empty()) {
-    object["metadata"]["resourceVersion"] = written_version_;
-    current = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object);
+    object.metadata.resource_version = written_version_;
+    current = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object.ToJson());
   }
   if (!current.ok()) {
     current = client_.Get(cacheplan::kNodeCacheStatuses, "", options_.node_name);
     if (!current.ok() && kube::IsApiNotFound(current.status())) {
-      nlohmann::json create = object;
-      create["metadata"].erase("resourceVersion");
-      create["metadata"]["labels"]["kubernetes.io/hostname"] = options_.node_name;
-      if (!uid.empty()) {
-        // Deleting the Node deletes its report.
-        create["metadata"]["ownerReferences"] = nlohmann::json::array(
-            {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", options_.node_name}, {"uid", uid}}});
-      }
-      current = client_.CreateObject(cacheplan::kNodeCacheStatuses, "", create);
+      current = client_.CreateObject(cacheplan::kNodeCacheStatuses, "",
+                                     NewStatusObject(object, uid).ToJson());
     }
     if (current.ok()) {
-      object["metadata"]["resourceVersion"] = (*current)["metadata"].value("resourceVersion", "");
-      current = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object);
+      object.metadata.resource_version = ResourceVersionOf(*current);
+      current = client_.UpdateStatus(cacheplan::kNodeCacheStatuses, "", object.ToJson());
     }
   }
   if (!current.ok()) {
@@ -661,7 +720,7 @@ absl::Status CacheAgent::WriteStatus() {
     dirty_ = true;  // the next flush tries again
     return current.status();
   }
-  written_version_ = (*current)["metadata"].value("resourceVersion", "");
+  written_version_ = ResourceVersionOf(*current);
   written_ = status;
   return absl::OkStatus();
 }
@@ -693,11 +752,7 @@ absl::Status CacheAgent::WritePlanStatuses() {
   if (!nodes.ok()) return fail(nodes.status());
   std::map<std::string, cacheplan::Labels> labels;
   for (const nlohmann::json& n : (*nodes)["items"]) {
-    cacheplan::Labels& l = labels[n["metadata"].value("name", "")];
-    const nlohmann::json node_labels = n["metadata"].value("labels", nlohmann::json::object());
-    for (const auto& [k, v] : node_labels.items()) {
-      if (v.is_string()) l[k] = v.get<std::string>();
-    }
+    labels[kube::StringAt(n, nlohmann::json::json_pointer("/metadata/name"))] = LabelsOf(n);
   }
   for (const std::string& name : plans) {
     // The plan is read before the reports, so a write over another node's
@@ -705,23 +760,25 @@ absl::Status CacheAgent::WritePlanStatuses() {
     // that node wrote its report before it read the plan. A conflict means
     // another node wrote first: read both again and recompute.
     for (int attempt = 0; attempt < 3; ++attempt) {
-      absl::StatusOr<nlohmann::json> object = client_.Get(cacheplan::kCachePlans, "", name);
-      if (!object.ok()) {
-        if (!kube::IsApiNotFound(object.status())) result = object.status();
+      absl::StatusOr<nlohmann::json> read = client_.Get(cacheplan::kCachePlans, "", name);
+      if (!read.ok()) {
+        if (!kube::IsApiNotFound(read.status())) result = read.status();
         break;
       }
-      absl::StatusOr<cacheplan::CachePlan> plan = cacheplan::PlanFromJson(*object);
-      if (!plan.ok()) break;
+      absl::StatusOr<cacheplan::CachePlanObject> object =
+          cacheplan::CachePlanObject::FromJson(*read);
+      if (!object.ok()) break;
+      const cacheplan::CachePlan plan = cacheplan::FromObject(*object);
       absl::StatusOr<std::vector<cacheplan::NodeCacheStatus>> statuses = ReadReports();
       if (!statuses.ok()) {
         result = statuses.status();
         break;
       }
-      cacheplan::PlanStatus status = cacheplan::Summarize(*plan, *statuses, labels, clock_.Now());
-      if (plan->status && *plan->status == status) break;
-      (*object)["status"] = cacheplan::PlanStatusToJson(status);
+      cacheplan::PlanStatus status = cacheplan::Summarize(plan, *statuses, labels, clock_.Now());
+      if (plan.status && *plan.status == status) break;
+      object->status = cacheplan::ToObject(status);
       absl::StatusOr<nlohmann::json> written =
-          client_.UpdateStatus(cacheplan::kCachePlans, "", *object);
+          client_.UpdateStatus(cacheplan::kCachePlans, "", object->ToJson());
       if (written.ok()) break;
       if (!kube::IsApiConflict(written.status()) || attempt == 2) {
         result = written.status();

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -111,6 +112,17 @@ class CacheAgent {
     std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
   };
 
+  // Items that apply to this node, by key, each with why the plan got it
+  // wrong ("" when valid).
+  using Desired = std::map<Key, std::pair<cacheplan::CacheItem, std::string>>;
+  // What one pull works from, copied from its entry when it starts.
+  struct Job {
+    cacheplan::CacheItem item;
+    uint64_t generation = 0;
+    bool refresh = false;
+    std::shared_ptr<std::atomic<bool>> cancel;
+  };
+
   CacheAgent(CacheAgentOptions options, kube::Client& client, const Clock& clock);
   void ControlLoop();
   // Watches the CachePlans and resyncs on every change, so an edit reaches
@@ -123,10 +135,40 @@ class CacheAgent {
   std::deque<Key>::iterator NextStartable();
   // Reads plans and node; updates entries_; queues due work. mu_ not held.
   absl::Status Reconcile();
+  // The plans' items that apply to a node of `labels`. mu_ not needed.
+  Desired DesiredItems(const nlohmann::json& plans, const cacheplan::Labels& labels) const;
+  // Stops and forgets the entries no plan wants here any more. mu_ held.
+  void DropUnplannedLocked(const Desired& desired);
+  // Creates or updates the entry of one desired item: a changed item starts
+  // over, an invalid one fails, a pull past its deadline is stopped, and
+  // due work is queued. mu_ held.
+  void ReconcileEntryLocked(const Key& key, const cacheplan::CacheItem& item,
+                            const std::string& invalid, TimePoint now);
+  // Queues a new item, an asked-for refresh, a retry after the backoff, or
+  // the periodic refetch of an item that follows a branch. mu_ held.
+  void QueueIfDueLocked(const Key& key, Entry& entry, bool added, TimePoint now);
+  // Notes since when each cache folder on disk has been unwanted. mu_ held.
+  void TrackUnwantedFoldersLocked(const std::set<std::filesystem::path>& wanted, TimePoint now);
   void Queue(const Key& key, Entry& entry, bool refresh);  // mu_ held
   // Pulls `key`, whose slot of `server` the caller took (running_by_server_)
   // under the same lock that chose it; gives the slot back. mu_ not held.
   void Work(const Key& key, const std::string& server);
+  // Marks the entry Pulling and copies what the pull needs; nullopt (and the
+  // slot given back) when the entry is gone. mu_ not held.
+  std::optional<Job> BeginWork(const Key& key, const std::string& server);
+  // Reads the pull secret and fetches, reporting progress; sets
+  // `over_ceiling` (and cancels) when a download's size would pass the
+  // node's ceiling. mu_ not held.
+  absl::StatusOr<FetchResult> FetchItem(const Key& key, const Job& job,
+                                        const std::filesystem::path& folder, bool& over_ceiling);
+  // Measures what a fetch left in `folder`; past the ceiling, deletes it and
+  // returns ResourceExhausted. mu_ not held.
+  absl::Status CheckCeiling(const cacheplan::CacheItem& item, const std::filesystem::path& folder,
+                            bool fetched, bool over_ceiling);
+  // Gives the server slot back and records the result on the entry, unless
+  // the item changed meanwhile. mu_ not held.
+  void FinishWork(const Key& key, const Job& job, const std::string& server,
+                  absl::StatusOr<FetchResult> result, double seconds);
   void ReleaseServerSlot(const std::string& server);  // mu_ held
   std::optional<SecretData> ReadSecret(const cacheplan::CacheItem& item, absl::Status& error);
   // What a failed item fetched into a folder it created is deleted, unless

@@ -1,9 +1,9 @@
 // libFuzzer target: CachePlan items as a node agent reads them from the API
-// server (any JSON a plan's author could write). Reading never fails on a
-// wrongly typed field; validation answers in one line; an item valid on a
-// node that refuses local repositories names no file:// URL and no path; a
-// valid item survives a round trip through JSON; the default name is always
-// a valid item name.
+// server (any JSON a plan's author could write). An item with a wrongly
+// typed field is refused with one line; validation answers in one line; an
+// item valid on a node that refuses local repositories names no file:// URL
+// and no path; a valid item survives a round trip through JSON; the default
+// name is always a valid item name.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                      reinterpret_cast<const char*>(data) + size,
                                                      /*cb=*/nullptr, /*allow_exceptions=*/false);
   if (items.is_discarded()) return 0;
+  for (const nlohmann::json& j : items.is_array() ? items : nlohmann::json::array({items})) {
+    absl::StatusOr<CacheItem> read = ItemFromJson(j);
+    if (!read.ok() && std::string(read.status().message()).find('\n') != std::string::npos) {
+      std::abort();
+    }
+  }
   for (const CacheItem& item :
        ItemsFromJson(items.is_array() ? items : nlohmann::json::array({items}))) {
     const absl::Status strict = ValidateItem(item);

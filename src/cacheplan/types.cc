@@ -1,105 +1,73 @@
 #include "cacheplan/types.h"
 
+#include <utility>
+
 #include "core/strings.h"
+#include "kube/json_object.h"
 
 namespace canhazgpu::cacheplan {
-namespace {
 
 using nlohmann::json;
 
-// Tolerant readers: absent or of another type reads as empty.
-std::string Str(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-int64_t Int(const json& j, const char* key) {
-  if (!j.is_object()) return 0;
-  auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
-const json& Obj(const json& j, const char* key) {
-  static const json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it != j.end() && it->is_object() ? *it : kNull;
-}
-std::vector<std::string> Strings(const json& j, const char* key) {
-  std::vector<std::string> out;
-  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return out;
-  for (const json& v : j[key]) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-// Writers: only what is set.
-void PutStr(json& j, const char* key, const std::string& value) {
-  if (!value.empty()) j[key] = value;
-}
-void PutInt(json& j, const char* key, int64_t value) {
-  if (value != 0) j[key] = value;
-}
-
-}  // namespace
-
-absl::StatusOr<CacheItem> ItemFromJson(const json& j) {
-  if (!j.is_object()) {
-    return absl::InvalidArgumentError(
-        StrCat("a cache plan item must be an object, not ", j.dump()));
-  }
+CacheItem FromObject(const CacheItemObject& object) {
   CacheItem item;
-  item.name = Str(j, "name");
-  item.type = Str(j, "type");
-  if (const json& image = Obj(j, "image"); image.is_object()) {
-    item.image = ImageSource{.ref = Str(image, "ref")};
-  }
-  if (const json& repo = Obj(j, "gitRepo"); repo.is_object()) {
+  item.name = object.name.value_or("");
+  item.type = object.type.value_or("");
+  if (object.image) item.image = ImageSource{.ref = object.image->ref.value_or("")};
+  if (const auto& repo = object.git_repo) {
     item.git_repo = GitRepoSource{
-        .url = Str(repo, "url"), .branch = Str(repo, "branch"), .commit = Str(repo, "commit")};
+        .url = repo->url.value_or(""), .branch = repo->branch, .commit = repo->commit};
   }
-  if (const json& model = Obj(j, "hfModel"); model.is_object()) {
-    item.hf_model = HfModelSource{.repo_id = Str(model, "repoId"),
-                                  .revision = Str(model, "revision"),
-                                  .allow_patterns = Strings(model, "allowPatterns")};
+  if (const auto& model = object.hf_model) {
+    item.hf_model = HfModelSource{.repo_id = model->repo_id.value_or(""),
+                                  .revision = model->revision,
+                                  .allow_patterns = model->allow_patterns};
   }
-  if (const json& selector = Obj(Obj(j, "scope"), "nodeSelector"); selector.is_object()) {
-    for (const auto& [key, value] : selector.items()) {
-      if (value.is_string()) item.node_selector[key] = value.get<std::string>();
-    }
+  item.node_selector = object.scope.node_selector;
+  if (const auto& secret = object.pull_secret_ref) {
+    item.pull_secret = SecretRef{.namespace_name = secret->namespace_name.value_or(""),
+                                 .name = secret->name.value_or("")};
   }
-  if (const json& secret = Obj(j, "pullSecretRef"); secret.is_object()) {
-    item.pull_secret =
-        SecretRef{.namespace_name = Str(secret, "namespace"), .name = Str(secret, "name")};
-  }
-  item.refresh_requested_at = Str(j, "refreshRequestedAt");
+  item.refresh_requested_at = object.refresh_requested_at;
   return item;
 }
 
-json ItemToJson(const CacheItem& item) {
-  json j = {{"name", item.name}, {"type", item.type}};
-  if (item.image) j["image"] = {{"ref", item.image->ref}};
+CacheItemObject ToObject(const CacheItem& item) {
+  CacheItemObject object;
+  object.name = item.name;
+  object.type = item.type;
+  if (item.image) object.image.emplace().ref = item.image->ref;
   if (item.git_repo) {
-    json repo = {{"url", item.git_repo->url}};
-    PutStr(repo, "branch", item.git_repo->branch);
-    PutStr(repo, "commit", item.git_repo->commit);
-    j["gitRepo"] = repo;
+    GitRepoObject& repo = object.git_repo.emplace();
+    repo.url = item.git_repo->url;
+    repo.branch = item.git_repo->branch;
+    repo.commit = item.git_repo->commit;
   }
   if (item.hf_model) {
-    json model = {{"repoId", item.hf_model->repo_id}};
-    PutStr(model, "revision", item.hf_model->revision);
-    if (!item.hf_model->allow_patterns.empty()) {
-      model["allowPatterns"] = item.hf_model->allow_patterns;
-    }
-    j["hfModel"] = model;
+    HfModelObject& model = object.hf_model.emplace();
+    model.repo_id = item.hf_model->repo_id;
+    model.revision = item.hf_model->revision;
+    model.allow_patterns = item.hf_model->allow_patterns;
   }
-  if (!item.node_selector.empty()) j["scope"] = {{"nodeSelector", item.node_selector}};
+  object.scope.node_selector = item.node_selector;
   if (item.pull_secret) {
-    j["pullSecretRef"] = {{"namespace", item.pull_secret->namespace_name},
-                          {"name", item.pull_secret->name}};
+    SecretRefObject& secret = object.pull_secret_ref.emplace();
+    secret.namespace_name = item.pull_secret->namespace_name;
+    secret.name = item.pull_secret->name;
   }
-  PutStr(j, "refreshRequestedAt", item.refresh_requested_at);
-  return j;
+  object.refresh_requested_at = item.refresh_requested_at;
+  return object;
 }
+
+absl::StatusOr<CacheItem> ItemFromJson(const json& j) {
+  absl::StatusOr<CacheItemObject> object = CacheItemObject::FromJson(j);
+  if (!object.ok()) {
+    return absl::InvalidArgumentError(StrCat("cache plan item: ", object.status().message()));
+  }
+  return FromObject(*object);
+}
+
+json ItemToJson(const CacheItem& item) { return ToObject(item).ToJson(); }
 
 std::vector<CacheItem> ItemsFromJson(const json& items) {
   std::vector<CacheItem> out;
@@ -117,146 +85,157 @@ json ItemsToJson(const std::vector<CacheItem>& items) {
   return out;
 }
 
-PlanStatus PlanStatusFromJson(const json& status) {
+PlanStatus FromObject(const PlanStatusObject& object) {
+  const PlanSummaryObject& s = object.summary;
   PlanStatus out;
-  const json& summary = Obj(status, "summary");
-  out.summary = {.items = static_cast<int>(Int(summary, "items")),
-                 .nodes = static_cast<int>(Int(summary, "nodes")),
-                 .ready = static_cast<int>(Int(summary, "ready")),
-                 .pulling = static_cast<int>(Int(summary, "pulling")),
-                 .failed = static_cast<int>(Int(summary, "failed")),
-                 .pending = static_cast<int>(Int(summary, "pending"))};
-  if (status.is_object() && status.contains("conditions") && status["conditions"].is_array()) {
-    for (const json& c : status["conditions"]) {
-      out.conditions.push_back({.type = Str(c, "type"),
-                                .status = Str(c, "status"),
-                                .reason = Str(c, "reason"),
-                                .message = Str(c, "message"),
-                                .last_transition_time = Str(c, "lastTransitionTime")});
-    }
+  out.summary = {.items = static_cast<int>(s.items.value_or(0)),
+                 .nodes = static_cast<int>(s.nodes.value_or(0)),
+                 .ready = static_cast<int>(s.ready.value_or(0)),
+                 .pulling = static_cast<int>(s.pulling.value_or(0)),
+                 .failed = static_cast<int>(s.failed.value_or(0)),
+                 .pending = static_cast<int>(s.pending.value_or(0))};
+  for (const kube::Condition& c : object.conditions.value_or(std::vector<kube::Condition>{})) {
+    out.conditions.push_back({.type = c.type,
+                              .status = c.status,
+                              .reason = c.reason,
+                              .message = c.message,
+                              .last_transition_time = c.last_transition_time});
   }
   return out;
 }
 
-json PlanStatusToJson(const PlanStatus& status) {
-  const PlanSummary& s = status.summary;
-  json out = {{"summary",
-               {{"items", s.items},
-                {"nodes", s.nodes},
-                {"ready", s.ready},
-                {"pulling", s.pulling},
-                {"failed", s.failed},
-                {"pending", s.pending}}}};
-  json conditions = json::array();
+PlanStatusObject ToObject(const PlanStatus& status) {
+  PlanStatusObject object;
+  PlanSummaryObject& s = object.summary;
+  s.items = status.summary.items;
+  s.nodes = status.summary.nodes;
+  s.ready = status.summary.ready;
+  s.pulling = status.summary.pulling;
+  s.failed = status.summary.failed;
+  s.pending = status.summary.pending;
+  std::vector<kube::Condition>& conditions = object.conditions.emplace();
   for (const Condition& c : status.conditions) {
-    json j = {{"type", c.type}, {"status", c.status}};
-    PutStr(j, "reason", c.reason);
-    PutStr(j, "message", c.message);
-    PutStr(j, "lastTransitionTime", c.last_transition_time);
-    conditions.push_back(j);
+    kube::Condition& out = conditions.emplace_back();
+    out.type = c.type;
+    out.status = c.status;
+    out.reason = c.reason;
+    out.message = c.message;
+    out.last_transition_time = c.last_transition_time;
   }
-  out["conditions"] = conditions;
-  return out;
-}
-
-absl::StatusOr<CachePlan> PlanFromJson(const json& object) {
-  if (!object.is_object()) return absl::InvalidArgumentError("a CachePlan must be a JSON object");
-  CachePlan plan;
-  const json& metadata = Obj(object, "metadata");
-  plan.name = Str(metadata, "name");
-  plan.resource_version = Str(metadata, "resourceVersion");
-  const json& spec = Obj(object, "spec");
-  if (spec.is_object() && spec.contains("items")) {
-    if (!spec["items"].is_array()) {
-      return absl::InvalidArgumentError(
-          StrCat("CachePlan ", plan.name, ": spec.items must be a list"));
-    }
-    for (const json& j : spec["items"]) {
-      absl::StatusOr<CacheItem> item = ItemFromJson(j);
-      if (!item.ok()) {
-        return absl::InvalidArgumentError(
-            StrCat("CachePlan ", plan.name, ": ", item.status().message()));
-      }
-      plan.items.push_back(*std::move(item));
-    }
-  }
-  if (const json& status = Obj(object, "status"); status.is_object()) {
-    plan.status = PlanStatusFromJson(status);
-  }
-  return plan;
-}
-
-json PlanToJson(const CachePlan& plan) {
-  json object = {{"apiVersion", kApiVersion},
-                 {"kind", "CachePlan"},
-                 {"metadata", {{"name", plan.name}}},
-                 {"spec", {{"items", ItemsToJson(plan.items)}}}};
-  if (plan.status) object["status"] = PlanStatusToJson(*plan.status);
   return object;
 }
 
-NodeItem NodeItemFromJson(const json& j) {
-  return {.plan = Str(j, "plan"),
-          .name = Str(j, "name"),
-          .type = Str(j, "type"),
-          .state = Str(j, "state"),
-          .bytes_done = Int(j, "bytesDone"),
-          .bytes_total = Int(j, "bytesTotal"),
-          .digest = Str(j, "digest"),
-          .commit = Str(j, "commit"),
-          .revision = Str(j, "revision"),
-          .size_bytes = Int(j, "sizeBytes"),
-          .message = Str(j, "message"),
-          .last_checked = Str(j, "lastChecked"),
-          .last_used = Str(j, "lastUsed")};
-}
+json PlanStatusToJson(const PlanStatus& status) { return ToObject(status).ToJson(); }
 
-json NodeItemToJson(const NodeItem& item) {
-  json j = {{"plan", item.plan}, {"name", item.name}, {"type", item.type}, {"state", item.state}};
-  PutInt(j, "bytesDone", item.bytes_done);
-  PutInt(j, "bytesTotal", item.bytes_total);
-  PutStr(j, "digest", item.digest);
-  PutStr(j, "commit", item.commit);
-  PutStr(j, "revision", item.revision);
-  PutInt(j, "sizeBytes", item.size_bytes);
-  PutStr(j, "message", item.message);
-  PutStr(j, "lastChecked", item.last_checked);
-  PutStr(j, "lastUsed", item.last_used);
-  return j;
-}
-
-absl::StatusOr<NodeCacheStatus> NodeStatusFromJson(const json& object) {
-  if (!object.is_object()) {
-    return absl::InvalidArgumentError("a NodeCacheStatus must be a JSON object");
+CachePlan FromObject(const CachePlanObject& object) {
+  CachePlan plan;
+  plan.name = object.metadata.name;
+  plan.resource_version = object.metadata.resource_version;
+  for (const CacheItemObject& item : object.spec.items.value_or(std::vector<CacheItemObject>{})) {
+    plan.items.push_back(FromObject(item));
   }
+  if (object.status) plan.status = FromObject(*object.status);
+  return plan;
+}
+
+CachePlanObject ToObject(const CachePlan& plan) {
+  CachePlanObject object;
+  object.metadata.name = plan.name;
+  std::vector<CacheItemObject>& items = object.spec.items.emplace();
+  for (const CacheItem& item : plan.items) items.push_back(ToObject(item));
+  if (plan.status) object.status = ToObject(*plan.status);
+  return object;
+}
+
+absl::StatusOr<CachePlan> PlanFromJson(const json& object) {
+  absl::StatusOr<CachePlanObject> read = CachePlanObject::FromJson(object);
+  if (!read.ok()) {
+    const std::string name = kube::StringAt(object, json::json_pointer("/metadata/name"));
+    return absl::InvalidArgumentError(
+        StrCat("CachePlan", name.empty() ? "" : " ", name, ": ", read.status().message()));
+  }
+  return FromObject(*read);
+}
+
+json PlanToJson(const CachePlan& plan) { return ToObject(plan).ToJson(); }
+
+namespace {
+
+NodeItem FromObject(const NodeItemObject& object) {
+  return {.plan = object.plan.value_or(""),
+          .name = object.name.value_or(""),
+          .type = object.type.value_or(""),
+          .state = object.state.value_or(""),
+          .bytes_done = object.bytes_done.value_or(0),
+          .bytes_total = object.bytes_total.value_or(0),
+          .digest = object.digest,
+          .commit = object.commit,
+          .revision = object.revision,
+          .size_bytes = object.size_bytes.value_or(0),
+          .message = object.message,
+          .last_checked = object.last_checked,
+          .last_used = object.last_used};
+}
+
+// Byte counts are left out when zero, as the status has always been written.
+std::optional<int64_t> UnlessZero(int64_t value) {
+  return value != 0 ? std::optional<int64_t>(value) : std::nullopt;
+}
+
+NodeItemObject ToObject(const NodeItem& item) {
+  NodeItemObject object;
+  object.plan = item.plan;
+  object.name = item.name;
+  object.type = item.type;
+  object.state = item.state;
+  object.bytes_done = UnlessZero(item.bytes_done);
+  object.bytes_total = UnlessZero(item.bytes_total);
+  object.digest = item.digest;
+  object.commit = item.commit;
+  object.revision = item.revision;
+  object.size_bytes = UnlessZero(item.size_bytes);
+  object.message = item.message;
+  object.last_checked = item.last_checked;
+  object.last_used = item.last_used;
+  return object;
+}
+
+}  // namespace
+
+NodeCacheStatus FromObject(const NodeCacheStatusObject& object) {
+  const NodeCacheStatusStatusObject& status = object.status;
   NodeCacheStatus out;
-  const json& status = Obj(object, "status");
-  out.node_name = Str(status, "nodeName");
-  if (out.node_name.empty()) out.node_name = Str(Obj(object, "metadata"), "name");
-  if (status.is_object() && status.contains("items") && status["items"].is_array()) {
-    for (const json& j : status["items"]) {
-      if (j.is_object()) out.items.push_back(NodeItemFromJson(j));
-    }
+  out.node_name = status.node_name.value_or("");
+  if (out.node_name.empty()) out.node_name = object.metadata.name;
+  for (const NodeItemObject& item : status.items.value_or(std::vector<NodeItemObject>{})) {
+    out.items.push_back(FromObject(item));
   }
-  const json& disk = Obj(status, "disk");
-  out.disk = {.used_bytes = Int(disk, "usedBytes"), .limit_bytes = Int(disk, "limitBytes")};
-  out.last_update = Str(status, "lastUpdate");
+  out.disk = {.used_bytes = status.disk.used_bytes.value_or(0),
+              .limit_bytes = status.disk.limit_bytes.value_or(0)};
+  out.last_update = status.last_update;
   return out;
 }
 
-json NodeStatusToJson(const NodeCacheStatus& status) {
-  json items = json::array();
-  for (const NodeItem& item : status.items) items.push_back(NodeItemToJson(item));
-  json s = {
-      {"nodeName", status.node_name},
-      {"items", items},
-      {"disk", {{"usedBytes", status.disk.used_bytes}, {"limitBytes", status.disk.limit_bytes}}}};
-  PutStr(s, "lastUpdate", status.last_update);
-  return {{"apiVersion", kApiVersion},
-          {"kind", "NodeCacheStatus"},
-          {"metadata", {{"name", status.node_name}}},
-          {"spec", json::object()},
-          {"status", s}};
+NodeCacheStatusObject ToObject(const NodeCacheStatus& status) {
+  NodeCacheStatusObject object;
+  object.metadata.name = status.node_name;
+  object.status.node_name = status.node_name;
+  std::vector<NodeItemObject>& items = object.status.items.emplace();
+  for (const NodeItem& item : status.items) items.push_back(ToObject(item));
+  object.status.disk.used_bytes = status.disk.used_bytes;
+  object.status.disk.limit_bytes = status.disk.limit_bytes;
+  object.status.last_update = status.last_update;
+  return object;
 }
+
+absl::StatusOr<NodeCacheStatus> NodeStatusFromJson(const json& object) {
+  absl::StatusOr<NodeCacheStatusObject> read = NodeCacheStatusObject::FromJson(object);
+  if (!read.ok()) {
+    return absl::InvalidArgumentError(StrCat("NodeCacheStatus: ", read.status().message()));
+  }
+  return FromObject(*read);
+}
+
+json NodeStatusToJson(const NodeCacheStatus& status) { return ToObject(status).ToJson(); }
 
 }  // namespace canhazgpu::cacheplan

@@ -1,10 +1,13 @@
 // The CachePlan and NodeCacheStatus custom resources (canhazgpu.dev/
 // v1alpha1, deploy/crds/cacheplans.yaml and nodecachestatuses.yaml) as
-// C++ values, read from and written to their JSON. Reading tolerates
-// fields we do not model (a newer writer's) and a missing or wrongly typed
-// optional field; writing emits exactly the fields set, so what is sent
-// fits the CRD's schema under fieldValidation=Strict. Times are RFC 3339
-// strings as the API stores them. Pure values and functions; thread-safe.
+// C++ values, and their JSON. The JSON is read and written through the
+// typed objects of objects.h: reading keeps fields we do not model (a newer
+// writer's) and fails, with one line naming the field, on a field of the
+// wrong type; Validate (validate.h) then checks the rules of the values.
+// Writing emits the fields set, plus the few the CRDs have always been
+// given even when empty, so what is sent fits the CRD's schema under
+// fieldValidation=Strict. Times are RFC 3339 strings as the API stores
+// them. Pure values and functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cacheplan/objects.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
 
@@ -22,7 +26,6 @@ namespace canhazgpu::cacheplan {
 inline const kube::ResourceRef kCachePlans{"canhazgpu.dev", "v1alpha1", "cacheplans", false};
 inline const kube::ResourceRef kNodeCacheStatuses{"canhazgpu.dev", "v1alpha1", "nodecachestatuses",
                                                   false};
-inline constexpr char kApiVersion[] = "canhazgpu.dev/v1alpha1";
 // The plan the developer CLI edits unless told otherwise.
 inline constexpr char kDefaultPlan[] = "default";
 
@@ -143,28 +146,37 @@ struct NodeCacheStatus {
   bool operator==(const NodeCacheStatus&) const = default;
 };
 
-// spec.items[] entries. Reading fails only when the value is not an object
-// (or, for the lists, not an array); a field of the wrong type reads as
-// absent, so Validate names what is wrong instead of a decode error.
+// The values as typed objects and back. A value made from an object keeps
+// none of its unknown fields: edit the object to keep them.
+CacheItem FromObject(const CacheItemObject& object);
+CacheItemObject ToObject(const CacheItem& item);
+PlanStatus FromObject(const PlanStatusObject& object);
+// Every summary count, zeros included, and the conditions, [] included.
+PlanStatusObject ToObject(const PlanStatus& status);
+CachePlan FromObject(const CachePlanObject& object);
+// metadata.name, spec.items ([] included) and, when set, status.
+CachePlanObject ToObject(const CachePlan& plan);
+// The node name falls back to metadata.name when status.nodeName is missing.
+NodeCacheStatus FromObject(const NodeCacheStatusObject& object);
+// Named after the node; spec {}, status.items ([] included), both disk
+// values; an item's byte counts are left out when zero.
+NodeCacheStatusObject ToObject(const NodeCacheStatus& status);
+
+// spec.items[] entries. ItemFromJson fails, naming the field, on a value of
+// the wrong type; ItemsFromJson leaves out the entries that fail.
 absl::StatusOr<CacheItem> ItemFromJson(const nlohmann::json& j);
 nlohmann::json ItemToJson(const CacheItem& item);
 std::vector<CacheItem> ItemsFromJson(const nlohmann::json& items);
 nlohmann::json ItemsToJson(const std::vector<CacheItem>& items);
 
-PlanStatus PlanStatusFromJson(const nlohmann::json& status);
 nlohmann::json PlanStatusToJson(const PlanStatus& status);
 
-// A whole CachePlan object (metadata.name, resourceVersion, spec, status).
+// A whole CachePlan object; ToObject's JSON.
 absl::StatusOr<CachePlan> PlanFromJson(const nlohmann::json& object);
-// apiVersion, kind, metadata.name, spec and (when set) status.
 nlohmann::json PlanToJson(const CachePlan& plan);
 
-NodeItem NodeItemFromJson(const nlohmann::json& j);
-nlohmann::json NodeItemToJson(const NodeItem& item);
-// A whole NodeCacheStatus object; the node name falls back to
-// metadata.name when status.nodeName is missing.
+// A whole NodeCacheStatus object; ToObject's JSON.
 absl::StatusOr<NodeCacheStatus> NodeStatusFromJson(const nlohmann::json& object);
-// The object, named after the node, with its status.
 nlohmann::json NodeStatusToJson(const NodeCacheStatus& status);
 
 }  // namespace canhazgpu::cacheplan
