@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "core/duration.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "dra/devices.h"
 #include "kube/json_object.h"
@@ -258,42 +259,48 @@ bool NaturalLess(const std::string& a, const std::string& b) {
   return a < b;  // "gpu-01" vs "gpu-1": some order, always the same
 }
 
-absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
-                                          const GpuStatusOptions& options) {
-  const std::string& only = options.node;
-  if (!only.empty()) {
-    std::set<std::string> known;
-    for (const auto& [name, node] : view.nodes) known.insert(name);
-    for (const NodePool& p : view.pools.pools) {
-      if (!p.node.empty()) known.insert(p.node);
-    }
-    for (const auto& [name, status] : view.node_gpu_statuses) known.insert(name);
-    if (!known.contains(only)) {
-      if (known.empty()) {
-        return absl::NotFoundError(StrCat("no node \"", only, "\": the cluster has no nodes"));
-      }
-      return absl::NotFoundError(
-          StrCat("no node \"", only, "\" in the cluster; closest: ", Closest(only, known)));
-    }
-  }
-  auto wanted = [&](const std::string& node) { return only.empty() || node == only; };
+namespace {
 
-  GpuStatusReport report;
-  report.now = now;
+bool WantedNode(const std::string& only, const std::string& node) {
+  return only.empty() || node == only;
+}
+
+// NotFound, with the closest name, when --node names no node the view has.
+absl::Status CheckNodeKnown(const View& view, const std::string& only) {
+  if (only.empty()) return absl::OkStatus();
+  std::set<std::string> known;
+  for (const auto& [name, node] : view.nodes) known.insert(name);
+  for (const NodePool& p : view.pools.pools) {
+    if (!p.node.empty()) known.insert(p.node);
+  }
+  for (const auto& [name, status] : view.node_gpu_statuses) known.insert(name);
+  if (known.contains(only)) return absl::OkStatus();
+  if (known.empty()) {
+    return absl::NotFoundError(StrCat("no node \"", only, "\": the cluster has no nodes"));
+  }
+  return absl::NotFoundError(
+      StrCat("no node \"", only, "\" in the cluster; closest: ", Closest(only, known)));
+}
+
+// Every GPU and MIG device of the slices, one row each, with where it came from.
+struct SliceGpus {
   std::map<DeviceKey, GpuRow> rows;
   std::map<DeviceKey, const dra::Device*> devices;
   std::map<DeviceKey, const NodePool*> pool_of;
   std::map<std::pair<std::string, std::string>, std::string> node_of_pool;  // driver, pool
+};
 
+SliceGpus CollectSliceGpus(const View& view, const std::string& only) {
+  SliceGpus out;
   for (const NodePool& p : view.pools.pools) {
     if (p.node.empty()) continue;  // devices reachable from many nodes are not GPUs of one
-    node_of_pool[{p.pool.driver, p.pool.pool}] = p.node;
-    if (!wanted(p.node)) continue;
+    out.node_of_pool[{p.pool.driver, p.pool.pool}] = p.node;
+    if (!WantedNode(only, p.node)) continue;
     for (const dra::Device& d : p.pool.devices) {
       const std::string type = StringAttribute(d, p.pool.driver, "type");
       if (type != "gpu" && type != "mig") continue;
       const DeviceKey key{p.node, p.pool.driver, d.name};
-      GpuRow& row = rows[key];
+      GpuRow& row = out.rows[key];
       row.node = p.node;
       row.driver = p.pool.driver;
       row.device = d.name;
@@ -303,17 +310,15 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
       for (const dra::DeviceTaint& t : d.taints) {
         AddTaint(row.taints, {t.key, t.value, t.effect, "", "ResourceSlice"});
       }
-      devices[key] = &d;
-      pool_of[key] = &p;
+      out.devices[key] = &d;
+      out.pool_of[key] = &p;
     }
   }
+  return out;
+}
 
-  // The node's own account: it lists the devices it withheld from the slice.
-  std::map<DeviceKey, NodeReport> reports;
-  for (const auto& [node, status] : view.node_gpu_statuses) {
-    if (wanted(node)) AddNodeReports(node, status, rows, reports);
-  }
-
+// Each allocated claim's holder on the rows of the devices it was given.
+void AddClaimHolders(const View& view, SliceGpus& gpus) {
   for (const auto& [key, claim] : view.claims) {
     const json::json_pointer results("/status/allocation/devices/results");
     if (!claim.contains(results) || !claim.at(results).is_array()) continue;
@@ -321,104 +326,139 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
     for (const json& r : claim.at(results)) {
       const std::string driver = StringField(r, "driver");
       const std::string pool = StringField(r, "pool");
-      auto node = node_of_pool.find({driver, pool});
+      auto node = gpus.node_of_pool.find({driver, pool});
       // A pool not readable now (incomplete): ours and NVIDIA's name it after the node.
-      const std::string node_name = node != node_of_pool.end() ? node->second : pool;
-      auto row = rows.find({node_name, driver, StringField(r, "device")});
-      if (row == rows.end()) continue;  // not a GPU, or not on the node asked for
+      const std::string node_name = node != gpus.node_of_pool.end() ? node->second : pool;
+      auto row = gpus.rows.find({node_name, driver, StringField(r, "device")});
+      if (row == gpus.rows.end()) continue;  // not a GPU, or not on the node asked for
       if (!holder) holder = HolderOf(view, claim);
       row->second.claims.push_back(*holder);
     }
   }
+}
 
-  for (auto& [key, row] : rows) {
-    auto reported = reports.find(key);
-    const NodeReport* r = reported == reports.end() ? nullptr : &reported->second;
-    if (!row.claims.empty()) {
-      row.state = GpuState::kClaimed;
-    } else if (r != nullptr && r->state == "Held") {
-      row.state = GpuState::kHeld;
-      const kube::NodeGpuHold held = r->device->held.value_or(kube::NodeGpuHold{});
-      row.held = LocalHold{.user = held.user,
-                           .kind = held.kind,
-                           .since = ParseTime(held.since),
-                           .until = ParseTime(held.until)};
-    } else if (r != nullptr && r->state == "InUse") {
-      row.state = GpuState::kInUse;
-      if (!row.usage) row.usage = DeviceUsage{};
-    } else if (r != nullptr && r->state == "Prepared") {
-      // Prepared for a claim the API no longer has (its unprepare is still
-      // to come): still the claim's. A claim the API has was allocated
-      // other devices of this GPU (the node counts whole GPUs).
-      for (const kube::NodeGpuClaim& c : r->device->claims) {
-        const std::string& ns = c.namespace_name;
-        if (view.claims.contains(StrCat(ns, "/", c.name))) continue;
-        ClaimHolder h{.namespace_name = ns, .name = c.name};
-        for (const std::string& pod : c.pods) h.pods.push_back({ns, pod});
-        row.claims.push_back(std::move(h));
-      }
-      if (!row.claims.empty()) row.state = GpuState::kClaimed;
+// A row's state from its claims, then the node's own report, then taints.
+void SetRowState(const View& view, const NodeReport* r, GpuRow& row) {
+  if (!row.claims.empty()) {
+    row.state = GpuState::kClaimed;
+  } else if (r != nullptr && r->state == "Held") {
+    row.state = GpuState::kHeld;
+    const kube::NodeGpuHold held = r->device->held.value_or(kube::NodeGpuHold{});
+    row.held = LocalHold{.user = held.user,
+                         .kind = held.kind,
+                         .since = ParseTime(held.since),
+                         .until = ParseTime(held.until)};
+  } else if (r != nullptr && r->state == "InUse") {
+    row.state = GpuState::kInUse;
+    if (!row.usage) row.usage = DeviceUsage{};
+  } else if (r != nullptr && r->state == "Prepared") {
+    // Prepared for a claim the API no longer has (its unprepare is still
+    // to come): still the claim's. A claim the API has was allocated
+    // other devices of this GPU (the node counts whole GPUs).
+    for (const kube::NodeGpuClaim& c : r->device->claims) {
+      const std::string& ns = c.namespace_name;
+      if (view.claims.contains(StrCat(ns, "/", c.name))) continue;
+      ClaimHolder h{.namespace_name = ns, .name = c.name};
+      for (const std::string& pod : c.pods) h.pods.push_back({ns, pod});
+      row.claims.push_back(std::move(h));
     }
-    if (row.state == GpuState::kFree &&
-        std::any_of(row.taints.begin(), row.taints.end(),
-                    [](const GpuTaint& t) { return Blocks(t.effect); })) {
-      row.state = GpuState::kTainted;
-    }
+    if (!row.claims.empty()) row.state = GpuState::kClaimed;
   }
+  if (row.state == GpuState::kFree &&
+      std::any_of(row.taints.begin(), row.taints.end(),
+                  [](const GpuTaint& t) { return Blocks(t.effect); })) {
+    row.state = GpuState::kTainted;
+  }
+}
 
+// MarkUnavailable, pool by pool.
+void MarkSharedCountersUnavailable(SliceGpus& gpus) {
   std::map<const NodePool*, std::pair<std::vector<GpuRow*>, std::vector<const dra::Device*>>>
       by_pool;
-  for (auto& [key, row] : rows) {
-    auto pool = pool_of.find(key);
-    if (pool == pool_of.end()) continue;
+  for (auto& [key, row] : gpus.rows) {
+    auto pool = gpus.pool_of.find(key);
+    if (pool == gpus.pool_of.end()) continue;
     by_pool[pool->second].first.push_back(&row);
-    by_pool[pool->second].second.push_back(devices[key]);
+    by_pool[pool->second].second.push_back(gpus.devices[key]);
   }
   for (auto& [pool, members] : by_pool) MarkUnavailable(members.first, members.second, pool->pool);
+}
 
-  for (auto& [key, row] : rows) report.rows.push_back(std::move(row));
+void CountState(GpuState state, NodeSummary& s) {
+  ++s.total;
+  switch (state) {
+    case GpuState::kClaimed:
+      ++s.claimed;
+      break;
+    case GpuState::kHeld:
+      ++s.held;
+      break;
+    case GpuState::kInUse:
+      ++s.in_use;
+      break;
+    case GpuState::kTainted:
+      ++s.tainted;
+      break;
+    case GpuState::kUnavailable:
+      ++s.unavailable;
+      break;
+    case GpuState::kFree:
+      ++s.free;
+      break;
+  }
+}
+
+// One summary per node: the node asked for, every reporting node, and
+// every node a row is on; in natural order.
+std::vector<NodeSummary> SummarizeNodes(const View& view, const std::string& only,
+                                        const std::vector<GpuRow>& rows) {
+  std::map<std::string, NodeSummary> summaries;
+  if (!only.empty()) summaries[only].node = only;
+  for (const auto& [node, status] : view.node_gpu_statuses) {
+    if (!WantedNode(only, node)) continue;
+    summaries[node].node = node;
+    summaries[node].status_updated = ParseTime(status.status.update_time);
+  }
+  for (const GpuRow& row : rows) {
+    NodeSummary& s = summaries[row.node];
+    s.node = row.node;
+    CountState(row.state, s);
+  }
+  std::vector<NodeSummary> out;
+  for (auto& [node, s] : summaries) out.push_back(std::move(s));
+  std::sort(out.begin(), out.end(),
+            [](const NodeSummary& a, const NodeSummary& b) { return NaturalLess(a.node, b.node); });
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
+                                          const GpuStatusOptions& options) {
+  const std::string& only = options.node;
+  RETURN_IF_ERROR(CheckNodeKnown(view, only));
+  GpuStatusReport report;
+  report.now = now;
+  SliceGpus gpus = CollectSliceGpus(view, only);
+  // The node's own account: it lists the devices it withheld from the slice.
+  std::map<DeviceKey, NodeReport> reports;
+  for (const auto& [node, status] : view.node_gpu_statuses) {
+    if (WantedNode(only, node)) AddNodeReports(node, status, gpus.rows, reports);
+  }
+  AddClaimHolders(view, gpus);
+  for (auto& [key, row] : gpus.rows) {
+    auto reported = reports.find(key);
+    SetRowState(view, reported == reports.end() ? nullptr : &reported->second, row);
+  }
+  MarkSharedCountersUnavailable(gpus);
+
+  for (auto& [key, row] : gpus.rows) report.rows.push_back(std::move(row));
   std::sort(report.rows.begin(), report.rows.end(), [](const GpuRow& a, const GpuRow& b) {
     if (a.node != b.node) return NaturalLess(a.node, b.node);
     if (a.device != b.device) return NaturalLess(a.device, b.device);
     return a.driver < b.driver;
   });
-
-  std::map<std::string, NodeSummary> summaries;
-  if (!only.empty()) summaries[only].node = only;
-  for (const auto& [node, status] : view.node_gpu_statuses) {
-    if (!wanted(node)) continue;
-    summaries[node].node = node;
-    summaries[node].status_updated = ParseTime(status.status.update_time);
-  }
-  for (const GpuRow& row : report.rows) {
-    NodeSummary& s = summaries[row.node];
-    s.node = row.node;
-    ++s.total;
-    switch (row.state) {
-      case GpuState::kClaimed:
-        ++s.claimed;
-        break;
-      case GpuState::kHeld:
-        ++s.held;
-        break;
-      case GpuState::kInUse:
-        ++s.in_use;
-        break;
-      case GpuState::kTainted:
-        ++s.tainted;
-        break;
-      case GpuState::kUnavailable:
-        ++s.unavailable;
-        break;
-      case GpuState::kFree:
-        ++s.free;
-        break;
-    }
-  }
-  for (auto& [node, s] : summaries) report.nodes.push_back(std::move(s));
-  std::sort(report.nodes.begin(), report.nodes.end(),
-            [](const NodeSummary& a, const NodeSummary& b) { return NaturalLess(a.node, b.node); });
-
+  report.nodes = SummarizeNodes(view, only, report.rows);
   for (const std::string& problem : view.pools.problems) {
     // "pool DRIVER/NODE: ..." or "slice NAME: ..."; with --node, those that name it.
     if (only.empty() || problem.find(only) != std::string::npos) report.problems.push_back(problem);
