@@ -84,12 +84,12 @@ std::vector<std::string> NodesByLoad(const View& view) {
 std::string NoNodeFitsMessage(const View& view, const std::map<std::string, int>& reasons,
                               const std::optional<Attempt>& closest) {
   const size_t n_nodes = view.nodes.size();
-  std::string message;
   std::vector<std::string> counted;
   for (const auto& [reason, count] : reasons) counted.push_back(StrCat(count, " ", reason));
   std::sort(counted.begin(), counted.end());
-  message = StrCat(Unavailable(n_nodes, Join(counted, ", ")), " preemption: 0/", n_nodes,
-                   " nodes are available: ", n_nodes, " Preemption is not helpful for scheduling.");
+  std::string message =
+      StrCat(Unavailable(n_nodes, Join(counted, ", ")), " preemption: 0/", n_nodes,
+             " nodes are available: ", n_nodes, " Preemption is not helpful for scheduling.");
   if (closest) {
     std::string detail = closest->why.node.empty()
                              ? StrCat(closest->node, " publishes no devices for it")
