@@ -36,6 +36,10 @@ stage "folder graph: includes as docs/architecture.md allows (scripts/check_laye
 python3 scripts/check_layers_test.py -q
 python3 scripts/check_layers.py
 
+stage "function length: over 80 lines says why (scripts/check_function_length.py)"
+python3 scripts/check_function_length_test.py -q
+python3 scripts/check_function_length.py
+
 jobs=$(nproc)
 # Tests run two per core: most of them wait on sockets, child processes and
 # simulated clusters, and at one per core the default tests kept the CPU

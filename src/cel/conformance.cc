@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "cel/dra_device.h"
 #include "cel/program.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -176,9 +177,9 @@ std::string Describe(const Value& v) {
   return StrCat(v.DebugString(), " (", v.TypeName(), ")");
 }
 
-}  // namespace
-
-absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* result) {
+// Parses one line of a case file into a JSON object with "expr" and
+// "expect".
+absl::StatusOr<json> ParseConformanceCase(const std::string& line) {
   // JSON deeper than any value Decode() accepts is cut off while parsing:
   // nlohmann's parser is iterative, but copying a deep tree recurses (20,000
   // levels overflowed the stack under ASan).
@@ -195,6 +196,47 @@ absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* 
   if (c.is_discarded() || !c.is_object() || !c.contains("expr") || !c.contains("expect")) {
     return absl::InvalidArgumentError("not a conformance case (needs \"expr\" and \"expect\")");
   }
+  return c;
+}
+
+// What running a case's expression gave, and whether that is what the case
+// expects.
+struct ConformanceOutcome {
+  bool pass = false;
+  std::string actual;
+};
+
+ConformanceOutcome EvaluateConformanceCase(const Env& env, const std::string& expr,
+                                           const std::vector<Value>& variables, bool dra,
+                                           const std::optional<Value>& expected, bool want_error,
+                                           bool want_compile_error) {
+  ConformanceOutcome outcome;
+  auto program = env.Compile(expr);
+  if (!program.ok()) {
+    outcome.actual = StrCat("compile error: ", program.status().message());
+    // cel-spec cases do not separate check errors from evaluation errors;
+    // DRA cases do (a compile error rejects the claim, a runtime error
+    // aborts scheduling).
+    outcome.pass = want_compile_error || (want_error && !dra);
+    return outcome;
+  }
+  Value v = program->Evaluate(variables);
+  if (dra && !v.is_error() && v.kind() != Kind::kBool) {
+    v = Value::Error(
+        StrCat("CEL result of type ", v.TypeName(), " could not be converted to bool"));
+  }
+  outcome.actual = v.is_error() ? StrCat("error: ", program->DescribeError(v)) : Describe(v);
+  if (v.is_error())
+    outcome.pass = want_error;
+  else
+    outcome.pass = expected.has_value() && SameValue(v, *expected);
+  return outcome;
+}
+
+}  // namespace
+
+absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* result) {
+  ASSIGN_OR_RETURN(const json c, ParseConformanceCase(line));
   const json& expect = c["expect"];
   std::string file = c.value("file", "");
   bool dra = file == "dra";
@@ -250,28 +292,9 @@ absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* 
   bool want_compile_error = expect.value("compile_error", false);
 
   std::string expr = c["expr"].get<std::string>();
-  std::string actual;
-  bool pass;
-  auto program = env.Compile(expr);
-  if (!program.ok()) {
-    actual = StrCat("compile error: ", program.status().message());
-    // cel-spec cases do not separate check errors from evaluation errors;
-    // DRA cases do (a compile error rejects the claim, a runtime error
-    // aborts scheduling).
-    pass = want_compile_error || (want_error && !dra);
-  } else {
-    Value v = program->Evaluate(variables);
-    if (dra && !v.is_error() && v.kind() != Kind::kBool) {
-      v = Value::Error(
-          StrCat("CEL result of type ", v.TypeName(), " could not be converted to bool"));
-    }
-    actual = v.is_error() ? StrCat("error: ", program->DescribeError(v)) : Describe(v);
-    if (v.is_error())
-      pass = want_error;
-    else
-      pass = expected.has_value() && SameValue(v, *expected);
-  }
-  if (pass) {
+  ConformanceOutcome outcome =
+      EvaluateConformanceCase(env, expr, variables, dra, expected, want_error, want_compile_error);
+  if (outcome.pass) {
     ++result->passed;
     return absl::OkStatus();
   }
@@ -283,7 +306,7 @@ absl::Status RunConformanceLine(const std::string& line, ConformanceFileResult* 
                      : want_error       ? "evaluation error"
                      : expected         ? Describe(*expected)
                                         : expect.dump();
-  failure.actual = actual;
+  failure.actual = std::move(outcome.actual);
   failure.unsure = c.value("unsure", false);
   result->failures.push_back(std::move(failure));
   return absl::OkStatus();

@@ -53,6 +53,55 @@ std::string TrimNewline(std::string s) {
   return s;
 }
 
+// Claims allocated before pin the pod to their node.
+std::set<std::string> PinnedNodes(const std::vector<PodClaim>& claims) {
+  std::set<std::string> pinned;
+  for (const PodClaim& c : claims) {
+    if (c.spec) continue;
+    const std::string node = AllocatedNode(c.object);
+    if (!node.empty()) pinned.insert(node);
+  }
+  return pinned;
+}
+
+// The nodes to try, fewest running pods first, then by name.
+std::vector<std::string> NodesByLoad(const View& view) {
+  std::map<std::string, int> pods_on;
+  for (const auto& [key, p] : view.pods) {
+    const std::string node = kube::StringAt(p, "/spec/nodeName"_json_pointer);
+    if (!node.empty() && !PodDone(p)) ++pods_on[node];
+  }
+  std::vector<std::pair<int, std::string>> order;
+  for (const auto& [name, node] : view.nodes) order.emplace_back(pods_on[name], name);
+  std::sort(order.begin(), order.end());
+  std::vector<std::string> names;
+  for (auto& [count, name] : order) names.push_back(std::move(name));
+  return names;
+}
+
+// Why no node fits, in the scheduler's words, with the closest node's
+// reason below.
+std::string NoNodeFitsMessage(const View& view, const std::map<std::string, int>& reasons,
+                              const std::optional<Attempt>& closest) {
+  const size_t n_nodes = view.nodes.size();
+  std::vector<std::string> counted;
+  for (const auto& [reason, count] : reasons) counted.push_back(StrCat(count, " ", reason));
+  std::sort(counted.begin(), counted.end());
+  std::string message =
+      StrCat(Unavailable(n_nodes, Join(counted, ", ")), " preemption: 0/", n_nodes,
+             " nodes are available: ", n_nodes, " Preemption is not helpful for scheduling.");
+  if (closest) {
+    std::string detail = closest->why.node.empty()
+                             ? StrCat(closest->node, " publishes no devices for it")
+                             : TrimNewline(closest->why.Text());
+    message += StrCat("\nresourceclaim ", closest->claim, " cannot be allocated on ", closest->node,
+                      ", the closest node:\n", detail);
+  }
+  for (size_t i = 0; i < view.pools.problems.size() && i < 3; ++i)
+    message += StrCat("\nnot used: ", view.pools.problems[i]);
+  return message;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> PodClaimNames(const json& pod) {
@@ -154,17 +203,9 @@ Placement PlacePod(const View& view, const json& pod) {
   }
   std::vector<PodClaim>& claims = std::get<std::vector<PodClaim>>(resolved);
 
-  // Claims allocated before pin the pod to their node.
-  std::set<std::string> pinned;
-  bool needs_allocation = false;
-  for (const PodClaim& c : claims) {
-    if (!c.spec) {
-      const std::string node = AllocatedNode(c.object);
-      if (!node.empty()) pinned.insert(node);
-      continue;
-    }
-    needs_allocation = true;
-  }
+  const std::set<std::string> pinned = PinnedNodes(claims);
+  const bool needs_allocation = std::any_of(
+      claims.begin(), claims.end(), [](const PodClaim& c) { return static_cast<bool>(c.spec); });
   if (pinned.size() > 1) {
     out.message = Unavailable(
         n_nodes, StrCat("the pod's claims are allocated on different nodes (",
@@ -176,21 +217,12 @@ Placement PlacePod(const View& view, const json& pod) {
     out.message = Unavailable(n_nodes, *why);
     return out;
   }
-  // Fewest running pods first, then by name.
-  std::map<std::string, int> pods_on;
-  for (const auto& [key, p] : view.pods) {
-    const std::string node = kube::StringAt(p, "/spec/nodeName"_json_pointer);
-    if (!node.empty() && !PodDone(p)) ++pods_on[node];
-  }
-  std::vector<std::pair<int, std::string>> order;
-  for (const auto& [name, node] : view.nodes) order.emplace_back(pods_on[name], name);
-  std::sort(order.begin(), order.end());
 
   const std::vector<TakenDevice> taken =
       needs_allocation ? TakenDevices(view) : std::vector<TakenDevice>{};
   std::map<std::string, int> reasons;
   std::optional<Attempt> closest;
-  for (const auto& [count, name] : order) {
+  for (const std::string& name : NodesByLoad(view)) {
     const std::string mismatch = NodeMismatch(pod, view.nodes.at(name));
     if (!mismatch.empty()) {
       ++reasons[mismatch];
@@ -234,21 +266,7 @@ Placement PlacePod(const View& view, const json& pod) {
     out.message = "no nodes available to schedule pods";
     return out;
   }
-  std::vector<std::string> counted;
-  for (const auto& [reason, count] : reasons) counted.push_back(StrCat(count, " ", reason));
-  std::sort(counted.begin(), counted.end());
-  out.message =
-      StrCat(Unavailable(n_nodes, Join(counted, ", ")), " preemption: 0/", n_nodes,
-             " nodes are available: ", n_nodes, " Preemption is not helpful for scheduling.");
-  if (closest) {
-    std::string detail = closest->why.node.empty()
-                             ? StrCat(closest->node, " publishes no devices for it")
-                             : TrimNewline(closest->why.Text());
-    out.message += StrCat("\nresourceclaim ", closest->claim, " cannot be allocated on ",
-                          closest->node, ", the closest node:\n", detail);
-  }
-  for (size_t i = 0; i < view.pools.problems.size() && i < 3; ++i)
-    out.message += StrCat("\nnot used: ", view.pools.problems[i]);
+  out.message = NoNodeFitsMessage(view, reasons, closest);
   return out;
 }
 

@@ -285,11 +285,46 @@ std::vector<ProcessRef> GatedChild::ProcessesOutsideGroup() const {
   return out;
 }
 
+bool GatedChild::ReapChildren(const Callbacks& callbacks, std::optional<int>* command_status) {
+  const pid_t job = static_cast<pid_t>(pid_);
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) return false;  // ECHILD: nothing of the job is left
+    if (pid == 0) return true;
+    if (pid != job) continue;  // an orphan of the job ended
+    if (WIFSTOPPED(status)) {
+      StopWithJob();
+      continue;
+    }
+    *command_status = ExitStatusOf(status);
+    reaped_ = true;
+    // Is anything of the job left? (A non-blocking probe: ECHILD if not.)
+    siginfo_t probe{};
+    if (waitid(P_ALL, 0, &probe, WEXITED | WNOHANG | WNOWAIT) == 0 && callbacks.on_command_exit) {
+      callbacks.on_command_exit(**command_status);
+    }
+  }
+}
+
+void GatedChild::StopWithJob() {
+  const pid_t job = static_cast<pid_t>(pid_);
+  bool had_terminal = tty_fd_ >= 0;
+  int tty = tty_fd_;
+  GiveTerminalBack();
+  kill(getpid(), SIGSTOP);
+  if (had_terminal && tcgetpgrp(tty) == getpgrp()) {
+    tty_fd_ = tty;
+    SetForeground(tty_fd_, job);
+  }
+  kill(-job, SIGCONT);
+}
+
 absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callbacks& callbacks) {
   sigset_t signals = WrapperSignals();
   int sigfd = signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigfd < 0) return absl::InternalError(StrCat("signalfd: ", strerror(errno)));
-  const pid_t job = static_cast<pid_t>(pid_);
   using SteadyClock = std::chrono::steady_clock;
   // The next timeout stage; never, without a timeout or after SIGKILL.
   constexpr SteadyClock::time_point kNever = SteadyClock::time_point::max();
@@ -299,42 +334,7 @@ absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callback
   std::vector<ProcessRef> reported;
   int stage = 0;  // 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
   std::optional<int> command_status;
-  bool children_left = true;
-  while (children_left) {
-    // Reap whatever changed: the command, or orphans re-parented to us.
-    for (;;) {
-      int status = 0;
-      pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED);
-      if (pid < 0 && errno == EINTR) continue;
-      if (pid < 0) {  // ECHILD: nothing of the job is left
-        children_left = false;
-        break;
-      }
-      if (pid == 0) break;
-      if (pid != job) continue;  // an orphan of the job ended
-      if (WIFSTOPPED(status)) {
-        // Ctrl-Z: stop too, so the shell sees the job stopped; when continued
-        // (fg/bg), continue the job.
-        bool had_terminal = tty_fd_ >= 0;
-        int tty = tty_fd_;
-        GiveTerminalBack();
-        kill(getpid(), SIGSTOP);
-        if (had_terminal && tcgetpgrp(tty) == getpgrp()) {
-          tty_fd_ = tty;
-          SetForeground(tty_fd_, job);
-        }
-        kill(-job, SIGCONT);
-        continue;
-      }
-      command_status = ExitStatusOf(status);
-      reaped_ = true;
-      // Is anything of the job left? (A non-blocking probe: ECHILD if not.)
-      siginfo_t probe{};
-      if (waitid(P_ALL, 0, &probe, WEXITED | WNOHANG | WNOWAIT) == 0 && callbacks.on_command_exit) {
-        callbacks.on_command_exit(*command_status);
-      }
-    }
-    if (!children_left) break;
+  while (ReapChildren(callbacks, &command_status)) {
     if (SteadyClock::now() >= next_scan) {
       // Processes that left the group are found here, the only record of
       // them that outlives this wrapper (a SIGKILL) - see docs/jobs.md.

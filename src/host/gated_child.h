@@ -119,6 +119,13 @@ class GatedChild {
   void RemoveCgroup();
   // The job's live processes outside its group, ascending by pid.
   std::vector<ProcessRef> ProcessesOutsideGroup() const;
+  // Reaps whatever changed without blocking: the command (its status into
+  // `*command_status`), or orphans re-parented to the wrapper. Follows a
+  // stopped command. False when nothing of the job is left.
+  bool ReapChildren(const Callbacks& callbacks, std::optional<int>* command_status);
+  // Ctrl-Z: stops the wrapper too, so the shell sees the job stopped; when
+  // continued (fg/bg), continues the job.
+  void StopWithJob();
 
   int64_t pid_ = -1;
   int gate_fd_ = -1;   // write end: the child execs after reading it to EOF

@@ -128,6 +128,42 @@ const char* ContentType(PatchType type) {
   return "";
 }
 
+// A 2xx reply's body: {} when empty.
+absl::StatusOr<json> SuccessBody(const std::string& body, const std::string& verb,
+                                 const ResourceRef& ref) {
+  if (body.empty()) return json::object();
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return absl::InternalError(
+        StrCat("cannot ", verb, " ", ref.Qualified(), ": the server's reply is not JSON"));
+  }
+  return parsed;
+}
+
+// How long to wait before trying again after a 429 or 5xx: the server's
+// Retry-After (at most a minute), else `backoff`.
+std::chrono::milliseconds RetryWait(const HttpResponse& response,
+                                    std::chrono::milliseconds backoff) {
+  if (auto it = response.headers.find("retry-after"); it != response.headers.end()) {
+    const int seconds = std::atoi(it->second.c_str());
+    if (seconds > 0) return std::chrono::seconds(std::min(seconds, 60));
+  }
+  return backoff;
+}
+
+// The path of a watch that resumes from `version`.
+std::string WatchPath(const ResourceRef& ref, const std::string& ns, const WatchOptions& options,
+                      const std::string& version) {
+  return ref.Path(ns) +
+         Query({{"watch", "true"},
+                {"labelSelector", options.label_selector},
+                {"fieldSelector", options.field_selector},
+                {"resourceVersion", version},
+                {"allowWatchBookmarks", options.allow_bookmarks ? "true" : ""},
+                {"timeoutSeconds",
+                 options.timeout_seconds > 0 ? std::to_string(options.timeout_seconds) : ""}});
+}
+
 std::string NameOf(const json& object) {
   return object.is_object() ? object.value("/metadata/name"_json_pointer, std::string()) : "";
 }
@@ -341,24 +377,11 @@ absl::StatusOr<json> Client::Call(const std::string& verb, const ResourceRef& re
       ASSIGN_OR_RETURN(plugin, AddCredentials(request));
       continue;
     }
-    if (code >= 200 && code < 300) {
-      if (response->body.empty()) return json::object();
-      json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-      if (body.is_discarded()) {
-        return absl::InternalError(
-            StrCat("cannot ", verb, " ", ref.Qualified(), ": the server's reply is not JSON"));
-      }
-      return body;
-    }
+    if (code >= 200 && code < 300) return SuccessBody(response->body, verb, ref);
     const bool retry = code == 429 || (code >= 500 && code != 501 && Idempotent(request.method));
     if (retry && !last) {
-      std::chrono::milliseconds wait = Backoff(attempt);
-      if (auto it = response->headers.find("retry-after"); it != response->headers.end()) {
-        const int seconds = std::atoi(it->second.c_str());
-        if (seconds > 0) wait = std::chrono::seconds(std::min(seconds, 60));
-      }
       // Past the deadline the server's own answer is the clearer error.
-      if (wait_for_retry(wait)) continue;
+      if (wait_for_retry(RetryWait(*response, Backoff(attempt)))) continue;
     }
     json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
     std::optional<ApiStatus> api = ApiStatus::FromJson(body);
@@ -556,19 +579,10 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
   std::string version = options.resource_version;
   bool reauthenticated = false;
   for (int failures = 0;;) {
-    HttpRequest request{
-        .method = "GET",
-        .path =
-            ref.Path(ns) +
-            Query({{"watch", "true"},
-                   {"labelSelector", options.label_selector},
-                   {"fieldSelector", options.field_selector},
-                   {"resourceVersion", version},
-                   {"allowWatchBookmarks", options.allow_bookmarks ? "true" : ""},
-                   {"timeoutSeconds",
-                    options.timeout_seconds > 0 ? std::to_string(options.timeout_seconds) : ""}}),
-        .timeout = options_.timeout,
-        .cancel = options.cancel};
+    HttpRequest request{.method = "GET",
+                        .path = WatchPath(ref, ns, options, version),
+                        .timeout = options_.timeout,
+                        .cancel = options.cancel};
     request.headers.emplace_back("Accept", "application/json");
     request.headers.emplace_back("User-Agent", options_.user_agent);
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));

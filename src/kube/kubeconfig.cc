@@ -234,6 +234,73 @@ std::string Sources(const Merged& m) {
   return out.empty() ? "no kubeconfig file" : out;
 }
 
+// The kubeconfig files that `options` name, merged as kubectl merges them.
+absl::StatusOr<Merged> ReadKubeconfigs(const LoadOptions& options) {
+  Merged merged;
+  if (!options.kubeconfig_flag.empty()) {
+    ASSIGN_OR_RETURN(std::string text,
+                     ReadRegularFile(options.kubeconfig_flag, kMaxKubeconfigBytes, "kubeconfig"));
+    RETURN_IF_ERROR(MergeFile(options.kubeconfig_flag, text, merged));
+  } else if (options.kubeconfig_env && !options.kubeconfig_env->empty()) {
+    std::set<std::string> seen;
+    for (std::string_view part : Split(*options.kubeconfig_env, ':')) {
+      const std::string path(part);
+      if (path.empty() || !seen.insert(path).second) continue;
+      absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxKubeconfigBytes, "kubeconfig");
+      if (absl::IsNotFound(text.status())) continue;  // kubectl skips missing files
+      if (!text.ok()) return text.status();
+      RETURN_IF_ERROR(MergeFile(path, *text, merged));
+    }
+  } else if (!options.home.empty()) {
+    const std::string path = options.home + "/.kube/config";
+    absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxKubeconfigBytes, "kubeconfig");
+    if (text.ok()) {
+      RETURN_IF_ERROR(MergeFile(path, *text, merged));
+    } else if (!absl::IsNotFound(text.status())) {
+      return text.status();
+    }
+  }
+
+  return merged;
+}
+
+// The credentials of the context's user into `config`.
+absl::Status AddUserCredentials(const Merged& merged, const std::string& context_name,
+                                const Context& ctx, RestConfig* config) {
+  auto user = merged.users.find(ctx.user);
+  if (user == merged.users.end()) {
+    return absl::NotFoundError(StrCat("context \"", context_name, "\" (", ctx.file,
+                                      ") names user \"", ctx.user, "\", which is not in ",
+                                      Sources(merged)));
+  }
+  const User& u = user->second;
+  if (!u.auth_provider.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("kubeconfig ", u.file, ": user \"", ctx.user, "\" uses the auth-provider \"",
+               u.auth_provider,
+               "\", which kubectl removed in 1.26; use an exec credential plugin instead "
+               "(for GKE: gke-gcloud-auth-plugin, for AKS: kubelogin)"));
+  }
+  ASSIGN_OR_RETURN(config->client_cert_pem,
+                   Pem(u.file, "client-certificate", u.cert_data, u.cert_file));
+  ASSIGN_OR_RETURN(config->client_key_pem, Pem(u.file, "client-key", u.key_data, u.key_file));
+  if (config->client_cert_pem.empty() != config->client_key_pem.empty()) {
+    return absl::InvalidArgumentError(StrCat("kubeconfig ", u.file, ": user \"", ctx.user,
+                                             "\" has a client certificate without its key, "
+                                             "or a key without its certificate"));
+  }
+  config->token = u.token;
+  config->token_file = u.token_file;
+  config->username = u.username;
+  config->password = u.password;
+  config->exec = u.exec;
+  if (!config->username.empty() && (!config->token.empty() || !config->token_file.empty())) {
+    return absl::InvalidArgumentError(StrCat("kubeconfig ", u.file, ": user \"", ctx.user,
+                                             "\" sets both basic auth and a token"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 LoadOptions LoadOptions::FromProcess(std::string kubeconfig_flag, std::string context_flag) {
@@ -272,30 +339,7 @@ absl::StatusOr<RestConfig> InClusterConfig(const LoadOptions& options) {
 }
 
 absl::StatusOr<RestConfig> LoadRestConfig(const LoadOptions& options) {
-  Merged merged;
-  if (!options.kubeconfig_flag.empty()) {
-    ASSIGN_OR_RETURN(std::string text,
-                     ReadRegularFile(options.kubeconfig_flag, kMaxKubeconfigBytes, "kubeconfig"));
-    RETURN_IF_ERROR(MergeFile(options.kubeconfig_flag, text, merged));
-  } else if (options.kubeconfig_env && !options.kubeconfig_env->empty()) {
-    std::set<std::string> seen;
-    for (std::string_view part : Split(*options.kubeconfig_env, ':')) {
-      const std::string path(part);
-      if (path.empty() || !seen.insert(path).second) continue;
-      absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxKubeconfigBytes, "kubeconfig");
-      if (absl::IsNotFound(text.status())) continue;  // kubectl skips missing files
-      if (!text.ok()) return text.status();
-      RETURN_IF_ERROR(MergeFile(path, *text, merged));
-    }
-  } else if (!options.home.empty()) {
-    const std::string path = options.home + "/.kube/config";
-    absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxKubeconfigBytes, "kubeconfig");
-    if (text.ok()) {
-      RETURN_IF_ERROR(MergeFile(path, *text, merged));
-    } else if (!absl::IsNotFound(text.status())) {
-      return text.status();
-    }
-  }
+  ASSIGN_OR_RETURN(Merged merged, ReadKubeconfigs(options));
 
   if (IsEmpty(merged) && options.context_flag.empty() && options.kubeconfig_flag.empty() &&
       !options.service_host.empty()) {
@@ -342,37 +386,7 @@ absl::StatusOr<RestConfig> LoadRestConfig(const LoadOptions& options) {
   if (!ctx.namespace_name.empty()) config.namespace_name = ctx.namespace_name;
 
   if (ctx.user.empty()) return config;  // anonymous
-  auto user = merged.users.find(ctx.user);
-  if (user == merged.users.end()) {
-    return absl::NotFoundError(StrCat("context \"", context_name, "\" (", ctx.file,
-                                      ") names user \"", ctx.user, "\", which is not in ",
-                                      Sources(merged)));
-  }
-  const User& u = user->second;
-  if (!u.auth_provider.empty()) {
-    return absl::InvalidArgumentError(
-        StrCat("kubeconfig ", u.file, ": user \"", ctx.user, "\" uses the auth-provider \"",
-               u.auth_provider,
-               "\", which kubectl removed in 1.26; use an exec credential plugin instead "
-               "(for GKE: gke-gcloud-auth-plugin, for AKS: kubelogin)"));
-  }
-  ASSIGN_OR_RETURN(config.client_cert_pem,
-                   Pem(u.file, "client-certificate", u.cert_data, u.cert_file));
-  ASSIGN_OR_RETURN(config.client_key_pem, Pem(u.file, "client-key", u.key_data, u.key_file));
-  if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
-    return absl::InvalidArgumentError(StrCat("kubeconfig ", u.file, ": user \"", ctx.user,
-                                             "\" has a client certificate without its key, "
-                                             "or a key without its certificate"));
-  }
-  config.token = u.token;
-  config.token_file = u.token_file;
-  config.username = u.username;
-  config.password = u.password;
-  config.exec = u.exec;
-  if (!config.username.empty() && (!config.token.empty() || !config.token_file.empty())) {
-    return absl::InvalidArgumentError(StrCat("kubeconfig ", u.file, ": user \"", ctx.user,
-                                             "\" sets both basic auth and a token"));
-  }
+  RETURN_IF_ERROR(AddUserCredentials(merged, context_name, ctx, &config));
   return config;
 }
 

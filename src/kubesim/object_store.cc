@@ -102,6 +102,93 @@ kube::ApiStatus MethodNotAllowed(const std::string& message) {
   return {.code = 405, .reason = "MethodNotAllowed", .message = message};
 }
 
+// The status a created object starts with.
+void SetInitialStatus(const ResourceType& type, json& object) {
+  if (type.resource == "namespaces") {
+    object["status"] = {{"phase", "Active"}};
+  } else if (type.has_status && type.resource != "pods") {
+    // Status is the server's and controllers': a create keeps none, except
+    // that a pod's phase starts Pending.
+    object.erase("status");
+  } else if (type.resource == "pods") {
+    object["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
+  }
+  if (type.resource == "customresourcedefinitions") {
+    object["status"] = {
+        {"conditions",
+         {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"}},
+          {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"}}}},
+        {"acceptedNames", object.value("/spec/names"_json_pointer, json::object())},
+        {"storedVersions", json::array()}};
+  }
+}
+
+// What an update of `old` to `object` stores: the status subresource
+// changes only the status, the object itself everything but the status and
+// the fields that the server keeps.
+json UpdatedObject(const ResourceType& type, const std::string& ns, const std::string& name,
+                   const json& old, json object, bool status) {
+  const json& old_meta = MetaOf(old);
+  json updated;
+  if (status) {
+    // Only the status changes; everything else stays as stored.
+    updated = old;
+    if (object.contains("status")) {
+      updated["status"] = object["status"];
+    } else {
+      updated.erase("status");
+    }
+  } else {
+    updated = std::move(object);
+    json& m = Meta(updated);
+    for (const char* kept : {"uid", "creationTimestamp", "deletionTimestamp",
+                             "deletionGracePeriodSeconds", "generation"}) {
+      if (old_meta.contains(kept)) {
+        m[kept] = old_meta[kept];
+      } else {
+        m.erase(kept);
+      }
+    }
+    m["name"] = name;
+    if (type.namespaced) m["namespace"] = ns;
+    if (type.has_status) {
+      if (old.contains("status")) {
+        updated["status"] = old["status"];
+      } else {
+        updated.erase("status");
+      }
+    }
+    if (Text(updated, "apiVersion").empty()) updated["apiVersion"] = type.api_version();
+    if (Text(updated, "kind").empty()) updated["kind"] = type.kind;
+    if (SpecPart(updated) != SpecPart(old)) {
+      m["generation"] = old_meta.value("generation", 1) + 1;
+    }
+  }
+  return updated;
+}
+
+// The conflict when `options` hold a uid or resource version that `meta`
+// does not.
+std::optional<kube::ApiStatus> FailedDeletePrecondition(const ResourceType& type,
+                                                        const std::string& name, const json& meta,
+                                                        const DeleteOptions& options) {
+  if (!options.precondition_uid.empty() && options.precondition_uid != Text(meta, "uid")) {
+    return kube::ConflictStatus(
+        type.group, type.resource, name,
+        StrCat("Precondition failed: UID in precondition: ", options.precondition_uid,
+               ", UID in object meta: ", Text(meta, "uid")));
+  }
+  if (!options.precondition_resource_version.empty() &&
+      options.precondition_resource_version != Text(meta, "resourceVersion")) {
+    return kube::ConflictStatus(
+        type.group, type.resource, name,
+        StrCat("Precondition failed: ResourceVersion in precondition: ",
+               options.precondition_resource_version,
+               ", ResourceVersion in object meta: ", Text(meta, "resourceVersion")));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const Clock& ObjectStore::DefaultClock() { return RealClock(); }
@@ -297,24 +384,8 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
   meta.erase("deletionTimestamp");
   meta.erase("deletionGracePeriodSeconds");
   meta["resourceVersion"] = std::to_string(++resource_version_);
-  if (type.resource == "namespaces") {
-    object["status"] = {{"phase", "Active"}};
-  } else if (type.has_status && type.resource != "pods") {
-    // Status is the server's and controllers': a create keeps none, except
-    // that a pod's phase starts Pending.
-    object.erase("status");
-  } else if (type.resource == "pods") {
-    object["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
-  }
-  if (type.resource == "customresourcedefinitions") {
-    object["status"] = {
-        {"conditions",
-         {{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"}},
-          {{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"}}}},
-        {"acceptedNames", object.value("/spec/names"_json_pointer, json::object())},
-        {"storedVersions", json::array()}};
-    RegisterCrdLocked(object);
-  }
+  SetInitialStatus(type, object);
+  if (type.resource == "customresourcedefinitions") RegisterCrdLocked(object);
   objects_[key] = object;
   RecordLocked("ADDED", type, object);
   return {std::nullopt, object};
@@ -397,41 +468,7 @@ Outcome ObjectStore::UpdateLocked(const ResourceType& type, const std::string& n
                                  "the latest version and try again"),
             {}};
   }
-  json updated;
-  if (status) {
-    // Only the status changes; everything else stays as stored.
-    updated = old;
-    if (object.contains("status")) {
-      updated["status"] = object["status"];
-    } else {
-      updated.erase("status");
-    }
-  } else {
-    updated = std::move(object);
-    json& m = Meta(updated);
-    for (const char* kept : {"uid", "creationTimestamp", "deletionTimestamp",
-                             "deletionGracePeriodSeconds", "generation"}) {
-      if (old_meta.contains(kept)) {
-        m[kept] = old_meta[kept];
-      } else {
-        m.erase(kept);
-      }
-    }
-    m["name"] = name;
-    if (type.namespaced) m["namespace"] = real_ns;
-    if (type.has_status) {
-      if (old.contains("status")) {
-        updated["status"] = old["status"];
-      } else {
-        updated.erase("status");
-      }
-    }
-    if (Text(updated, "apiVersion").empty()) updated["apiVersion"] = type.api_version();
-    if (Text(updated, "kind").empty()) updated["kind"] = type.kind;
-    if (SpecPart(updated) != SpecPart(old)) {
-      m["generation"] = old_meta.value("generation", 1) + 1;
-    }
-  }
+  json updated = UpdatedObject(type, real_ns, name, old, std::move(object), status);
   Meta(updated)["resourceVersion"] = Text(old_meta, "resourceVersion");
   if (auto invalid = Check(type, updated, &old, strict)) return {std::move(invalid), {}};
   if (updated == old) return {std::nullopt, old};  // no change, no new version
@@ -478,21 +515,8 @@ Outcome ObjectStore::DeleteLocked(const ResourceType& type, const std::string& n
   if (it == objects_.end()) return {kube::NotFoundStatus(type.group, type.resource, name), {}};
   json& object = it->second;
   const json& meta = MetaOf(object);
-  if (!options.precondition_uid.empty() && options.precondition_uid != Text(meta, "uid")) {
-    return {kube::ConflictStatus(
-                type.group, type.resource, name,
-                StrCat("Precondition failed: UID in precondition: ", options.precondition_uid,
-                       ", UID in object meta: ", Text(meta, "uid"))),
-            {}};
-  }
-  if (!options.precondition_resource_version.empty() &&
-      options.precondition_resource_version != Text(meta, "resourceVersion")) {
-    return {kube::ConflictStatus(
-                type.group, type.resource, name,
-                StrCat("Precondition failed: ResourceVersion in precondition: ",
-                       options.precondition_resource_version,
-                       ", ResourceVersion in object meta: ", Text(meta, "resourceVersion"))),
-            {}};
+  if (std::optional<kube::ApiStatus> failed = FailedDeletePrecondition(type, name, meta, options)) {
+    return {std::move(failed), {}};
   }
   if (type.resource == "namespaces") {
     // The namespace controller's work, done at once: everything in it goes.

@@ -107,6 +107,33 @@ bool ReadInput(int connection, WebSocketReader& reader, std::string* data,
   }
 }
 
+// Runs the command when the response is written, and writes what it
+// prints as channel frames, then its exit Status and a close. Reads input
+// from `connection` when it is not -1.
+httplib::ContentProvider ExecStream(ExecHandler exec, ExecRequest request, int connection) {
+  return [exec = std::move(exec), request = std::move(request), connection](
+             size_t, size_t, httplib::DataSink& sink) {
+    std::mutex write_mu;
+    bool open = true;
+    auto send = [&](const std::string& frame) {
+      std::lock_guard lock(write_mu);
+      open = open && sink.write(frame.data(), frame.size());
+    };
+    ExecStreams streams;
+    streams.output = [&](int channel, std::string_view data) { send(ChannelFrame(channel, data)); };
+    WebSocketReader reader;
+    if (connection >= 0) {
+      streams.read_input = [&reader, connection](std::string* data, const std::atomic<bool>& stop) {
+        return ReadInput(connection, reader, data, stop);
+      };
+    }
+    absl::StatusOr<int> exit = exec.run(request, streams);
+    send(ChannelFrame(3, ExitStatus(request.argv, exit).dump()));
+    send(CloseFrame());
+    return false;
+  };
+}
+
 }  // namespace
 
 void ApiServer::SetExecHandler(ExecHandler handler) {
@@ -178,31 +205,8 @@ void ApiServer::HandleExec(const Route& route, const httplib::Request& req,
   res.set_header("Sec-WebSocket-Protocol", protocol);
   // A length no stream reaches: the provider writes the frames raw (no
   // chunking) and ends the connection by returning false.
-  res.set_content_provider(
-      size_t{1} << 62, "application/octet-stream",
-      [exec = std::move(exec), request, connection](size_t, size_t, httplib::DataSink& sink) {
-        std::mutex write_mu;
-        bool open = true;
-        auto send = [&](const std::string& frame) {
-          std::lock_guard lock(write_mu);
-          open = open && sink.write(frame.data(), frame.size());
-        };
-        ExecStreams streams;
-        streams.output = [&](int channel, std::string_view data) {
-          send(ChannelFrame(channel, data));
-        };
-        WebSocketReader reader;
-        if (connection >= 0) {
-          streams.read_input = [&reader, connection](std::string* data,
-                                                     const std::atomic<bool>& stop) {
-            return ReadInput(connection, reader, data, stop);
-          };
-        }
-        absl::StatusOr<int> exit = exec.run(request, streams);
-        send(ChannelFrame(3, ExitStatus(request.argv, exit).dump()));
-        send(CloseFrame());
-        return false;
-      });
+  res.set_content_provider(size_t{1} << 62, "application/octet-stream",
+                           ExecStream(std::move(exec), std::move(request), connection));
 }
 
 }  // namespace canhazgpu::kubesim

@@ -14,35 +14,78 @@ namespace canhazgpu::kubesim {
 using nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 
+namespace {
+
+// Where a watch starts: after `rv_text`, or when that is empty or "0" after
+// everything now, which comes first as ADDED events into `*initial`.
+absl::StatusOr<int64_t> WatchStart(const ObjectStore& store, const ResourceType& type,
+                                   const std::string& ns, const ListOptions& options,
+                                   const std::string& rv_text, std::vector<WatchEvent>* initial) {
+  if (rv_text.empty() || rv_text == "0") {
+    Outcome list = store.List(type, ns, options);
+    const int64_t after = std::stoll(list.object["metadata"]["resourceVersion"].get<std::string>());
+    for (json& item : list.object["items"])
+      initial->push_back({"ADDED", after, type.key(), "", std::move(item)});
+    return after;
+  }
+  char* end = nullptr;
+  const int64_t after = std::strtoll(rv_text.c_str(), &end, 10);
+  if (*end != '\0' || after < 0) {
+    return absl::InvalidArgumentError(StrCat("invalid resourceVersion: ", rv_text));
+  }
+  return after;
+}
+
+// When the watch ends: after ?timeoutSeconds, 30 minutes without.
+SteadyClock::time_point WatchDeadline(const httplib::Request& req) {
+  const std::string timeout_text = Param(req, "timeoutSeconds");
+  const int timeout = timeout_text.empty() ? 1800 : std::max(1, std::atoi(timeout_text.c_str()));
+  return SteadyClock::now() + std::chrono::seconds(timeout);
+}
+
+// One line of the stream; `older`, when not empty, is the resource.k8s.io
+// version that the object is converted to.
+std::string WatchEventLine(const json& event, const std::string& older) {
+  if (older.empty()) return event.dump() + "\n";
+  json converted = event;
+  converted["object"] = DraFromV1(older, std::move(converted["object"]));
+  return converted.dump() + "\n";
+}
+
+// The 410 that ends a watch whose version left the event window.
+json ExpiredEvent(int64_t watched_version, int64_t current_version) {
+  kube::ApiStatus gone{
+      .code = 410,
+      .reason = "Expired",
+      .message = StrCat("too old resource version: ", watched_version, " (", current_version, ")")};
+  return {{"type", "ERROR"}, {"object", gone.ToJson()}};
+}
+
+json BookmarkEvent(const ResourceType& type, int64_t resource_version) {
+  return {{"type", "BOOKMARK"},
+          {"object",
+           {{"kind", type.kind},
+            {"apiVersion", type.api_version()},
+            {"metadata", {{"resourceVersion", std::to_string(resource_version)}}}}}};
+}
+
+}  // namespace
+
 void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
                             const httplib::Request& req, httplib::Response& res) {
   absl::StatusOr<ListOptions> options = SelectorsOf(type, req);
   if (!options.ok())
     return Fail(res, kube::BadRequestStatus(std::string(options.status().message())));
-  // Watch: from the given version, or everything now as ADDED first.
-  const std::string rv_text = Param(req, "resourceVersion");
-  int64_t after = 0;
   std::vector<WatchEvent> initial;
-  if (rv_text.empty() || rv_text == "0") {
-    Outcome list = store_.List(type, route.ns, *options);
-    after = std::stoll(list.object["metadata"]["resourceVersion"].get<std::string>());
-    for (json& item : list.object["items"])
-      initial.push_back({"ADDED", after, type.key(), "", std::move(item)});
-  } else {
-    char* end = nullptr;
-    after = std::strtoll(rv_text.c_str(), &end, 10);
-    if (*end != '\0' || after < 0) {
-      return Fail(res, kube::BadRequestStatus(StrCat("invalid resourceVersion: ", rv_text)));
-    }
-  }
+  absl::StatusOr<int64_t> after =
+      WatchStart(store_, type, route.ns, *options, Param(req, "resourceVersion"), &initial);
+  if (!after.ok()) return Fail(res, kube::BadRequestStatus(std::string(after.status().message())));
   const bool bookmarks = BoolParam(req, "allowWatchBookmarks");
-  const std::string timeout_text = Param(req, "timeoutSeconds");
-  const int timeout = timeout_text.empty() ? 1800 : std::max(1, std::atoi(timeout_text.c_str()));
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(timeout);
+  const auto deadline = WatchDeadline(req);
   const ResourceType watched = type;
   const std::string ns = route.ns;
   auto state =
-      std::make_shared<std::pair<int64_t, std::vector<WatchEvent>>>(after, std::move(initial));
+      std::make_shared<std::pair<int64_t, std::vector<WatchEvent>>>(*after, std::move(initial));
   auto last_bookmark = std::make_shared<SteadyClock::time_point>(SteadyClock::now());
   const int epoch = watch_epoch_;
   // kubectl get -w asks for Tables: each event's object becomes one, the
@@ -60,14 +103,7 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
                                                 crd, include_object, columns_sent,
                                                 older](size_t, httplib::DataSink& sink) {
     auto send = [&](const json& event) {
-      std::string line;
-      if (older.empty()) {
-        line = event.dump() + "\n";
-      } else {
-        json converted = event;
-        converted["object"] = DraFromV1(older, std::move(converted["object"]));
-        line = converted.dump() + "\n";
-      }
+      const std::string line = WatchEventLine(event, older);
       return sink.write(line.data(), line.size());
     };
     auto send_change = [&](const WatchEvent& e) {
@@ -91,11 +127,7 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
     if (!store_.WaitForEvents(watched, ns, state->first,
                               std::chrono::duration_cast<std::chrono::milliseconds>(wait), &events,
                               [this, epoch] { return stopping_ || watch_epoch_ != epoch; })) {
-      kube::ApiStatus gone{.code = 410,
-                           .reason = "Expired",
-                           .message = StrCat("too old resource version: ", state->first, " (",
-                                             store_.resource_version(), ")")};
-      send({{"type", "ERROR"}, {"object", gone.ToJson()}});
+      send(ExpiredEvent(state->first, store_.resource_version()));
       sink.done();
       return true;
     }
@@ -113,13 +145,7 @@ void ApiServer::HandleWatch(const ResourceType& type, const Route& route,
       *last_bookmark = SteadyClock::now();
       const int64_t rv = std::max(state->first, store_.resource_version());
       state->first = rv;
-      if (!send({{"type", "BOOKMARK"},
-                 {"object",
-                  {{"kind", watched.kind},
-                   {"apiVersion", watched.api_version()},
-                   {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}})) {
-        return false;
-      }
+      if (!send(BookmarkEvent(watched, rv))) return false;
     }
     return sink.is_writable();
   });

@@ -99,6 +99,56 @@ void DeploymentController::Scale(const KindInPass& replica_sets, json& rs, int64
   if (writer_.Update(replica_sets, updated)) rs = replica_sets.objects->at(KeyOf(rs));
 }
 
+void DeploymentController::RollUpdate(const KindInPass& replica_sets, const json& d,
+                                      const std::vector<json>& owned, const json& strategy,
+                                      std::optional<json>& new_rs, std::vector<json>& old) {
+  const int64_t replicas = Replicas(d);
+  const json rolling = strategy.value("rollingUpdate", json::object());
+  const int64_t surge = ScaledValue(rolling.value("maxSurge", json("25%")), replicas, true);
+  int64_t unavailable = ScaledValue(rolling.value("maxUnavailable", json("25%")), replicas, false);
+  if (surge == 0 && unavailable == 0) unavailable = 1;
+  int64_t total = 0;
+  for (const json& rs : old) total += Replicas(rs);
+  const int64_t new_now = new_rs ? Replicas(*new_rs) : 0;
+  total += new_now;
+  int64_t new_want = new_now;
+  if (old.empty() || new_now > replicas) {
+    new_want = replicas;
+  } else if (new_now < replicas) {
+    new_want =
+        new_now + std::max<int64_t>(0, std::min(replicas + surge - total, replicas - new_now));
+  }
+  if (!new_rs) new_rs = CreateNewReplicaSet(replica_sets, d, owned, new_want);
+  if (new_rs) Scale(replica_sets, *new_rs, new_want);
+  // The old ones shrink only as far as availability allows.
+  const int64_t new_unavailable =
+      new_rs ? std::max<int64_t>(0, Replicas(*new_rs) - StatusCount(*new_rs, "availableReplicas"))
+             : 0;
+  int64_t available = new_rs ? StatusCount(*new_rs, "availableReplicas") : 0;
+  int64_t all = new_rs ? Replicas(*new_rs) : 0;
+  for (const json& rs : old) {
+    available += StatusCount(rs, "availableReplicas");
+    all += Replicas(rs);
+  }
+  const int64_t min_available = replicas - unavailable;
+  // Unhealthy old pods may go down to the floor of all pods...
+  int64_t cleanup = all - min_available - new_unavailable;
+  for (json& rs : old) {
+    const int64_t unhealthy =
+        std::max<int64_t>(0, Replicas(rs) - StatusCount(rs, "availableReplicas"));
+    const int64_t cut = std::clamp<int64_t>(cleanup, 0, unhealthy);
+    if (cut > 0) Scale(replica_sets, rs, Replicas(rs) - cut);
+    cleanup -= cut;
+  }
+  // ...and healthy ones down to the floor of available pods.
+  int64_t scale_down = available - min_available;
+  for (json& rs : old) {
+    const int64_t cut = std::clamp<int64_t>(scale_down, 0, Replicas(rs));
+    if (cut > 0) Scale(replica_sets, rs, Replicas(rs) - cut);
+    scale_down -= cut;
+  }
+}
+
 void DeploymentController::SyncOne(View& view, const KindInPass& deployments,
                                    const KindInPass& replica_sets, const json& d) {
   if (!kube::StringAt(d, "/metadata/deletionTimestamp"_json_pointer).empty()) return;
@@ -131,52 +181,7 @@ void DeploymentController::SyncOne(View& view, const KindInPass& deployments,
         if (new_rs) Scale(replica_sets, *new_rs, replicas);
       }
     } else {
-      const json rolling = strategy.value("rollingUpdate", json::object());
-      const int64_t surge = ScaledValue(rolling.value("maxSurge", json("25%")), replicas, true);
-      int64_t unavailable =
-          ScaledValue(rolling.value("maxUnavailable", json("25%")), replicas, false);
-      if (surge == 0 && unavailable == 0) unavailable = 1;
-      int64_t total = 0;
-      for (const json& rs : old) total += Replicas(rs);
-      const int64_t new_now = new_rs ? Replicas(*new_rs) : 0;
-      total += new_now;
-      int64_t new_want = new_now;
-      if (old.empty() || new_now > replicas) {
-        new_want = replicas;
-      } else if (new_now < replicas) {
-        new_want =
-            new_now + std::max<int64_t>(0, std::min(replicas + surge - total, replicas - new_now));
-      }
-      if (!new_rs) new_rs = CreateNewReplicaSet(replica_sets, d, owned, new_want);
-      if (new_rs) Scale(replica_sets, *new_rs, new_want);
-      // The old ones shrink only as far as availability allows.
-      const int64_t new_unavailable =
-          new_rs
-              ? std::max<int64_t>(0, Replicas(*new_rs) - StatusCount(*new_rs, "availableReplicas"))
-              : 0;
-      int64_t available = new_rs ? StatusCount(*new_rs, "availableReplicas") : 0;
-      int64_t all = new_rs ? Replicas(*new_rs) : 0;
-      for (const json& rs : old) {
-        available += StatusCount(rs, "availableReplicas");
-        all += Replicas(rs);
-      }
-      const int64_t min_available = replicas - unavailable;
-      // Unhealthy old pods may go down to the floor of all pods...
-      int64_t cleanup = all - min_available - new_unavailable;
-      for (json& rs : old) {
-        const int64_t unhealthy =
-            std::max<int64_t>(0, Replicas(rs) - StatusCount(rs, "availableReplicas"));
-        const int64_t cut = std::clamp<int64_t>(cleanup, 0, unhealthy);
-        if (cut > 0) Scale(replica_sets, rs, Replicas(rs) - cut);
-        cleanup -= cut;
-      }
-      // ...and healthy ones down to the floor of available pods.
-      int64_t scale_down = available - min_available;
-      for (json& rs : old) {
-        const int64_t cut = std::clamp<int64_t>(scale_down, 0, Replicas(rs));
-        if (cut > 0) Scale(replica_sets, rs, Replicas(rs) - cut);
-        scale_down -= cut;
-      }
+      RollUpdate(replica_sets, d, owned, strategy, new_rs, old);
     }
   }
   owned = Controlled(*replica_sets.objects, d);

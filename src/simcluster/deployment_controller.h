@@ -41,6 +41,12 @@ class DeploymentController {
                                                     const std::vector<nlohmann::json>& owned,
                                                     int64_t replicas);
   void Scale(const KindInPass& replica_sets, nlohmann::json& replica_set, int64_t replicas);
+  // One step of the RollingUpdate strategy: the new ReplicaSet (`new_rs`,
+  // made when missing) grows by at most maxSurge over `replicas`, and the
+  // `old` ones (oldest first) shrink as far as maxUnavailable allows.
+  void RollUpdate(const KindInPass& replica_sets, const nlohmann::json& deployment,
+                  const std::vector<nlohmann::json>& owned, const nlohmann::json& strategy,
+                  std::optional<nlohmann::json>& new_rs, std::vector<nlohmann::json>& old);
   void WriteStatus(const KindInPass& deployments, const nlohmann::json& deployment,
                    const std::vector<nlohmann::json>& owned, const nlohmann::json* new_rs);
 

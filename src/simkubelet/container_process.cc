@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/clock.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::simkubelet {
@@ -59,23 +60,12 @@ struct Pipe {
   }
 };
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const ProcessSpec& spec,
-                                                                          OutputHandler on_output,
-                                                                          ExitHandler on_exit) {
-  if (spec.argv.empty()) {
-    return absl::InvalidArgumentError(
-        "no command specified: the simulated kubelet runs no images, so a container needs "
-        "`command`");
-  }
-  Pipe out, err, in;
+// The child's stdin, stdout and stderr: a new pseudo-terminal (in a new
+// session), or pipes in a new process group; `out`, `err` and `in` get this
+// side's ends.
+absl::Status ConnectStdio(const ProcessSpec& spec, SpawnSetup* setup, Pipe* out, Pipe* err,
+                          Pipe* in, short* flags) {
   std::array<int, 2> fds;
-  SpawnSetup setup;
-  // Its own process group (a terminal's session leader leads one too), so
-  // that a signal reaches everything it started; default dispositions and
-  // no blocked signals, whatever this process has.
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   if (spec.tty) {
     // The terminal's master side is both its output and its input.
     const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -88,33 +78,53 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const 
       ::close(master);
       return absl::InternalError("ptsname failed");
     }
-    out.read = master;
-    in.write = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
+    out->read = master;
+    in->write = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
     // In a new session, opening the terminal makes it the controlling one.
-    posix_spawn_file_actions_addopen(&setup.actions, 0, name.data(), O_RDWR, 0);
-    posix_spawn_file_actions_adddup2(&setup.actions, 0, 1);
-    posix_spawn_file_actions_adddup2(&setup.actions, 0, 2);
-    flags |= POSIX_SPAWN_SETSID;
+    posix_spawn_file_actions_addopen(&setup->actions, 0, name.data(), O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&setup->actions, 0, 1);
+    posix_spawn_file_actions_adddup2(&setup->actions, 0, 2);
+    *flags |= POSIX_SPAWN_SETSID;
   } else {
     if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-    out.read = fds[0];
-    out.write = fds[1];
+    out->read = fds[0];
+    out->write = fds[1];
     if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-    err.read = fds[0];
-    err.write = fds[1];
+    err->read = fds[0];
+    err->write = fds[1];
     if (spec.stdin_pipe) {
       if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-      in.read = fds[0];
-      in.write = fds[1];
-      posix_spawn_file_actions_adddup2(&setup.actions, in.read, 0);
+      in->read = fds[0];
+      in->write = fds[1];
+      posix_spawn_file_actions_adddup2(&setup->actions, in->read, 0);
     } else {
-      posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+      posix_spawn_file_actions_addopen(&setup->actions, 0, "/dev/null", O_RDONLY, 0);
     }
-    posix_spawn_file_actions_adddup2(&setup.actions, out.write, 1);
-    posix_spawn_file_actions_adddup2(&setup.actions, err.write, 2);
-    posix_spawnattr_setpgroup(&setup.attr, 0);
-    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawn_file_actions_adddup2(&setup->actions, out->write, 1);
+    posix_spawn_file_actions_adddup2(&setup->actions, err->write, 2);
+    posix_spawnattr_setpgroup(&setup->attr, 0);
+    *flags |= POSIX_SPAWN_SETPGROUP;
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const ProcessSpec& spec,
+                                                                          OutputHandler on_output,
+                                                                          ExitHandler on_exit) {
+  if (spec.argv.empty()) {
+    return absl::InvalidArgumentError(
+        "no command specified: the simulated kubelet runs no images, so a container needs "
+        "`command`");
+  }
+  Pipe out, err, in;
+  SpawnSetup setup;
+  // Its own process group (a terminal's session leader leads one too), so
+  // that a signal reaches everything it started; default dispositions and
+  // no blocked signals, whatever this process has.
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  RETURN_IF_ERROR(ConnectStdio(spec, &setup, &out, &err, &in, &flags));
   posix_spawn_file_actions_addchdir_np(&setup.actions, spec.work_dir.c_str());
   sigset_t none, all;
   sigemptyset(&none);
@@ -157,6 +167,26 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const 
   return process;
 }
 
+ProcessExit ContainerProcess::ReapMainProcess() {
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  ProcessExit e;
+  if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+    e.exit_code = 128 + e.signal;
+  } else {
+    e.exit_code = WEXITSTATUS(status);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reaped_ = true;
+  }
+  // The main process is gone: so is the container, and whatever it left
+  // running with it.
+  ::kill(-pid_, SIGKILL);
+  return e;
+}
+
 void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
   struct Stream {
     int fd;
@@ -185,23 +215,7 @@ void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
     for (const pollfd& p : fds) {
       if (p.revents == 0) continue;
       if (p.fd == pid_fd) {
-        int status = 0;
-        ::waitpid(pid_, &status, 0);
-        ProcessExit e;
-        if (WIFSIGNALED(status)) {
-          e.signal = WTERMSIG(status);
-          e.exit_code = 128 + e.signal;
-        } else {
-          e.exit_code = WEXITSTATUS(status);
-        }
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          reaped_ = true;
-        }
-        // The main process is gone: so is the container, and whatever it
-        // left running with it.
-        ::kill(-pid_, SIGKILL);
-        exit = e;
+        exit = ReapMainProcess();
         drain_until = RealClock().MonoNow() + kDrainAfterExit;
         continue;
       }

@@ -75,6 +75,8 @@ class ContainerProcess {
  private:
   ContainerProcess() = default;
   void Run(int out_fd, int err_fd, int pid_fd);
+  // Waits for the exited main process and kills what it left running.
+  ProcessExit ReapMainProcess();
 
   int pid_ = -1;
   bool raw_output_ = false;  // a terminal's output: chunks, not lines

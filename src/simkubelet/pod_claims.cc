@@ -4,6 +4,7 @@
 #include <functional>
 #include <utility>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
 
@@ -60,6 +61,50 @@ void ForEachDeviceOfContainer(
   }
 }
 
+absl::Status PrepareFailure(const std::string& message) {
+  return absl::FailedPreconditionError(StrCat("prepare dynamic resources: ", message));
+}
+
+// A claim of the pod, read and checked, and the drivers of its devices.
+struct WantedClaim {
+  std::string pod_claim_name;
+  driver::ClaimRef ref;
+  std::set<std::string> drivers;
+};
+
+// The pod's claims, each allocated and reserved for the pod.
+absl::StatusOr<std::vector<WantedClaim>> ReadWantedClaims(kube::Client& client, const json& pod) {
+  const std::string ns = kube::StringAt(pod, "/metadata/namespace"_json_pointer);
+  const std::string pod_name = kube::StringAt(pod, "/metadata/name"_json_pointer);
+  const std::string pod_uid = kube::StringAt(pod, "/metadata/uid"_json_pointer);
+  std::vector<WantedClaim> wanted;
+  for (const json& pod_claim : pod.value("/spec/resourceClaims"_json_pointer, json::array())) {
+    absl::StatusOr<std::string> name = ClaimName(pod, pod_claim);
+    if (!name.ok()) return PrepareFailure(std::string(name.status().message()));
+    if (name->empty()) continue;
+    absl::StatusOr<json> claim = client.Get(kube::kResourceClaims, ns, *name);
+    if (!claim.ok()) {
+      return PrepareFailure(StrCat("fetch ResourceClaim ", *name, ": ", claim.status().message()));
+    }
+    const std::string claim_uid = kube::StringAt(*claim, "/metadata/uid"_json_pointer);
+    if (!claim->contains("status") || !(*claim)["status"].contains("allocation")) {
+      return PrepareFailure(StrCat("ResourceClaim ", *name, " (", claim_uid, ") is not allocated"));
+    }
+    if (!ReservedFor(*claim, pod_uid)) {
+      return PrepareFailure(StrCat("pod ", pod_name, " (", pod_uid,
+                                   ") is not allowed to use ResourceClaim ", *name, " (", claim_uid,
+                                   ")"));
+    }
+    WantedClaim w{pod_claim.value("name", ""), {ns, claim_uid, *name}, {}};
+    for (const json& r :
+         claim->value("/status/allocation/devices/results"_json_pointer, json::array())) {
+      if (r.value("driver", json()).is_string()) w.drivers.insert(r["driver"].get<std::string>());
+    }
+    wanted.push_back(std::move(w));
+  }
+  return wanted;
+}
+
 }  // namespace
 
 std::vector<std::string> CdiIdsForContainer(const json& container,
@@ -110,46 +155,12 @@ DraManager::DraManager(kube::Client& client, const PluginWatcher& plugins)
     : client_(client), plugins_(plugins) {}
 
 absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const json& pod) {
-  const std::string ns = kube::StringAt(pod, "/metadata/namespace"_json_pointer);
-  const std::string pod_name = kube::StringAt(pod, "/metadata/name"_json_pointer);
   const std::string pod_uid = kube::StringAt(pod, "/metadata/uid"_json_pointer);
-  auto fail = [](const std::string& message) {
-    return absl::FailedPreconditionError(StrCat("prepare dynamic resources: ", message));
-  };
-
   // Read and check every claim before preparing any.
-  struct Wanted {
-    std::string pod_claim_name;
-    driver::ClaimRef ref;
-    std::set<std::string> drivers;
-  };
-  std::vector<Wanted> wanted;
-  for (const json& pod_claim : pod.value("/spec/resourceClaims"_json_pointer, json::array())) {
-    absl::StatusOr<std::string> name = ClaimName(pod, pod_claim);
-    if (!name.ok()) return fail(std::string(name.status().message()));
-    if (name->empty()) continue;
-    absl::StatusOr<json> claim = client_.Get(kube::kResourceClaims, ns, *name);
-    if (!claim.ok()) {
-      return fail(StrCat("fetch ResourceClaim ", *name, ": ", claim.status().message()));
-    }
-    const std::string claim_uid = kube::StringAt(*claim, "/metadata/uid"_json_pointer);
-    if (!claim->contains("status") || !(*claim)["status"].contains("allocation")) {
-      return fail(StrCat("ResourceClaim ", *name, " (", claim_uid, ") is not allocated"));
-    }
-    if (!ReservedFor(*claim, pod_uid)) {
-      return fail(StrCat("pod ", pod_name, " (", pod_uid, ") is not allowed to use ResourceClaim ",
-                         *name, " (", claim_uid, ")"));
-    }
-    Wanted w{pod_claim.value("name", ""), {ns, claim_uid, *name}, {}};
-    for (const json& r :
-         claim->value("/status/allocation/devices/results"_json_pointer, json::array())) {
-      if (r.value("driver", json()).is_string()) w.drivers.insert(r["driver"].get<std::string>());
-    }
-    wanted.push_back(std::move(w));
-  }
+  ASSIGN_OR_RETURN(const std::vector<WantedClaim> wanted, ReadWantedClaims(client_, pod));
 
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Wanted& w : wanted) {
+  for (const WantedClaim& w : wanted) {
     ClaimInfo& info = claims_[w.ref.uid];
     info.ref = w.ref;
     info.drivers = w.drivers;
@@ -158,25 +169,27 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
   }
   // Per driver, the claims not prepared yet (for another pod on the node).
   std::map<std::string, std::vector<driver::ClaimRef>> batches;
-  for (const Wanted& w : wanted) {
+  for (const WantedClaim& w : wanted) {
     if (claims_[w.ref.uid].prepared) continue;
     for (const std::string& d : w.drivers) batches[d].push_back(w.ref);
   }
   std::map<std::string, std::vector<ClaimDevice>> devices;  // by claim uid
   for (const auto& [driver_name, refs] : batches) {
     std::shared_ptr<kubeletplugin::KubeletClient> plugin = plugins_.Get(driver_name);
-    if (plugin == nullptr) return fail(StrCat("DRA driver ", driver_name, " is not registered"));
+    if (plugin == nullptr)
+      return PrepareFailure(StrCat("DRA driver ", driver_name, " is not registered"));
     absl::StatusOr<std::map<std::string, driver::PrepareResult>> results =
         plugin->NodePrepareResources(refs);
-    if (!results.ok()) return fail(StrCat("NodePrepareResources: ", results.status().message()));
+    if (!results.ok())
+      return PrepareFailure(StrCat("NodePrepareResources: ", results.status().message()));
     for (const driver::ClaimRef& ref : refs) {
       auto it = results->find(ref.uid);
       if (it == results->end()) {
-        return fail(StrCat("NodePrepareResources left out ResourceClaim ", ref.name));
+        return PrepareFailure(StrCat("NodePrepareResources left out ResourceClaim ", ref.name));
       }
       if (!it->second.error.empty()) {
-        return fail(StrCat("NodePrepareResources failed for ResourceClaim ", ref.name, ": ",
-                           it->second.error));
+        return PrepareFailure(StrCat("NodePrepareResources failed for ResourceClaim ", ref.name,
+                                     ": ", it->second.error));
       }
       for (const driver::PreparedDevice& d : it->second.devices) {
         devices[ref.uid].push_back({driver_name, d});
@@ -189,7 +202,7 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
     info.prepared = true;
   }
   std::vector<PreparedClaim> out;
-  for (const Wanted& w : wanted) {
+  for (const WantedClaim& w : wanted) {
     ClaimInfo& info = claims_[w.ref.uid];
     info.prepared = true;  // a claim of no driver has nothing to prepare
     out.push_back(PreparedClaim{w.pod_claim_name, w.ref, info.devices});

@@ -32,6 +32,20 @@ constexpr int64_t kDefaultGraceSeconds = 30;
 // After SIGKILL, how long to wait for the process to be reaped.
 constexpr milliseconds kKillWait{10'000};
 
+// No mount namespace: the container's paths are rewritten to the volumes
+// instead (mount_paths.h). A program no volume holds comes from the node
+// root, if it is there.
+std::vector<std::string> MountedArgv(const json& container, const std::vector<std::string>& env,
+                                     const std::vector<MountPoint>& mounts,
+                                     const std::string& root_dir) {
+  std::vector<std::string> argv = ContainerArgv(container, env);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string mounted = RewriteMountPaths(argv[i], mounts);
+    argv[i] = i > 0 || mounted != argv[i] ? mounted : ResolveFromNodeRoot(root_dir, argv[i]);
+  }
+  return argv;
+}
+
 }  // namespace
 
 PodWorker::PodWorker(NodeContext& node, json pod)
@@ -178,60 +192,9 @@ void PodWorker::Run() {
       std::lock_guard<std::mutex> lock(mu_);
       health_changed_ = false;  // the status written below has the news
     }
-    if (!terminal) {
-      // Exits the process threads reported.
-      for (auto& slot : slots_) {
-        if (std::optional<ProcessExit> exit = TakeUnhandledExit(*slot)) HandleExit(*slot, *exit);
-      }
-      // Restarts that are due.
-      for (auto& slot : slots_) {
-        if (slot->restart_at.has_value() && SteadyNow() >= *slot->restart_at) {
-          slot->restart_at.reset();
-          StartContainer(*slot);
-        }
-      }
-      if (deadline.has_value() && SteadyNow() >= *deadline) {
-        KillAll(GracePeriod(), "DeadlineExceeded");
-        record_.phase = "Failed";
-        record_.reason = "DeadlineExceeded";
-        record_.message = "Pod was active on the node longer than the specified deadline";
-        Event(kube::kEventNormal, "DeadlineExceeded", record_.message);
-        Finalize();
-        terminal = true;
-        continue;
-      }
-      // Init containers one after another, then the containers together.
-      auto settled = [](const Slot& s, const ContainerRecord& r) {
-        return r.state == ContainerRecord::State::kTerminated && !s.restart_at.has_value();
-      };
-      bool init_done = true, init_failed = false;
-      for (auto& slot : slots_) {
-        if (!slot->init) continue;
-        const ContainerRecord& r = Record(*slot);
-        if (r.Succeeded()) continue;
-        init_done = false;
-        // (A start that fails at once settles it right here.)
-        if (!settled(*slot, r) && !slot->attempted) StartContainer(*slot);
-        init_failed = settled(*slot, r);
-        break;
-      }
-      bool any_ran = false, all_settled = true, all_succeeded = true;
-      for (auto& slot : slots_) {
-        if (slot->init) continue;
-        if (init_done && !slot->attempted) StartContainer(*slot);
-        const ContainerRecord& r = Record(*slot);
-        any_ran = any_ran || slot->runs > 0;
-        all_settled = all_settled && settled(*slot, r);
-        all_succeeded = all_succeeded && r.Succeeded();
-      }
-      if (init_failed || (init_done && all_settled)) {
-        record_.phase = !init_failed && all_succeeded ? "Succeeded" : "Failed";
-        Finalize();
-        terminal = true;
-        continue;
-      }
-      record_.phase = any_ran ? "Running" : "Pending";
-      WriteStatus();
+    if (!terminal && AdvancePod(deadline)) {
+      terminal = true;
+      continue;
     }
     std::optional<SteadyTime> until;
     if (!terminal) {
@@ -252,6 +215,61 @@ void PodWorker::Run() {
       return;
     }
   }
+}
+
+bool PodWorker::AdvancePod(std::optional<SteadyTime> deadline) {
+  // Exits the process threads reported.
+  for (auto& slot : slots_) {
+    if (std::optional<ProcessExit> exit = TakeUnhandledExit(*slot)) HandleExit(*slot, *exit);
+  }
+  // Restarts that are due.
+  for (auto& slot : slots_) {
+    if (slot->restart_at.has_value() && SteadyNow() >= *slot->restart_at) {
+      slot->restart_at.reset();
+      StartContainer(*slot);
+    }
+  }
+  if (deadline.has_value() && SteadyNow() >= *deadline) {
+    KillAll(GracePeriod(), "DeadlineExceeded");
+    record_.phase = "Failed";
+    record_.reason = "DeadlineExceeded";
+    record_.message = "Pod was active on the node longer than the specified deadline";
+    Event(kube::kEventNormal, "DeadlineExceeded", record_.message);
+    Finalize();
+    return true;
+  }
+  // Init containers one after another, then the containers together.
+  auto settled = [](const Slot& s, const ContainerRecord& r) {
+    return r.state == ContainerRecord::State::kTerminated && !s.restart_at.has_value();
+  };
+  bool init_done = true, init_failed = false;
+  for (auto& slot : slots_) {
+    if (!slot->init) continue;
+    const ContainerRecord& r = Record(*slot);
+    if (r.Succeeded()) continue;
+    init_done = false;
+    // (A start that fails at once settles it right here.)
+    if (!settled(*slot, r) && !slot->attempted) StartContainer(*slot);
+    init_failed = settled(*slot, r);
+    break;
+  }
+  bool any_ran = false, all_settled = true, all_succeeded = true;
+  for (auto& slot : slots_) {
+    if (slot->init) continue;
+    if (init_done && !slot->attempted) StartContainer(*slot);
+    const ContainerRecord& r = Record(*slot);
+    any_ran = any_ran || slot->runs > 0;
+    all_settled = all_settled && settled(*slot, r);
+    all_succeeded = all_succeeded && r.Succeeded();
+  }
+  if (init_failed || (init_done && all_settled)) {
+    record_.phase = !init_failed && all_succeeded ? "Succeeded" : "Failed";
+    Finalize();
+    return true;
+  }
+  record_.phase = any_ran ? "Running" : "Pending";
+  WriteStatus();
+  return false;
 }
 
 std::string PodWorker::PodDir() const {
@@ -301,6 +319,40 @@ void PodWorker::RetryLater(Slot& slot) {
   slot.restart_at = SteadyNow() + slot.backoff;
 }
 
+void PodWorker::BeginRun(Slot& slot) {
+  ContainerRecord& r = Record(slot);
+  if (slot.process != nullptr) slot.process.reset();  // ended; joins its thread
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    slot.exit.reset();
+    slot.exit_handled = false;
+  }
+  r.restart_count = slot.runs++;
+  if (r.restart_count > 0) {
+    node_.logs.Restart(ns_, name_, r.name);
+  } else {
+    node_.logs.Start(ns_, name_, r.name);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<ContainerProcess>> PodWorker::StartProcess(Slot& slot,
+                                                                          ProcessSpec spec) {
+  const std::string container_name = Record(slot).name;
+  Slot* s = &slot;
+  return ContainerProcess::Start(
+      spec,
+      [this, container_name](std::string_view, std::string_view line) {
+        node_.logs.Append(ns_, name_, container_name, line);
+      },
+      [this, container_name, s](const ProcessExit& exit) {
+        node_.logs.Finish(ns_, name_, container_name);
+        std::lock_guard<std::mutex> lock(mu_);
+        running_.erase(container_name);
+        s->exit = exit;
+        wake_.notify_all();
+      });
+}
+
 void PodWorker::StartContainer(Slot& slot) {
   slot.attempted = true;
   ContainerRecord& r = Record(slot);
@@ -338,44 +390,15 @@ void PodWorker::StartContainer(Slot& slot) {
     cannot_create("CreateContainerConfigError", std::string(mounts.status().message()));
     return;
   }
-  // No mount namespace: the container's paths are rewritten to the volumes
-  // instead (mount_paths.h). argv is expanded from the environment as
-  // written, so that no word is rewritten twice. A program no volume holds
-  // comes from the node root, if it is there.
-  std::vector<std::string> argv = ContainerArgv(container, *env);
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string mounted = RewriteMountPaths(argv[i], *mounts);
-    argv[i] = i > 0 || mounted != argv[i] ? mounted : ResolveFromNodeRoot(node_.root_dir, argv[i]);
-  }
+  // Expanded from the environment as written, so that no word is rewritten
+  // twice.
+  std::vector<std::string> argv = MountedArgv(container, *env, *mounts, node_.root_dir);
   RewriteEnvironment(*env, *mounts);
 
-  if (slot.process != nullptr) slot.process.reset();  // ended; joins its thread
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    slot.exit.reset();
-    slot.exit_handled = false;
-  }
-  r.restart_count = slot.runs++;
-  if (r.restart_count > 0) {
-    node_.logs.Restart(ns_, name_, r.name);
-  } else {
-    node_.logs.Start(ns_, name_, r.name);
-  }
+  BeginRun(slot);
   r.container_id = StrCat("sim://", uid_, "/", r.name, "/", r.restart_count);
   const std::string container_name = r.name;
-  Slot* s = &slot;
-  absl::StatusOr<std::unique_ptr<ContainerProcess>> process = ContainerProcess::Start(
-      {argv, *env, dir},
-      [this, container_name](std::string_view, std::string_view line) {
-        node_.logs.Append(ns_, name_, container_name, line);
-      },
-      [this, container_name, s](const ProcessExit& exit) {
-        node_.logs.Finish(ns_, name_, container_name);
-        std::lock_guard<std::mutex> lock(mu_);
-        running_.erase(container_name);
-        s->exit = exit;
-        wake_.notify_all();
-      });
+  absl::StatusOr<std::unique_ptr<ContainerProcess>> process = StartProcess(slot, {argv, *env, dir});
   if (!process.ok()) {
     // The runtime created the container but could not start its process.
     const std::string message = StrCat("failed to create task: unable to start container process: ",

@@ -111,7 +111,17 @@ class PodWorker {
   std::string PodDir() const;  // <pods_dir>/<ns>_<pod>_<uid>
   bool MountVolumes();
   bool PrepareClaims();
+  // One pass over the containers of a pod that is not finished: handles
+  // exits, restarts that are due and the active deadline, starts what may
+  // start now and writes the status. True when the pod has finished.
+  bool AdvancePod(std::optional<std::chrono::steady_clock::time_point> deadline);
   void StartContainer(Slot& slot);
+  // A new run of `slot`: the ended process is joined, its exit forgotten,
+  // and the container's log starts (or restarts).
+  void BeginRun(Slot& slot);
+  // Starts the process of `slot`'s container: its output goes to the
+  // container's log, and its exit wakes the worker.
+  absl::StatusOr<std::unique_ptr<ContainerProcess>> StartProcess(Slot& slot, ProcessSpec spec);
   void HandleExit(Slot& slot, const ProcessExit& exit, const std::string& reason = "");
   // The exit a process thread reported for `slot` and nobody handled yet,
   // marked handled; nullopt otherwise.

@@ -64,6 +64,47 @@ std::vector<host::EnvEdit> GpuEnvironment(const std::string& provider, const std
   return {{"CUDA_VISIBLE_DEVICES", list}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
 }
 
+// --timeout and --grace.
+absl::StatusOr<host::TimeoutPolicy> ParseTimeoutPolicy(const ParsedFlags& flags) {
+  host::TimeoutPolicy policy;
+  if (auto t = flags.Value("timeout")) {
+    ASSIGN_OR_RETURN(policy.timeout, ParseDuration(*t));
+  }
+  if (auto g = flags.Value("grace")) {
+    ASSIGN_OR_RETURN(policy.grace, ParseDuration(*g));
+  }
+  return policy;
+}
+
+// What the wrapper says and records while it waits for the job on GPUs
+// `ids`.
+host::GatedChild::Callbacks RunJobCallbacks(Context& ctx, store::StateStore& store,
+                                            const ProcessRef& job, const std::vector<int>& ids) {
+  host::GatedChild::Callbacks callbacks;
+  callbacks.on_timeout = [] {
+    std::fprintf(stderr, "canhazgpu: timeout reached, interrupting the command\n");
+  };
+  callbacks.on_command_exit = [&ctx, &store, job, ids](int status) {
+    std::fprintf(stderr,
+                 "canhazgpu: the command exited (status %d); keeping GPU(s) %s until the "
+                 "processes it started have exited\n",
+                 status, JoinGpuIds(ids).c_str());
+    absl::Status marked = alloc::MarkCommandExited(store, job, *ctx.machine);
+    if (!marked.ok()) {
+      std::fprintf(stderr, "canhazgpu: warning: %s\n", std::string(marked.message()).c_str());
+    }
+  };
+  callbacks.on_job_processes = [&ctx, &store, job](const std::vector<ProcessRef>& processes) {
+    // Recorded so that another command can tell the job still runs should
+    // this wrapper be SIGKILLed (docs/jobs.md).
+    absl::Status recorded = alloc::RecordJobProcesses(store, job, processes, *ctx.machine);
+    if (!recorded.ok()) {
+      std::fprintf(stderr, "canhazgpu: warning: %s\n", std::string(recorded.message()).c_str());
+    }
+  };
+  return callbacks;
+}
+
 absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   if (!flags.positional.empty()) {
     return absl::InvalidArgumentError(StrCat(
@@ -75,13 +116,7 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
   }
   dra::DeviceWants wants;
   ASSIGN_OR_RETURN(alloc::ReserveRequest request, ParseRequestFlags(flags, &wants));
-  host::TimeoutPolicy policy;
-  if (auto t = flags.Value("timeout")) {
-    ASSIGN_OR_RETURN(policy.timeout, ParseDuration(*t));
-  }
-  if (auto g = flags.Value("grace")) {
-    ASSIGN_OR_RETURN(policy.grace, ParseDuration(*g));
-  }
+  ASSIGN_OR_RETURN(host::TimeoutPolicy policy, ParseTimeoutPolicy(flags));
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
   ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, QueryGpusOrFail(ctx, pool));
@@ -121,29 +156,7 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
         absl::IsNotFound(started) ? "command not found" : std::string(started.message()).c_str());
     exit_status = absl::IsNotFound(started) ? 127 : 126;
   } else {
-    host::GatedChild::Callbacks callbacks;
-    callbacks.on_timeout = [] {
-      std::fprintf(stderr, "canhazgpu: timeout reached, interrupting the command\n");
-    };
-    callbacks.on_command_exit = [&](int status) {
-      std::fprintf(stderr,
-                   "canhazgpu: the command exited (status %d); keeping GPU(s) %s until the "
-                   "processes it started have exited\n",
-                   status, JoinGpuIds(*ids).c_str());
-      absl::Status marked = alloc::MarkCommandExited(*store, job, *ctx.machine);
-      if (!marked.ok()) {
-        std::fprintf(stderr, "canhazgpu: warning: %s\n", std::string(marked.message()).c_str());
-      }
-    };
-    callbacks.on_job_processes = [&](const std::vector<ProcessRef>& processes) {
-      // Recorded so that another command can tell the job still runs should
-      // this wrapper be SIGKILLed (docs/jobs.md).
-      absl::Status recorded = alloc::RecordJobProcesses(*store, job, processes, *ctx.machine);
-      if (!recorded.ok()) {
-        std::fprintf(stderr, "canhazgpu: warning: %s\n", std::string(recorded.message()).c_str());
-      }
-    };
-    exit_status = child.Wait(policy, callbacks);
+    exit_status = child.Wait(policy, RunJobCallbacks(ctx, *store, job, *ids));
   }
   // Release even when waiting failed: the job is gone or will be reaped.
   absl::Status released = alloc::ReleaseJob(*store, job, *ctx.machine);

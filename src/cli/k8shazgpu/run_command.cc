@@ -119,6 +119,11 @@ class Runner {
     return InterruptGuard::ExitCode();
   }
   absl::StatusOr<int> Follow();
+  // Copies the main container's log of the started pod to stdout until it
+  // ends; returns early when interrupted.
+  void CopyLogs(const json& started, const std::atomic<bool>* cancel);
+  // Waits for the pod to finish and returns its exit code.
+  absl::StatusOr<int> AwaitExit(const std::atomic<bool>* cancel);
   // A reservation's pod runs: where, which devices, how to get a shell.
   absl::StatusOr<int> Reserved(const json& pod);
   // The pending or scheduled line for `pod`.
@@ -280,37 +285,46 @@ absl::StatusOr<int> Runner::Follow() {
     std::fprintf(stderr, "k8shazgpu: reach port %d with: kubectl port-forward -n %s pod/%s %d:%d\n",
                  *request_.port, ns.c_str(), pod_name.c_str(), *request_.port, *request_.port);
   }
+  CopyLogs(started, cancel);
+  return AwaitExit(cancel);
+}
+
+void Runner::CopyLogs(const json& started, const std::atomic<bool>* cancel) {
   // A container that started has a log, even when it has ended already.
-  if (MainContainerStatus(started).is_object()) {
-    FollowOptions options{.container = kContainerName,
-                          .cancel = cancel,
-                          .ended =
-                              [&] {
-                                for (int i = 0; i < 10; ++i) {
-                                  std::optional<json> p = watch_->Pod();
-                                  if (!p || StageOf(*p) == PodStage::kFinished) return true;
-                                  if (InterruptGuard::Interrupted()) return true;
-                                  watch_->WaitForChange(milliseconds(200), cancel);
-                                }
-                                return false;
-                              },
-                          .max_reconnects = 50};
-    absl::Status logs = FollowLogs(client, ns, pod_name, options, [](std::string_view text) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-    });
-    if (InterruptGuard::Interrupted()) return Interrupted();
-    if (!logs.ok()) {
-      std::fprintf(stderr, "k8shazgpu: warning: %s\n",
-                   std::string(Explain(logs, ctx_).message()).c_str());
-    }
+  if (!MainContainerStatus(started).is_object()) return;
+  FollowOptions options{.container = kContainerName,
+                        .cancel = cancel,
+                        .ended =
+                            [&] {
+                              for (int i = 0; i < 10; ++i) {
+                                std::optional<json> p = watch_->Pod();
+                                if (!p || StageOf(*p) == PodStage::kFinished) return true;
+                                if (InterruptGuard::Interrupted()) return true;
+                                watch_->WaitForChange(milliseconds(200), cancel);
+                              }
+                              return false;
+                            },
+                        .max_reconnects = 50};
+  absl::Status logs = FollowLogs(*ctx_.client, ctx_.namespace_name, objects_->names().pod, options,
+                                 [](std::string_view text) {
+                                   std::fwrite(text.data(), 1, text.size(), stdout);
+                                   std::fflush(stdout);
+                                 });
+  if (InterruptGuard::Interrupted()) return;
+  if (!logs.ok()) {
+    std::fprintf(stderr, "k8shazgpu: warning: %s\n",
+                 std::string(Explain(logs, ctx_).message()).c_str());
   }
+}
+
+absl::StatusOr<int> Runner::AwaitExit(const std::atomic<bool>* cancel) {
   // The log ends with the container; its status follows.
   while (true) {
     if (InterruptGuard::Interrupted()) return Interrupted();
     std::optional<json> pod = watch_->Pod();
     if (!pod) {
-      return absl::AbortedError(StrCat("pod ", pod_name, " was deleted before it ended"));
+      return absl::AbortedError(
+          StrCat("pod ", objects_->names().pod, " was deleted before it ended"));
     }
     if (StageOf(*pod) == PodStage::kFinished) {
       const PodOutcome outcome = OutcomeOf(*pod, watch_->PrepareError());

@@ -116,22 +116,10 @@ std::string BinaryBeside(const std::string& name, const std::string& build_subdi
   return "";
 }
 
-}  // namespace
-
-int ClusterMain(const std::vector<std::string>& args) {
-  cli::ParsedFlags flags;
-  if (std::optional<int> exit = ParseCommandFlags(args, kClusterFlags, "cluster", kUsage, &flags)) {
-    return *exit;
-  }
+// The nodes' shapes: from --cluster-file, or --nodes alike ones. Returns an
+// exit code when the flags are wrong.
+std::optional<int> ReadNodeShapes(const cli::ParsedFlags& flags, ClusterOptions* options) {
   auto value = [&](const char* name) { return FlagOrDefault(flags, kClusterFlags, name); };
-  ClusterOptions options;
-  options.dir = value("dir");
-  if (options.dir.empty()) {
-    std::cerr << "k8shazgpu-sim: cluster: --dir DIR is required\n";
-    return cli::kExitUsage;
-  }
-  options.hf_endpoint = value("hf-endpoint");
-  for (const std::string& image : flags.Values("image")) options.images.push_back(image);
   if (std::optional<std::string> file = flags.Value("cluster-file")) {
     for (const char* uniform : {"nodes", "gpus-per-node", "mig-gpus"}) {
       if (flags.Value(uniform)) {
@@ -147,43 +135,90 @@ int ClusterMain(const std::vector<std::string>& args) {
       std::cerr << "k8shazgpu-sim: " << shapes.status().message() << "\n";
       return cli::kExitUsage;
     }
-    options.nodes = *std::move(shapes);
-  } else {
-    const int gpus = std::stoi(value("gpus-per-node"));
-    const int mig_gpus = std::stoi(value("mig-gpus"));
-    if (mig_gpus > gpus) {
-      std::cerr << "k8shazgpu-sim: --mig-gpus " << mig_gpus << " is more than --gpus-per-node "
-                << gpus << "\n";
-      return cli::kExitUsage;
-    }
-    options.nodes.assign(std::stoi(value("nodes")), UniformHostShape(gpus, mig_gpus));
+    options->nodes = *std::move(shapes);
+    return std::nullopt;
   }
+  const int gpus = std::stoi(value("gpus-per-node"));
+  const int mig_gpus = std::stoi(value("mig-gpus"));
+  if (mig_gpus > gpus) {
+    std::cerr << "k8shazgpu-sim: --mig-gpus " << mig_gpus << " is more than --gpus-per-node "
+              << gpus << "\n";
+    return cli::kExitUsage;
+  }
+  options->nodes.assign(std::stoi(value("nodes")), UniformHostShape(gpus, mig_gpus));
+  return std::nullopt;
+}
+
+// Everything but the log from the flags. Returns an exit code when the flags
+// are wrong.
+std::optional<int> ClusterOptionsFromFlags(const cli::ParsedFlags& flags, ClusterOptions* options) {
+  auto value = [&](const char* name) { return FlagOrDefault(flags, kClusterFlags, name); };
+  options->dir = value("dir");
+  if (options->dir.empty()) {
+    std::cerr << "k8shazgpu-sim: cluster: --dir DIR is required\n";
+    return cli::kExitUsage;
+  }
+  options->hf_endpoint = value("hf-endpoint");
+  for (const std::string& image : flags.Values("image")) options->images.push_back(image);
+  if (std::optional<int> exit = ReadNodeShapes(flags, options)) return exit;
   absl::StatusOr<cli::ListenAddress> listen = cli::ParseListenAddress(value("listen"));
   if (!listen.ok()) {
     std::cerr << "k8shazgpu-sim: --listen: " << listen.status().message() << "\n";
     return cli::kExitUsage;
   }
-  options.listen_host = listen->host;
-  options.port = listen->port;
+  options->listen_host = listen->host;
+  options->port = listen->port;
   absl::StatusOr<SimDriver> driver = ParseSimDriver(value("driver"));
   if (!driver.ok()) {
     std::cerr << "k8shazgpu-sim: " << driver.status().message() << "\n";
     return cli::kExitUsage;
   }
-  options.driver = *driver;
-  options.node_binary =
+  options->driver = *driver;
+  options->node_binary =
       flags.Value("node-binary").value_or(BinaryBeside("k8shazgpu-node", "k8shazgpu_node"));
-  options.cli_binary = flags.Value("cli-binary").value_or(BinaryBeside("k8shazgpu", "k8shazgpu"));
-  if (options.node_binary.empty() && options.driver == SimDriver::kCanhazgpu) {
+  options->cli_binary = flags.Value("cli-binary").value_or(BinaryBeside("k8shazgpu", "k8shazgpu"));
+  if (options->node_binary.empty() && options->driver == SimDriver::kCanhazgpu) {
     std::cerr << "k8shazgpu-sim: cannot find k8shazgpu-node beside this binary; pass --node-binary "
                  "PATH\n";
     return cli::kExitUsage;
   }
-  if (!options.cli_binary.empty() && access(options.cli_binary.c_str(), X_OK) != 0) {
-    std::cerr << "k8shazgpu-sim: cluster: --cli-binary " << options.cli_binary
+  if (!options->cli_binary.empty() && access(options->cli_binary.c_str(), X_OK) != 0) {
+    std::cerr << "k8shazgpu-sim: cluster: --cli-binary " << options->cli_binary
               << " is not an executable file\n";
     return cli::kExitUsage;
   }
+  return std::nullopt;
+}
+
+// Tells the user how to reach the cluster, and writes DIR/ready for scripts
+// waiting on it.
+void AnnounceClusterReady(const SimCluster& cluster, SimDriver driver, const std::string& dir) {
+  const std::string kubeconfig = cluster.kubeconfig();
+  std::cout << "k8shazgpu-sim: cluster ready: " << cluster.nodes().size() << " nodes on "
+            << cluster.server_url() << "\n"
+            << "  export KUBECONFIG=" << kubeconfig << "\n"
+            << "  kubectl get resourceslices\n";
+  if (driver == SimDriver::kCanhazgpu) {
+    std::cout << "  CANHAZGPU_STATE=" << cluster.nodes().front().dir
+              << "/state.db canhazgpu status   # a node's GPUs, as its users see them\n";
+  }
+  std::cout << std::flush;
+  if (absl::Status s = WriteFileAtomically(StrCat(fs::absolute(dir).string(), "/ready"),
+                                           kubeconfig + "\n", 0644);
+      !s.ok()) {
+    std::cerr << "k8shazgpu-sim: " << s.message() << "\n";
+  }
+}
+
+}  // namespace
+
+int ClusterMain(const std::vector<std::string>& args) {
+  cli::ParsedFlags flags;
+  if (std::optional<int> exit = ParseCommandFlags(args, kClusterFlags, "cluster", kUsage, &flags)) {
+    return *exit;
+  }
+  ClusterOptions options;
+  if (std::optional<int> exit = ClusterOptionsFromFlags(flags, &options)) return *exit;
   std::mutex log_mu;
   options.log = [&log_mu](const std::string& line) {
     std::lock_guard lock(log_mu);
@@ -193,6 +228,7 @@ int ClusterMain(const std::vector<std::string>& args) {
   sigset_t signals = cli::BlockStopSignals();  // before any thread starts
 
   const std::string dir = options.dir;
+  const SimDriver driver = options.driver;
   absl::StatusOr<std::unique_ptr<SimCluster>> cluster = SimCluster::Start(std::move(options));
   if (!cluster.ok()) {
     std::cerr << "k8shazgpu-sim: " << cluster.status().message() << "\n";
@@ -203,21 +239,7 @@ int ClusterMain(const std::vector<std::string>& args) {
     (*cluster)->Stop();
     return 1;
   }
-  const std::string kubeconfig = (*cluster)->kubeconfig();
-  std::cout << "k8shazgpu-sim: cluster ready: " << (*cluster)->nodes().size() << " nodes on "
-            << (*cluster)->server_url() << "\n"
-            << "  export KUBECONFIG=" << kubeconfig << "\n"
-            << "  kubectl get resourceslices\n";
-  if (*driver == SimDriver::kCanhazgpu) {
-    std::cout << "  CANHAZGPU_STATE=" << (*cluster)->nodes().front().dir
-              << "/state.db canhazgpu status   # a node's GPUs, as its users see them\n";
-  }
-  std::cout << std::flush;
-  if (absl::Status s = WriteFileAtomically(StrCat(fs::absolute(dir).string(), "/ready"),
-                                           kubeconfig + "\n", 0644);
-      !s.ok()) {
-    std::cerr << "k8shazgpu-sim: " << s.message() << "\n";
-  }
+  AnnounceClusterReady(**cluster, driver, dir);
   int sig = 0;
   sigwait(&signals, &sig);
   std::cerr << "k8shazgpu-sim: stopping\n";

@@ -40,49 +40,10 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
     server_ = std::make_unique<httplib::SSLServer>(options_.tls_certificate.c_str(),
                                                    options_.tls_key.c_str());
   }
-  // Every request: count it, check authentication, map the path.
-  auto repository = [this](const httplib::Request& request, httplib::Response& response,
-                           std::filesystem::path* dir) {
-    requests_.fetch_add(1);
-    if (request.has_header("Authorization")) with_credentials_.fetch_add(1);
-    if (!options_.redirect_to.empty()) {
-      std::string target = options_.redirect_to + request.path;
-      if (const size_t query = request.target.find('?'); query != std::string::npos) {
-        target += request.target.substr(query);
-      }
-      response.set_redirect(target, 302);
-      return false;
-    }
-    if (!options_.required_token.empty()) {
-      std::string header = request.get_header_value("Authorization");
-      std::string decoded;
-      bool ok = absl::StartsWith(header, "Basic ") &&
-                absl::Base64Unescape(header.substr(6), &decoded) &&
-                decoded.find(':') != std::string::npos &&
-                decoded.substr(decoded.find(':') + 1) == options_.required_token;
-      if (!ok) {
-        unauthorized_.fetch_add(1);
-        response.status = 401;
-        response.set_header("WWW-Authenticate", "Basic realm=\"git\"");
-        response.set_content("authentication required\n", "text/plain");
-        return false;
-      }
-    }
-    const std::string relative = request.matches[1];
-    if (relative.find("..") != std::string::npos ||
-        !std::filesystem::is_directory(root_ / relative)) {
-      response.status = 404;
-      response.set_content("no such repository\n", "text/plain");
-      return false;
-    }
-    *dir = root_ / relative;
-    return true;
-  };
-
-  server_->Get(R"(/(.+)/info/refs)", [repository](const httplib::Request& request,
-                                                  httplib::Response& response) {
+  server_->Get(R"(/(.+)/info/refs)", [this](const httplib::Request& request,
+                                            httplib::Response& response) {
     std::filesystem::path dir;
-    if (!repository(request, response, &dir)) return;
+    if (!FindRepository(request, response, &dir)) return;
     if (request.get_param_value("service") != "git-upload-pack") {
       response.status = 403;  // dumb HTTP and pushes are not served
       return;
@@ -98,10 +59,10 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
                          "application/x-git-upload-pack-advertisement");
   });
 
-  server_->Post(R"(/(.+)/git-upload-pack)", [repository](const httplib::Request& request,
-                                                         httplib::Response& response) {
+  server_->Post(R"(/(.+)/git-upload-pack)", [this](const httplib::Request& request,
+                                                   httplib::Response& response) {
     std::filesystem::path dir;
-    if (!repository(request, response, &dir)) return;
+    if (!FindRepository(request, response, &dir)) return;
     CommandResult result = RunCommand(UploadPack(dir, /*advertise=*/false), request.body);
     if (result.exit_code != 0) {
       response.status = 500;
@@ -115,6 +76,44 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
   port_ = canhazgpu::httpfront::BindWithFullBacklog(*server_, "127.0.0.1", 0);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // bind_to_any_port already listens: early connections wait in the backlog.
+}
+
+bool GitHttpServer::FindRepository(const httplib::Request& request, httplib::Response& response,
+                                   std::filesystem::path* dir) {
+  requests_.fetch_add(1);
+  if (request.has_header("Authorization")) with_credentials_.fetch_add(1);
+  if (!options_.redirect_to.empty()) {
+    std::string target = options_.redirect_to + request.path;
+    if (const size_t query = request.target.find('?'); query != std::string::npos) {
+      target += request.target.substr(query);
+    }
+    response.set_redirect(target, 302);
+    return false;
+  }
+  if (!options_.required_token.empty()) {
+    std::string header = request.get_header_value("Authorization");
+    std::string decoded;
+    bool ok = absl::StartsWith(header, "Basic ") &&
+              absl::Base64Unescape(header.substr(6), &decoded) &&
+              decoded.find(':') != std::string::npos &&
+              decoded.substr(decoded.find(':') + 1) == options_.required_token;
+    if (!ok) {
+      unauthorized_.fetch_add(1);
+      response.status = 401;
+      response.set_header("WWW-Authenticate", "Basic realm=\"git\"");
+      response.set_content("authentication required\n", "text/plain");
+      return false;
+    }
+  }
+  const std::string relative = request.matches[1];
+  if (relative.find("..") != std::string::npos ||
+      !std::filesystem::is_directory(root_ / relative)) {
+    response.status = 404;
+    response.set_content("no such repository\n", "text/plain");
+    return false;
+  }
+  *dir = root_ / relative;
+  return true;
 }
 
 GitHttpServer::~GitHttpServer() {

@@ -22,7 +22,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace canhazgpu::git::testing {
 
@@ -54,6 +56,11 @@ class GitHttpServer {
   int with_credentials() const { return with_credentials_.load(); }
 
  private:
+  // Every request: counts it, checks authentication and maps the path to a
+  // repository in `*dir`. False when `response` is already the answer.
+  bool FindRepository(const httplib::Request& request, httplib::Response& response,
+                      std::filesystem::path* dir);
+
   std::filesystem::path root_;
   Options options_;
   std::unique_ptr<httplib::Server> server_;
