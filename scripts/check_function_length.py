@@ -33,11 +33,6 @@ import sys
 LIMIT = 80
 MARKER = "Long because"
 
-# Split on another branch (issue 32, item 5); remove once that is merged.
-# These are printed but do not fail the check.
-PENDING = {
-}
-
 TEST_SUFFIXES = ("_test.cc", "_fuzzer.cc", "_benchmark.cc")
 NOT_FUNCTIONS = {"class", "struct", "union", "enum", "namespace", "typedef", "using"}
 NUMBER_BEFORE = re.compile(r"(?<![\w'])\d[\w']*$")
@@ -263,10 +258,6 @@ def main():
         for first, last, name in definitions(text):
             length = last - first + 1
             if length <= LIMIT or has_reason(source_lines, first):
-                continue
-            if (where, name) in PENDING:
-                print(f"{where}:{first}: {name} is {length} lines (pending: split on another "
-                      f"branch)", file=sys.stderr)
                 continue
             problems.append(f"{where}:{first}: {name} is {length} lines (over {LIMIT}); split it "
                             f'or say why with a "// {MARKER}: ..." comment')
