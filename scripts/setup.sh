@@ -15,7 +15,7 @@ packages=(
 )
 if [ "${1:-all}" != build ]; then
   packages+=(
-    clang-format hyperfine valgrind
+    clang-format clang-tidy hyperfine valgrind
     clang libclang-rt-14-dev
     chromium wrk
     python3 python3-jsonschema python3-kubernetes

@@ -32,6 +32,19 @@ if git grep -n -E 'sleep_for|sleep_until|steady_clock::now|(^|[^.>_[:alnum:]])(u
   exit 1
 fi
 
+# One of each shared helper (docs/architecture.md): StrCat is core's, YAML
+# is read by yaml/.
+if git grep -n -E 'absl::StrCat|absl/strings/str_cat.h' -- 'src/*' 'tests/*' 'bench/*' \
+    ':!src/core/strings.cc' ':!src/core/strings.h'; then
+  echo "one StrCat: use core/strings.h's (it formats numbers as absl's does)" >&2
+  exit 1
+fi
+if git grep -n -F 'yaml-cpp/yaml.h' -- 'src/*' 'tests/*' ':!src/yaml/*' \
+    ':!src/cli/common/yaml_output.cc'; then
+  echo "one YAML reader: use yaml/yaml_json.h" >&2
+  exit 1
+fi
+
 stage "folder graph: includes as docs/architecture.md allows (scripts/check_layers.py)"
 python3 scripts/check_layers_test.py -q
 python3 scripts/check_layers.py
@@ -78,6 +91,10 @@ stage "unit tests under asan + ubsan"
 (ulimit -s 16384
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$test_jobs" -L unit)
+# Bugs the compiler does not see (use after move, dangling views, ...):
+# .clang-tidy's checks over the product files a session's work touches.
+stage "clang-tidy: product files the last 20 commits changed (scripts/tidy.sh, .clang-tidy)"
+scripts/tidy.sh HEAD~20 build-asan
 # 30 s a target on every commit: the seeds replayed and a short, seeded
 # exploration; depth comes from long runs by hand (docs/robustness.md).
 stage "fuzzing (${FUZZ_SECONDS:-30} s per target, seed ${FUZZ_SEED:-1}; docs/robustness.md)"

@@ -5,10 +5,10 @@
 #include <system_error>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/str_cat.h"
 #include "cacheplan/summary.h"
 #include "cacheplan/validate.h"
 #include "core/duration.h"
+#include "core/strings.h"
 
 namespace canhazgpu::cacheagent {
 namespace {
@@ -20,7 +20,7 @@ constexpr const char* kStates[] = {cacheplan::kPending, cacheplan::kPulling, cac
                                    cacheplan::kFailed};
 
 std::string ItemLabel(const std::string& plan, const std::string& name) {
-  return absl::StrCat(plan, "/", name);
+  return StrCat(plan, "/", name);
 }
 
 // The item with the field that only asks for a refresh cleared: a changed
@@ -86,7 +86,7 @@ absl::StatusOr<std::unique_ptr<CacheAgent>> CacheAgent::Start(CacheAgentOptions 
     std::filesystem::create_directories(dir, ec);
     if (ec) {
       return absl::FailedPreconditionError(
-          absl::StrCat("cannot create the cache folder ", dir.string(), ": ", ec.message()));
+          StrCat("cannot create the cache folder ", dir.string(), ": ", ec.message()));
     }
   }
   if (options.workers < 1) options.workers = 1;
@@ -197,7 +197,8 @@ void CacheAgent::ControlLoop() {
       resync_now_ = false;
     }
     if (resync) {
-      if (absl::Status s = Reconcile(); !s.ok()) options_.log(absl::StrCat("cache: ", s.message()));
+      if (absl::Status s = Reconcile(); !s.ok())
+        options_.log.Warning(StrCat("cache: ", s.message()));
       CollectGarbage();
       next_resync = clock_.MonoNow() + options_.resync;
     }
@@ -209,10 +210,10 @@ void CacheAgent::ControlLoop() {
     if (write) {
       last_write = clock_.MonoNow();
       if (absl::Status s = WriteStatus(); !s.ok()) {
-        options_.log(
-            absl::StrCat("cache: writing NodeCacheStatus ", options_.node_name, ": ", s.message()));
+        options_.log.Warning(
+            StrCat("cache: writing NodeCacheStatus ", options_.node_name, ": ", s.message()));
       } else if (absl::Status s = WritePlanStatuses(); !s.ok()) {
-        options_.log(absl::StrCat("cache: writing CachePlan status: ", s.message()));
+        options_.log.Warning(StrCat("cache: writing CachePlan status: ", s.message()));
       }
     }
   }
@@ -262,8 +263,8 @@ void CacheAgent::DropUnplannedLocked(const Desired& desired) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (desired.count(it->first) == 0) {
       it->second.cancel->store(true);
-      options_.log(absl::StrCat("cache: ", ItemLabel(it->first.first, it->first.second),
-                                " is no longer planned for this node"));
+      options_.log.Info(StrCat("cache: ", ItemLabel(it->first.first, it->first.second),
+                               " is no longer planned for this node"));
       it = entries_.erase(it);
       dirty_ = plans_dirty_ = true;
     } else {
@@ -311,8 +312,8 @@ void CacheAgent::ReconcileEntryLocked(const Key& key, const CacheItem& item,
       now - *entry.started_at >= options_.pull_deadline) {
     entry.past_deadline = true;
     entry.cancel->store(true);
-    options_.log(absl::StrCat("cache: ", ItemLabel(key.first, key.second), " passed its ",
-                              FormatDuration(options_.pull_deadline), " deadline; stopping it"));
+    options_.log.Warning(StrCat("cache: ", ItemLabel(key.first, key.second), " passed its ",
+                                FormatDuration(options_.pull_deadline), " deadline; stopping it"));
   }
   if (entry.queued || entry.running) return;
   QueueIfDueLocked(key, entry, added, now);
@@ -425,14 +426,13 @@ std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::St
   }
   absl::StatusOr<nlohmann::json> secret = client_.Get(kube::kSecrets, ref.namespace_name, ref.name);
   if (!secret.ok()) {
-    error = absl::Status(secret.status().code(),
-                         absl::StrCat("reading secret ", ref.namespace_name, "/", ref.name, ": ",
-                                      secret.status().message()));
+    error = absl::Status(secret.status().code(), StrCat("reading secret ", ref.namespace_name, "/",
+                                                        ref.name, ": ", secret.status().message()));
     return std::nullopt;
   }
   SecretData out;
   absl::StatusOr<std::vector<std::string>> hosts =
-      CredentialHosts(absl::StrCat(ref.namespace_name, "/", ref.name), *secret);
+      CredentialHosts(StrCat(ref.namespace_name, "/", ref.name), *secret);
   if (!hosts.ok()) {
     error = hosts.status();
     return std::nullopt;
@@ -443,8 +443,8 @@ std::optional<SecretData> CacheAgent::ReadSecret(const CacheItem& item, absl::St
     for (const auto& [k, v] : data.items()) {
       std::string decoded;
       if (!v.is_string() || !absl::Base64Unescape(v.get<std::string>(), &decoded)) {
-        error = absl::InvalidArgumentError(absl::StrCat("secret ", ref.namespace_name, "/",
-                                                        ref.name, " key ", k, " is not base64"));
+        error = absl::InvalidArgumentError(
+            StrCat("secret ", ref.namespace_name, "/", ref.name, " key ", k, " is not base64"));
         return std::nullopt;
       }
       out.data[k] = std::move(decoded);
@@ -553,7 +553,7 @@ absl::Status CacheAgent::CheckCeiling(const CacheItem& item, const std::filesyst
     std::lock_guard<std::mutex> lock(mu_);
     folder_bytes_.erase(folder);
   }
-  return absl::ResourceExhaustedError(absl::StrCat(
+  return absl::ResourceExhaustedError(StrCat(
       "the node's cache ceiling of ", options_.disk_limit_bytes, " bytes would be exceeded by ",
       item.name, "; remove items from the plans or raise k8shazgpu-node --cache-disk-limit"));
 }
@@ -572,10 +572,10 @@ void CacheAgent::FinishWork(const Key& key, const Job& job, const std::string& s
     entry.cancel = std::make_shared<std::atomic<bool>>(false);  // for the retry
     if (!result.ok()) {
       result = absl::DeadlineExceededError(
-          absl::StrCat("pulling ", job.item.name, " took longer than ",
-                       FormatDurationShort(options_.pull_deadline),
-                       " and was stopped (k8shazgpu-node --cache-pull-deadline); last: ",
-                       result.status().message()));
+          StrCat("pulling ", job.item.name, " took longer than ",
+                 FormatDurationShort(options_.pull_deadline),
+                 " and was stopped (k8shazgpu-node --cache-pull-deadline); last: ",
+                 result.status().message()));
     }
   }
   if (result.ok()) {
@@ -597,8 +597,8 @@ void CacheAgent::FinishWork(const Key& key, const Job& job, const std::string& s
     entry.failed_at = clock_.Now();
     ++entry.failures;
     SetState(entry, cacheplan::kFailed);
-    options_.log(absl::StrCat("cache: ", ItemLabel(key.first, key.second),
-                              " failed: ", entry.report.message));
+    options_.log.Warning(
+        StrCat("cache: ", ItemLabel(key.first, key.second), " failed: ", entry.report.message));
   }
   wake_.notify_all();
 }
@@ -616,8 +616,8 @@ void CacheAgent::RemoveFailedFolder(const Key& key, const std::filesystem::path&
   std::filesystem::remove_all(folder, ec);
   folder_bytes_.erase(folder);
   if (ec) {
-    options_.log(absl::StrCat("cache: cannot remove ", folder.string(), " after ",
-                              ItemLabel(key.first, key.second), " failed: ", ec.message()));
+    options_.log.Warning(StrCat("cache: cannot remove ", folder.string(), " after ",
+                                ItemLabel(key.first, key.second), " failed: ", ec.message()));
   }
 }
 
@@ -660,8 +660,11 @@ void CacheAgent::CollectGarbage() {
   for (const auto& p : remove) {
     std::error_code ec;
     std::filesystem::remove_all(p, ec);
-    options_.log(ec ? absl::StrCat("cache: cannot remove ", p.string(), ": ", ec.message())
-                    : absl::StrCat("cache: removed ", p.string(), " (no plan wants it)"));
+    if (ec) {
+      options_.log.Warning(StrCat("cache: cannot remove ", p.string(), ": ", ec.message()));
+    } else {
+      options_.log.Info(StrCat("cache: removed ", p.string(), " (no plan wants it)"));
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (!ec) {
       folder_bytes_.erase(p);

@@ -41,6 +41,7 @@
 #include "cacheagent/fetchers.h"
 #include "cacheplan/types.h"
 #include "core/clock.h"
+#include "core/log.h"
 #include "cri/image_client.h"
 #include "kube/client.h"
 #include "metrics/registry.h"
@@ -71,7 +72,7 @@ struct CacheAgentOptions {
   // `low_speed_time` fails, as the Hugging Face downloads do.
   int64_t low_speed_bytes_per_second = 1;
   Duration low_speed_time = std::chrono::seconds(60);
-  std::function<void(const std::string&)> log = [](const std::string&) {};
+  Log log;
 };
 
 class CacheAgent {

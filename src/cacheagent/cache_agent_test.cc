@@ -26,6 +26,7 @@
 #include "host/testing/fake_clock.h"
 #include "kubesim/patch.h"
 #include "kubesim/testing/test_api_server.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::cacheagent {
 namespace {
@@ -59,7 +60,7 @@ class CacheAgentTest : public ::testing::Test {
       text << in.rdbuf();
       const kube::ResourceRef crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                    false};
-      ASSERT_TRUE(client_->CreateObject(crds, "", kubesim::YamlToJson(text.str()).value()).ok());
+      ASSERT_TRUE(client_->CreateObject(crds, "", yaml::ToJson(text.str()).value()).ok());
     }
     ASSERT_TRUE(
         client_
@@ -117,10 +118,12 @@ class CacheAgentTest : public ::testing::Test {
     // Far away, so that the tests see only the watch and Resync() at work.
     options.resync = std::chrono::minutes(10);
     options.gc_grace = std::chrono::hours(1);
-    options.log = [this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(log_mu_);
-      log_.push_back(line);
-    };
+    options.log = Log(
+        [this](LogLevel, const std::string& line) {
+          std::lock_guard<std::mutex> lock(log_mu_);
+          log_.push_back(line);
+        },
+        LogLevel::kDebug);
     // Its own client with k8shazgpu-node's default rate limit
     // (--kube-api-qps 20, --kube-api-burst 50): the test's polling must not
     // use up the agent's share, and a client's default 5 a second would

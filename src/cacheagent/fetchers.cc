@@ -3,8 +3,8 @@
 #include <system_error>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
 #include "cacheplan/image_ref.h"
+#include "core/strings.h"
 #include "cri/ensure_image.h"
 #include "cri/registry_auth.h"
 #include "git/credentials.h"
@@ -17,7 +17,7 @@ namespace {
 
 std::string SecretName(const cacheplan::CacheItem& item) {
   if (!item.pull_secret) return "";
-  return absl::StrCat(item.pull_secret->namespace_name, "/", item.pull_secret->name);
+  return StrCat(item.pull_secret->namespace_name, "/", item.pull_secret->name);
 }
 
 // host[:port] of a URL, lowercased, without user information.
@@ -100,7 +100,7 @@ absl::StatusOr<FetchResult> FetchImage(const FetchRequest& request) {
     if (!status.ok()) return status.status();
     if (!*status) {
       return absl::InternalError(
-          absl::StrCat("the runtime pulled ", item.image->ref, " but does not list it"));
+          StrCat("the runtime pulled ", item.image->ref, " but does not list it"));
     }
     image = **status;
     pulled = static_cast<int64_t>(image.size);
@@ -193,8 +193,8 @@ absl::StatusOr<FetchResult> FetchHfModel(const FetchRequest& request) {
       }
     }
     if (options.token.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "secret ", SecretName(item), " has no 'token' key for the Hugging Face token"));
+      return absl::InvalidArgumentError(
+          StrCat("secret ", SecretName(item), " has no 'token' key for the Hugging Face token"));
     }
   }
   int64_t pulled_from = -1;
@@ -221,7 +221,7 @@ absl::StatusOr<FetchResult> Fetch(const FetchRequest& request) {
   if (item.type == cacheplan::kGitRepo && item.git_repo) return FetchGitRepo(request);
   if (item.type == cacheplan::kHfModel && item.hf_model) return FetchHfModel(request);
   return absl::InvalidArgumentError(
-      absl::StrCat("item ", item.name, " has type '", item.type, "' without its settings"));
+      StrCat("item ", item.name, " has type '", item.type, "' without its settings"));
 }
 
 }  // namespace canhazgpu::cacheagent

@@ -5,7 +5,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/str_cat.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cel {
@@ -52,7 +51,7 @@ Order CompareNumbers(const Value& a, const Value& b) {
 std::string FormatDouble(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d > 0 ? "+Inf" : "-Inf";
-  return absl::StrCat(d);
+  return StrCat(d);
 }
 
 }  // namespace

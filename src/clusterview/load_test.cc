@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "kubesim/patch.h"
 #include "kubesim/testing/test_api_server.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::clusterview {
 namespace {
@@ -26,7 +27,7 @@ json NodeGpuStatusCrd() {
   std::ifstream in(std::string(DEPLOY_DIR) + "/crds/nodegpustatuses.yaml");
   std::stringstream text;
   text << in.rdbuf();
-  return kubesim::YamlToJson(text.str()).value();
+  return yaml::ToJson(text.str()).value();
 }
 
 class LoadViewTest : public ::testing::Test {

@@ -10,7 +10,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
-#include "yaml-cpp/yaml.h"
+#include "yaml/yaml_json.h"
 #define TOML_EXCEPTIONS 0
 // toml++ 3.3 asserts (built without NDEBUG) or assumes (built by clang with
 // NDEBUG) what its parser then checks and reports anyway: "[\n" trips
@@ -93,66 +93,36 @@ absl::Status Put(const std::string& path, const std::string& key, ConfigValue va
   return absl::OkStatus();
 }
 
-// ---- YAML ----
-
-absl::Status FlattenYaml(const std::string& path, const YAML::Node& node, const std::string& prefix,
-                         int depth, Budget& budget, ConfigFile& out) {
-  for (const auto& item : node) {
-    const YAML::Node& value = item.second;
-    const int line = value.Mark().line + 1;
-    RETURN_IF_ERROR(budget.Key(depth, line));
-    const std::string key = Dotted(prefix, item.first.as<std::string>());
-    switch (value.Type()) {
-      case YAML::NodeType::Map:
-        RETURN_IF_ERROR(FlattenYaml(path, value, key, depth + 1, budget, out));
-        break;
-      case YAML::NodeType::Scalar:
-        RETURN_IF_ERROR(Put(path, key, {.text = value.Scalar(), .line = line}, out));
-        break;
-      case YAML::NodeType::Sequence: {
-        ConfigValue list{.is_list = true, .line = line};
-        for (const auto& element : value) {
-          RETURN_IF_ERROR(budget.Value());
-          if (!element.IsScalar())
-            return ErrorAt(path, line, StrCat(key, ": expected a list of values"));
-          list.list.push_back(element.Scalar());
-        }
-        RETURN_IF_ERROR(Put(path, key, std::move(list), out));
-        break;
-      }
-      default:
-        return ErrorAt(path, item.first.Mark().line + 1, StrCat(key, ": no value"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ParseYaml(const std::string& path, const std::string& text, ConfigFile& out) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return ErrorAt(path, e.mark.line + 1, e.msg);
-  }
-  if (root.IsNull()) return absl::OkStatus();  // an empty file
-  if (!root.IsMap()) return ErrorAt(path, root.Mark().line + 1, "expected a map of settings");
-  try {
-    Budget budget(path);
-    return FlattenYaml(path, root, "", 1, budget, out);
-  } catch (const YAML::Exception& e) {
-    return ErrorAt(path, e.mark.line + 1, e.msg);
-  }
-}
-
 // ---- JSON ----
+
+// Where a setting's value starts: a YAML document records it by JSON
+// pointer; JSON text is searched.
+class KeyLines {
+ public:
+  virtual ~KeyLines() = default;
+  // The line of key `name` at `pointer`; `*from` is where the parent was
+  // found in the text and becomes where this key was.
+  virtual int Find(const std::string& pointer, const std::string& name, size_t* from) const = 0;
+};
+
+class YamlLines : public KeyLines {
+ public:
+  explicit YamlLines(const yaml::Document& document) : document_(document) {}
+  int Find(const std::string& pointer, const std::string&, size_t*) const override {
+    return document_.LineOf(pointer);
+  }
+
+ private:
+  const yaml::Document& document_;
+};
 
 // nlohmann::json keeps no positions; the line of a key is that of its first
 // quoted occurrence after the parent's, which is exact for every file that
 // does not repeat a key name inside a string.
-class JsonLines {
+class JsonLines : public KeyLines {
  public:
   explicit JsonLines(const std::string& text) : text_(text) {}
-  int Find(const std::string& key, size_t* from) const {
+  int Find(const std::string&, const std::string& key, size_t* from) const override {
     size_t at = text_.find(StrCat("\"", key, "\""), *from);
     if (at == std::string::npos) return 0;
     *from = at;
@@ -168,16 +138,20 @@ std::string JsonScalar(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// One object of settings at JSON pointer `pointer`, from a JSON file or a
+// YAML one read as JSON.
 absl::Status FlattenJson(const std::string& path, const nlohmann::json& object,
-                         const std::string& prefix, const JsonLines& lines, size_t from, int depth,
-                         Budget& budget, ConfigFile& out) {
+                         const std::string& pointer, const std::string& prefix,
+                         const KeyLines& lines, size_t from, int depth, Budget& budget,
+                         ConfigFile& out) {
   for (const auto& [name, value] : object.items()) {
-    RETURN_IF_ERROR(budget.Key(depth, 0));
     const std::string key = Dotted(prefix, name);
+    const std::string at_pointer = StrCat(pointer, "/", yaml::PointerToken(name));
     size_t at = from;
-    const int line = lines.Find(name, &at);
+    const int line = lines.Find(at_pointer, name, &at);
+    RETURN_IF_ERROR(budget.Key(depth, line));
     if (value.is_object()) {
-      RETURN_IF_ERROR(FlattenJson(path, value, key, lines, at, depth + 1, budget, out));
+      RETURN_IF_ERROR(FlattenJson(path, value, at_pointer, key, lines, at, depth + 1, budget, out));
     } else if (value.is_array()) {
       ConfigValue list{.is_list = true, .line = line};
       for (const auto& element : value) {
@@ -221,7 +195,26 @@ absl::Status ParseJson(const std::string& path, const std::string& text, ConfigF
   }
   if (!root.is_object()) return ErrorAt(path, 1, "expected an object of settings");
   Budget budget(path);
-  return FlattenJson(path, root, "", JsonLines(text), 0, 1, budget, out);
+  return FlattenJson(path, root, "", "", JsonLines(text), 0, 1, budget, out);
+}
+
+// ---- YAML ----
+
+absl::Status ParseYaml(const std::string& path, const std::string& text, ConfigFile& out) {
+  yaml::ReadError error;
+  absl::StatusOr<yaml::Document> document = yaml::ReadDocument(text,
+                                                               {.scalars_as_text = true,
+                                                                .record_lines = true,
+                                                                .max_depth = kMaxConfigDepth,
+                                                                .max_values = kMaxConfigValues},
+                                                               &error);
+  if (!document.ok()) return ErrorAt(path, error.line, error.message);
+  if (document->value.is_null()) return absl::OkStatus();  // an empty file
+  if (!document->value.is_object()) {
+    return ErrorAt(path, document->LineOf(""), "expected a map of settings");
+  }
+  Budget budget(path);
+  return FlattenJson(path, document->value, "", "", YamlLines(*document), 0, 1, budget, out);
 }
 
 // ---- TOML ----

@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
+
 namespace canhazgpu {
+
+namespace strings_internal {
+void AppendDouble(std::string& out, double v) { out.append(absl::StrCat(v)); }
+}  // namespace strings_internal
 
 std::vector<std::string_view> Split(std::string_view text, char sep, bool skip_empty) {
   std::vector<std::string_view> parts;

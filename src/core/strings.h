@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "core/strings.h"
 
 namespace canhazgpu {
 
@@ -22,11 +23,14 @@ inline void Append(std::string& out, char c) { out.push_back(c); }
 inline void Append(std::string& out, absl::string_view s) { out.append(s.data(), s.size()); }
 inline void Append(std::string& out, const std::string& s) { out.append(s); }
 inline void Append(std::string& out, const char* s) { out.append(s); }
+void AppendDouble(std::string& out, double v);
 template <typename T>
 requires(std::is_arithmetic_v<T> && !std::same_as<T, char> &&
          !std::same_as<T, bool>) void Append(std::string& out, T v) {
   if constexpr (std::is_floating_point_v<T>) {
-    out.append(std::to_string(v));
+    // Six significant digits, the shortest form ("1.5", "1e+06"), as
+    // absl::StrCat and printf's %g write them.
+    AppendDouble(out, static_cast<double>(v));
   } else {
     char buf[32];
     auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
@@ -35,7 +39,8 @@ requires(std::is_arithmetic_v<T> && !std::same_as<T, char> &&
 }
 }  // namespace strings_internal
 
-// Concatenates strings, characters and integers.
+// Concatenates strings, characters and numbers: the project's one StrCat
+// (absl::StrCat does not take std::string_view in Debian's Abseil).
 template <typename... Args>
 std::string StrCat(const Args&... args) {
   std::string out;

@@ -10,6 +10,12 @@ using ::testing::ElementsAre;
 
 TEST(StringsTest, Cat) { EXPECT_EQ(StrCat("gpu ", 3, ": ", std::string("x"), '!'), "gpu 3: x!"); }
 
+TEST(StringsTest, CatWritesNumbersAsAbslDoes) {
+  EXPECT_EQ(StrCat(1.5, " ", 0.1 + 0.2, " ", 1e6, " ", 2.0, " ", 1.0f / 3),
+            "1.5 0.3 1e+06 2 0.333333");
+  EXPECT_EQ(StrCat(int64_t{-9}, " ", uint64_t{18446744073709551615u}), "-9 18446744073709551615");
+}
+
 TEST(StringsTest, SplitKeepsOrSkipsEmpty) {
   EXPECT_THAT(Split("a,,b", ','), ElementsAre("a", "", "b"));
   EXPECT_THAT(Split("a,,b", ',', true), ElementsAre("a", "b"));

@@ -132,7 +132,7 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   absl::StatusOr<driver::Checkpoint> checkpoint = driver::Checkpoint::Load(
       d->options_.plugin_dir, d->options_.boot_id, clock, &note, &moved_to);
   if (!checkpoint.ok()) return checkpoint.status();
-  if (!note.empty()) d->options_.log(note);
+  if (!note.empty()) d->options_.log.Warning(note);
   d->checkpoint_.emplace(*std::move(checkpoint));
 
   // The node's devices before anything asks for them.
@@ -140,8 +140,9 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   if (node.ok()) {
     d->node_uid_ = node->value("/metadata/uid"_json_pointer, std::string());
   } else if (!kube::IsApiNotFound(node.status())) {
-    d->options_.log(StrCat("cannot read node ", parts.node_name, ": ", node.status().message(),
-                           "; its slices are published without an owner"));
+    d->options_.log.Warning(StrCat("cannot read node ", parts.node_name, ": ",
+                                   node.status().message(),
+                                   "; its slices are published without an owner"));
   }
   if (!moved_to.empty()) {
     kube::EventObjectReference about;
@@ -165,7 +166,7 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
                               .mig_minors_path = d->options_.mig_minors_path,
                               .before_prepare_completed = d->options_.before_prepare_completed},
       d->claims_, [raw = d.get()] { return raw->Devices(); }, parts.store, *d->checkpoint_, clock);
-  for (const std::string& problem : d->preparer_->Restore()) d->options_.log(problem);
+  for (const std::string& problem : d->preparer_->Restore()) d->options_.log.Warning(problem);
 
   d->metered_ = std::make_unique<MeteredNodeService>(*d->preparer_, d->prepares_, d->claim_seconds_,
                                                      d->events_, d->clock_);
@@ -175,8 +176,11 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
            .plugin_dir = d->options_.plugin_dir,
            .on_registration_status =
                [log = d->options_.log](const kubeletplugin::RegistrationStatus& s) {
-                 log(s.registered ? "registered with the kubelet"
-                                  : StrCat("the kubelet refused the registration: ", s.error));
+                 if (s.registered) {
+                   log.Info("registered with the kubelet");
+                 } else {
+                   log.Error(StrCat("the kubelet refused the registration: ", s.error));
+                 }
                },
            .log = d->options_.log},
           *d->metered_, &d->health_board_);
@@ -209,8 +213,8 @@ void NodeDaemon::ReassertReservations(bool resync) {
     if (!lost.restored.empty()) {
       std::vector<std::string> gpus;
       for (int gpu : lost.restored) gpus.push_back(StrCat(gpu));
-      options_.log(StrCat(claim, ": the host store had lost its reservation of gpu ",
-                          Join(gpus, ", "), "; reserved again"));
+      options_.log.Warning(StrCat(claim, ": the host store had lost its reservation of gpu ",
+                                  Join(gpus, ", "), "; reserved again"));
     }
     const std::string& problem = lost.conflicts.empty() ? lost.error : lost.conflicts;
     if (problem.empty()) continue;
@@ -219,13 +223,14 @@ void NodeDaemon::ReassertReservations(bool resync) {
     auto seen = reported_problems_.find(lost.claim.uid);
     if (!resync && seen != reported_problems_.end() && seen->second == problem) continue;
     if (lost.conflicts.empty()) {
-      options_.log(StrCat("cannot check the reservations of prepared ", claim, ": ", problem));
+      options_.log.Warning(
+          StrCat("cannot check the reservations of prepared ", claim, ": ", problem));
       continue;
     }
     const std::string message = StrCat(
         claim, " is prepared on this node, but its reservation cannot be put back: ", problem,
         "; the pod still runs on that GPU: release the other reservation, or delete the pod");
-    options_.log(message);
+    options_.log.Error(message);
     events_.Post(ClaimObject(lost.claim), kube::kEventWarning, kReservationConflict, message);
   }
   reported_problems_ = std::move(reported);
@@ -242,7 +247,7 @@ void NodeDaemon::SyncSlices(bool verify) {
   absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts_, uid);
   if (!view.ok()) {
     publish_errors_.Add();
-    options_.log(StrCat("cannot read the node's GPUs: ", view.status().message()));
+    options_.log.Warning(StrCat("cannot read the node's GPUs: ", view.status().message()));
     return;
   }
   const driver::NodeDevices* devices = &view->devices;
@@ -271,17 +276,18 @@ void NodeDaemon::SyncSlices(bool verify) {
   absl::StatusOr<driver::PublishResult> published = publisher_.Publish(*devices, verify);
   if (!published.ok()) {
     publish_errors_.Add();
-    options_.log(StrCat("cannot publish the ResourceSlices: ", published.status().message()));
+    options_.log.Warning(
+        StrCat("cannot publish the ResourceSlices: ", published.status().message()));
     return;
   }
-  for (const std::string& dropped : published->dropped) options_.log("left out " + dropped);
+  for (const std::string& dropped : published->dropped) options_.log.Warning("left out " + dropped);
   published_devices_.Set(
       static_cast<double>(devices->pool.devices.size() - devices->withheld.size()));
   if (published->changed) {
     publishes_.Add();
-    options_.log(StrCat("published ", devices->pool.devices.size() - devices->withheld.size(),
-                        " devices in ", published->slices, " slices (generation ",
-                        published->generation, ")"));
+    options_.log.Info(StrCat("published ", devices->pool.devices.size() - devices->withheld.size(),
+                             " devices in ", published->slices, " slices (generation ",
+                             published->generation, ")"));
   }
   ready_ = true;
 }
@@ -294,7 +300,7 @@ void NodeDaemon::WritePendingStatus(bool now_anyway) {
   const MonoTime now = clock_.MonoNow();
   if (!now_anyway && now < status_written_at_ + kStatusInterval) return;
   if (absl::Status s = status_writer_.Write(*pending_status_, /*refresh=*/now_anyway); !s.ok()) {
-    options_.log(StrCat("cannot write the NodeGpuStatus: ", s.message()));
+    options_.log.Warning(StrCat("cannot write the NodeGpuStatus: ", s.message()));
   }
   pending_status_.reset();
   status_written_at_ = now;
@@ -303,8 +309,9 @@ void NodeDaemon::WritePendingStatus(bool now_anyway) {
 void NodeDaemon::SliceLoop() {
   absl::StatusOr<store::ChangeWatcher> watcher = store::ChangeWatcher::Watch(options_.state_path);
   if (!watcher.ok()) {
-    options_.log(StrCat("cannot watch ", options_.state_path, " (", watcher.status().message(),
-                        "); the slices follow it every ", options_.resync.count() / 1000, " s"));
+    options_.log.Warning(StrCat("cannot watch ", options_.state_path, " (",
+                                watcher.status().message(), "); the slices follow it every ",
+                                options_.resync.count() / 1000, " s"));
   }
   uint64_t health_seen = parts_.health != nullptr ? parts_.health->Snapshot().version : 0;
   auto next_resync = clock_.MonoNow();

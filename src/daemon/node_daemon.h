@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "core/log.h"
 #include "driver/api_claim_source.h"
 #include "driver/checkpoint.h"
 #include "driver/claim_preparer.h"
@@ -52,7 +53,7 @@ struct NodeDaemonOptions {
   // Test-only (PreparerOptions::before_prepare_completed).
   std::function<void()> before_prepare_completed;
   // One line per event worth a person's attention.
-  std::function<void(const std::string&)> log = [](const std::string&) {};
+  Log log;
 };
 
 class NodeDaemon {

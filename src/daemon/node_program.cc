@@ -98,7 +98,7 @@ absl::Status NodeProgram::Parts::StartGpus() {
       health = *std::move(monitor);
       health->Start();
     } else {
-      settings.log(StrCat("GPU health is not watched: ", monitor.status().message()));
+      settings.log.Warning(StrCat("GPU health is not watched: ", monitor.status().message()));
     }
   }
   ASSIGN_OR_RETURN(std::string boot_id, host::ReadBootId());
@@ -132,9 +132,9 @@ absl::Status NodeProgram::Parts::StartCache() {
   if (absl::StatusOr<cri::RuntimeSocket> found = cri::FindRuntimeSocket(c.runtime_endpoint);
       found.ok()) {
     socket = found->path;
-    settings.log(StrCat("cache: container runtime ", found->reason));
+    settings.log.Info(StrCat("cache: container runtime ", found->reason));
   } else {
-    settings.log(StrCat("cache: images will not be cached: ", found.status().message()));
+    settings.log.Warning(StrCat("cache: images will not be cached: ", found.status().message()));
   }
   cacheagent::CacheAgentOptions options{
       .node_name = settings.node_name,
@@ -152,7 +152,7 @@ absl::Status NodeProgram::Parts::StartCache() {
       cacheagent::CacheAgent::Start(std::move(options), *cache_client, RealClock());
   if (!started.ok()) return started.status();
   cache = *std::move(started);
-  settings.log(StrCat(
+  settings.log.Info(StrCat(
       "cache: ceiling ",
       c.disk_limit_bytes == 0
           ? std::string("none")
@@ -193,7 +193,7 @@ absl::Status NodeProgram::Parts::StartHttp() {
       *listening, kHttpLimits, [this](const httpfront::Exchange& ex) { return http.Serve(ex); });
   serving = std::thread([this] {
     if (absl::Status served = front->Run(); !served.ok()) {
-      settings.log(StrCat("http: ", served.message()));
+      settings.log.Error(StrCat("http: ", served.message()));
     }
   });
   return absl::OkStatus();
@@ -211,8 +211,8 @@ absl::StatusOr<std::unique_ptr<NodeProgram>> NodeProgram::Start(NodeProgramSetti
   RETURN_IF_ERROR(p.StartGpus());
   RETURN_IF_ERROR(p.StartCache());
   RETURN_IF_ERROR(p.StartHttp());
-  p.settings.log(StrCat("serving node ", p.settings.node_name, "; health and metrics on ",
-                        p.settings.http_host, ":", p.http_port));
+  p.settings.log.Info(StrCat("serving node ", p.settings.node_name, "; health and metrics on ",
+                             p.settings.http_host, ":", p.http_port));
   return program;
 }
 

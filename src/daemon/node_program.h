@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "core/log.h"
 
 namespace canhazgpu::daemon {
 
@@ -48,7 +49,7 @@ struct NodeProgramSettings {
   int api_burst = 50;
   NodeCacheSettings cache;
   std::function<void()> before_prepare_completed;  // tests only
-  std::function<void(const std::string&)> log;
+  Log log;
 };
 
 class NodeProgram {

@@ -10,11 +10,13 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "core/file_read.h"
 #include "core/file_write.h"
 #include "core/make_directories.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "yaml-cpp/yaml.h"
+#include "nlohmann/json.hpp"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::driver {
 namespace {
@@ -192,14 +194,20 @@ std::vector<std::string> ToolkitDeviceIds(const std::vector<std::string>& spec_d
           e.file_size(ec) > kMaxSpecBytes) {
         continue;
       }
-      try {  // yaml-cpp throws on malformed files: another vendor's problem, skipped
-        const YAML::Node spec = YAML::LoadFile(e.path());
-        if (!spec["kind"] || spec["kind"].as<std::string>() != "nvidia.com/gpu") continue;
-        for (const YAML::Node& device : spec["devices"]) {
-          if (device["name"]) named.insert(device["name"].as<std::string>());
-        }
-      } catch (const YAML::Exception&) {
+      // A malformed or unreadable file is another vendor's problem: skipped.
+      absl::StatusOr<std::string> text = ReadRegularFile(e.path(), kMaxSpecBytes, "CDI spec");
+      if (!text.ok()) continue;
+      absl::StatusOr<nlohmann::json> spec = yaml::ToJson(*text, {.scalars_as_text = true});
+      if (!spec.ok() || !spec->is_object() ||
+          spec->value("kind", nlohmann::json()) != "nvidia.com/gpu") {
         continue;
+      }
+      const nlohmann::json devices = spec->value("devices", nlohmann::json::array());
+      if (!devices.is_array()) continue;
+      for (const nlohmann::json& device : devices) {
+        if (device.is_object() && device.contains("name") && device["name"].is_string()) {
+          named.insert(device["name"].get<std::string>());
+        }
       }
     }
   }

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kubesim/patch.h"
 #include "kubesim/testing/test_api_server.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::driver {
 namespace {
@@ -23,7 +24,7 @@ class NodeStatusTest : public ::testing::Test {
     std::ifstream in(std::string(DEPLOY_DIR) + "/crds/nodegpustatuses.yaml");
     std::stringstream text;
     text << in.rdbuf();
-    const json crd = kubesim::YamlToJson(text.str()).value();
+    const json crd = yaml::ToJson(text.str()).value();
     const kube::ResourceRef crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
     ASSERT_TRUE(client_->CreateObject(crds, "", crd).ok());
   }

@@ -4,9 +4,9 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/strings.h"
 #include "core/url_host.h"
 #include "git/git.h"
 
@@ -52,20 +52,19 @@ absl::StatusOr<GitCredentials> CredentialsFromSecretData(
   const std::string name(secret_name);
   if (!token.empty() && !password.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Secret ", name, " has both 'token' and 'password'; keep one of them"));
+        StrCat("Secret ", name, " has both 'token' and 'password'; keep one of them"));
   }
   if (!password.empty() && credentials.username.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Secret ", name, " has 'password' but no 'username'"));
+    return absl::InvalidArgumentError(StrCat("Secret ", name, " has 'password' but no 'username'"));
   }
   if (!credentials.ssh_passphrase.empty() && credentials.ssh_private_key.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Secret ", name, " has 'passphrase' but no 'ssh-privatekey'"));
+        StrCat("Secret ", name, " has 'passphrase' but no 'ssh-privatekey'"));
   }
   credentials.password = token.empty() ? password : token;
   if (credentials.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Secret ", name, " has none of 'token', 'username'+'password' or 'ssh-privatekey'"));
+    return absl::InvalidArgumentError(
+        StrCat("Secret ", name, " has none of 'token', 'username'+'password' or 'ssh-privatekey'"));
   }
   return credentials;
 }
@@ -92,7 +91,7 @@ CredentialChoice ChooseCredential(const GitCredentials& credentials, const char*
 bool KnownHostsListKey(std::string_view known_hosts, std::string_view host, int port,
                        std::string_view host_key) {
   const std::string wanted =
-      port == 22 ? std::string(host) : absl::StrCat("[", std::string(host), "]:", port);
+      port == 22 ? std::string(host) : StrCat("[", std::string(host), "]:", port);
   for (absl::string_view line :
        absl::StrSplit(absl::string_view(known_hosts.data(), known_hosts.size()), '\n')) {
     line = absl::StripAsciiWhitespace(line);
@@ -140,9 +139,9 @@ bool CredentialSession::SameServer(std::string_view asked_by) const {
 int CredentialSession::RefuseRedirect(std::string_view asked_by) {
   std::optional<canhazgpu::UrlHost> now = canhazgpu::ParseUrlHost(asked_by);
   failure_ = absl::PermissionDeniedError(
-      absl::StrCat(url_, " sent the fetch on to ",
-                   now ? absl::StrCat(now->scheme, "://", now->host) : std::string(asked_by),
-                   "; the credential is sent only to where the item points"));
+      StrCat(url_, " sent the fetch on to ",
+             now ? StrCat(now->scheme, "://", now->host) : std::string(asked_by),
+             "; the credential is sent only to where the item points"));
   git_error_set_str(GIT_ERROR_NET, std::string(failure_->message()).c_str());
   return GIT_EAUTH;
 }
@@ -160,17 +159,17 @@ int CredentialSession::Acquire(git_credential** out, const char* username_from_u
   if (choice.kind == CredentialChoice::kNone) {
     failure_ = absl::PermissionDeniedError(
         credentials_ == nullptr || credentials_->empty()
-            ? absl::StrCat(url_,
-                           " requires authentication; reference a Secret with 'token' (or "
-                           "'username'+'password') for HTTPS or 'ssh-privatekey' for SSH")
-            : absl::StrCat("authentication failed for ", url_,
-                           ": the server wants a kind of credential the Secret does not have"));
+            ? StrCat(url_,
+                     " requires authentication; reference a Secret with 'token' (or "
+                     "'username'+'password') for HTTPS or 'ssh-privatekey' for SSH")
+            : StrCat("authentication failed for ", url_,
+                     ": the server wants a kind of credential the Secret does not have"));
     git_error_set_str(GIT_ERROR_NET, std::string(failure_->message()).c_str());
     return GIT_EAUTH;
   }
   // A user name is a step before the key, not an attempt of its own.
   if (choice.kind != CredentialChoice::kUsername && ++attempts_ > 1) {
-    failure_ = absl::PermissionDeniedError(absl::StrCat(
+    failure_ = absl::PermissionDeniedError(StrCat(
         "authentication failed for ", url_, ": the server rejected the credentials in the Secret"));
     git_error_set_str(GIT_ERROR_NET, std::string(failure_->message()).c_str());
     return GIT_EAUTH;
@@ -206,8 +205,8 @@ int CredentialSession::CheckCertificate(git_cert* cert, int /*valid*/, const cha
     return 0;
   }
   failure_ = absl::PermissionDeniedError(
-      absl::StrCat("the SSH host key of ", host != nullptr ? host : url_,
-                   " is not in the Secret's known_hosts; add the server's key to it"));
+      StrCat("the SSH host key of ", host != nullptr ? host : url_,
+             " is not in the Secret's known_hosts; add the server's key to it"));
   git_error_set_str(GIT_ERROR_SSH, std::string(failure_->message()).c_str());
   return GIT_ECERTIFICATE;
 }

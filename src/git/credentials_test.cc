@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 #include "git/git.h"
 
 // SSH is covered here as credential selection only: there is no sshd in the
@@ -92,9 +92,9 @@ TEST(KnownHosts, MatchesHostPortAndKeyExactly) {
   const std::string key = std::string("\x00\x00\x00\x0bssh-ed25519", 15) + "raw-key-bytes";
   const std::string encoded = absl::Base64Escape(key);
   const std::string known =
-      absl::StrCat("# comment\n", "other.example ssh-ed25519 ", absl::Base64Escape("different"),
-                   "\n", "git.example,10.0.0.1 ssh-ed25519 ", encoded, "\n",
-                   "[git.example]:2222 ssh-ed25519 ", encoded, " comment\n");
+      StrCat("# comment\n", "other.example ssh-ed25519 ", absl::Base64Escape("different"), "\n",
+             "git.example,10.0.0.1 ssh-ed25519 ", encoded, "\n", "[git.example]:2222 ssh-ed25519 ",
+             encoded, " comment\n");
   EXPECT_TRUE(KnownHostsListKey(known, "git.example", 22, key));
   EXPECT_TRUE(KnownHostsListKey(known, "10.0.0.1", 22, key));
   EXPECT_TRUE(KnownHostsListKey(known, "git.example", 2222, key));

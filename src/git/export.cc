@@ -16,8 +16,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "git/git.h"
 
 namespace canhazgpu::git {
@@ -41,8 +41,7 @@ class Fd {
 };
 
 absl::Status SystemError(std::string_view what, const std::string& path) {
-  return absl::UnavailableError(
-      absl::StrCat(std::string(what), " ", path, ": ", std::strerror(errno)));
+  return absl::UnavailableError(StrCat(std::string(what), " ", path, ": ", std::strerror(errno)));
 }
 
 // A name git could have written but that would leave the directory or
@@ -83,10 +82,9 @@ class Layout {
     for (size_t i = 0; i < count; ++i) {
       const git_tree_entry* entry = git_tree_entry_byindex(tree, i);
       const char* name = git_tree_entry_name(entry);
-      const std::string path = absl::StrCat(prefix, name);
+      const std::string path = StrCat(prefix, name);
       if (!IsSafeName(name)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("refusing to export the tree entry '", path, "'"));
+        return absl::InvalidArgumentError(StrCat("refusing to export the tree entry '", path, "'"));
       }
       switch (git_tree_entry_filemode(entry)) {
         case GIT_FILEMODE_TREE:
@@ -105,8 +103,7 @@ class Layout {
           RETURN_IF_ERROR(MakeDirectory(path));
           break;
         default:
-          return absl::InvalidArgumentError(
-              absl::StrCat("tree entry '", path, "' has an unknown mode"));
+          return absl::InvalidArgumentError(StrCat("tree entry '", path, "' has an unknown mode"));
       }
     }
     return absl::OkStatus();
@@ -126,22 +123,22 @@ class Layout {
   absl::Status WriteSubtree(const git_tree_entry* entry, const std::string& path) {
     git_tree* raw = nullptr;
     int code = git_tree_lookup(&raw, repository_, git_tree_entry_id(entry));
-    if (code < 0) return Error(code, absl::StrCat("reading directory ", path));
+    if (code < 0) return Error(code, StrCat("reading directory ", path));
     Tree tree(raw);
     RETURN_IF_ERROR(MakeDirectory(path));
-    return Walk(tree.get(), absl::StrCat(path, "/"));
+    return Walk(tree.get(), StrCat(path, "/"));
   }
 
   absl::Status WriteLink(const git_tree_entry* entry, const std::string& path) {
     git_blob* raw = nullptr;
     int code = git_blob_lookup(&raw, repository_, git_tree_entry_id(entry));
-    if (code < 0) return Error(code, absl::StrCat("reading link ", path));
+    if (code < 0) return Error(code, StrCat("reading link ", path));
     Blob blob(raw);
     const std::string target(static_cast<const char*>(git_blob_rawcontent(blob.get())),
                              static_cast<size_t>(git_blob_rawsize(blob.get())));
     if (target.empty() || target.find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(
-          absl::StrCat("symbolic link '", path, "' has an empty or binary target"));
+          StrCat("symbolic link '", path, "' has an empty or binary target"));
     }
     if (symlinkat(target.c_str(), root_, path.c_str()) != 0) {
       return SystemError("creating link", path);
@@ -170,7 +167,7 @@ absl::Status WriteFiles(const fs::path& repository_path, int root,
     const FileJob& file = files[i];
     git_odb_object* raw = nullptr;
     code = git_odb_read(&raw, odb.get(), &file.id);
-    if (code < 0) return Error(code, absl::StrCat("reading file ", file.path));
+    if (code < 0) return Error(code, StrCat("reading file ", file.path));
     std::unique_ptr<git_odb_object, Deleter<git_odb_object, git_odb_object_free>> object(raw);
     Fd fd(openat(root, file.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                  file.mode));
@@ -212,7 +209,7 @@ absl::Status WriteFilesInParallel(const fs::path& repository_path, int root,
 }
 
 std::string ExportingPrefix(const fs::path& dest) {
-  return absl::StrCat(".", dest.filename().string(), ".exporting-");
+  return StrCat(".", dest.filename().string(), ".exporting-");
 }
 
 // What an interrupted export of `dest` left behind.
@@ -234,25 +231,25 @@ absl::Status ExportCommit(const fs::path& repository_path, std::string_view comm
   std::error_code ec;
   if (fs::symlink_status(dest, ec).type() != fs::file_type::not_found) {
     return absl::AlreadyExistsError(
-        absl::StrCat(dest.string(), " already exists; export into a new directory"));
+        StrCat(dest.string(), " already exists; export into a new directory"));
   }
   ASSIGN_OR_RETURN(git_oid oid, ParseOid(commit_hex));
   ASSIGN_OR_RETURN(Repository repository, Open(repository_path));
   git_commit* raw_commit = nullptr;
   if (git_commit_lookup(&raw_commit, repository.get(), &oid) < 0) {
     return absl::NotFoundError(
-        absl::StrCat("commit ", std::string(commit_hex), " is not in ", repository_path.string()));
+        StrCat("commit ", std::string(commit_hex), " is not in ", repository_path.string()));
   }
   Commit commit(raw_commit);
   git_tree* raw_tree = nullptr;
   int code = git_commit_tree(&raw_tree, commit.get());
-  if (code < 0) return Error(code, absl::StrCat("reading the tree of ", std::string(commit_hex)));
+  if (code < 0) return Error(code, StrCat("reading the tree of ", std::string(commit_hex)));
   Tree tree(raw_tree);
 
   RemoveLeftoverExports(dest);
   static std::atomic<int> counter{0};
   const fs::path temporary =
-      dest.parent_path() / absl::StrCat(ExportingPrefix(dest), getpid(), "-", counter.fetch_add(1));
+      dest.parent_path() / StrCat(ExportingPrefix(dest), getpid(), "-", counter.fetch_add(1));
   if (mkdir(temporary.c_str(), 0755) != 0) return SystemError("creating", temporary.string());
   absl::Status status = [&]() -> absl::Status {
     Fd dir(open(temporary.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -266,7 +263,7 @@ absl::Status ExportCommit(const fs::path& repository_path, std::string_view comm
   // not be silently replaced either.
   if (status.ok() &&
       renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) != 0) {
-    status = errno == EEXIST ? absl::AlreadyExistsError(absl::StrCat(
+    status = errno == EEXIST ? absl::AlreadyExistsError(StrCat(
                                    dest.string(), " already exists; export into a new directory"))
                              : SystemError("renaming the export to", dest.string());
   }

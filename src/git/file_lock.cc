@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "absl/strings/str_cat.h"
 #include "core/atomic_file.h"
+#include "core/strings.h"
 
 namespace canhazgpu::git {
 
@@ -16,14 +16,13 @@ absl::StatusOr<FileLock> FileLock::Acquire(const std::filesystem::path& path) {
   int fd = canhazgpu::OpenFixedNameFile(path.string(), O_RDWR, 0644);
   if (fd < 0) {
     return absl::UnavailableError(
-        absl::StrCat("opening lock file ", path.string(), ": ", std::strerror(errno)));
+        StrCat("opening lock file ", path.string(), ": ", std::strerror(errno)));
   }
   while (flock(fd, LOCK_EX) != 0) {
     if (errno == EINTR) continue;
     int error = errno;
     close(fd);
-    return absl::UnavailableError(
-        absl::StrCat("locking ", path.string(), ": ", std::strerror(error)));
+    return absl::UnavailableError(StrCat("locking ", path.string(), ": ", std::strerror(error)));
   }
   return FileLock(fd);
 }

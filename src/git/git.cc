@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 #include "git/guarded_socket.h"
 
 namespace canhazgpu::git {
@@ -19,10 +19,9 @@ void EnsureInitialized() {
 
 absl::Status Error(int code, std::string_view what) {
   const git_error* last = git_error_last();
-  std::string message = absl::StrCat(std::string(what), ": ",
-                                     last != nullptr && last->message != nullptr
-                                         ? last->message
-                                         : absl::StrCat("libgit2 error ", code));
+  std::string message = StrCat(
+      std::string(what), ": ",
+      last != nullptr && last->message != nullptr ? last->message : StrCat("libgit2 error ", code));
   switch (code) {
     case GIT_ENOTFOUND:
       return absl::NotFoundError(message);
@@ -50,7 +49,7 @@ absl::StatusOr<Repository> Open(const std::filesystem::path& path) {
   EnsureInitialized();
   git_repository* raw = nullptr;
   int code = git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr);
-  if (code < 0) return Error(code, absl::StrCat("opening git repository ", path.string()));
+  if (code < 0) return Error(code, StrCat("opening git repository ", path.string()));
   return Repository(raw);
 }
 
@@ -60,9 +59,9 @@ absl::StatusOr<Repository> Discover(const std::filesystem::path& start) {
   int code = git_repository_open_ext(&raw, start.c_str(), 0, nullptr);
   if (code == GIT_ENOTFOUND) {
     return absl::NotFoundError(
-        absl::StrCat(start.string(), " is not inside a git repository (nor any parent)"));
+        StrCat(start.string(), " is not inside a git repository (nor any parent)"));
   }
-  if (code < 0) return Error(code, absl::StrCat("opening git repository at ", start.string()));
+  if (code < 0) return Error(code, StrCat("opening git repository at ", start.string()));
   return Repository(raw);
 }
 
@@ -77,7 +76,7 @@ absl::StatusOr<git_oid> ParseOid(std::string_view hex) {
   git_oid oid;
   if (hex.size() != GIT_OID_HEXSZ || git_oid_fromstrn(&oid, hex.data(), hex.size()) < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", std::string(hex), "' is not a commit id (40 hex digits)"));
+        StrCat("'", std::string(hex), "' is not a commit id (40 hex digits)"));
   }
   return oid;
 }

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 
 namespace canhazgpu::git {
 namespace {
@@ -17,8 +17,8 @@ class GitTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           absl::StrCat("git_test_", ::testing::UnitTest::GetInstance()->random_seed(), "_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           StrCat("git_test_", ::testing::UnitTest::GetInstance()->random_seed(), "_",
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -37,7 +37,7 @@ TEST_F(GitTest, DiscoverFindsTheRepositoryFromASubdirectory) {
   absl::StatusOr<Repository> found = Discover(dir_ / "a" / "b");
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(std::filesystem::path(git_repository_workdir(found->get())),
-            std::filesystem::path(absl::StrCat(dir_.string(), "/")));
+            std::filesystem::path(StrCat(dir_.string(), "/")));
 
   // Open does not search upwards.
   absl::StatusOr<Repository> exact = Open(dir_ / "a");

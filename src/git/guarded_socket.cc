@@ -14,8 +14,8 @@
 #include <mutex>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "core/clock.h"
+#include "core/strings.h"
 
 namespace canhazgpu::git {
 namespace {
@@ -56,29 +56,28 @@ int Fail(absl::Status status) {
 // Whether the transfer may go on waiting; sets the failure when not.
 bool MayWait(GuardedStream& s, SteadyTime now, std::optional<SteadyTime> connect_by) {
   const TransferLimits& limits = Limits();
-  const std::string where = absl::StrCat(s.host, ":", s.port);
+  const std::string where = StrCat(s.host, ":", s.port);
   if (limits.cancel != nullptr && limits.cancel->load()) {
-    Fail(absl::CancelledError(absl::StrCat("transfer from ", where, " cancelled")));
+    Fail(absl::CancelledError(StrCat("transfer from ", where, " cancelled")));
     return false;
   }
   if (limits.deadline && now >= *limits.deadline) {
-    Fail(absl::DeadlineExceededError(
-        absl::StrCat("transfer from ", where, " stopped at its deadline")));
+    Fail(absl::DeadlineExceededError(StrCat("transfer from ", where, " stopped at its deadline")));
     return false;
   }
   if (connect_by && now >= *connect_by) {
-    Fail(absl::DeadlineExceededError(absl::StrCat("no connection to ", where, " within ",
-                                                  limits.connect_timeout.count() / 1000.0, " s")));
+    Fail(absl::DeadlineExceededError(StrCat("no connection to ", where, " within ",
+                                            limits.connect_timeout.count() / 1000.0, " s")));
     return false;
   }
   if (!connect_by && now - s.window_start >= limits.low_speed_time) {
     const double seconds = std::chrono::duration<double>(limits.low_speed_time).count();
     const auto needed = static_cast<int64_t>(limits.low_speed_bytes_per_second * seconds);
     if (s.window_bytes < needed) {
-      Fail(absl::DeadlineExceededError(absl::StrCat(where, " moved ", s.window_bytes, " bytes in ",
-                                                    seconds, " s, under the low-speed limit of ",
-                                                    limits.low_speed_bytes_per_second,
-                                                    " bytes/s; giving up")));
+      Fail(absl::DeadlineExceededError(StrCat(where, " moved ", s.window_bytes, " bytes in ",
+                                              seconds, " s, under the low-speed limit of ",
+                                              limits.low_speed_bytes_per_second,
+                                              " bytes/s; giving up")));
       return false;
     }
     s.window_start = now;
@@ -94,7 +93,7 @@ bool Await(GuardedStream& s, short events, std::optional<SteadyTime> connect_by 
     const int ready = poll(&p, 1, static_cast<int>(kSlice.count()));
     if (ready > 0) return true;
     if (ready < 0 && errno != EINTR) {
-      Fail(absl::UnavailableError(absl::StrCat("waiting on ", s.host, ": ", strerror(errno))));
+      Fail(absl::UnavailableError(StrCat("waiting on ", s.host, ": ", strerror(errno))));
       return false;
     }
     if (!MayWait(s, RealClock().MonoNow(), connect_by)) return false;
@@ -109,7 +108,7 @@ int Connect(git_stream* stream) {
   addrinfo* found = nullptr;
   if (int rc = getaddrinfo(s.host, s.port, &hints, &found); rc != 0) {
     return Fail(absl::UnavailableError(
-        absl::StrCat("failed to resolve address for ", s.host, ": ", gai_strerror(rc))));
+        StrCat("failed to resolve address for ", s.host, ": ", gai_strerror(rc))));
   }
   const SteadyTime connect_by = RealClock().MonoNow() + Limits().connect_timeout;
   std::string last_error = "no address";
@@ -138,7 +137,7 @@ int Connect(git_stream* stream) {
   freeaddrinfo(found);
   if (s.fd < 0) {
     return Fail(absl::UnavailableError(
-        absl::StrCat("failed to connect to ", s.host, ":", s.port, ": ", last_error)));
+        StrCat("failed to connect to ", s.host, ":", s.port, ": ", last_error)));
   }
   // Blocking again, as libgit2's own stream leaves it for libssh2; the
   // reads and writes here say MSG_DONTWAIT instead.
@@ -160,7 +159,7 @@ ssize_t Read(git_stream* stream, void* data, size_t size) {
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Fail(absl::UnavailableError(
-          absl::StrCat("error receiving data from ", s.host, ": ", strerror(errno))));
+          StrCat("error receiving data from ", s.host, ": ", strerror(errno))));
     }
     if (!Await(s, POLLIN)) return -1;
   }
@@ -178,8 +177,8 @@ ssize_t Write(git_stream* stream, const char* data, size_t size, int /*flags*/) 
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return Fail(absl::UnavailableError(
-          absl::StrCat("error sending data to ", s.host, ": ", strerror(errno))));
+      return Fail(
+          absl::UnavailableError(StrCat("error sending data to ", s.host, ": ", strerror(errno))));
     }
     if (!Await(s, POLLOUT)) return -1;
   }

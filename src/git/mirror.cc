@@ -10,10 +10,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/file_write.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "git/file_lock.h"
 
 namespace canhazgpu::git {
@@ -28,12 +28,10 @@ constexpr char kLastFetchFile[] = "canhazgpu-last-fetch";
 constexpr size_t kMaxReadableLength = 80;
 
 fs::path LockPath(const fs::path& mirror) {
-  return mirror.parent_path() / absl::StrCat(".", mirror.filename().string(), ".lock");
+  return mirror.parent_path() / StrCat(".", mirror.filename().string(), ".lock");
 }
 
-std::string CreatingPrefix(const std::string& name) {
-  return absl::StrCat(".", name, ".creating-");
-}
+std::string CreatingPrefix(const std::string& name) { return StrCat(".", name, ".creating-"); }
 
 // Directories left by a creation that never reached its rename. Called with
 // the mirror's lock held, so none of them is still being written.
@@ -74,17 +72,17 @@ absl::Status InitializeMirror(const fs::path& dir, const std::string& url) {
   git_repository_init_options init = GIT_REPOSITORY_INIT_OPTIONS_INIT;
   init.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
   int code = git_repository_init_ext(&raw, dir.c_str(), &init);
-  if (code < 0) return Error(code, absl::StrCat("creating mirror ", dir.string()));
+  if (code < 0) return Error(code, StrCat("creating mirror ", dir.string()));
   Repository repository(raw);
   git_config* raw_config = nullptr;
   code = git_repository_config(&raw_config, repository.get());
-  if (code < 0) return Error(code, absl::StrCat("opening the configuration of ", dir.string()));
+  if (code < 0) return Error(code, StrCat("opening the configuration of ", dir.string()));
   Config config(raw_config);
   for (const auto& [key, value] : {std::pair<const char*, const char*>{kUrlKey, url.c_str()},
                                    {"remote.origin.fetch", kHeadsRefspec},
                                    {"remote.origin.tagOpt", "--tags"}}) {
     code = git_config_set_string(config.get(), key, value);
-    if (code < 0) return Error(code, absl::StrCat("configuring the remote ", url));
+    if (code < 0) return Error(code, StrCat("configuring the remote ", url));
   }
   return absl::OkStatus();
 }
@@ -191,7 +189,7 @@ std::string MirrorDirName(std::string_view url) {
   EnsureInitialized();
   git_oid hash;
   git_odb_hash(&hash, url.data(), url.size(), GIT_OBJECT_BLOB);
-  return absl::StrCat(readable, "-", ToHex(hash).substr(0, 8));
+  return StrCat(readable, "-", ToHex(hash).substr(0, 8));
 }
 
 absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_view url_view,
@@ -204,7 +202,7 @@ absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_vi
   fs::create_directories(root, ec);
   if (ec) {
     return absl::UnavailableError(
-        absl::StrCat("creating the cache root ", root.string(), ": ", ec.message()));
+        StrCat("creating the cache root ", root.string(), ": ", ec.message()));
   }
   ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(LockPath(path)));
   RemoveLeftoverCreations(root, name);
@@ -218,21 +216,21 @@ absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_vi
     }
     if (existing_url.ok()) {
       // Never take over another URL's mirror, however unlikely the clash.
-      return absl::FailedPreconditionError(absl::StrCat("the cache directory ", path.string(),
-                                                        " holds the mirror of ", *existing_url,
-                                                        ", not of ", url, "; move it away"));
+      return absl::FailedPreconditionError(StrCat("the cache directory ", path.string(),
+                                                  " holds the mirror of ", *existing_url,
+                                                  ", not of ", url, "; move it away"));
     }
     // Not a complete mirror: it is only a cache, so start again.
     fs::remove_all(path, ec);
     if (ec) {
       return absl::UnavailableError(
-          absl::StrCat("removing the damaged mirror ", path.string(), ": ", ec.message()));
+          StrCat("removing the damaged mirror ", path.string(), ": ", ec.message()));
     }
   }
 
   static std::atomic<int> counter{0};
   const fs::path creating =
-      root / absl::StrCat(CreatingPrefix(name), getpid(), "-", counter.fetch_add(1));
+      root / StrCat(CreatingPrefix(name), getpid(), "-", counter.fetch_add(1));
   if (absl::Status status = InitializeMirror(creating, url); !status.ok()) {
     fs::remove_all(creating, ec);
     return status;
@@ -242,7 +240,7 @@ absl::StatusOr<Mirror> Mirror::OpenOrCreate(const fs::path& root, std::string_vi
     const std::string reason = ec.message();
     fs::remove_all(creating, ec);
     return absl::UnavailableError(
-        absl::StrCat("moving the new mirror into ", path.string(), ": ", reason));
+        StrCat("moving the new mirror into ", path.string(), ": ", reason));
   }
   ASSIGN_OR_RETURN(Repository repository, Open(path));
   return Mirror(path, url, std::move(repository), &clock);
@@ -256,14 +254,14 @@ absl::Status RemoveMirror(const fs::path& root, std::string_view url) {
   fs::remove_all(path, ec);
   if (ec) {
     return absl::UnavailableError(
-        absl::StrCat("removing the mirror ", path.string(), ": ", ec.message()));
+        StrCat("removing the mirror ", path.string(), ": ", ec.message()));
   }
   return absl::OkStatus();
 }
 
 absl::Status Mirror::Fetch(const FetchOptions& options) {
   if (options.cancel != nullptr && options.cancel->load()) {
-    return absl::CancelledError(absl::StrCat("fetch of ", url_, " cancelled"));
+    return absl::CancelledError(StrCat("fetch of ", url_, " cancelled"));
   }
   ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(LockPath(path_)));
   RemoveStaleFetchFiles(path_);
@@ -274,7 +272,7 @@ absl::Status Mirror::Fetch(const FetchOptions& options) {
   create.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
   git_remote* raw = nullptr;
   int code = git_remote_create_with_opts(&raw, url_.c_str(), &create);
-  if (code < 0) return Error(code, absl::StrCat("setting up the fetch of ", url_));
+  if (code < 0) return Error(code, StrCat("setting up the fetch of ", url_));
   Remote remote(raw);
   char* specs[] = {const_cast<char*>(kHeadsRefspec), const_cast<char*>(kTagsRefspec)};
   const git_strarray refspecs = {specs, 2};
@@ -295,16 +293,15 @@ absl::Status Mirror::Fetch(const FetchOptions& options) {
   limits.cancel = options.cancel;
   ScopedTransferLimits guard(limits);
   code = git_remote_fetch(remote.get(), &refspecs, &fetch, "canhazgpu fetch");
-  if (context.cancelled) return absl::CancelledError(absl::StrCat("fetch of ", url_, " cancelled"));
+  if (context.cancelled) return absl::CancelledError(StrCat("fetch of ", url_, " cancelled"));
   if (std::optional<absl::Status> stopped = guard.Failure(); stopped && code < 0) {
-    return absl::Status(stopped->code(), absl::StrCat("fetching ", url_, ": ", stopped->message()));
+    return absl::Status(stopped->code(), StrCat("fetching ", url_, ": ", stopped->message()));
   }
   if (std::optional<absl::Status> failure = context.session.Failure()) return *failure;
-  if (code < 0) return Error(code, absl::StrCat("fetching ", url_));
+  if (code < 0) return Error(code, StrCat("fetching ", url_));
 
   const int64_t now = canhazgpu::ToEpochMillis(clock_->Now());
-  return canhazgpu::WriteFileAtomically((path_ / kLastFetchFile).string(), absl::StrCat(now, "\n"),
-                                        0644);
+  return canhazgpu::WriteFileAtomically((path_ / kLastFetchFile).string(), StrCat(now, "\n"), 0644);
 }
 
 absl::StatusOr<std::string> Mirror::Resolve(std::string_view rev) const {
@@ -313,14 +310,14 @@ absl::StatusOr<std::string> Mirror::Resolve(std::string_view rev) const {
     git_object* raw = nullptr;
     git_object* peeled = nullptr;
     if (git_object_lookup(&raw, repository_.get(), &oid, GIT_OBJECT_ANY) < 0) {
-      return absl::NotFoundError(absl::StrCat("commit ", std::string(rev),
-                                              " is not in the mirror of ", url_, "; fetch first"));
+      return absl::NotFoundError(
+          StrCat("commit ", std::string(rev), " is not in the mirror of ", url_, "; fetch first"));
     }
     Object object(raw);
     int code = git_object_peel(&peeled, object.get(), GIT_OBJECT_COMMIT);
     if (code < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat(std::string(rev), " in the mirror of ", url_, " is not a commit"));
+          StrCat(std::string(rev), " in the mirror of ", url_, " is not a commit"));
     }
     Object commit(peeled);
     return ToHex(*git_object_id(commit.get()));
@@ -330,7 +327,7 @@ absl::StatusOr<std::string> Mirror::Resolve(std::string_view rev) const {
   if (absl::StartsWith(name, "refs/")) {
     candidates = {name};
   } else {
-    candidates = {absl::StrCat("refs/heads/", name), absl::StrCat("refs/tags/", name)};
+    candidates = {StrCat("refs/heads/", name), StrCat("refs/tags/", name)};
   }
   for (const std::string& candidate : candidates) {
     git_reference* raw = nullptr;
@@ -338,12 +335,12 @@ absl::StatusOr<std::string> Mirror::Resolve(std::string_view rev) const {
     Reference reference(raw);
     git_object* peeled = nullptr;
     int code = git_reference_peel(&peeled, reference.get(), GIT_OBJECT_COMMIT);
-    if (code < 0) return Error(code, absl::StrCat("reading ", candidate, " of ", url_));
+    if (code < 0) return Error(code, StrCat("reading ", candidate, " of ", url_));
     Object commit(peeled);
     return ToHex(*git_object_id(commit.get()));
   }
-  return absl::NotFoundError(absl::StrCat("no branch or tag '", name, "' in the mirror of ", url_,
-                                          "; fetch first, or give a full 40-digit commit id"));
+  return absl::NotFoundError(StrCat("no branch or tag '", name, "' in the mirror of ", url_,
+                                    "; fetch first, or give a full 40-digit commit id"));
 }
 
 bool Mirror::HasCommit(std::string_view hex) const {

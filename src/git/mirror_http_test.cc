@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 #include "git/mirror.h"
 #include "git/testing/command.h"
 #include "git/testing/git_http_server.h"
@@ -100,7 +100,7 @@ TEST_F(MirrorAuthTest, NoCredentialsOnAProtectedRepositorySaysWhatToProvide) {
 TEST_F(MirrorAuthTest, ARedirectToAnotherHostGetsNoCredential) {
   GitHttpServer hop(
       temp_.path() / "served",
-      GitHttpServer::Options{.redirect_to = absl::StrCat("http://localhost:", server_->port())});
+      GitHttpServer::Options{.redirect_to = StrCat("http://localhost:", server_->port())});
   url_ = hop.Url("private.git");
   GitCredentials token{.password = "t0ken"};
   absl::Status status = FetchWith(&token);

@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "absl/strings/str_cat.h"
 #include "core/atomic_file.h"
+#include "core/strings.h"
 
 namespace canhazgpu::hfcache {
 namespace {
@@ -22,9 +22,9 @@ constexpr size_t kBufferBytes = 64 << 10;
 constexpr uint64_t kWritebackBytes = 8u << 20;
 
 absl::Status WriteError(const std::filesystem::path& path, int error) {
-  const std::string why = absl::StrCat("cannot write ", path.string(), ": ", strerror(error));
+  const std::string why = StrCat("cannot write ", path.string(), ": ", strerror(error));
   if (error == ENOSPC || error == EDQUOT) {
-    return absl::ResourceExhaustedError(absl::StrCat(why, " (free space on the cache disk)"));
+    return absl::ResourceExhaustedError(StrCat(why, " (free space on the cache disk)"));
   }
   return absl::UnavailableError(why);
 }

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 
 namespace canhazgpu::hfcache {
 
@@ -21,7 +21,7 @@ ContentHasher::ContentHasher(HashKind kind, uint64_t size) : impl_(std::make_uni
   impl_->ctx = EVP_MD_CTX_new();
   EVP_DigestInit_ex(impl_->ctx, kind == HashKind::kSha256 ? EVP_sha256() : EVP_sha1(), nullptr);
   if (kind == HashKind::kGitBlobSha1) {
-    const std::string header = absl::StrCat("blob ", size);
+    const std::string header = StrCat("blob ", size);
     EVP_DigestUpdate(impl_->ctx, header.data(), header.size() + 1);  // with its '\0'
   }
 }
@@ -49,7 +49,7 @@ std::string ContentHasher::FinishHex() {
 absl::Status HashFilePrefix(const std::string& path, uint64_t bytes, ContentHasher& hasher) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot read ", path, ": ", strerror(errno)));
+    return absl::UnavailableError(StrCat("cannot read ", path, ": ", strerror(errno)));
   }
   std::vector<char> buffer(1 << 20);
   uint64_t left = bytes;
@@ -58,8 +58,8 @@ absl::Status HashFilePrefix(const std::string& path, uint64_t bytes, ContentHash
     if (n <= 0) {
       const int error = n < 0 ? errno : 0;
       close(fd);
-      return absl::UnavailableError(absl::StrCat("cannot read ", path, ": ",
-                                                 error != 0 ? strerror(error) : "file too short"));
+      return absl::UnavailableError(
+          StrCat("cannot read ", path, ": ", error != 0 ? strerror(error) : "file too short"));
     }
     hasher.Update(std::string_view(buffer.data(), n));
     left -= n;

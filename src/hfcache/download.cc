@@ -11,11 +11,11 @@
 #include <memory>
 #include <thread>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/atomic_file.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "hfcache/blob_writer.h"
 #include "hfcache/hub_api.h"
 #include "hfcache/hub_http.h"
@@ -31,7 +31,7 @@ std::string Getenv(const char* name) {
 
 absl::Status SystemError(std::string_view what, const fs::path& path, int error) {
   return absl::UnavailableError(
-      absl::StrCat(std::string(what), " ", path.string(), ": ", strerror(error)));
+      StrCat(std::string(what), " ", path.string(), ": ", strerror(error)));
 }
 
 // Holds the repository's lock file; others wait for it (polling, so a
@@ -94,9 +94,9 @@ class Downloader {
       if (MatchesAllowPatterns(file.path, ref_.allow_patterns)) snapshot.files.push_back(file);
     }
     if (snapshot.files.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "no file of model ", ref_.repo_id, "@", ref_.revision, " matches the allow patterns [",
-          absl::StrJoin(ref_.allow_patterns, ", "), "]"));
+      return absl::InvalidArgumentError(StrCat("no file of model ", ref_.repo_id, "@",
+                                               ref_.revision, " matches the allow patterns [",
+                                               absl::StrJoin(ref_.allow_patterns, ", "), "]"));
     }
     for (const RepoFile& file : snapshot.files) {
       total_ += file.size;
@@ -144,7 +144,7 @@ class Downloader {
   }
 
   std::string FileName(const RepoFile& file) const {
-    return absl::StrCat("file ", file.path, " of model ", ref_.repo_id);
+    return StrCat("file ", file.path, " of model ", ref_.repo_id);
   }
 
   // Downloads one blob, resuming after broken transfers.
@@ -158,8 +158,8 @@ class Downloader {
       }
     }
     if (Cancelled()) {
-      return absl::CancelledError(absl::StrCat("download of model ", ref_.repo_id,
-                                               " cancelled; partial files kept for resuming"));
+      return absl::CancelledError(StrCat("download of model ", ref_.repo_id,
+                                         " cancelled; partial files kept for resuming"));
     }
     return status;
   }
@@ -181,12 +181,12 @@ class Downloader {
       if (resumed_from == file.size) {
         // A whole partial file left by an earlier run that does not verify:
         // fetch it again rather than fail.
-        return absl::UnavailableError(absl::StrCat(
-            FileName(file), ": a leftover partial file did not verify; fetching again"));
+        return absl::UnavailableError(
+            StrCat(FileName(file), ": a leftover partial file did not verify; fetching again"));
       }
-      return absl::DataLossError(absl::StrCat(
-          FileName(file), ": the downloaded bytes hash to ", digest, " but the Hub lists ",
-          file.hash, "; nothing kept — retry, and tell the model's owners if it repeats"));
+      return absl::DataLossError(
+          StrCat(FileName(file), ": the downloaded bytes hash to ", digest, " but the Hub lists ",
+                 file.hash, "; nothing kept — retry, and tell the model's owners if it repeats"));
     }
     if (options_.sync_blobs) RETURN_IF_ERROR(writer->Sync());
     const fs::path blob = cache_.BlobPath(file.hash);
@@ -207,13 +207,12 @@ class Downloader {
       if (offset == 0) return true;
       if (status == 206) {
         const auto range = headers.find("content-range");
-        if (range != headers.end() &&
-            range->second.starts_with(absl::StrCat("bytes ", offset, "-"))) {
+        if (range != headers.end() && range->second.starts_with(StrCat("bytes ", offset, "-"))) {
           return true;
         }
         own_error = absl::UnavailableError(
-            absl::StrCat(FileName(file), ": asked for bytes from ", offset, ", the server sent \"",
-                         range != headers.end() ? range->second : "no Content-Range", "\""));
+            StrCat(FileName(file), ": asked for bytes from ", offset, ", the server sent \"",
+                   range != headers.end() ? range->second : "no Content-Range", "\""));
         return false;
       }
       // The server ignored the range: start the file over.
@@ -224,9 +223,9 @@ class Downloader {
     callbacks.on_data = [&](std::string_view bytes) {
       if (writer.size() + bytes.size() > file.size) {
         writer.Discard();
-        own_error = absl::DataLossError(absl::StrCat(FileName(file),
-                                                     ": the server sent more than the ", file.size,
-                                                     " bytes the Hub lists; nothing kept, retry"));
+        own_error =
+            absl::DataLossError(StrCat(FileName(file), ": the server sent more than the ",
+                                       file.size, " bytes the Hub lists; nothing kept, retry"));
         return false;
       }
       own_error = writer.Append(bytes);
@@ -240,30 +239,30 @@ class Downloader {
       return true;
     };
     const size_t slash = ref_.repo_id.find('/');
-    const std::string path = absl::StrCat("/", http_.Escape(ref_.repo_id.substr(0, slash)), "/",
-                                          http_.Escape(ref_.repo_id.substr(slash + 1)), "/resolve/",
-                                          commit, "/", EscapePath(file.path));
+    const std::string path = StrCat("/", http_.Escape(ref_.repo_id.substr(0, slash)), "/",
+                                    http_.Escape(ref_.repo_id.substr(slash + 1)), "/resolve/",
+                                    commit, "/", EscapePath(file.path));
     absl::StatusOr<HubResponse> response = http_.Fetch(path, offset, callbacks);
     if (!own_error.ok()) return own_error;
     if (!response.ok()) {
       if (Cancelled()) {
-        return absl::CancelledError(absl::StrCat("download of model ", ref_.repo_id,
-                                                 " cancelled; partial files kept for resuming"));
+        return absl::CancelledError(StrCat("download of model ", ref_.repo_id,
+                                           " cancelled; partial files kept for resuming"));
       }
-      return absl::UnavailableError(absl::StrCat(FileName(file), ": ", response.status().message(),
-                                                 " (", writer.size(), " of ", file.size,
-                                                 " bytes kept for resuming)"));
+      return absl::UnavailableError(StrCat(FileName(file), ": ", response.status().message(), " (",
+                                           writer.size(), " of ", file.size,
+                                           " bytes kept for resuming)"));
     }
     if (response->status == 416) {  // our range is past the server's end
       writer.Discard();
-      return absl::UnavailableError(absl::StrCat(FileName(file), ": range refused; restarting"));
+      return absl::UnavailableError(StrCat(FileName(file), ": range refused; restarting"));
     }
     if (response->status < 200 || response->status >= 300) {
-      return HubError(*response, ref_, !options_.token.empty(), absl::StrCat("file ", file.path));
+      return HubError(*response, ref_, !options_.token.empty(), StrCat("file ", file.path));
     }
     if (writer.size() != file.size) {
-      return absl::UnavailableError(absl::StrCat(FileName(file), ": the transfer ended after ",
-                                                 writer.size(), " of ", file.size, " bytes"));
+      return absl::UnavailableError(StrCat(FileName(file), ": the transfer ended after ",
+                                           writer.size(), " of ", file.size, " bytes"));
     }
     return absl::OkStatus();
   }

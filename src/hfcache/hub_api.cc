@@ -1,7 +1,7 @@
 #include "hfcache/hub_api.h"
 
-#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::hfcache {
@@ -16,8 +16,8 @@ bool IsHex(std::string_view text, size_t length) {
 }
 
 absl::Status Malformed(std::string_view repo_id, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("the Hub's listing of ", std::string(repo_id),
-                                                 " is malformed: ", std::string(why)));
+  return absl::InvalidArgumentError(
+      StrCat("the Hub's listing of ", std::string(repo_id), " is malformed: ", std::string(why)));
 }
 
 }  // namespace
@@ -47,22 +47,22 @@ absl::StatusOr<RepoListing> ParseRevisionInfo(std::string_view json, std::string
     if (lfs != nullptr) {
       if (!lfs->contains("sha256") || !(*lfs)["sha256"].is_string() || !lfs->contains("size") ||
           !(*lfs)["size"].is_number_unsigned()) {
-        return Malformed(repo_id, absl::StrCat(file.path, ": lfs without sha256 and size"));
+        return Malformed(repo_id, StrCat(file.path, ": lfs without sha256 and size"));
       }
       file.kind = HashKind::kSha256;
       file.hash = (*lfs)["sha256"].get<std::string>();
       file.size = (*lfs)["size"].get<uint64_t>();
-      if (!IsHex(file.hash, 64)) return Malformed(repo_id, absl::StrCat(file.path, ": bad sha256"));
+      if (!IsHex(file.hash, 64)) return Malformed(repo_id, StrCat(file.path, ": bad sha256"));
     } else {
       if (!sibling.contains("blobId") || !sibling["blobId"].is_string() ||
           !sibling.contains("size") || !sibling["size"].is_number_unsigned()) {
         return Malformed(repo_id,
-                         absl::StrCat(file.path, ": no blobId and size (was ?blobs=true sent?)"));
+                         StrCat(file.path, ": no blobId and size (was ?blobs=true sent?)"));
       }
       file.kind = HashKind::kGitBlobSha1;
       file.hash = sibling["blobId"].get<std::string>();
       file.size = sibling["size"].get<uint64_t>();
-      if (!IsHex(file.hash, 40)) return Malformed(repo_id, absl::StrCat(file.path, ": bad blobId"));
+      if (!IsHex(file.hash, 40)) return Malformed(repo_id, StrCat(file.path, ": bad blobId"));
     }
     listing.files.push_back(std::move(file));
   }
@@ -71,13 +71,13 @@ absl::StatusOr<RepoListing> ParseRevisionInfo(std::string_view json, std::string
 
 absl::StatusOr<RepoListing> FetchRevision(HubHttp& http, const ModelRef& ref) {
   const size_t slash = ref.repo_id.find('/');
-  const std::string path = absl::StrCat("/api/models/", http.Escape(ref.repo_id.substr(0, slash)),
-                                        "/", http.Escape(ref.repo_id.substr(slash + 1)),
-                                        "/revision/", http.Escape(ref.revision), "?blobs=true");
+  const std::string path = StrCat("/api/models/", http.Escape(ref.repo_id.substr(0, slash)), "/",
+                                  http.Escape(ref.repo_id.substr(slash + 1)), "/revision/",
+                                  http.Escape(ref.revision), "?blobs=true");
   ASSIGN_OR_RETURN(HubResponse response, http.Get(path));
   if (response.status != 200) {
     return HubError(response, ref, !http.settings().token.empty(),
-                    absl::StrCat("revision ", ref.revision));
+                    StrCat("revision ", ref.revision));
   }
   return ParseRevisionInfo(response.body, ref.repo_id);
 }
@@ -90,32 +90,31 @@ absl::Status HubError(const HubResponse& response, const ModelRef& ref, bool has
   const std::string token_hint =
       has_token ? "check that the token has access to it" : "set a Hugging Face token";
   if (code == "GatedRepo" || response.status == 403) {
-    return absl::PermissionDeniedError(absl::StrCat(
+    return absl::PermissionDeniedError(StrCat(
         "model ", repo, " is gated or the token lacks access: accept its terms on the Hub and ",
         token_hint));
   }
   if (code == "RevisionNotFound") {
-    return absl::NotFoundError(absl::StrCat("model ", repo, " has no revision \"", ref.revision,
-                                            "\": use an existing branch, tag or commit"));
+    return absl::NotFoundError(StrCat("model ", repo, " has no revision \"", ref.revision,
+                                      "\": use an existing branch, tag or commit"));
   }
   if (code == "EntryNotFound") {
     return absl::NotFoundError(
-        absl::StrCat("model ", repo, ": ", std::string(what), " is not in the repository"));
+        StrCat("model ", repo, ": ", std::string(what), " is not in the repository"));
   }
   // The Hub answers 401 for repositories that do not exist or are private.
   if (code == "RepoNotFound" || response.status == 401 || response.status == 404) {
-    const std::string message =
-        absl::StrCat("model ", repo, " not found, private or gated: ", token_hint,
-                     has_token ? "" : " (HF_TOKEN)", ", or check the id");
+    const std::string message = StrCat("model ", repo, " not found, private or gated: ", token_hint,
+                                       has_token ? "" : " (HF_TOKEN)", ", or check the id");
     return response.status == 401 ? absl::UnauthenticatedError(message)
                                   : absl::NotFoundError(message);
   }
   if (response.status == 429) {
     return absl::UnavailableError(
-        absl::StrCat("the Hub is rate-limiting downloads of ", repo, "; retry later"));
+        StrCat("the Hub is rate-limiting downloads of ", repo, "; retry later"));
   }
-  return absl::UnavailableError(absl::StrCat("the Hub answered HTTP ", response.status, " for ",
-                                             std::string(what), " of model ", repo));
+  return absl::UnavailableError(StrCat("the Hub answered HTTP ", response.status, " for ",
+                                       std::string(what), " of model ", repo));
 }
 
 }  // namespace canhazgpu::hfcache

@@ -2,10 +2,10 @@
 
 #include <system_error>
 
-#include "absl/strings/str_cat.h"
 #include "core/file_read.h"
 #include "core/file_write.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::hfcache {
@@ -18,7 +18,7 @@ absl::Status CreateDirs(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    return absl::UnavailableError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+    return absl::UnavailableError(StrCat("cannot create ", dir.string(), ": ", ec.message()));
   }
   return absl::OkStatus();
 }
@@ -39,7 +39,7 @@ fs::path RepoCache::BlobPath(std::string_view hash) const {
 }
 
 fs::path RepoCache::IncompletePath(std::string_view hash) const {
-  return dir_ / "blobs" / absl::StrCat(std::string(hash), ".incomplete");
+  return dir_ / "blobs" / StrCat(std::string(hash), ".incomplete");
 }
 
 fs::path RepoCache::SnapshotDir(std::string_view commit) const {
@@ -51,7 +51,7 @@ fs::path RepoCache::RefPath(std::string_view revision) const {
 }
 
 fs::path RepoCache::ManifestPath(std::string_view commit) const {
-  return dir_ / ".canhazgpu" / "complete" / absl::StrCat(std::string(commit), ".json");
+  return dir_ / ".canhazgpu" / "complete" / StrCat(std::string(commit), ".json");
 }
 
 fs::path RepoCache::LockPath() const { return dir_ / ".canhazgpu" / "lock"; }
@@ -61,7 +61,7 @@ std::string RepoCache::LinkTarget(std::string_view file_path, std::string_view h
   for (char c : file_path) {
     if (c == '/') target += "../";
   }
-  return absl::StrCat(target, "blobs/", std::string(hash));
+  return StrCat(target, "blobs/", std::string(hash));
 }
 
 absl::Status RepoCache::Link(std::string_view commit, const RepoFile& file) const {
@@ -89,7 +89,7 @@ absl::StatusOr<std::string> RepoCache::ReadRef(std::string_view revision) const 
   ASSIGN_OR_RETURN(std::string commit, ReadRegularFile(RefPath(revision).string(), 4096, "ref"));
   while (!commit.empty() && (commit.back() == '\n' || commit.back() == ' ')) commit.pop_back();
   if (!IsCommitHash(commit)) {
-    return absl::NotFoundError(absl::StrCat(RefPath(revision).string(), " holds no commit"));
+    return absl::NotFoundError(StrCat(RefPath(revision).string(), " holds no commit"));
   }
   return commit;
 }
@@ -112,7 +112,7 @@ absl::StatusOr<RepoListing> RepoCache::ReadManifest(std::string_view commit) con
   const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   RepoListing listing;
   if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) {
-    return absl::NotFoundError(absl::StrCat(ManifestPath(commit).string(), " is damaged"));
+    return absl::NotFoundError(StrCat(ManifestPath(commit).string(), " is damaged"));
   }
   listing.commit = std::string(commit);
   for (const nlohmann::json& entry : doc["files"]) {
@@ -122,7 +122,7 @@ absl::StatusOr<RepoListing> RepoCache::ReadManifest(std::string_view commit) con
     file.kind = entry.value("lfs", false) ? HashKind::kSha256 : HashKind::kGitBlobSha1;
     file.size = entry.value("size", uint64_t{0});
     if (!ValidateRepoFilePath(file.path).ok() || file.hash.empty()) {
-      return absl::NotFoundError(absl::StrCat(ManifestPath(commit).string(), " is damaged"));
+      return absl::NotFoundError(StrCat(ManifestPath(commit).string(), " is damaged"));
     }
     listing.files.push_back(std::move(file));
   }
@@ -133,33 +133,33 @@ absl::StatusOr<ModelSnapshot> FindCached(const fs::path& root, const ModelRef& r
   RETURN_IF_ERROR(ValidateRepoId(ref.repo_id));
   RETURN_IF_ERROR(ValidateRevision(ref.revision));
   const RepoCache cache(root, ref.repo_id);
-  const std::string name = absl::StrCat(ref.repo_id, "@", ref.revision);
+  const std::string name = StrCat(ref.repo_id, "@", ref.revision);
   std::string commit = ref.revision;
   if (!IsCommitHash(ref.revision)) {
     absl::StatusOr<std::string> from_ref = cache.ReadRef(ref.revision);
     if (!from_ref.ok()) {
-      return absl::NotFoundError(absl::StrCat(name, " is not cached (no refs/", ref.revision, ")"));
+      return absl::NotFoundError(StrCat(name, " is not cached (no refs/", ref.revision, ")"));
     }
     commit = *from_ref;
   }
   absl::StatusOr<RepoListing> listing = cache.ReadManifest(commit);
   if (!listing.ok()) {
     return absl::NotFoundError(
-        absl::StrCat(name, " is not completely cached (commit ", commit, " never finished)"));
+        StrCat(name, " is not completely cached (commit ", commit, " never finished)"));
   }
   ModelSnapshot snapshot{
       .repo_id = ref.repo_id, .commit = commit, .snapshot_dir = cache.SnapshotDir(commit)};
   for (RepoFile& file : listing->files) {
     if (!MatchesAllowPatterns(file.path, ref.allow_patterns)) continue;
     if (!cache.HasFile(commit, file)) {
-      return absl::NotFoundError(absl::StrCat(name, " is not completely cached (", file.path,
-                                              " is missing or incomplete)"));
+      return absl::NotFoundError(
+          StrCat(name, " is not completely cached (", file.path, " is missing or incomplete)"));
     }
     snapshot.size_bytes += file.size;
     snapshot.files.push_back(std::move(file));
   }
   if (snapshot.files.empty()) {
-    return absl::NotFoundError(absl::StrCat(name, ": no file matches the allow patterns"));
+    return absl::NotFoundError(StrCat(name, ": no file matches the allow patterns"));
   }
   return snapshot;
 }

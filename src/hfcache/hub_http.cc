@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 
 namespace canhazgpu::hfcache {
 namespace {
@@ -120,7 +120,7 @@ absl::StatusOr<HubResponse> HubHttp::Fetch(const std::string& path, uint64_t off
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &ex);
   // Bigger pieces: fewer callbacks and write(2)s per megabyte.
   curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 512L * 1024);
-  const std::string range = absl::StrCat(offset, "-");
+  const std::string range = StrCat(offset, "-");
   if (offset > 0) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
   return Perform(path, ex);
 }
@@ -146,7 +146,7 @@ absl::StatusOr<HubResponse> HubHttp::Perform(const std::string& path, Exchange& 
   curl_slist* headers = nullptr;
   // Bytes on disk must be the file's bytes, never a compressed encoding.
   headers = curl_slist_append(headers, "Accept-Encoding: identity");
-  const std::string auth = absl::StrCat("Authorization: Bearer ", settings_.token);
+  const std::string auth = StrCat("Authorization: Bearer ", settings_.token);
   if (!settings_.token.empty()) headers = curl_slist_append(headers, auth.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   const CURLcode code = curl_easy_perform(curl);
@@ -156,8 +156,7 @@ absl::StatusOr<HubResponse> HubHttp::Perform(const std::string& path, Exchange& 
   ex.response.status = static_cast<int>(status);
   if (code == CURLE_OK) return std::move(ex.response);
   if (ex.stopped) return absl::CancelledError("stopped");
-  const std::string why =
-      absl::StrCat(url, ": ", error[0] != '\0' ? error : curl_easy_strerror(code));
+  const std::string why = StrCat(url, ": ", error[0] != '\0' ? error : curl_easy_strerror(code));
   if (code == CURLE_OPERATION_TIMEDOUT) return absl::DeadlineExceededError(why);
   return absl::UnavailableError(why);
 }

@@ -2,8 +2,8 @@
 
 #include <fnmatch.h>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/strings.h"
 
 namespace canhazgpu::hfcache {
 namespace {
@@ -14,9 +14,9 @@ bool IsIdChar(char c) {
 }
 
 absl::Status BadRepoId(std::string_view repo_id, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("invalid model id \"", std::string(repo_id),
-                                                 "\": ", std::string(why),
-                                                 " (expected org/name, e.g. Qwen/Qwen3-0.6B)"));
+  return absl::InvalidArgumentError(StrCat("invalid model id \"", std::string(repo_id),
+                                           "\": ", std::string(why),
+                                           " (expected org/name, e.g. Qwen/Qwen3-0.6B)"));
 }
 
 // Segments must not be empty, "." or ".." (checked by both path validators).
@@ -61,16 +61,16 @@ absl::Status ValidateRevision(std::string_view revision) {
   if (revision.empty() || revision.front() == '/' || HasControlOrBackslash(revision) ||
       HasBadSegment(revision)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid revision \"", std::string(revision),
-                     "\": use a branch, tag or commit (e.g. main, v1.0, refs/pr/1)"));
+        StrCat("invalid revision \"", std::string(revision),
+               "\": use a branch, tag or commit (e.g. main, v1.0, refs/pr/1)"));
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateRepoFilePath(std::string_view path) {
   if (path.empty() || path.front() == '/' || HasControlOrBackslash(path) || HasBadSegment(path)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the Hub listed an unsafe file path \"", std::string(path), "\"; refusing to download it"));
+    return absl::InvalidArgumentError(StrCat("the Hub listed an unsafe file path \"",
+                                             std::string(path), "\"; refusing to download it"));
   }
   return absl::OkStatus();
 }

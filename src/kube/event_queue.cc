@@ -4,8 +4,7 @@
 
 namespace canhazgpu::kube {
 
-EventQueue::EventQueue(EventRecorder& recorder, std::function<void(const std::string&)> log,
-                       size_t capacity)
+EventQueue::EventQueue(EventRecorder& recorder, Log log, size_t capacity)
     : recorder_(recorder), log_(std::move(log)), capacity_(capacity) {
   thread_ = std::thread([this] { Run(); });
 }
@@ -27,8 +26,8 @@ void EventQueue::Post(const EventObjectReference& about, std::string_view type, 
   }
   // Outside the lock: the log may be slow.
   if (dropped_.fetch_add(1) == 0) {
-    log_(StrCat("event ", reason, " about ", about.kind, " ", about.name,
-                " dropped: too many events waiting for the API server"));
+    log_.Warning(StrCat("event ", reason, " about ", about.kind, " ", about.name,
+                        " dropped: too many events waiting for the API server"));
   }
 }
 
@@ -61,9 +60,9 @@ void EventQueue::Run() {
     lock.unlock();
     absl::Status s = recorder_.Record(next.about, next.type, next.reason, next.message);
     if (!s.ok()) {
-      log_(StrCat("cannot record event ", next.reason, " about ", next.about.kind, " ",
-                  next.about.namespace_name.empty() ? "" : next.about.namespace_name + "/",
-                  next.about.name, ": ", s.message()));
+      log_.Warning(StrCat("cannot record event ", next.reason, " about ", next.about.kind, " ",
+                          next.about.namespace_name.empty() ? "" : next.about.namespace_name + "/",
+                          next.about.name, ": ", s.message()));
     }
     lock.lock();
     sending_ = false;

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "core/log.h"
 #include "kube/events.h"
 
 namespace canhazgpu::kube {
@@ -21,8 +22,7 @@ namespace canhazgpu::kube {
 class EventQueue {
  public:
   // `recorder` must outlive the queue.
-  EventQueue(EventRecorder& recorder, std::function<void(const std::string&)> log,
-             size_t capacity = 256);
+  EventQueue(EventRecorder& recorder, Log log, size_t capacity = 256);
   ~EventQueue();
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
@@ -46,7 +46,7 @@ class EventQueue {
   void Run();
 
   EventRecorder& recorder_;
-  const std::function<void(const std::string&)> log_;
+  const Log log_;
   const size_t capacity_;
   std::mutex mu_;
   std::condition_variable cv_;

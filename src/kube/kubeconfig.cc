@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -11,10 +12,13 @@
 #include "core/file_read.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "yaml-cpp/yaml.h"
+#include "nlohmann/json.hpp"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::kube {
 namespace {
+
+using nlohmann::json;
 
 // The parts of a kubeconfig we resolve, each remembering its file so that
 // relative paths and messages refer to it.
@@ -49,28 +53,61 @@ struct Merged {
   std::vector<std::string> files;  // those read, in order
 };
 
-absl::Status FileError(const std::string& file, const YAML::Mark& mark, const std::string& what) {
-  if (mark.is_null()) return absl::InvalidArgumentError(StrCat("kubeconfig ", file, ": ", what));
-  return absl::InvalidArgumentError(StrCat("kubeconfig ", file, ":", mark.line + 1, ": ", what));
+absl::Status FileError(const std::string& file, int line, const std::string& what) {
+  if (line == 0) return absl::InvalidArgumentError(StrCat("kubeconfig ", file, ": ", what));
+  return absl::InvalidArgumentError(StrCat("kubeconfig ", file, ":", line, ": ", what));
 }
+
+// One kubeconfig file read as JSON (every scalar as written), and where in
+// the file each value is, for messages.
+class FileView {
+ public:
+  FileView(const std::string& file, const yaml::Document& document)
+      : file_(file), document_(document) {}
+
+  const std::string& file() const { return file_; }
+
+  absl::Status Error(const std::string& pointer, const std::string& what) const {
+    return FileError(file_, document_.LineOf(pointer), what);
+  }
+
+ private:
+  const std::string& file_;
+  const yaml::Document& document_;
+};
+
+// A value of the file and its JSON pointer.
+struct ConfigNode {
+  const json& value;
+  std::string pointer;
+
+  // The member `key`, null when absent (or when this is not a map).
+  ConfigNode operator[](const std::string& key) const {
+    static const json kAbsent;
+    const std::string at = StrCat(pointer, "/", yaml::PointerToken(key));
+    if (!value.is_object()) return {kAbsent, at};
+    auto it = value.find(key);
+    return {it == value.end() ? kAbsent : *it, at};
+  }
+};
 
 // `node[key]` as a string; empty when absent. A value of another type is an
 // error naming the key.
-absl::StatusOr<std::string> Text(const std::string& file, const YAML::Node& node, const char* key) {
-  const YAML::Node value = node[key];
-  if (!value.IsDefined() || value.IsNull()) return std::string();
-  if (!value.IsScalar()) return FileError(file, value.Mark(), StrCat(key, ": expected a string"));
-  return value.Scalar();
+absl::StatusOr<std::string> Text(const FileView& file, const ConfigNode& node, const char* key) {
+  const ConfigNode value = node[key];
+  if (value.value.is_null()) return std::string();
+  if (!value.value.is_string())
+    return file.Error(value.pointer, StrCat(key, ": expected a string"));
+  return value.value.get<std::string>();
 }
 
-absl::StatusOr<bool> Flag(const std::string& file, const YAML::Node& node, const char* key) {
-  const YAML::Node value = node[key];
-  if (!value.IsDefined() || value.IsNull()) return false;
-  bool b = false;
-  if (!value.IsScalar() || !YAML::convert<bool>::decode(value, b)) {
-    return FileError(file, value.Mark(), StrCat(key, ": expected true or false"));
-  }
-  return b;
+absl::StatusOr<bool> Flag(const FileView& file, const ConfigNode& node, const char* key) {
+  const ConfigNode value = node[key];
+  if (value.value.is_null()) return false;
+  std::optional<bool> b;
+  if (value.value.is_string()) b = yaml::BoolOf(value.value.get<std::string>());
+  if (!b) return file.Error(value.pointer, StrCat(key, ": expected true or false"));
+  return *b;
 }
 
 std::string Resolve(const std::string& file, const std::string& path) {
@@ -78,30 +115,40 @@ std::string Resolve(const std::string& file, const std::string& path) {
   return (std::filesystem::path(file).parent_path() / path).lexically_normal().string();
 }
 
-absl::StatusOr<ExecConfig> ParseExec(const std::string& file, const YAML::Node& node) {
-  ExecConfig exec;
-  ASSIGN_OR_RETURN(exec.api_version, Text(file, node, "apiVersion"));
-  ASSIGN_OR_RETURN(exec.command, Text(file, node, "command"));
-  if (exec.command.empty()) return FileError(file, node.Mark(), "exec: command is required");
-  // kubectl resolves a command with a path separator against the file; a
-  // bare name is looked up on PATH.
-  if (exec.command.find('/') != std::string::npos) exec.command = Resolve(file, exec.command);
-  if (const YAML::Node args = node["args"]; args.IsDefined() && !args.IsNull()) {
-    if (!args.IsSequence()) return FileError(file, args.Mark(), "exec: args: expected a list");
-    for (const YAML::Node& arg : args) {
-      if (!arg.IsScalar()) return FileError(file, arg.Mark(), "exec: args: expected strings");
-      exec.args.push_back(arg.Scalar());
+absl::Status ParseExecList(const FileView& file, const ConfigNode& node, ExecConfig& exec) {
+  if (const ConfigNode args = node["args"]; !args.value.is_null()) {
+    if (!args.value.is_array()) return file.Error(args.pointer, "exec: args: expected a list");
+    for (size_t i = 0; i < args.value.size(); ++i) {
+      if (!args.value[i].is_string()) {
+        return file.Error(StrCat(args.pointer, "/", i), "exec: args: expected strings");
+      }
+      exec.args.push_back(args.value[i].get<std::string>());
     }
   }
-  if (const YAML::Node env = node["env"]; env.IsDefined() && !env.IsNull()) {
-    if (!env.IsSequence()) return FileError(file, env.Mark(), "exec: env: expected a list");
-    for (const YAML::Node& var : env) {
-      if (!var.IsMap()) return FileError(file, var.Mark(), "exec: env: expected {name, value}");
+  if (const ConfigNode env = node["env"]; !env.value.is_null()) {
+    if (!env.value.is_array()) return file.Error(env.pointer, "exec: env: expected a list");
+    for (size_t i = 0; i < env.value.size(); ++i) {
+      const ConfigNode var{env.value[i], StrCat(env.pointer, "/", i)};
+      if (!var.value.is_object())
+        return file.Error(var.pointer, "exec: env: expected {name, value}");
       ASSIGN_OR_RETURN(std::string name, Text(file, var, "name"));
       ASSIGN_OR_RETURN(std::string value, Text(file, var, "value"));
       exec.env.emplace_back(std::move(name), std::move(value));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ExecConfig> ParseExec(const FileView& file, const ConfigNode& node) {
+  ExecConfig exec;
+  ASSIGN_OR_RETURN(exec.api_version, Text(file, node, "apiVersion"));
+  ASSIGN_OR_RETURN(exec.command, Text(file, node, "command"));
+  if (exec.command.empty()) return file.Error(node.pointer, "exec: command is required");
+  // kubectl resolves a command with a path separator against the file; a
+  // bare name is looked up on PATH.
+  if (exec.command.find('/') != std::string::npos)
+    exec.command = Resolve(file.file(), exec.command);
+  RETURN_IF_ERROR(ParseExecList(file, node, exec));
   ASSIGN_OR_RETURN(exec.install_hint, Text(file, node, "installHint"));
   ASSIGN_OR_RETURN(exec.provide_cluster_info, Flag(file, node, "provideClusterInfo"));
   ASSIGN_OR_RETURN(exec.interactive_mode, Text(file, node, "interactiveMode"));
@@ -110,97 +157,106 @@ absl::StatusOr<ExecConfig> ParseExec(const std::string& file, const YAML::Node& 
 
 // Each named entry of list `key` ({name, <inner>: {...}}), in order.
 absl::Status ForEachNamed(
-    const std::string& file, const YAML::Node& root, const char* key, const char* inner,
-    const std::function<absl::Status(const std::string&, const YAML::Node&)>& visit) {
-  const YAML::Node list = root[key];
-  if (!list.IsDefined() || list.IsNull()) return absl::OkStatus();
-  if (!list.IsSequence()) return FileError(file, list.Mark(), StrCat(key, ": expected a list"));
-  for (const YAML::Node& entry : list) {
-    if (!entry.IsMap()) return FileError(file, entry.Mark(), StrCat(key, ": expected entries"));
+    const FileView& file, const ConfigNode& root, const char* key, const char* inner,
+    const std::function<absl::Status(const std::string&, const ConfigNode&)>& visit) {
+  const ConfigNode list = root[key];
+  if (list.value.is_null()) return absl::OkStatus();
+  if (!list.value.is_array()) return file.Error(list.pointer, StrCat(key, ": expected a list"));
+  static const json kEmptyMap = json::object();
+  for (size_t i = 0; i < list.value.size(); ++i) {
+    const ConfigNode entry{list.value[i], StrCat(list.pointer, "/", i)};
+    if (!entry.value.is_object())
+      return file.Error(entry.pointer, StrCat(key, ": expected entries"));
     ASSIGN_OR_RETURN(std::string name, Text(file, entry, "name"));
-    if (name.empty()) return FileError(file, entry.Mark(), StrCat(key, ": an entry has no name"));
-    // A missing key reads as a node on which only IsDefined() may be asked.
-    const YAML::Node body = entry[inner];
-    const bool present = body.IsDefined() && !body.IsNull();
-    if (present && !body.IsMap()) {
-      return FileError(file, body.Mark(), StrCat(key, " ", name, ": ", inner, ": expected a map"));
+    if (name.empty()) return file.Error(entry.pointer, StrCat(key, ": an entry has no name"));
+    const ConfigNode body = entry[inner];
+    if (!body.value.is_null() && !body.value.is_object()) {
+      return file.Error(body.pointer, StrCat(key, " ", name, ": ", inner, ": expected a map"));
     }
-    RETURN_IF_ERROR(visit(name, present ? body : YAML::Node(YAML::NodeType::Map)));
+    RETURN_IF_ERROR(visit(name, body.value.is_null() ? ConfigNode{kEmptyMap, body.pointer} : body));
   }
   return absl::OkStatus();
 }
 
+absl::Status MergeClusters(const FileView& file, const ConfigNode& root, Merged& out) {
+  return ForEachNamed(file, root, "clusters", "cluster",
+                      [&](const std::string& name, const ConfigNode& n) -> absl::Status {
+                        if (out.clusters.contains(name)) return absl::OkStatus();
+                        Cluster c{.file = file.file()};
+                        ASSIGN_OR_RETURN(c.server, Text(file, n, "server"));
+                        ASSIGN_OR_RETURN(c.ca_file, Text(file, n, "certificate-authority"));
+                        ASSIGN_OR_RETURN(c.ca_data, Text(file, n, "certificate-authority-data"));
+                        ASSIGN_OR_RETURN(c.insecure, Flag(file, n, "insecure-skip-tls-verify"));
+                        ASSIGN_OR_RETURN(c.tls_server_name, Text(file, n, "tls-server-name"));
+                        c.ca_file = Resolve(file.file(), c.ca_file);
+                        out.clusters.emplace(name, std::move(c));
+                        return absl::OkStatus();
+                      });
+}
+
+absl::StatusOr<User> ParseUser(const FileView& file, const ConfigNode& n) {
+  User u{.file = file.file()};
+  ASSIGN_OR_RETURN(u.cert_file, Text(file, n, "client-certificate"));
+  ASSIGN_OR_RETURN(u.cert_data, Text(file, n, "client-certificate-data"));
+  ASSIGN_OR_RETURN(u.key_file, Text(file, n, "client-key"));
+  ASSIGN_OR_RETURN(u.key_data, Text(file, n, "client-key-data"));
+  ASSIGN_OR_RETURN(u.token, Text(file, n, "token"));
+  ASSIGN_OR_RETURN(u.token_file, Text(file, n, "tokenFile"));
+  ASSIGN_OR_RETURN(u.username, Text(file, n, "username"));
+  ASSIGN_OR_RETURN(u.password, Text(file, n, "password"));
+  u.cert_file = Resolve(file.file(), u.cert_file);
+  u.key_file = Resolve(file.file(), u.key_file);
+  u.token_file = Resolve(file.file(), u.token_file);
+  if (const ConfigNode exec = n["exec"]; !exec.value.is_null()) {
+    if (!exec.value.is_object()) return file.Error(exec.pointer, "exec: expected a map");
+    ASSIGN_OR_RETURN(u.exec, ParseExec(file, exec));
+  }
+  if (const ConfigNode provider = n["auth-provider"]; provider.value.is_object()) {
+    ASSIGN_OR_RETURN(u.auth_provider, Text(file, provider, "name"));
+    if (u.auth_provider.empty()) u.auth_provider = "(unnamed)";
+  }
+  return u;
+}
+
+absl::Status MergeUsers(const FileView& file, const ConfigNode& root, Merged& out) {
+  return ForEachNamed(file, root, "users", "user",
+                      [&](const std::string& name, const ConfigNode& n) -> absl::Status {
+                        if (out.users.contains(name)) return absl::OkStatus();
+                        ASSIGN_OR_RETURN(User u, ParseUser(file, n));
+                        out.users.emplace(name, std::move(u));
+                        return absl::OkStatus();
+                      });
+}
+
+absl::Status MergeContexts(const FileView& file, const ConfigNode& root, Merged& out) {
+  return ForEachNamed(file, root, "contexts", "context",
+                      [&](const std::string& name, const ConfigNode& n) -> absl::Status {
+                        if (out.contexts.contains(name)) return absl::OkStatus();
+                        Context c{.file = file.file()};
+                        ASSIGN_OR_RETURN(c.cluster, Text(file, n, "cluster"));
+                        ASSIGN_OR_RETURN(c.user, Text(file, n, "user"));
+                        ASSIGN_OR_RETURN(c.namespace_name, Text(file, n, "namespace"));
+                        out.contexts.emplace(name, std::move(c));
+                        return absl::OkStatus();
+                      });
+}
+
 // Merges `file` into `out`: what `out` already has wins (first file wins).
 absl::Status MergeFile(const std::string& file, const std::string& text, Merged& out) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return FileError(file, e.mark, e.msg);
-  }
+  yaml::ReadError error;
+  absl::StatusOr<yaml::Document> document =
+      yaml::ReadDocument(text, {.scalars_as_text = true, .record_lines = true}, &error);
+  if (!document.ok()) return FileError(file, error.line, error.message);
   out.files.push_back(file);
-  if (root.IsNull()) return absl::OkStatus();  // an empty file
-  if (!root.IsMap()) return FileError(file, root.Mark(), "expected a kubeconfig (a map)");
-  try {
-    ASSIGN_OR_RETURN(std::string current, Text(file, root, "current-context"));
-    if (out.current_context.empty()) out.current_context = current;
-    RETURN_IF_ERROR(
-        ForEachNamed(file, root, "clusters", "cluster",
-                     [&](const std::string& name, const YAML::Node& n) -> absl::Status {
-                       if (out.clusters.contains(name)) return absl::OkStatus();
-                       Cluster c{.file = file};
-                       ASSIGN_OR_RETURN(c.server, Text(file, n, "server"));
-                       ASSIGN_OR_RETURN(c.ca_file, Text(file, n, "certificate-authority"));
-                       ASSIGN_OR_RETURN(c.ca_data, Text(file, n, "certificate-authority-data"));
-                       ASSIGN_OR_RETURN(c.insecure, Flag(file, n, "insecure-skip-tls-verify"));
-                       ASSIGN_OR_RETURN(c.tls_server_name, Text(file, n, "tls-server-name"));
-                       c.ca_file = Resolve(file, c.ca_file);
-                       out.clusters.emplace(name, std::move(c));
-                       return absl::OkStatus();
-                     }));
-    RETURN_IF_ERROR(
-        ForEachNamed(file, root, "users", "user",
-                     [&](const std::string& name, const YAML::Node& n) -> absl::Status {
-                       if (out.users.contains(name)) return absl::OkStatus();
-                       User u{.file = file};
-                       ASSIGN_OR_RETURN(u.cert_file, Text(file, n, "client-certificate"));
-                       ASSIGN_OR_RETURN(u.cert_data, Text(file, n, "client-certificate-data"));
-                       ASSIGN_OR_RETURN(u.key_file, Text(file, n, "client-key"));
-                       ASSIGN_OR_RETURN(u.key_data, Text(file, n, "client-key-data"));
-                       ASSIGN_OR_RETURN(u.token, Text(file, n, "token"));
-                       ASSIGN_OR_RETURN(u.token_file, Text(file, n, "tokenFile"));
-                       ASSIGN_OR_RETURN(u.username, Text(file, n, "username"));
-                       ASSIGN_OR_RETURN(u.password, Text(file, n, "password"));
-                       u.cert_file = Resolve(file, u.cert_file);
-                       u.key_file = Resolve(file, u.key_file);
-                       u.token_file = Resolve(file, u.token_file);
-                       if (const YAML::Node exec = n["exec"]; exec.IsDefined() && !exec.IsNull()) {
-                         if (!exec.IsMap())
-                           return FileError(file, exec.Mark(), "exec: expected a map");
-                         ASSIGN_OR_RETURN(u.exec, ParseExec(file, exec));
-                       }
-                       if (const YAML::Node provider = n["auth-provider"];
-                           provider.IsDefined() && provider.IsMap()) {
-                         ASSIGN_OR_RETURN(u.auth_provider, Text(file, provider, "name"));
-                         if (u.auth_provider.empty()) u.auth_provider = "(unnamed)";
-                       }
-                       out.users.emplace(name, std::move(u));
-                       return absl::OkStatus();
-                     }));
-    RETURN_IF_ERROR(ForEachNamed(file, root, "contexts", "context",
-                                 [&](const std::string& name, const YAML::Node& n) -> absl::Status {
-                                   if (out.contexts.contains(name)) return absl::OkStatus();
-                                   Context c{.file = file};
-                                   ASSIGN_OR_RETURN(c.cluster, Text(file, n, "cluster"));
-                                   ASSIGN_OR_RETURN(c.user, Text(file, n, "user"));
-                                   ASSIGN_OR_RETURN(c.namespace_name, Text(file, n, "namespace"));
-                                   out.contexts.emplace(name, std::move(c));
-                                   return absl::OkStatus();
-                                 }));
-  } catch (const YAML::Exception& e) {
-    return FileError(file, e.mark, e.msg);
-  }
-  return absl::OkStatus();
+  const FileView view(file, *document);
+  const ConfigNode root{document->value, ""};
+  if (root.value.is_null()) return absl::OkStatus();  // an empty file
+  if (!root.value.is_object()) return view.Error("", "expected a kubeconfig (a map)");
+  ASSIGN_OR_RETURN(std::string current, Text(view, root, "current-context"));
+  if (out.current_context.empty()) out.current_context = current;
+  RETURN_IF_ERROR(MergeClusters(view, root, out));
+  RETURN_IF_ERROR(MergeUsers(view, root, out));
+  return MergeContexts(view, root, out);
 }
 
 absl::StatusOr<std::string> DecodeData(const std::string& file, const std::string& what,

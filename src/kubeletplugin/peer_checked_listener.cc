@@ -58,8 +58,7 @@ absl::StatusOr<int> BindListeningSocket(const std::string& path, mode_t mode) {
 bool IsTrustedPeer(uid_t uid) { return uid == 0 || uid == ::geteuid(); }
 
 absl::StatusOr<std::unique_ptr<PeerCheckedListener>> PeerCheckedListener::Start(
-    const std::string& path, mode_t mode, grpc::Server& server,
-    std::function<void(const std::string&)> log) {
+    const std::string& path, mode_t mode, grpc::Server& server, Log log) {
   absl::StatusOr<int> listen_fd = BindListeningSocket(path, mode);
   if (!listen_fd.ok()) return listen_fd.status();
   const int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -75,8 +74,7 @@ absl::StatusOr<std::unique_ptr<PeerCheckedListener>> PeerCheckedListener::Start(
 }
 
 PeerCheckedListener::PeerCheckedListener(std::string path, int listen_fd, int wake_fd,
-                                         grpc::Server& server,
-                                         std::function<void(const std::string&)> log)
+                                         grpc::Server& server, Log log)
     : path_(std::move(path)),
       listen_fd_(listen_fd),
       wake_fd_(wake_fd),
@@ -102,7 +100,7 @@ void PeerCheckedListener::AcceptLoop() {
                      {.fd = wake_fd_, .events = POLLIN, .revents = 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      log_(StrCat("stopped accepting on ", path_, ": ", std::strerror(errno)));
+      log_.Error(StrCat("stopped accepting on ", path_, ": ", std::strerror(errno)));
       return;
     }
     if (fds[1].revents != 0) return;  // Stop
@@ -123,14 +121,14 @@ void PeerCheckedListener::Admit(int fd) {
   ucred peer{};
   socklen_t size = sizeof(peer);
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
-    log_(StrCat("refused a connection on ", path_,
-                ": cannot read its peer's credentials: ", std::strerror(errno)));
+    log_.Warning(StrCat("refused a connection on ", path_,
+                        ": cannot read its peer's credentials: ", std::strerror(errno)));
     ::close(fd);
     return;
   }
   if (!IsTrustedPeer(peer.uid)) {
-    log_(StrCat("refused a connection on ", path_, " from uid ", peer.uid, " (pid ", peer.pid,
-                "): only root may call the plugin"));
+    log_.Warning(StrCat("refused a connection on ", path_, " from uid ", peer.uid, " (pid ",
+                        peer.pid, "): only root may call the plugin"));
     ::close(fd);
     return;
   }

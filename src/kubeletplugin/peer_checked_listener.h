@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "core/log.h"
 #include "grpcpp/server.h"
 
 namespace canhazgpu::kubeletplugin {
@@ -40,9 +41,9 @@ class PeerCheckedListener {
   // with permission bits exactly `mode`, and serves its trusted peers'
   // connections with `server`, which must be started. `log` gets one line
   // per refused connection.
-  static absl::StatusOr<std::unique_ptr<PeerCheckedListener>> Start(
-      const std::string& path, mode_t mode, grpc::Server& server,
-      std::function<void(const std::string&)> log);
+  static absl::StatusOr<std::unique_ptr<PeerCheckedListener>> Start(const std::string& path,
+                                                                    mode_t mode,
+                                                                    grpc::Server& server, Log log);
 
   // Stops if still running.
   ~PeerCheckedListener();
@@ -54,8 +55,7 @@ class PeerCheckedListener {
   void Stop();
 
  private:
-  PeerCheckedListener(std::string path, int listen_fd, int wake_fd, grpc::Server& server,
-                      std::function<void(const std::string&)> log);
+  PeerCheckedListener(std::string path, int listen_fd, int wake_fd, grpc::Server& server, Log log);
   void AcceptLoop();
   // Hands `fd` to the server or closes it.
   void Admit(int fd);
@@ -64,7 +64,7 @@ class PeerCheckedListener {
   const int listen_fd_;
   const int wake_fd_;  // an eventfd: written by Stop to end AcceptLoop's poll
   grpc::Server& server_;
-  const std::function<void(const std::string&)> log_;
+  const Log log_;
   std::once_flag stopped_;
   std::thread thread_;
 };

@@ -94,7 +94,7 @@ absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOp
   // The kubelet dials GetInfo's endpoint from its own working directory.
   server->dra_socket_ =
       std::filesystem::absolute(std::filesystem::path(options.plugin_dir) / "dra.sock").string();
-  server->log_ = options.log ? options.log : [](const std::string&) {};
+  server->log_ = options.log;
   server->supported_versions_ = options.supported_versions.empty()
                                     ? DefaultVersions(health != nullptr)
                                     : options.supported_versions;
@@ -140,8 +140,7 @@ absl::Status PluginServer::StartRegistrationServer(const PluginServerOptions& op
 }
 
 absl::StatusOr<PluginServer::Endpoint> PluginServer::Listen(
-    const std::string& socket, const std::vector<grpc::Service*>& services,
-    const std::function<void(const std::string&)>& log) {
+    const std::string& socket, const std::vector<grpc::Service*>& services, const Log& log) {
   RETURN_IF_ERROR(PrepareSocketPath(socket));
   // No listening port: the listener hands gRPC each connection it admits.
   grpc::ServerBuilder builder;

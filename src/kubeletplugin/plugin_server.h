@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/log.h"
 #include "driver/health_source.h"
 #include "driver/node_service.h"
 #include "grpcpp/server.h"
@@ -46,9 +47,9 @@ struct PluginServerOptions {
   std::vector<std::string> supported_versions;
   // Called with each NotifyRegistrationStatus, on a gRPC thread.
   std::function<void(const RegistrationStatus&)> on_registration_status;
-  // One line per connection refused (a peer other than root), on the
+  // One warning per connection refused (a peer other than root), on the
   // listener's thread.
-  std::function<void(const std::string&)> log;
+  Log log;
 };
 
 class PluginServer {
@@ -89,7 +90,7 @@ class PluginServer {
   // Serves `services` on `socket`.
   static absl::StatusOr<Endpoint> Listen(const std::string& socket,
                                          const std::vector<grpc::Service*>& services,
-                                         const std::function<void(const std::string&)>& log);
+                                         const Log& log);
   absl::Status StartDraServer(driver::NodeService& node, driver::HealthSource* health);
   absl::Status StartRegistrationServer(const PluginServerOptions& options);
   // Takes ownership of `service` for the server's lifetime.
@@ -98,7 +99,7 @@ class PluginServer {
   std::string registration_socket_;
   std::string dra_socket_;
   std::vector<std::string> supported_versions_;
-  std::function<void(const std::string&)> log_;
+  Log log_;
   std::atomic<bool> stopping_{false};
   // Counts the prepares and unprepares running, so that Shutdown waits
   // for them and not for the connections the kubelet keeps open (gRPC's

@@ -131,10 +131,12 @@ TEST(PluginServerAccessTest, AConnectionFromAUserOtherThanRootIsClosedUnserved) 
   std::mutex mu;
   std::vector<std::string> lines;
   PluginServerOptions options = harness.Options();
-  options.log = [&](const std::string& line) {
+  std::vector<LogLevel> levels;
+  options.log = Log([&](LogLevel level, const std::string& line) {
     std::lock_guard lock(mu);
     lines.push_back(line);
-  };
+    levels.push_back(level);
+  });
   auto server = harness.Start(options);
   ASSERT_TRUE(server.ok()) << server.status();
   // Let the file system let her in, as a careless mode or group would: the
@@ -151,6 +153,7 @@ TEST(PluginServerAccessTest, AConnectionFromAUserOtherThanRootIsClosedUnserved) 
     std::lock_guard lock(mu);
     EXPECT_THAT(lines, ::testing::Contains(HasSubstr("refused a connection on " + socket +
                                                      " from uid " + std::to_string(alice->uid))));
+    EXPECT_THAT(levels, ::testing::Each(LogLevel::kWarning)) << "a refusal is a warning";
   }
 }
 

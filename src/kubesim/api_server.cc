@@ -228,8 +228,7 @@ void ApiServer::HandleStored(const httplib::Request& req, httplib::Response& res
     HandleLog(*route, req, res);
     return;
   }
-  if (route->sub == "scale" && ServesScale(*type))
-    return HandleScale(verb, *type, *route, req, res);
+  if (route->sub == "scale" && type->has_scale) return HandleScale(verb, *type, *route, req, res);
   const bool binding = route->sub == "binding" && type->group.empty() && type->resource == "pods" &&
                        verb == "create";
   if (!route->sub.empty() && route->sub != "status" && !binding) {

@@ -244,10 +244,10 @@ TEST(KubeEventsTest, QueuedEventsSurviveAServerThatRefusesOrStalls) {
   EventRecorder recorder(*client, {}, clock);
   std::mutex mu;
   std::vector<std::string> logged;
-  EventQueue queue(recorder, [&](const std::string& line) {
-    std::lock_guard lock(mu);
-    logged.push_back(line);
-  });
+  EventQueue queue(recorder, Log([&](LogLevel, const std::string& line) {
+                     std::lock_guard lock(mu);
+                     logged.push_back(line);
+                   }));
   EventObjectReference node;
   node.api_version = "v1";
   node.kind = "Node";
@@ -267,8 +267,7 @@ TEST(KubeEventsTest, QueuedEventsSurviveAServerThatRefusesOrStalls) {
   }
 
   // While the server holds one Event, a full queue drops the rest.
-  EventQueue small(
-      recorder, [](const std::string&) {}, /*capacity=*/1);
+  EventQueue small(recorder, Log(), /*capacity=*/1);
   sim.server().faults().Add(
       {.verb = "create", .resource = "events", .count = 1, .stall = std::chrono::seconds(1)});
   for (int i = 0; i < 4; ++i) small.Post(node, kEventNormal, "Burst", std::to_string(i));

@@ -145,7 +145,7 @@ void ServeResourceList(const std::vector<ResourceType>& types, const std::string
     if (t.group != group || t.version != stored) continue;
     resources.push_back(ApiResource(t, ""));
     if (t.has_status) resources.push_back(ApiResource(t, "status"));
-    if (ServesScale(t)) resources.push_back(ApiResource(t, "scale"));
+    if (t.has_scale) resources.push_back(ApiResource(t, "scale"));
     if (t.group.empty() && t.resource == "pods") {
       resources.push_back(ApiResource(t, "binding"));
       resources.push_back(ApiResource(t, "log"));

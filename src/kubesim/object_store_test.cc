@@ -1,11 +1,14 @@
 #include "kubesim/object_store.h"
 
 #include <atomic>
+#include <set>
 #include <thread>
 
+#include "core/strings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/testing/fake_clock.h"
+#include "kubesim/openapi_documents.h"
 #include "kubesim/validation.h"
 
 namespace canhazgpu::kubesim {
@@ -554,6 +557,22 @@ TEST_F(ObjectStoreTest, ACrdWithoutASchemaIsRefusedAsTheRealServerDoes) {
 }
 
 // Every built-in kind has its schema compiled in: none is stored unchecked.
+TEST(ValidationTest, EveryOpenApiDocumentServesABuiltInGroupVersion) {
+  std::set<std::string> served;
+  const ResourceTypes built_in = ResourceTypes::BuiltIn();
+  for (const ResourceType& type : built_in.all()) {
+    served.insert(type.group.empty() ? StrCat("api/", type.version)
+                                     : StrCat("apis/", type.group, "/", type.version));
+  }
+  std::set<std::string> documents;
+  for (const OpenApiDocument& doc : OpenApiDocuments()) {
+    documents.insert(std::string(doc.group_version_path));
+    EXPECT_EQ(json::parse(doc.json).value("openapi", "").rfind("3.", 0), 0u)
+        << doc.group_version_path;
+  }
+  EXPECT_EQ(documents, served);
+}
+
 TEST(ValidationTest, EveryBuiltInKindHasASchema) {
   const ResourceTypes built_in = ResourceTypes::BuiltIn();
   for (const ResourceType& type : built_in.all()) {
@@ -569,7 +588,7 @@ TEST(ValidationTest, EveryBuiltInKindHasASchema) {
   EXPECT_EQ(*v.no_schema,
             "the simulated API server has no schema for Gadget (example.com/v1) and does not "
             "store objects it cannot check: add its OpenAPI document to "
-            "kubesim/openapi_documents.h");
+            "src/kubesim/openapi/");
 }
 
 }  // namespace

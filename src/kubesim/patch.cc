@@ -1,7 +1,7 @@
 #include "kubesim/patch.h"
 
 #include "core/strings.h"
-#include "yaml-cpp/yaml.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -67,39 +67,6 @@ json StrategicMerge(const json& original, const json& patch) {
   return out;
 }
 
-json FromYaml(const YAML::Node& node, int depth) {
-  if (depth > 128) throw YAML::Exception(node.Mark(), "nested too deeply");
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) out[kv.first.Scalar()] = FromYaml(kv.second, depth + 1);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& e : node) out.push_back(FromYaml(e, depth + 1));
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted: always a string
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      int64_t i;
-      if (YAML::convert<int64_t>::decode(node, i)) return i;
-      double d;
-      if (s.find_first_of("0123456789") != std::string::npos &&
-          YAML::convert<double>::decode(node, d)) {
-        return d;
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
-
 }  // namespace
 
 std::optional<PatchType> PatchTypeOf(const std::string& content_type) {
@@ -111,35 +78,15 @@ std::optional<PatchType> PatchTypeOf(const std::string& content_type) {
   return std::nullopt;
 }
 
-absl::StatusOr<json> YamlToJson(const std::string& text) {
-  try {
-    return FromYaml(YAML::Load(text), 0);
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(StrCat("line ", e.mark.line + 1, ": ", e.msg));
-  }
-}
-
-absl::StatusOr<std::vector<json>> YamlDocumentsToJson(const std::string& text) {
-  std::vector<json> documents;
-  try {
-    for (const YAML::Node& node : YAML::LoadAll(text)) {
-      json document = FromYaml(node, 0);
-      if (!document.is_null()) documents.push_back(std::move(document));
-    }
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(StrCat("line ", e.mark.line + 1, ": ", e.msg));
-  }
-  return documents;
-}
-
 absl::StatusOr<json> ParsePatchBody(PatchType type, const std::string& body) {
   json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
     if (type != PatchType::kApply) return absl::InvalidArgumentError("the patch is not JSON");
-    auto yaml = YamlToJson(body);
-    if (!yaml.ok())
-      return absl::InvalidArgumentError(StrCat("the patch is not YAML: ", yaml.status().message()));
-    parsed = *std::move(yaml);
+    auto from_yaml = yaml::ToJson(body);
+    if (!from_yaml.ok())
+      return absl::InvalidArgumentError(
+          StrCat("the patch is not YAML: ", from_yaml.status().message()));
+    parsed = *std::move(from_yaml);
   }
   if (type == PatchType::kJson ? !parsed.is_array() : !parsed.is_object()) {
     return absl::InvalidArgumentError(type == PatchType::kJson

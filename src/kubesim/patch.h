@@ -32,10 +32,4 @@ absl::StatusOr<nlohmann::json> ParsePatchBody(PatchType type, const std::string&
 absl::StatusOr<nlohmann::json> ApplyPatch(PatchType type, const nlohmann::json& original,
                                           const nlohmann::json& patch);
 
-// YAML (a single document) as JSON; used for apply bodies.
-absl::StatusOr<nlohmann::json> YamlToJson(const std::string& text);
-// Every document of a multi-document YAML stream as JSON, without the empty
-// ones (a file of comments, a trailing `---`); kubectl apply -f reads so.
-absl::StatusOr<std::vector<nlohmann::json>> YamlDocumentsToJson(const std::string& text);
-
 }  // namespace canhazgpu::kubesim

@@ -1,6 +1,7 @@
 #include "kubesim/patch.h"
 
 #include "gtest/gtest.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -60,12 +61,12 @@ TEST(PatchTest, ApplyBodiesMayBeYaml) {
 
 TEST(YamlDocumentsTest, EveryDocumentOfAStreamWithoutTheEmptyOnes) {
   absl::StatusOr<std::vector<json>> docs =
-      YamlDocumentsToJson("# comment only\n---\nkind: A\n---\nkind: B\nn: 1\n---\n# trailing\n");
+      yaml::DocumentsToJson("# comment only\n---\nkind: A\n---\nkind: B\nn: 1\n---\n# trailing\n");
   ASSERT_TRUE(docs.ok()) << docs.status();
   ASSERT_EQ(docs->size(), 2u);
   EXPECT_EQ((*docs)[0], json({{"kind", "A"}}));
   EXPECT_EQ((*docs)[1], json({{"kind", "B"}, {"n", 1}}));
-  absl::StatusOr<std::vector<json>> bad = YamlDocumentsToJson("kind: A\n---\nkind: [B\n");
+  absl::StatusOr<std::vector<json>> bad = yaml::DocumentsToJson("kind: A\n---\nkind: [B\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(std::string(bad.status().message()).rfind("line ", 0), 0u) << bad.status();
 }

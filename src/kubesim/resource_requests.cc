@@ -7,6 +7,7 @@
 #include "kubesim/api_server.h"
 #include "kubesim/http_common.h"
 #include "kubesim/patch.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -32,12 +33,12 @@ std::optional<json> BodyOf(const httplib::Request& req, httplib::Response& res) 
     return std::nullopt;
   }
   if (media == "application/yaml") {
-    absl::StatusOr<json> yaml = YamlToJson(req.body);
-    if (!yaml.ok()) {
-      Fail(res, kube::BadRequestStatus(std::string(yaml.status().message())));
+    absl::StatusOr<json> from_yaml = yaml::ToJson(req.body);
+    if (!from_yaml.ok()) {
+      Fail(res, kube::BadRequestStatus(std::string(from_yaml.status().message())));
       return std::nullopt;
     }
-    return *std::move(yaml);
+    return *std::move(from_yaml);
   }
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) {

@@ -6,7 +6,7 @@ ResourceTypes ResourceTypes::BuiltIn() {
   ResourceTypes t;
   auto add = [&](std::string group, std::string resource, std::string singular, std::string kind,
                  bool namespaced, bool status, std::vector<std::string> short_names = {},
-                 std::vector<std::string> fields = {}) {
+                 std::vector<std::string> fields = {}) -> ResourceType& {
     t.Add({.group = std::move(group),
            .version = "v1",
            .resource = std::move(resource),
@@ -16,6 +16,7 @@ ResourceTypes ResourceTypes::BuiltIn() {
            .has_status = status,
            .short_names = std::move(short_names),
            .selectable_fields = std::move(fields)});
+    return t.types_.back();
   };
   add("", "pods", "pod", "Pod", true, true, {"po"},
       {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
@@ -30,8 +31,9 @@ ResourceTypes ResourceTypes::BuiltIn() {
       {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"});
-  add("apps", "deployments", "deployment", "Deployment", true, true, {"deploy"});
-  add("apps", "replicasets", "replicaset", "ReplicaSet", true, true, {"rs"});
+  add("apps", "deployments", "deployment", "Deployment", true, true, {"deploy"}).has_scale = true;
+  add("apps", "replicasets", "replicaset", "ReplicaSet", true, true, {"rs"}).has_scale = true;
+
   add("apps", "daemonsets", "daemonset", "DaemonSet", true, true, {"ds"});
   add("batch", "jobs", "job", "Job", true, true);
   add("rbac.authorization.k8s.io", "roles", "role", "Role", true, false);
@@ -49,10 +51,6 @@ ResourceTypes ResourceTypes::BuiltIn() {
   add("apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition",
       "CustomResourceDefinition", false, true, {"crd", "crds"});
   return t;
-}
-
-bool ServesScale(const ResourceType& type) {
-  return type.group == "apps" && (type.resource == "deployments" || type.resource == "replicasets");
 }
 
 void ResourceTypes::Add(ResourceType type) {

@@ -19,6 +19,7 @@ struct ResourceType {
   std::string kind;      // ResourceSlice
   bool namespaced = true;
   bool has_status = false;  // a status subresource with the real split
+  bool has_scale = false;   // the scale subresource (autoscaling/v1 Scale)
   std::vector<std::string> short_names;
   // Field selectors besides metadata.name and metadata.namespace.
   std::vector<std::string> selectable_fields;
@@ -31,14 +32,10 @@ struct ResourceType {
   std::string key() const { return group + "/" + resource; }
 };
 
-// Whether the kind has the scale subresource (autoscaling/v1 Scale):
-// Deployments and ReplicaSets.
-bool ServesScale(const ResourceType& type);
-
 class ResourceTypes {
  public:
-  // The built-in kinds: core/v1, apps/v1, rbac.authorization.k8s.io/v1,
-  // coordination.k8s.io/v1, resource.k8s.io/v1, apiextensions.k8s.io/v1.
+  // The built-in kinds, from the one table of them (resource_types.cc); each
+  // is validated by its group-version's document in openapi/.
   static ResourceTypes BuiltIn();
 
   void Add(ResourceType type);

@@ -208,7 +208,7 @@ Validation Validate(const ResourceType& type, json& object, const json* old) {
     out.no_schema =
         StrCat("the simulated API server has no schema for ", type.kind, " (", type.api_version(),
                ") and does not store objects it cannot check: add its OpenAPI "
-               "document to kubesim/openapi_documents.h");
+               "document to src/kubesim/openapi/");
     return out;
   }
   const json& components = doc->second["components"]["schemas"];

@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "kubesim/patch.h"
 #include "nlohmann/json.hpp"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::simkubelet {
 namespace {
@@ -35,7 +36,7 @@ std::multimap<std::string, json> LoadSpecs(const std::string& dir) {
     absl::StatusOr<std::string> text = ReadRegularFile(file.string(), kMaxSpecBytes, "CDI spec");
     if (!text.ok()) continue;
     // YAML is a superset of JSON: one parser for both.
-    absl::StatusOr<json> spec = kubesim::YamlToJson(*text);
+    absl::StatusOr<json> spec = yaml::ToJson(*text);
     if (!spec.ok() || !spec->is_object() || !spec->contains("kind") ||
         !(*spec)["kind"].is_string()) {
       continue;

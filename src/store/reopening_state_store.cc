@@ -33,14 +33,15 @@ void ReopeningStateStore::FollowPath() {
   if (!inner.ok()) {
     const std::string failure = std::string(inner.status().message());
     if (failure != last_failure_) {
-      log_(StrCat("state file ", path_, " was replaced, and the new one cannot be opened yet (",
-                  failure, "); still using the old one"));
+      log_.Warning(StrCat("state file ", path_,
+                          " was replaced, and the new one cannot be opened yet (", failure,
+                          "); still using the old one"));
       last_failure_ = failure;
     }
     return;
   }
-  log_(StrCat("state file ", path_, " was replaced (inode ", open_file_.inode, ", now ", id->inode,
-              "): using the new one"));
+  log_.Info(StrCat("state file ", path_, " was replaced (inode ", open_file_.inode, ", now ",
+                   id->inode, "): using the new one"));
   inner_ = *std::move(inner);
   open_file_ = *id;
   last_failure_.clear();

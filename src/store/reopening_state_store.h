@@ -22,6 +22,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/log.h"
 #include "store/state_store.h"
 
 namespace canhazgpu::store {
@@ -29,7 +30,6 @@ namespace canhazgpu::store {
 class ReopeningStateStore : public StateStore {
  public:
   using Opener = std::function<absl::StatusOr<std::unique_ptr<StateStore>>(const std::string&)>;
-  using Log = std::function<void(const std::string&)>;
 
   // Opens the file at `path` with `open`, now and after each replacement;
   // `log` gets one line per replacement noticed (and per failure to open

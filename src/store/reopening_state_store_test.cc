@@ -38,7 +38,7 @@ class ReopeningStateStoreTest : public ::testing::Test {
                [](const std::string& path) -> absl::StatusOr<std::unique_ptr<StateStore>> {
                  return SqliteStateStore::Open(path);
                },
-               [this](const std::string& line) { log_.push_back(line); })
+               Log([this](LogLevel, const std::string& line) { log_.push_back(line); }))
         .value();
   }
   int PoolSize(StateStore& store) {

@@ -10,6 +10,7 @@
 #include "kubesim/patch.h"
 #include "kubesim/resource_types.h"
 #include "kubesim/validation.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -131,11 +132,11 @@ void Match(const json& schema, const json& value, const std::string& path,
 
 absl::StatusOr<std::vector<json>> LoadKustomizationResources(const std::string& dir) {
   ASSIGN_OR_RETURN(std::string text, ReadText(dir + "/kustomization.yaml"));
-  ASSIGN_OR_RETURN(json kustomization, kubesim::YamlToJson(text));
+  ASSIGN_OR_RETURN(json kustomization, yaml::ToJson(text));
   std::vector<json> objects;
   for (const json& file : kustomization.value("resources", json::array())) {
     ASSIGN_OR_RETURN(std::string body, ReadText(StrCat(dir, "/", file.get<std::string>())));
-    auto documents = kubesim::YamlDocumentsToJson(body);
+    auto documents = yaml::DocumentsToJson(body);
     if (!documents.ok()) {
       return absl::InvalidArgumentError(
           StrCat(file.get<std::string>(), ": ", documents.status().message()));

@@ -23,6 +23,7 @@
 #include "integration/cli_runner.h"
 #include "integration/deploy_manifests.h"
 #include "kubesim/patch.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -75,7 +76,7 @@ void ExpectValidObjects(const std::vector<json>& objects) {
 
 TEST(DeployManifestsTest, EveryObjectValidatesStrictlyInItsNamespace) {
   auto text = ReadFile(std::string(DEPLOY_DIR) + "/kustomization.yaml");
-  auto kustomization = kubesim::YamlToJson(text);
+  auto kustomization = yaml::ToJson(text);
   ASSERT_TRUE(kustomization.ok()) << kustomization.status();
   EXPECT_EQ((*kustomization)["namespace"], kNamespace);
   ExpectValidObjects(Objects());
@@ -248,8 +249,8 @@ TEST(DeployManifestsTest, TheCrdIsStructuralAndItsColumnsExist) {
 TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
   const json schema = Find(Objects(), "CustomResourceDefinition",
                            kNodeGpuStatusCrd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
-  auto example = kubesim::YamlDocumentsToJson(
-      ReadFile(std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml"));
+  auto example =
+      yaml::DocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/nodegpustatus.yaml"));
   ASSERT_TRUE(example.ok()) << example.status();
   ASSERT_EQ(example->size(), 1u);
   const json& status = (*example)[0];
@@ -404,7 +405,7 @@ TEST(DeployManifestsTest, CachePlansAndNodeCacheStatusesFitTheirSchemas) {
 // The example plan fits the schema and passes the checks the CLI makes.
 TEST(DeployManifestsTest, TheExampleCachePlanIsValid) {
   auto example =
-      kubesim::YamlDocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/cacheplan.yaml"));
+      yaml::DocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/cacheplan.yaml"));
   ASSERT_TRUE(example.ok()) << example.status();
   ASSERT_EQ(example->size(), 1u);
   EXPECT_THAT(SchemaErrors(CacheSchema("cacheplans.canhazgpu.dev"), (*example)[0]), IsEmpty());
@@ -452,7 +453,7 @@ class DeployKubectlTest : public ::testing::Test {
 TEST_F(DeployKubectlTest, KustomizeRendersObjectsThatValidate) {
   CliResult rendered = Kubectl({"kustomize", DEPLOY_DIR});
   ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
-  auto objects = kubesim::YamlDocumentsToJson(rendered.out);
+  auto objects = yaml::DocumentsToJson(rendered.out);
   ASSERT_TRUE(objects.ok()) << objects.status();
   ExpectValidObjects(*objects);
   for (const json& o : *objects) {
@@ -476,7 +477,7 @@ images:
 )");
   CliResult rendered = Kubectl({"kustomize", dir_});
   ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
-  auto objects = kubesim::YamlDocumentsToJson(rendered.out);
+  auto objects = yaml::DocumentsToJson(rendered.out);
   ASSERT_TRUE(objects.ok()) << objects.status();
   ExpectValidObjects(*objects);  // the overlay changes nothing else
   const json container = Find(*objects, "DaemonSet")["spec"]["template"]["spec"]["containers"][0];

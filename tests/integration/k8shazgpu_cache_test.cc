@@ -15,6 +15,7 @@
 #include "kube/client.h"
 #include "kubesim/patch.h"
 #include "kubesim/testing/test_api_server.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -35,8 +36,7 @@ class K8shazgpuCacheTest : public ::testing::Test {
     client_ = kube::Client::Create(sim_.Config(), {.qps = 1000, .burst = 1000}).value();
     const kube::ResourceRef crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
     for (const char* file : {"cacheplans.yaml", "nodecachestatuses.yaml"}) {
-      const json crd =
-          kubesim::YamlToJson(ReadFile(std::string(DEPLOY_DIR) + "/crds/" + file)).value();
+      const json crd = yaml::ToJson(ReadFile(std::string(DEPLOY_DIR) + "/crds/" + file)).value();
       ASSERT_TRUE(client_->CreateObject(crds, "", crd).ok()) << file;
     }
     WriteFile(Kubeconfig(),

@@ -28,6 +28,7 @@
 #include "kube/kubeconfig.h"
 #include "kubeletplugin/kubelet_client.h"
 #include "kubesim/patch.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::testing {
 
@@ -56,7 +57,7 @@ class NodeDaemonTest : public ::testing::Test {
     ASSERT_TRUE(
         client_
             ->CreateObject({"apiextensions.k8s.io", "v1", "customresourcedefinitions", false}, "",
-                           kubesim::YamlToJson(text.str()).value())
+                           yaml::ToJson(text.str()).value())
             .ok());
     StartNode();
   }

@@ -20,6 +20,7 @@
 #include "kube/kubeconfig.h"
 #include "kubeletplugin/kubelet_client.h"
 #include "kubesim/patch.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -402,7 +403,7 @@ TEST_F(SimClusterTest, APodSeesItsNodesCacheAndOurCliThroughTheNodeRoot) {
 
 TEST_F(SimClusterTest, TheExamplePodOfDeployRuns) {
   absl::StatusOr<std::vector<json>> objects =
-      kubesim::YamlDocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/gpu-pod.yaml"));
+      yaml::DocumentsToJson(ReadFile(std::string(DEPLOY_DIR) + "/examples/gpu-pod.yaml"));
   ASSERT_TRUE(objects.ok()) << objects.status();
   for (const json& object : *objects) {
     EXPECT_THAT(StrictValidationErrors(object), ::testing::IsEmpty()) << object.dump();

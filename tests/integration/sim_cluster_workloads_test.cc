@@ -13,6 +13,7 @@
 #include "integration/sim_cluster_fixture.h"
 #include "kube/client.h"
 #include "kubesim/patch.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -265,7 +266,7 @@ spec:
   containers: [{name: main, image: ubuntu, command: [sh, -c, 'echo $CUDA_VISIBLE_DEVICES'],
                 resources: {claims: [{name: mig}]}}]
 )";
-  auto created = kubesim::YamlDocumentsToJson(ReadFile(manifest));
+  auto created = yaml::DocumentsToJson(ReadFile(manifest));
   ASSERT_TRUE(created.ok()) << created.status();
   for (const json& object : *created) {
     const kube::ResourceRef& ref = object["kind"] == "Pod" ? kube::kPods : kube::kResourceClaims;

@@ -36,12 +36,7 @@ const std::vector<CommandSpec>& Commands() {
   return kCommands;
 }
 
-const CommandSpec* FindCommand(const std::string& name) {
-  for (const CommandSpec& c : Commands()) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
+const CommandSpec* FindCommand(const std::string& name) { return FindIn(Commands(), name); }
 
 std::vector<OptionScope> AllOptionScopes() {
   std::vector<OptionScope> scopes = {{"", SettingFlags()}};

@@ -8,20 +8,14 @@
 #include <vector>
 
 #include "cli/canhazgpu/context.h"
+#include "cli/common/dispatch.h"
 #include "cli/common/option_layers.h"
 
 namespace canhazgpu::cli {
 
 using Args = std::vector<std::string>;
 
-struct CommandSpec {
-  std::string name;
-  std::string summary;  // one line for help
-  std::string usage;    // after "canhazgpu NAME", e.g. "[flags] -- COMMAND [ARGS...]"
-  std::vector<FlagSpec> flags;
-  int (*run)(Context&, const Args&);
-  bool hidden = false;  // left out of help and completion
-};
+using CommandSpec = Command<Context>;
 
 const std::vector<CommandSpec>& Commands();
 const CommandSpec* FindCommand(const std::string& name);

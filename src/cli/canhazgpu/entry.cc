@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,19 +23,15 @@
 namespace canhazgpu::cli {
 namespace {
 
-std::string Usage() {
-  std::string out = "usage: canhazgpu COMMAND [flags]\n\n";
-  std::vector<std::pair<std::string, std::string>> commands;
-  for (const CommandSpec& c : Commands()) {
-    if (!c.hidden) commands.emplace_back(c.name, c.summary);
-  }
-  out += CommandList(commands);
-  out +=
-      "\nGlobal flags: --config FILE, --state PATH, --memory-threshold MIB, --no-color.\n"
-      "Every flag can also be set as CANHAZGPU_<COMMAND>_<FLAG> or in the config file;\n"
-      "'canhazgpu config show' prints where each value comes from.\n"
-      "'canhazgpu COMMAND --help' lists a command's flags.\n";
-  return out;
+ProgramFront Front() {
+  return {.name = "canhazgpu",
+          .version_line = StrCat("canhazgpu ", CANHAZGPU_VERSION, " (", CANHAZGPU_GIT_COMMIT, ")"),
+          .globals = GlobalFlags(),
+          .globals_help =
+              "\nGlobal flags: --config FILE, --state PATH, --memory-threshold MIB, --no-color.\n"
+              "Every flag can also be set as CANHAZGPU_<COMMAND>_<FLAG> or in the config file;\n"
+              "'canhazgpu config show' prints where each value comes from.\n"
+              "'canhazgpu COMMAND --help' lists a command's flags.\n"};
 }
 
 std::string Env(const char* name, const char* fallback) {
@@ -77,35 +72,11 @@ absl::StatusOr<std::unique_ptr<store::StateStore>> OpenStore(const std::string& 
 }  // namespace
 
 int Main(int argc, char** argv) {
-  absl::StatusOr<std::vector<std::string>> command_first =
-      CommandFirst(std::vector<std::string>(argv + 1, argv + argc), GlobalFlags(), "canhazgpu");
-  if (!command_first.ok()) {
-    std::fprintf(stderr, "canhazgpu: %s\n", std::string(command_first.status().message()).c_str());
-    return kExitUsage;
-  }
-  std::vector<std::string> args = *std::move(command_first);
-  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(Usage().c_str(), args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  if (args[0] == "--version") {
-    std::printf("canhazgpu %s (%s)\n", CANHAZGPU_VERSION, CANHAZGPU_GIT_COMMIT);
-    return kExitOk;
-  }
-  const CommandSpec* command = FindCommand(args[0]);
-  if (command == nullptr) {
-    std::vector<std::string> names;
-    for (const CommandSpec& c : Commands()) names.push_back(c.name);
-    std::fprintf(stderr, "canhazgpu: %s\n", UnknownCommand("canhazgpu", args[0], names).c_str());
-    return kExitUsage;
-  }
-  if (AsksForHelp(args)) {
-    std::fputs(CommandHelp("canhazgpu", command->name, command->usage, command->summary,
-                           command->flags, GlobalFlags())
-                   .c_str(),
-               stdout);
-    return kExitOk;
-  }
+  FrontChoice choice =
+      ChooseCommand(Front(), Commands(), std::vector<std::string>(argv + 1, argv + argc));
+  std::fputs(choice.out.c_str(), stdout);
+  std::fputs(choice.err.c_str(), stderr);
+  if (choice.exit_code) return *choice.exit_code;
   // Progress and results go to pipes that may close early (`| head`); a
   // command holding GPUs or a queue place must live to give them back.
   host::IgnoreBrokenPipes();
@@ -118,7 +89,7 @@ int Main(int argc, char** argv) {
   ctx.open_store = OpenStore;
   ctx.make_provider = MakeProvider;
   ctx.detect_provider = DetectProvider;
-  return command->run(ctx, Args(args.begin() + 1, args.end()));
+  return Commands()[choice.command].run(ctx, choice.args);
 }
 
 }  // namespace canhazgpu::cli

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "cli/common/exit_code.h"
 #include "core/strings.h"
 #include "gtest/gtest.h"
 
@@ -64,6 +65,77 @@ TEST(DispatchTest, ACommandWithoutFlagsHasNoEmptyFlagsHeading) {
                                        {{.name = "state", .help = "where"}});
   EXPECT_EQ(help.find("\nflags:"), std::string::npos) << help;
   EXPECT_NE(help.find("global flags:\n"), std::string::npos) << help;
+}
+
+struct FakeContext {
+  std::vector<std::string> seen;
+};
+
+int Record(FakeContext& ctx, const std::vector<std::string>& args) {
+  ctx.seen = args;
+  return 7;
+}
+
+const std::vector<Command<FakeContext>>& FakeTable() {
+  static const std::vector<Command<FakeContext>> kTable = {
+      {"status", "shows", "[flags]", {{.name = "json", .help = "j"}}, Record},
+      {"secret", "hidden one", "", {}, Record, /*hidden=*/true},
+  };
+  return kTable;
+}
+
+ProgramFront Front() {
+  return {.name = "prog",
+          .version_line = "prog 1.2 (abc)",
+          .globals = {{.name = "state", .has_value = true, .help = "where"}},
+          .globals_help = "\nglobals here\n"};
+}
+
+FrontChoice Choose(std::vector<std::string> args) {
+  return ChooseCommand(Front(), FakeTable(), args);
+}
+
+TEST(CommandFrontTest, ACommandRunsWithItsArgumentsAndTheGlobalFlagsMovedAfterIt) {
+  FrontChoice choice = Choose({"--state", "f", "status", "--json"});
+  ASSERT_FALSE(choice.exit_code);
+  EXPECT_EQ(choice.command, 0u);
+  EXPECT_EQ(choice.args, (std::vector<std::string>{"--state", "f", "--json"}));
+  FakeContext ctx;
+  EXPECT_EQ(FakeTable()[choice.command].run(ctx, choice.args), 7);
+  EXPECT_EQ(ctx.seen, choice.args);
+  EXPECT_EQ(Choose({"secret"}).command, 1u) << "a hidden command still runs";
+}
+
+TEST(CommandFrontTest, NoArgumentsIsUsageOnStderrAndHelpIsUsageOnStdout) {
+  FrontChoice none = Choose({});
+  EXPECT_EQ(none.exit_code, kExitUsage);
+  EXPECT_EQ(none.out, "");
+  EXPECT_EQ(none.err, "usage: prog COMMAND [flags]\n\n  status  shows\n\nglobals here\n");
+  for (const char* help : {"help", "--help", "-h"}) {
+    FrontChoice asked = Choose({help});
+    EXPECT_EQ(asked.exit_code, kExitOk);
+    EXPECT_EQ(asked.out, none.err) << help;
+    EXPECT_EQ(asked.out.find("secret"), std::string::npos);
+  }
+}
+
+TEST(CommandFrontTest, VersionCommandHelpAndRefusals) {
+  EXPECT_EQ(Choose({"--version"}).out, "prog 1.2 (abc)\n");
+  FrontChoice help = Choose({"status", "--help"});
+  EXPECT_EQ(help.exit_code, kExitOk);
+  EXPECT_EQ(help.out.rfind("usage: prog status [flags]\n\nshows\n", 0), 0u) << help.out;
+  FrontChoice unknown = Choose({"stauts"});
+  EXPECT_EQ(unknown.exit_code, kExitUsage);
+  EXPECT_EQ(unknown.err,
+            "prog: unknown command 'stauts' (did you mean 'status'?); see 'prog --help'\n");
+  FrontChoice bare = Choose({"--state", "f"});
+  EXPECT_EQ(bare.exit_code, kExitUsage);
+  EXPECT_EQ(bare.err, "prog: no command after the global flags; see 'prog --help'\n");
+  FrontChoice bad = Choose({"--bogus", "status"});
+  EXPECT_EQ(bad.exit_code, kExitUsage);
+  EXPECT_EQ(bad.err.rfind("prog: ", 0), 0u);
+  EXPECT_EQ(FindIn(FakeTable(), "status"), &FakeTable()[0]);
+  EXPECT_EQ(FindIn(FakeTable(), "nope"), nullptr);
 }
 
 }  // namespace

@@ -39,11 +39,6 @@ const std::vector<CommandSpec>& Commands() {
   return kCommands;
 }
 
-const CommandSpec* FindCommand(const std::string& name) {
-  for (const CommandSpec& c : Commands()) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
+const CommandSpec* FindCommand(const std::string& name) { return FindIn(Commands(), name); }
 
 }  // namespace canhazgpu::cli::k8s

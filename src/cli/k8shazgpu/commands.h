@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common/dispatch.h"
 #include "cli/common/flags.h"
 #include "cli/k8shazgpu/context.h"
 #include "cli/k8shazgpu/run_request.h"
@@ -19,14 +20,7 @@ namespace canhazgpu::cli::k8s {
 
 using Args = std::vector<std::string>;
 
-struct CommandSpec {
-  std::string name;
-  std::string summary;  // one line for help
-  std::string usage;    // after "k8shazgpu NAME", e.g. "[flags] -- COMMAND [ARGS...]"
-  std::vector<FlagSpec> flags;
-  int (*run)(Context&, const Args&);
-  bool hidden = false;  // left out of help
-};
+using CommandSpec = Command<Context>;
 
 const std::vector<CommandSpec>& Commands();
 const CommandSpec* FindCommand(const std::string& name);

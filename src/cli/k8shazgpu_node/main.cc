@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <mutex>
 
 #include "absl/strings/numbers.h"
 #include "cacheagent/cache_agent.h"
@@ -19,8 +18,10 @@
 #include "cli/common/option_layers.h"
 #include "cli/common/stop_signals.h"
 #include "core/duration.h"
+#include "core/log.h"
 #include "core/quantity.h"
 #include "core/strings.h"
+#include "daemon/log_lines.h"
 #include "daemon/node_program.h"
 #include "gpu/nvml_gpu_provider.h"
 #include "host/mig_minors.h"
@@ -74,6 +75,7 @@ std::vector<cli::FlagSpec> Flags() {
       Text("mig-minors", "FILE", "the NVIDIA driver's MIG capability minors", host::kMigMinorsPath),
       Text("http-listen", "HOST:PORT", "/healthz, /readyz and /metrics", "127.0.0.1:8081"),
       Choice("log-format", {"text", "json"}, "how log lines look", "text"),
+      Choice("log-level", {"debug", "info", "warning", "error"}, "the least level logged", "info"),
       // The kubelet's are 50 and 100; ours asks far less (claims and pods
       // come from watches), but a burst of prepares must not wait on it.
       Text("kube-api-qps", "N", "requests a second to the API server, at most, on average", "20"),
@@ -180,30 +182,6 @@ absl::StatusOr<daemon::NodeProgramSettings> SettingsFrom(const cli::ParsedFlags&
   return s;
 }
 
-class Logger {
- public:
-  explicit Logger(bool json) : json_(json) {}
-  void operator()(const std::string& raw) {
-    // Lines carry what others chose (claim names from the kubelet's
-    // requests, messages from the API server): one line each, whatever they
-    // hold, so none can forge a line of its own or hide from a reader; and
-    // valid UTF-8, which the JSON format needs.
-    const std::string line = EscapeForDisplay(raw);
-    std::lock_guard lock(mu_);
-    if (json_) {
-      std::cerr
-          << nlohmann::json{{"time", FormatTimestamp(RealClock().Now())}, {"msg", line}}.dump()
-          << "\n";
-    } else {
-      std::cerr << "k8shazgpu-node: " << line << "\n";
-    }
-  }
-
- private:
-  const bool json_;
-  std::mutex mu_;
-};
-
 // Test-only: K8SHAZGPU_TEST_CRASH_BEFORE_PREPARE_COMPLETED=1 kills the
 // daemon (SIGKILL, as the OOM killer or a node's kubelet would) between the
 // two checkpoint phases of every prepare — after PrepareStarted, the K8S
@@ -242,15 +220,19 @@ int Main(const std::vector<std::string>& args) {
   if (!settings.ok()) return Fail(settings.status().message(), cli::kExitUsage);
 
   sigset_t signals = cli::BlockStopSignals();  // before any thread starts
-  Logger logger(flags->Value("log-format") == "json");
-  settings->log = [&logger](const std::string& line) { logger(line); };
+  const Log log(
+      daemon::StderrLogSink(flags->Value("log-format") == "json" ? daemon::LogFormat::kJson
+                                                                 : daemon::LogFormat::kText,
+                            RealClock()),
+      *ParseLogLevel(flags->Value("log-level").value_or("info")));
+  settings->log = log;
   settings->before_prepare_completed = CrashHookForTests();
   absl::StatusOr<std::unique_ptr<daemon::NodeProgram>> program =
       daemon::NodeProgram::Start(*std::move(settings));
   if (!program.ok()) return Fail(program.status().message());
   int sig = 0;
   sigwait(&signals, &sig);
-  logger("stopping");
+  log.Info("stopping");
   (*program)->Stop();
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "host/linux_process_table.h"
 #include "kubesim/patch.h"
 #include "store/sqlite_state_store.h"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::sim {
 namespace {
@@ -206,7 +207,7 @@ absl::Status SimCluster::ApplyAddons() {
     return absl::OkStatus();
   }
   for (const Addon& addon : Addons()) {
-    absl::StatusOr<std::vector<json>> objects = kubesim::YamlDocumentsToJson(addon.yaml);
+    absl::StatusOr<std::vector<json>> objects = yaml::DocumentsToJson(addon.yaml);
     if (!objects.ok())
       return absl::InternalError(StrCat(addon.source, ": ", objects.status().message()));
     for (const json& object : *objects) {

@@ -3,6 +3,7 @@
 #include "core/strings.h"
 #include "kubesim/patch.h"
 #include "nlohmann/json.hpp"
+#include "yaml/yaml_json.h"
 
 namespace canhazgpu::sim {
 namespace {
@@ -71,7 +72,7 @@ absl::StatusOr<SimulatedHostShape> ParseNode(const json& entry, const std::strin
 }  // namespace
 
 absl::StatusOr<std::vector<SimulatedHostShape>> ParseClusterFile(const std::string& text) {
-  absl::StatusOr<json> doc = kubesim::YamlToJson(text);
+  absl::StatusOr<json> doc = yaml::ToJson(text);
   if (!doc.ok()) return Bad("not YAML or JSON", std::string(doc.status().message()));
   if (absl::Status s = CheckKeys(*doc, "(top)", {"nodes"}); !s.ok()) return s;
   const json nodes = doc->value("nodes", json());

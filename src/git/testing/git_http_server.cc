@@ -8,7 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 #include "git/testing/command.h"
 #include "httpfront/httplib_listen.h"
 
@@ -19,7 +19,7 @@ namespace {
 std::string PktLine(const std::string& data) {
   char length[5];
   std::snprintf(length, sizeof(length), "%04zx", data.size() + 4);
-  return absl::StrCat(length, data);
+  return StrCat(length, data);
 }
 
 std::vector<std::string> UploadPack(const std::filesystem::path& dir, bool advertise) {
@@ -40,24 +40,24 @@ GitHttpServer::GitHttpServer(std::filesystem::path root, Options options)
     server_ = std::make_unique<httplib::SSLServer>(options_.tls_certificate.c_str(),
                                                    options_.tls_key.c_str());
   }
-  server_->Get(R"(/(.+)/info/refs)", [this](const httplib::Request& request,
-                                            httplib::Response& response) {
-    std::filesystem::path dir;
-    if (!FindRepository(request, response, &dir)) return;
-    if (request.get_param_value("service") != "git-upload-pack") {
-      response.status = 403;  // dumb HTTP and pushes are not served
-      return;
-    }
-    CommandResult result = RunCommand(UploadPack(dir, /*advertise=*/true));
-    if (result.exit_code != 0) {
-      response.status = 500;
-      response.set_content(result.err, "text/plain");
-      return;
-    }
-    response.set_header("Cache-Control", "no-cache");
-    response.set_content(absl::StrCat(PktLine("# service=git-upload-pack\n"), "0000", result.out),
-                         "application/x-git-upload-pack-advertisement");
-  });
+  server_->Get(
+      R"(/(.+)/info/refs)", [this](const httplib::Request& request, httplib::Response& response) {
+        std::filesystem::path dir;
+        if (!FindRepository(request, response, &dir)) return;
+        if (request.get_param_value("service") != "git-upload-pack") {
+          response.status = 403;  // dumb HTTP and pushes are not served
+          return;
+        }
+        CommandResult result = RunCommand(UploadPack(dir, /*advertise=*/true));
+        if (result.exit_code != 0) {
+          response.status = 500;
+          response.set_content(result.err, "text/plain");
+          return;
+        }
+        response.set_header("Cache-Control", "no-cache");
+        response.set_content(StrCat(PktLine("# service=git-upload-pack\n"), "0000", result.out),
+                             "application/x-git-upload-pack-advertisement");
+      });
 
   server_->Post(R"(/(.+)/git-upload-pack)", [this](const httplib::Request& request,
                                                    httplib::Response& response) {
@@ -122,8 +122,8 @@ GitHttpServer::~GitHttpServer() {
 }
 
 std::string GitHttpServer::Url(std::string_view relative) const {
-  return absl::StrCat(options_.tls_certificate.empty() ? "http" : "https", "://127.0.0.1:", port_,
-                      "/", std::string(relative));
+  return StrCat(options_.tls_certificate.empty() ? "http" : "https", "://127.0.0.1:", port_, "/",
+                std::string(relative));
 }
 
 void MakeSelfSignedCertificate(const std::filesystem::path& dir) {

@@ -4,7 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 
 namespace canhazgpu::git::testing {
 
@@ -34,7 +34,7 @@ TrickleServer::~TrickleServer() {
 }
 
 std::string TrickleServer::Url(std::string_view path) const {
-  return absl::StrCat("http://127.0.0.1:", port_, "/", std::string(path));
+  return StrCat("http://127.0.0.1:", port_, "/", std::string(path));
 }
 
 void TrickleServer::WaitForClients(int count) {

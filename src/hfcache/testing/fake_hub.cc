@@ -10,7 +10,7 @@
 #include <iterator>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "core/strings.h"
 #include "hfcache/content_hash.h"
 #include "httpfront/httplib_listen.h"
 #include "nlohmann/json.hpp"
@@ -21,7 +21,7 @@ namespace {
 // Big pieces keep the server from being the bottleneck in benchmarks.
 constexpr size_t kPiece = 1 << 20;
 
-std::string Quoted(std::string_view value) { return absl::StrCat("\"", std::string(value), "\""); }
+std::string Quoted(std::string_view value) { return StrCat("\"", std::string(value), "\""); }
 
 }  // namespace
 
@@ -60,7 +60,7 @@ absl::Status FakeHub::AddModel(FakeModel model) {
     if (!fake.disk_path.empty()) {
       struct stat st;
       if (stat(fake.disk_path.c_str(), &st) != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("cannot stat ", fake.disk_path));
+        return absl::InvalidArgumentError(StrCat("cannot stat ", fake.disk_path));
       }
       file->disk_path = fake.disk_path;
       file->size = static_cast<uint64_t>(st.st_size);
@@ -121,7 +121,7 @@ void FakeHub::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string FakeHub::endpoint() const { return absl::StrCat("http://127.0.0.1:", port_); }
+std::string FakeHub::endpoint() const { return StrCat("http://127.0.0.1:", port_); }
 
 void FakeHub::CutNextBody(std::string_view file_path, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -178,7 +178,7 @@ void FakeHub::Record(const httplib::Request& req) {
 bool FakeHub::Authorize(const httplib::Request& req, httplib::Response& res,
                         const Repo* repo) const {
   const bool has_token =
-      !token_.empty() && req.get_header_value("Authorization") == absl::StrCat("Bearer ", token_);
+      !token_.empty() && req.get_header_value("Authorization") == StrCat("Bearer ", token_);
   if (repo == nullptr || (repo->private_repo && !has_token)) {
     // As the Hub: anonymous callers cannot tell missing from private.
     res.status = has_token ? 404 : 401;
@@ -204,7 +204,7 @@ const FakeHub::Commit* FakeHub::FindCommit(const Repo& repo, const std::string& 
 void FakeHub::HandleApi(const httplib::Request& req, httplib::Response& res) {
   Record(req);
   std::lock_guard<std::mutex> lock(mu_);
-  const std::string repo_id = absl::StrCat(req.matches[1].str(), "/", req.matches[2].str());
+  const std::string repo_id = StrCat(req.matches[1].str(), "/", req.matches[2].str());
   auto repo = repos_.find(repo_id);
   if (!Authorize(req, res, repo != repos_.end() ? repo->second.get() : nullptr)) return;
   const Commit* commit = FindCommit(*repo->second, req.matches[3].str());
@@ -243,7 +243,7 @@ void FakeHub::HandleResolve(const httplib::Request& req, httplib::Response& res)
   std::shared_ptr<const File> found;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string repo_id = absl::StrCat(req.matches[1].str(), "/", req.matches[2].str());
+    const std::string repo_id = StrCat(req.matches[1].str(), "/", req.matches[2].str());
     auto repo = repos_.find(repo_id);
     if (!Authorize(req, res, repo != repos_.end() ? repo->second.get() : nullptr)) return;
     const Commit* commit = FindCommit(*repo->second, req.matches[3].str());
@@ -266,7 +266,7 @@ void FakeHub::HandleResolve(const httplib::Request& req, httplib::Response& res)
     res.set_header("ETag", Quoted(std::string(40, 'e')));
     res.set_header("X-Linked-Etag", Quoted(found->hash));
     res.set_header("X-Linked-Size", std::to_string(found->size));
-    res.set_redirect(absl::StrCat("/cdn/", found->hash, "?expires=never"), 302);
+    res.set_redirect(StrCat("/cdn/", found->hash, "?expires=never"), 302);
     return;
   }
   res.set_header("ETag", Quoted(found->hash));
