@@ -93,8 +93,9 @@ stage "unit tests under asan + ubsan"
     ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$test_jobs" -L unit)
 # Bugs the compiler does not see (use after move, dangling views, ...):
 # .clang-tidy's checks over the product files a session's work touches.
-stage "clang-tidy: product files the last 20 commits changed (scripts/tidy.sh, .clang-tidy)"
-scripts/tidy.sh HEAD~20 build-asan
+stage "clang-tidy: product files the last 10 commits changed (scripts/tidy.sh, .clang-tidy)"
+python3 scripts/tidy_db_test.py -q
+scripts/tidy.sh HEAD~10 build-asan
 # 30 s a target on every commit: the seeds replayed and a short, seeded
 # exploration; depth comes from long runs by hand (docs/robustness.md).
 stage "fuzzing (${FUZZ_SECONDS:-30} s per target, seed ${FUZZ_SEED:-1}; docs/robustness.md)"

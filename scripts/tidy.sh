@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # clang-tidy with the checks in .clang-tidy (bugs, not taste; each one an
 # error) over the product .cc files changed since BASE, compiled as in
-# BUILD_DIR. Checking the whole tree takes a 2-core machine half an hour;
-# the files a change touches take a minute or two.
-#   scripts/tidy.sh [BASE [BUILD_DIR]]   # defaults: HEAD~20, build-asan
-# CI runs it over the files the last 20 commits touched (about a session's
+# BUILD_DIR. Checking the whole tree takes a 2-core machine about twenty
+# minutes; the files a change touches, a few.
+#   scripts/tidy.sh [BASE [BUILD_DIR]]   # defaults: HEAD~10, build-asan
+# CI runs it over the files the last 10 commits touched (most of a session's
 # work). Before you push, `scripts/tidy.sh origin/main build` checks yours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base=${1:-HEAD~20}
+base=${1:-HEAD~10}
 build=${2:-build-asan}
 git rev-parse -q --verify "$base^{commit}" >/dev/null || base=$(git rev-list --max-parents=0 HEAD)
 mapfile -t changed < <(git diff --name-only --diff-filter=AM "$base" -- 'src/*.cc' \

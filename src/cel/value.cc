@@ -115,7 +115,7 @@ Value Value::Timestamp(int64_t seconds, int32_t nanos) {
 }
 Value Value::OptionalOf(Value inner) { return OnHeap(Kind::kOptional, std::move(inner)); }
 Value Value::OptionalNone() { return Value(Kind::kOptional); }
-Value Value::FromQuantity(Quantity q) { return OnHeap(Kind::kQuantity, std::move(q)); }
+Value Value::FromQuantity(Quantity q) { return OnHeap(Kind::kQuantity, q); }
 Value Value::FromSemver(Semver s) { return OnHeap(Kind::kSemver, std::move(s)); }
 Value Value::Error(std::string message, int32_t offset) {
   return OnHeap(Kind::kError, ErrorData{std::move(message), offset});
