@@ -131,7 +131,14 @@ TEST(PluginServerTest, ShutdownLetsAPrepareInFlightFinishAndAnswer) {
   std::thread kubelet([&] {
     answer = (*client)->NodePrepareResources({{.namespace_name = "ns", .uid = "u1", .name = "c1"}});
   });
-  ASSERT_TRUE(harness.node.WaitForPreparesStarted(1, std::chrono::seconds(20)));
+  if (!harness.node.WaitForPreparesStarted(1, std::chrono::seconds(20))) {
+    // Say why: the call may have failed before reaching the node (it once
+    // did under TSan on a loaded CI machine, without a report).
+    harness.node.Release();
+    kubelet.join();
+    FAIL() << "no prepare reached the node; the kubelet's call returned "
+           << (answer.ok() ? std::string("OK") : answer.status().ToString());
+  }
   std::atomic<bool> shut{false};
   std::thread stopper([&] {
     (*server)->Shutdown();
