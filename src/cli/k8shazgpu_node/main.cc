@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <mutex>
 
 #include "absl/strings/numbers.h"
 #include "cacheagent/cache_agent.h"
@@ -19,6 +18,7 @@
 #include "cli/common/option_layers.h"
 #include "cli/common/stop_signals.h"
 #include "core/duration.h"
+#include "core/mutex.h"
 #include "core/quantity.h"
 #include "core/strings.h"
 #include "daemon/node_program.h"
@@ -189,7 +189,7 @@ class Logger {
     // hold, so none can forge a line of its own or hide from a reader; and
     // valid UTF-8, which the JSON format needs.
     const std::string line = EscapeForDisplay(raw);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (json_) {
       std::cerr
           << nlohmann::json{{"time", FormatTimestamp(RealClock().Now())}, {"msg", line}}.dump()
@@ -201,7 +201,7 @@ class Logger {
 
  private:
   const bool json_;
-  std::mutex mu_;
+  Mutex mu_;
 };
 
 // Test-only: K8SHAZGPU_TEST_CRASH_BEFORE_PREPARE_COMPLETED=1 kills the
