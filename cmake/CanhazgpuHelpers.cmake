@@ -6,6 +6,11 @@ if(CANHAZGPU_WERROR)
   list(APPEND CANHAZGPU_WARNINGS -Werror)
 endif()
 list(APPEND CANHAZGPU_WARNINGS -Wno-missing-field-initializers)
+# Clang checks the locking that ABSL_GUARDED_BY and friends state
+# (core/mutex.h); GCC has no such analysis.
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  list(APPEND CANHAZGPU_WARNINGS -Wthread-safety)
+endif()
 if(CANHAZGPU_SANITIZE OR CANHAZGPU_FUZZ)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                       -fno-sanitize-recover=undefined)

@@ -44,6 +44,13 @@ if git grep -n -F 'yaml-cpp/yaml.h' -- 'src/*' 'tests/*' ':!src/yaml/*' \
   echo "one YAML reader: use yaml/yaml_json.h" >&2
   exit 1
 fi
+# Product code locks with core/mutex.h, whose annotations clang checks
+# (docs/architecture.md, "Locks"); the standard's mutex and guards carry none.
+if git grep -n -E 'std::(mutex|lock_guard|unique_lock|scoped_lock|condition_variable)\b' \
+    -- 'src/*' ':!*_test.cc' ':!src/core/mutex.h'; then
+  echo "seam violation: lock with Mutex and MutexLock (core/mutex.h), see the lines above" >&2
+  exit 1
+fi
 
 stage "folder graph: includes as docs/architecture.md allows (scripts/check_layers.py)"
 python3 scripts/check_layers_test.py -q

@@ -121,7 +121,7 @@ CacheAgent::~CacheAgent() { Stop(); }
 
 void CacheAgent::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_.exchange(true)) return;
     for (auto& [key, entry] : entries_) entry.cancel->store(true);
   }
@@ -135,14 +135,14 @@ void CacheAgent::Stop() {
 
 void CacheAgent::Resync() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     resync_now_ = true;
   }
   wake_.notify_all();
 }
 
 cacheplan::NodeCacheStatus CacheAgent::Report() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return ReportLocked();
 }
 
@@ -168,7 +168,7 @@ void CacheAgent::WatchPlans() {
     if (stopping_) return;
     // A watch that failed (the CRD is missing, the server is away) is tried
     // again a little later; the periodic resync covers the gap.
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     clock_.WaitFor(wake_, lock, watched.ok() ? std::chrono::seconds(0) : std::chrono::seconds(5),
                    [this] { return stopping_.load(); });
   }
@@ -180,7 +180,7 @@ void CacheAgent::ControlLoop() {
   while (!stopping_) {
     bool resync = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       // The deadline moves as work reports progress, so it is recomputed on
       // every wake-up.
       while (!stopping_ && !resync_now_) {
@@ -190,7 +190,9 @@ void CacheAgent::ControlLoop() {
         clock_.WaitUntil(
             wake_, lock,
             pending ? std::min(next_resync, last_write + options_.status_interval) : next_resync,
-            [&] { return stopping_ || resync_now_ || (dirty_ || plans_dirty_) != pending; });
+            [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+              return stopping_ || resync_now_ || (dirty_ || plans_dirty_) != pending;
+            });
       }
       if (stopping_) return;
       resync = resync_now_ || clock_.MonoNow() >= next_resync;
@@ -204,7 +206,7 @@ void CacheAgent::ControlLoop() {
     }
     bool write = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       write = (dirty_ || plans_dirty_) && clock_.MonoNow() >= last_write + options_.status_interval;
     }
     if (write) {
@@ -228,7 +230,7 @@ absl::Status CacheAgent::Reconcile() {
   const cacheplan::Labels labels = LabelsOf(*node);
   const Desired desired = DesiredItems(*plans, labels);
   const TimePoint now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   node_labels_ = labels;
   node_uid_ = (*node)["metadata"].value("uid", "");
   DropUnplannedLocked(desired);
@@ -377,12 +379,13 @@ void CacheAgent::SetState(Entry& entry, const std::string& state) {
 
 std::deque<CacheAgent::Key>::iterator CacheAgent::NextStartable() {
   const int per_server = std::max(1, options_.workers - 1);
-  return std::find_if(queue_.begin(), queue_.end(), [&](const Key& key) {
-    auto entry = entries_.find(key);
-    if (entry == entries_.end()) return true;  // Work drops it at once
-    auto running = running_by_server_.find(entry->second.server);
-    return running == running_by_server_.end() || running->second < per_server;
-  });
+  return std::find_if(queue_.begin(), queue_.end(),
+                      [&](const Key& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                        auto entry = entries_.find(key);
+                        if (entry == entries_.end()) return true;  // Work drops it at once
+                        auto running = running_by_server_.find(entry->second.server);
+                        return running == running_by_server_.end() || running->second < per_server;
+                      });
 }
 
 void CacheAgent::ReleaseServerSlot(const std::string& server) {
@@ -397,8 +400,10 @@ void CacheAgent::WorkerLoop() {
     Key key;
     std::string server;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stopping_ || NextStartable() != queue_.end(); });
+      MutexLock lock(mu_);
+      work_cv_.wait(lock, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || NextStartable() != queue_.end();
+      });
       if (stopping_) return;
       auto next = NextStartable();
       key = *next;
@@ -475,7 +480,7 @@ void CacheAgent::Work(const Key& key, const std::string& server) {
 }
 
 std::optional<CacheAgent::Job> CacheAgent::BeginWork(const Key& key, const std::string& server) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     ReleaseServerSlot(server);
@@ -516,7 +521,7 @@ absl::StatusOr<FetchResult> CacheAgent::FetchItem(const Key& key, const Job& job
   request.git_limits.low_speed_time =
       std::chrono::duration_cast<std::chrono::milliseconds>(options_.low_speed_time);
   request.progress = [&](int64_t done, int64_t total) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(key);
     if (it == entries_.end() || it->second.generation != job.generation) return;
     it->second.report.bytes_done = done;
@@ -541,7 +546,7 @@ absl::Status CacheAgent::CheckCeiling(const CacheItem& item, const std::filesyst
                                       bool fetched, bool over_ceiling) {
   if (fetched && !folder.empty()) {
     int64_t bytes = FolderBytes(folder);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     folder_bytes_[folder] = bytes;
     std::vector<CacheFolder> folders = FoldersLocked();
     if (OverCeiling(folders, 0, options_.disk_limit_bytes)) over_ceiling = true;
@@ -550,7 +555,7 @@ absl::Status CacheAgent::CheckCeiling(const CacheItem& item, const std::filesyst
   if (!folder.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(folder, ec);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     folder_bytes_.erase(folder);
   }
   return absl::ResourceExhaustedError(StrCat(
@@ -560,7 +565,7 @@ absl::Status CacheAgent::CheckCeiling(const CacheItem& item, const std::filesyst
 
 void CacheAgent::FinishWork(const Key& key, const Job& job, const std::string& server,
                             absl::StatusOr<FetchResult> result, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ReleaseServerSlot(server);
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.generation != job.generation) return;
@@ -605,7 +610,7 @@ void CacheAgent::FinishWork(const Key& key, const Job& job, const std::string& s
 
 void CacheAgent::RemoveFailedFolder(const Key& key, const std::filesystem::path& folder) {
   if (folder.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [other_key, other] : entries_) {
     if (other_key == key || ItemFolder(options_.cache_root, other.item) != folder) continue;
     // Another item of the same repository or model fetched it, or is
@@ -636,7 +641,7 @@ std::vector<CacheFolder> CacheAgent::FoldersLocked() const {
 void CacheAgent::CollectGarbage() {
   std::vector<std::filesystem::path> paths;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [path, since] : unwanted_since_) paths.push_back(path);
     for (const auto& [key, entry] : entries_) {
       if (auto f = ItemFolder(options_.cache_root, entry.item); !f.empty() && !entry.running) {
@@ -652,7 +657,7 @@ void CacheAgent::CollectGarbage() {
   }
   std::vector<std::filesystem::path> remove;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [p, bytes] : sizes) folder_bytes_[p] = bytes;
     remove = FoldersToRemove(FoldersLocked(), options_.disk_limit_bytes, options_.gc_grace,
                              clock_.Now());
@@ -665,14 +670,14 @@ void CacheAgent::CollectGarbage() {
     } else {
       options_.log.Info(StrCat("cache: removed ", p.string(), " (no plan wants it)"));
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!ec) {
       folder_bytes_.erase(p);
       unwanted_since_.erase(p);
     }
     dirty_ = true;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = folder_bytes_.begin(); it != folder_bytes_.end();) {
     std::error_code ec;
     it = std::filesystem::exists(it->first, ec) ? std::next(it) : folder_bytes_.erase(it);
@@ -683,7 +688,7 @@ absl::Status CacheAgent::WriteStatus() {
   cacheplan::NodeCacheStatus status;
   std::string uid;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     status = ReportLocked();
     // Taken with the snapshot: a state change after it marks both again.
     dirty_ = false;
@@ -719,7 +724,7 @@ absl::Status CacheAgent::WriteStatus() {
   }
   if (!current.ok()) {
     written_version_.clear();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     dirty_ = true;  // the next flush tries again
     return current.status();
   }
@@ -742,12 +747,12 @@ absl::Status CacheAgent::WritePlanStatuses() {
   if (!plans_pending_) return absl::OkStatus();
   std::set<std::string> plans;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [key, entry] : entries_) plans.insert(key.first);
   }
   absl::Status result;
   auto fail = [&](absl::Status s) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     dirty_ = true;  // come back after the status interval
     return s;
   };

@@ -27,7 +27,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,6 +41,7 @@
 #include "cacheplan/types.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/mutex.h"
 #include "cri/image_client.h"
 #include "kube/client.h"
 #include "metrics/registry.h"
@@ -132,56 +132,61 @@ class CacheAgent {
   void WorkerLoop();
   // The first queued key whose server has a worker to spare (at most
   // workers - 1 pulls from one server, so one slow server never holds them
-  // all); queue_.end() when none. mu_ held.
-  std::deque<Key>::iterator NextStartable();
-  // Reads plans and node; updates entries_; queues due work. mu_ not held.
-  absl::Status Reconcile();
-  // The plans' items that apply to a node of `labels`. mu_ not needed.
+  // all); queue_.end() when none.
+  std::deque<Key>::iterator NextStartable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads plans and node; updates entries_; queues due work.
+  absl::Status Reconcile() ABSL_LOCKS_EXCLUDED(mu_);
+  // The plans' items that apply to a node of `labels`.
   Desired DesiredItems(const nlohmann::json& plans, const cacheplan::Labels& labels) const;
-  // Stops and forgets the entries no plan wants here any more. mu_ held.
-  void DropUnplannedLocked(const Desired& desired);
+  // Stops and forgets the entries no plan wants here any more.
+  void DropUnplannedLocked(const Desired& desired) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Creates or updates the entry of one desired item: a changed item starts
   // over, an invalid one fails, a pull past its deadline is stopped, and
-  // due work is queued. mu_ held.
+  // due work is queued.
   void ReconcileEntryLocked(const Key& key, const cacheplan::CacheItem& item,
-                            const std::string& invalid, TimePoint now);
+                            const std::string& invalid, TimePoint now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues a new item, an asked-for refresh, a retry after the backoff, or
-  // the periodic refetch of an item that follows a branch. mu_ held.
-  void QueueIfDueLocked(const Key& key, Entry& entry, bool added, TimePoint now);
-  // Notes since when each cache folder on disk has been unwanted. mu_ held.
-  void TrackUnwantedFoldersLocked(const std::set<std::filesystem::path>& wanted, TimePoint now);
-  void Queue(const Key& key, Entry& entry, bool refresh);  // mu_ held
+  // the periodic refetch of an item that follows a branch.
+  void QueueIfDueLocked(const Key& key, Entry& entry, bool added, TimePoint now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Notes since when each cache folder on disk has been unwanted.
+  void TrackUnwantedFoldersLocked(const std::set<std::filesystem::path>& wanted, TimePoint now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Queue(const Key& key, Entry& entry, bool refresh) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pulls `key`, whose slot of `server` the caller took (running_by_server_)
-  // under the same lock that chose it; gives the slot back. mu_ not held.
-  void Work(const Key& key, const std::string& server);
+  // under the same lock that chose it; gives the slot back.
+  void Work(const Key& key, const std::string& server) ABSL_LOCKS_EXCLUDED(mu_);
   // Marks the entry Pulling and copies what the pull needs; nullopt (and the
-  // slot given back) when the entry is gone. mu_ not held.
-  std::optional<Job> BeginWork(const Key& key, const std::string& server);
+  // slot given back) when the entry is gone.
+  std::optional<Job> BeginWork(const Key& key, const std::string& server) ABSL_LOCKS_EXCLUDED(mu_);
   // Reads the pull secret and fetches, reporting progress; sets
   // `over_ceiling` (and cancels) when a download's size would pass the
-  // node's ceiling. mu_ not held.
+  // node's ceiling.
   absl::StatusOr<FetchResult> FetchItem(const Key& key, const Job& job,
-                                        const std::filesystem::path& folder, bool& over_ceiling);
+                                        const std::filesystem::path& folder, bool& over_ceiling)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Measures what a fetch left in `folder`; past the ceiling, deletes it and
-  // returns ResourceExhausted. mu_ not held.
+  // returns ResourceExhausted.
   absl::Status CheckCeiling(const cacheplan::CacheItem& item, const std::filesystem::path& folder,
-                            bool fetched, bool over_ceiling);
+                            bool fetched, bool over_ceiling) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives the server slot back and records the result on the entry, unless
-  // the item changed meanwhile. mu_ not held.
+  // the item changed meanwhile.
   void FinishWork(const Key& key, const Job& job, const std::string& server,
-                  absl::StatusOr<FetchResult> result, double seconds);
-  void ReleaseServerSlot(const std::string& server);  // mu_ held
+                  absl::StatusOr<FetchResult> result, double seconds) ABSL_LOCKS_EXCLUDED(mu_);
+  void ReleaseServerSlot(const std::string& server) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<SecretData> ReadSecret(const cacheplan::CacheItem& item, absl::Status& error);
   // What a failed item fetched into a folder it created is deleted, unless
   // another item has the folder Ready or is fetching into it: nothing a
-  // failed item brought stays readable. mu_ not held.
-  void RemoveFailedFolder(const Key& key, const std::filesystem::path& folder);
-  // Scans the cache root; deletes what FoldersToRemove picks. mu_ not held.
-  void CollectGarbage();
-  // Folder list for the budget from folder_bytes_ and wanted_. mu_ held.
-  std::vector<CacheFolder> FoldersLocked() const;
-  void SetState(Entry& entry, const std::string& state);  // mu_ held
-  cacheplan::NodeCacheStatus ReportLocked() const;        // mu_ held
+  // failed item brought stays readable.
+  void RemoveFailedFolder(const Key& key, const std::filesystem::path& folder)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Scans the cache root; deletes what FoldersToRemove picks.
+  void CollectGarbage() ABSL_LOCKS_EXCLUDED(mu_);
+  // Folder list for the budget from folder_bytes_ and wanted_.
+  std::vector<CacheFolder> FoldersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetState(Entry& entry, const std::string& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  cacheplan::NodeCacheStatus ReportLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteStatus();
   // Every node's NodeCacheStatus (unreadable ones left out).
   absl::StatusOr<std::vector<cacheplan::NodeCacheStatus>> ReadReports();
@@ -198,20 +203,20 @@ class CacheAgent {
   metrics::Metric& pull_seconds_;
   metrics::Metric& disk_used_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;     // control thread
-  std::condition_variable work_cv_;  // workers
-  std::map<Key, Entry> entries_;
-  std::deque<Key> queue_;
-  std::map<std::string, int> running_by_server_;
-  std::map<std::string, std::string> node_labels_;
-  std::string node_uid_;
+  mutable Mutex mu_;
+  std::condition_variable_any wake_;     // control thread
+  std::condition_variable_any work_cv_;  // workers
+  std::map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::deque<Key> queue_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> running_by_server_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> node_labels_ ABSL_GUARDED_BY(mu_);
+  std::string node_uid_ ABSL_GUARDED_BY(mu_);
   // Cache folders (absolute paths) by size, and since when no item wants them.
-  std::map<std::filesystem::path, int64_t> folder_bytes_;
-  std::map<std::filesystem::path, TimePoint> unwanted_since_;
-  bool resync_now_ = true;
-  bool dirty_ = true;         // the report changed since it was written
-  bool plans_dirty_ = false;  // an item changed state: recompute plan statuses
+  std::map<std::filesystem::path, int64_t> folder_bytes_ ABSL_GUARDED_BY(mu_);
+  std::map<std::filesystem::path, TimePoint> unwanted_since_ ABSL_GUARDED_BY(mu_);
+  bool resync_now_ ABSL_GUARDED_BY(mu_) = true;
+  bool dirty_ ABSL_GUARDED_BY(mu_) = true;         // the report changed since it was written
+  bool plans_dirty_ ABSL_GUARDED_BY(mu_) = false;  // an item changed state: recompute plan statuses
   std::atomic<bool> stopping_{false};
   std::thread control_;
   std::thread watcher_;

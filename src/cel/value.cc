@@ -1,10 +1,10 @@
 #include "cel/value.h"
 
 #include <cmath>
-#include <mutex>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cel {
@@ -72,7 +72,7 @@ class KeyPool {
 
   // The pool's copy of `key`, added if there is room; nullptr when full.
   std::shared_ptr<const void> Intern(std::string_view key) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = keys_.find(absl::string_view(key.data(), key.size()));
     if (it != keys_.end()) return it->second;
     if (keys_.size() >= kMaxKeys) return nullptr;
@@ -83,8 +83,8 @@ class KeyPool {
 
  private:
   static constexpr size_t kMaxKeys = 4096;
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> keys_;
+  Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> keys_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -10,7 +10,7 @@ class MachineClock : public Clock {
   TimePoint Now() const override { return std::chrono::system_clock::now(); }
   MonoTime MonoNow() const override { return std::chrono::steady_clock::now(); }
   void SleepFor(std::chrono::nanoseconds d) const override { std::this_thread::sleep_for(d); }
-  bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, MonoTime deadline,
+  bool WaitUntil(std::condition_variable_any& cv, MutexLock& lock, MonoTime deadline,
                  absl::FunctionRef<bool()> done) const override {
     // libstdc++ turns a steady deadline into an absolute timespec, which
     // overflows for max(): wait without one instead.

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 
 #include "absl/functional/function_ref.h"
+#include "core/mutex.h"
 
 namespace canhazgpu {
 
@@ -32,11 +32,11 @@ class Clock {
   // Waits on `cv`, with `lock` held on entry and on return, until `done()`
   // or `deadline`. Returns done(). The waker notifies `cv` as with any
   // condition variable.
-  virtual bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                         MonoTime deadline, absl::FunctionRef<bool()> done) const = 0;
+  virtual bool WaitUntil(std::condition_variable_any& cv, MutexLock& lock, MonoTime deadline,
+                         absl::FunctionRef<bool()> done) const = 0;
 
-  bool WaitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-               std::chrono::nanoseconds timeout, absl::FunctionRef<bool()> done) const {
+  bool WaitFor(std::condition_variable_any& cv, MutexLock& lock, std::chrono::nanoseconds timeout,
+               absl::FunctionRef<bool()> done) const {
     return WaitUntil(cv, lock, DeadlineAfter(timeout), done);
   }
   // MonoNow() + d, saturating instead of overflowing for "forever".

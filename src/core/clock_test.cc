@@ -8,20 +8,20 @@ namespace canhazgpu {
 namespace {
 
 TEST(RealClockTest, WaitUntilReturnsWhetherTheConditionHeld) {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  std::condition_variable_any cv;
   bool done = false;
   std::thread waker([&] {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     done = true;
     cv.notify_all();
   });
-  std::unique_lock lock(mu);
+  MutexLock lock(mu);
   // No deadline: only the condition ends it.
   EXPECT_TRUE(RealClock().WaitUntil(cv, lock, MonoTime::max(), [&] { return done; }));
-  lock.unlock();
+  lock.Unlock();
   waker.join();
-  lock.lock();
+  lock.Lock();
   EXPECT_FALSE(RealClock().WaitFor(cv, lock, std::chrono::milliseconds(1), [] { return false; }));
 }
 

@@ -120,13 +120,13 @@ absl::StatusOr<std::string> ImageClient::Pull(const std::string& image,
   grpc::ClientContext context;
   SetDeadline(context, options_.pull_timeout);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     pulls_.insert(&context);
   }
   grpc::Status status = (**stub_).PullImage(&context, request, &response);
   bool cancelled;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // CancelPulls erases what it cancels, so a missing entry is ours.
     cancelled = pulls_.erase(&context) == 0;
   }
@@ -209,7 +209,7 @@ absl::StatusOr<std::vector<ImageFsUsage>> ImageClient::FsInfo() {
 }
 
 void ImageClient::CancelPulls() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (grpc::ClientContext* context : pulls_) {
     context->TryCancel();
   }

@@ -15,13 +15,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 #include "cri/registry_auth.h"
 
 namespace grpc {
@@ -93,8 +93,8 @@ class ImageClient {
   std::string endpoint_;
   ImageClientOptions options_;
   std::unique_ptr<Stub> stub_;
-  std::mutex mu_;
-  std::set<grpc::ClientContext*> pulls_;  // in flight; guarded by mu_
+  Mutex mu_;
+  std::set<grpc::ClientContext*> pulls_ ABSL_GUARDED_BY(mu_);  // in flight
 };
 
 }  // namespace canhazgpu::cri

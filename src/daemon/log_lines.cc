@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <memory>
-#include <mutex>
 
 #include "core/duration.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -25,10 +25,10 @@ std::string FormatLogLine(LogFormat format, LogLevel level, TimePoint now, const
 }
 
 Log::Sink StderrLogSink(LogFormat format, const Clock& clock) {
-  auto mu = std::make_shared<std::mutex>();
+  auto mu = std::make_shared<Mutex>();
   return [format, &clock, mu](LogLevel level, const std::string& raw) {
     const std::string text = FormatLogLine(format, level, clock.Now(), raw);
-    std::lock_guard lock(*mu);
+    MutexLock lock(*mu);
     // A short write to a pipe that is gone is nothing to log about.
     for (size_t done = 0; done < text.size();) {
       const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);

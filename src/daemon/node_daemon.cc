@@ -137,8 +137,9 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
 
   // The node's devices before anything asks for them.
   absl::StatusOr<nlohmann::json> node = client.Get(kube::kNodes, "", parts.node_name);
+  std::string node_uid;
   if (node.ok()) {
-    d->node_uid_ = node->value("/metadata/uid"_json_pointer, std::string());
+    node_uid = node->value("/metadata/uid"_json_pointer, std::string());
   } else if (!kube::IsApiNotFound(node.status())) {
     d->options_.log.Warning(StrCat("cannot read node ", parts.node_name, ": ",
                                    node.status().message(),
@@ -149,14 +150,18 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
     about.api_version = "v1";
     about.kind = "Node";
     about.name = parts.node_name;
-    about.uid = d->node_uid_;
+    about.uid = node_uid;
     d->events_.Post(about, kube::kEventWarning, kCheckpointCorrupted, note);
   }
-  absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts, d->node_uid_);
+  absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts, node_uid);
   if (!view.ok()) return view.status();
   // Claims the kubelet asks for are usually in the cache by then.
   d->claims_.StartCache(parts.node_name);
-  d->devices_ = std::move(view->devices);
+  {
+    MutexLock lock(d->mu_);
+    d->node_uid_ = std::move(node_uid);
+    d->devices_ = std::move(view->devices);
+  }
 
   d->preparer_ = std::make_unique<driver::ClaimPreparer>(
       driver::PreparerOptions{.driver = kubeletplugin::kDriverName,
@@ -201,7 +206,7 @@ void NodeDaemon::Stop() {
 }
 
 driver::NodeDevices NodeDaemon::Devices() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return devices_;
 }
 
@@ -241,7 +246,7 @@ void NodeDaemon::SyncSlices(bool verify) {
   ReassertReservations(/*resync=*/verify);
   std::string uid;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     uid = node_uid_;
   }
   absl::StatusOr<driver::NodeView> view = driver::ReadNode(parts_, uid);
@@ -266,7 +271,7 @@ void NodeDaemon::SyncSlices(bool verify) {
     health_board_.Set(std::move(health));
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     devices_ = *devices;
   }
   // The node's status for people and the cluster CLI follows the slices,

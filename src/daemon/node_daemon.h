@@ -16,7 +16,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/mutex.h"
 #include "driver/api_claim_source.h"
 #include "driver/checkpoint.h"
 #include "driver/claim_preparer.h"
@@ -115,9 +115,9 @@ class NodeDaemon {
   std::unique_ptr<driver::NodeService> metered_;  // the preparer, counted and timed
   std::unique_ptr<kubeletplugin::PluginServer> plugin_;
 
-  std::mutex mu_;  // devices_, node_uid_
-  driver::NodeDevices devices_;
-  std::string node_uid_;
+  Mutex mu_;  // devices_, node_uid_
+  driver::NodeDevices devices_ ABSL_GUARDED_BY(mu_);
+  std::string node_uid_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};
   std::thread slice_thread_;

@@ -119,7 +119,7 @@ std::map<std::string, std::string> ClaimPreparer::UnprepareClaims(
 absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRef& ref,
                                                                    const CallBounds& bounds) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const CheckpointClaim* done = checkpoint_.Find(ref.uid);
     if (done != nullptr) RETURN_IF_ERROR(SameClaim(ref, done->namespace_name, done->name));
     if (done != nullptr && done->state == PrepareState::kCompleted) {
@@ -139,7 +139,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::Prepare(const ClaimRe
   const std::string user =
       UserOf(ref.namespace_name, allocation.pods,
              std::min(bounds.deadline, RealClock().MonoNow() + options_.pod_lookup_timeout));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return PrepareLocked(ref, allocation, node, user);
 }
 
@@ -319,7 +319,7 @@ absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
 }
 
 absl::Status ClaimPreparer::Unprepare(const ClaimRef& ref) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (const CheckpointClaim* recorded = checkpoint_.Find(ref.uid); recorded != nullptr) {
     RETURN_IF_ERROR(SameClaim(ref, recorded->namespace_name, recorded->name));
   } else {
@@ -337,7 +337,7 @@ absl::Status ClaimPreparer::Unprepare(const ClaimRef& ref) {
 }
 
 std::vector<std::string> ClaimPreparer::Restore() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Specs half-written by a daemon that was killed: only ours, since other
   // drivers write into the same directory. (The checkpoint's went in Load.)
   std::vector<std::string> problems = SweepTempFiles(options_.cdi_dir, IsCdiSpecFileName);
@@ -355,7 +355,7 @@ std::vector<std::string> ClaimPreparer::Restore() {
 }
 
 std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Looked at with one read first: this runs at every commit to the store,
   // and a write transaction per claim would hold off local commands each time.
   std::set<std::pair<int, std::string>> held;  // gpu, claim uid

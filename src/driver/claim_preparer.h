@@ -18,13 +18,13 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "driver/checkpoint.h"
 #include "driver/claim_allocation.h"
 #include "driver/node_service.h"
@@ -124,17 +124,18 @@ class ClaimPreparer : public NodeService {
   absl::StatusOr<std::vector<PreparedDevice>> PrepareLocked(const ClaimRef& ref,
                                                             const ClaimAllocation& allocation,
                                                             const NodeDevices& node,
-                                                            const std::string& user);
+                                                            const std::string& user)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteSpec(const CheckpointClaim& claim, const NodeDevices& node);
   // A MIG device's capability device nodes; `minors` is read on first use.
   absl::StatusOr<std::vector<std::string>> MigNodes(const dra::Device& device, int gpu_minor,
                                                     std::optional<host::MigMinors>& minors) const;
   // Undoes the spec, the reservation and the record of `uid`, each whatever
   // happened to the others; the errors of those that failed, joined.
-  absl::Status RollBackLocked(const std::string& uid);
+  absl::Status RollBackLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RollBackLocked, and `failure` for claim `id` with what it could not undo.
   absl::Status FailedAfterReserving(const std::string& id, const std::string& uid,
-                                    const absl::Status& failure);
+                                    const absl::Status& failure) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const PreparerOptions options_;
   ClaimSource& claims_;
@@ -142,7 +143,7 @@ class ClaimPreparer : public NodeService {
   store::StateStore& store_;
   Checkpoint& checkpoint_;
   const Clock& clock_;
-  std::mutex mu_;
+  Mutex mu_;
 };
 
 // The answer to the kubelet for a completed claim.

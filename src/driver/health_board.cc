@@ -6,7 +6,7 @@ namespace canhazgpu::driver {
 
 void HealthBoard::Set(std::vector<DeviceHealth> devices) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     snapshot_.devices = std::move(devices);
     ++snapshot_.version;
   }
@@ -14,14 +14,16 @@ void HealthBoard::Set(std::vector<DeviceHealth> devices) {
 }
 
 HealthSnapshot HealthBoard::Current() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return snapshot_;
 }
 
 HealthSnapshot HealthBoard::WaitForChange(uint64_t seen_version,
                                           std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait_for(lock, timeout, [&] { return snapshot_.version != seen_version; });
+  MutexLock lock(mu_);
+  changed_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return snapshot_.version != seen_version;
+  });
   return snapshot_;
 }
 

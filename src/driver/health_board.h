@@ -6,9 +6,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
+#include "core/mutex.h"
 #include "driver/health_source.h"
 
 namespace canhazgpu::driver {
@@ -22,9 +22,9 @@ class HealthBoard final : public HealthSource {
   HealthSnapshot WaitForChange(uint64_t seen_version, std::chrono::milliseconds timeout) override;
 
  private:
-  std::mutex mu_;
-  std::condition_variable changed_;
-  HealthSnapshot snapshot_;  // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any changed_;
+  HealthSnapshot snapshot_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::driver

@@ -46,7 +46,7 @@ HealthTracker::HealthTracker(const Clock& clock, HealthOptions options)
     : clock_(clock), options_(std::move(options)) {}
 
 void HealthTracker::AddGpu(int index, int minor, std::string uuid) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Find(index) != nullptr) return;
   GpuHealth gpu;
   gpu.index = index;
@@ -66,7 +66,7 @@ GpuHealth* HealthTracker::Find(int index) {
 }
 
 void HealthTracker::RecordXid(int index, uint64_t xid, std::string_view detail) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   GpuHealth* gpu = Find(index);
   if (gpu == nullptr) return;
   const HealthSeverity severity = options_.informational_xids.contains(xid)
@@ -100,21 +100,21 @@ void HealthTracker::RecordXid(int index, uint64_t xid, std::string_view detail) 
 }
 
 void HealthTracker::SetLost(int index, bool lost, std::string_view reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (GpuHealth* gpu = Find(index)) {
     Set(*gpu, HealthProblemKind::kGpuLost, HealthSeverity::kFatal, lost, reason);
   }
 }
 
 void HealthTracker::SetEccRetirementPending(int index, bool pending) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (GpuHealth* gpu = Find(index)) {
     Set(*gpu, HealthProblemKind::kEccRetirementPending, HealthSeverity::kFatal, pending, "");
   }
 }
 
 void HealthTracker::SetUnmonitored(int index, bool unmonitored, std::string_view reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (GpuHealth* gpu = Find(index)) {
     Set(*gpu, HealthProblemKind::kUnmonitored, HealthSeverity::kInformational, unmonitored, reason);
   }
@@ -156,7 +156,7 @@ void HealthTracker::Set(GpuHealth& gpu, HealthProblemKind kind, HealthSeverity s
 }
 
 void HealthTracker::ExpireQuietXids() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const TimePoint now = clock_.Now();
   for (GpuHealth& gpu : state_.gpus) {
     const size_t before = gpu.problems.size();
@@ -173,19 +173,21 @@ void HealthTracker::Changed() {
 }
 
 void HealthTracker::Stop() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   stopped_ = true;
   changed_.notify_all();
 }
 
 HealthSnapshot HealthTracker::Snapshot() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return state_;
 }
 
 uint64_t HealthTracker::WaitForChange(uint64_t seen, Duration timeout) {
-  std::unique_lock lock(mu_);
-  changed_.wait_for(lock, timeout, [&] { return stopped_ || state_.version != seen; });
+  MutexLock lock(mu_);
+  changed_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopped_ || state_.version != seen;
+  });
   return state_.version;
 }
 

@@ -8,11 +8,11 @@
 #pragma once
 
 #include <condition_variable>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "gpu/gpu_health.h"
 
 namespace canhazgpu::gpu {
@@ -39,18 +39,18 @@ class HealthTracker : public HealthMonitor {
   uint64_t WaitForChange(uint64_t seen, Duration timeout) override;
 
  private:
-  GpuHealth* Find(int index);
+  GpuHealth* Find(int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds or removes the problem (kind, severity) of `gpu`; counts a change.
   void Set(GpuHealth& gpu, HealthProblemKind kind, HealthSeverity severity, bool present,
-           std::string_view reason);
-  void Changed();
+           std::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Changed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock& clock_;
   const HealthOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  HealthSnapshot state_;
-  bool stopped_ = false;
+  mutable Mutex mu_;
+  std::condition_variable_any changed_;
+  HealthSnapshot state_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace canhazgpu::gpu

@@ -201,18 +201,19 @@ void NvmlHealthMonitor::RunOnce() {
 }
 
 bool NvmlHealthMonitor::Backoff() {
-  std::unique_lock lock(mu_);
-  stop_cv_.wait_for(lock, options_.event_wait, [&] { return stopping_; });
+  MutexLock lock(mu_);
+  stop_cv_.wait_for(lock, options_.event_wait,
+                    [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
   return !stopping_;
 }
 
 void NvmlHealthMonitor::Start() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this] {
     while (true) {
       {
-        std::lock_guard round(mu_);
+        MutexLock round(mu_);
         if (stopping_) return;
       }
       RunOnce();
@@ -222,7 +223,7 @@ void NvmlHealthMonitor::Start() {
 
 void NvmlHealthMonitor::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   stop_cv_.notify_all();

@@ -12,13 +12,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "gpu/gpu_health.h"
 #include "gpu/health_tracker.h"
 #include "gpu/nvml_abi.h"
@@ -74,9 +74,9 @@ class NvmlHealthMonitor : public HealthMonitor {
   HealthTracker tracker_;
   std::vector<Gpu> gpus_;  // touched by the round's thread only
 
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;  // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any stop_cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

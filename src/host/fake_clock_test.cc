@@ -21,11 +21,11 @@ TEST(FakeClockTest, SleepingMovesBothClocksAndSettingTheWallClockMovesOnlyIt) {
 
 TEST(FakeClockTest, AWaitEndsWhenAnotherThreadMovesTimePastItsDeadline) {
   FakeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  std::condition_variable_any cv;
   const MonoTime deadline = clock.MonoNow() + std::chrono::minutes(5);
   std::thread sleeper([&] { clock.SleepFor(std::chrono::minutes(5)); });
-  std::unique_lock lock(mu);
+  MutexLock lock(mu);
   EXPECT_FALSE(clock.WaitUntil(cv, lock, deadline, [] { return false; }));
   EXPECT_GE(clock.MonoNow(), deadline);
   sleeper.join();
@@ -33,17 +33,17 @@ TEST(FakeClockTest, AWaitEndsWhenAnotherThreadMovesTimePastItsDeadline) {
 
 TEST(FakeClockTest, AWaitEndsWhenItsConditionHolds) {
   FakeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  std::condition_variable_any cv;
   bool done = false;
   std::thread waker([&] {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     done = true;
     cv.notify_all();
   });
-  std::unique_lock lock(mu);
+  MutexLock lock(mu);
   EXPECT_TRUE(clock.WaitFor(cv, lock, std::chrono::hours(1), [&] { return done; }));
-  lock.unlock();
+  lock.Unlock();
   waker.join();
 }
 

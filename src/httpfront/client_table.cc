@@ -3,7 +3,7 @@
 namespace canhazgpu::httpfront {
 
 ClientTable::Verdict ClientTable::Acquire(const std::string& client) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int held = HoldingLocked(client);
   if (held >= per_client_) return Verdict::kOverClientCap;
   if (taken_ >= total_) return Verdict::kFull;
@@ -14,7 +14,7 @@ ClientTable::Verdict ClientTable::Acquire(const std::string& client) {
 
 std::string ClientTable::Donor(const std::string& client,
                                const std::vector<std::string>& candidates) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const int held = HoldingLocked(client);
   std::string donor;
   int most = 0;
@@ -29,7 +29,7 @@ std::string ClientTable::Donor(const std::string& client,
 }
 
 bool ClientTable::Transfer(const std::string& donor, const std::string& client) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto from = counts_.find(donor);
   const int held = HoldingLocked(client);
   if (donor == client || from == counts_.end() || !MayGive(from->second, held)) return false;
@@ -40,7 +40,7 @@ bool ClientTable::Transfer(const std::string& donor, const std::string& client) 
 }
 
 void ClientTable::Release(const std::string& client) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = counts_.find(client);
   if (it == counts_.end()) return;
   // Forgotten at zero, so that a flood of one-off clients leaves nothing.
@@ -49,7 +49,7 @@ void ClientTable::Release(const std::string& client) {
 }
 
 int ClientTable::Holding(const std::string& client) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return HoldingLocked(client);
 }
 

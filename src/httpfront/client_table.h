@@ -9,10 +9,11 @@
 // Pure bookkeeping, no sockets. Thread-safe: every call takes one mutex.
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace canhazgpu::httpfront {
 
@@ -42,14 +43,15 @@ class ClientTable {
   int Holding(const std::string& client) const;
 
  private:
-  int HoldingLocked(const std::string& client) const;
+  int HoldingLocked(const std::string& client) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool MayGive(int donor, int client) const { return donor >= client + 2 && client < per_client_; }
 
   const int per_client_;
   const int total_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, int> counts_;  // clients holding at least one
-  int taken_ = 0;
+  mutable Mutex mu_;
+  std::unordered_map<std::string, int> counts_
+      ABSL_GUARDED_BY(mu_);  // clients holding at least one
+  int taken_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace canhazgpu::httpfront

@@ -246,7 +246,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(RestConfig config, Client
 
 // A token bucket: `burst` requests at once, then `qps` a second.
 bool Client::WaitForToken(MonoTime deadline) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
     const MonoTime now = clock_.MonoNow();
     const double elapsed = std::chrono::duration<double>(now - refilled_).count();
@@ -260,9 +260,9 @@ bool Client::WaitForToken(MonoTime deadline) {
     // Other callers may take the token first, so this only refuses a wait
     // that is too long even if none did.
     if (deadline - now < wait) return false;
-    lock.unlock();
+    lock.Unlock();
     clock_.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(wait));
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -288,7 +288,7 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> Client::AddCredentials(Htt
   if (!config_.token_file.empty()) {
     // Projected service-account tokens rotate: read the file again when it
     // changes.
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     struct stat st;
     if (stat(config_.token_file.c_str(), &st) == 0) {
       // A change of time, size or inode (kubelet swaps a symlink) is a new token.

@@ -17,12 +17,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "kube/api_status.h"
 #include "kube/exec_credentials.h"
 #include "kube/http_transport.h"
@@ -250,12 +250,13 @@ class Client {
   ClientOptions options_;
   std::unique_ptr<HttpTransport> transport_;
   std::unique_ptr<ExecAuthenticator> exec_;  // null when the config's own credentials are used
-  std::mutex mu_;                            // the rate limiter and the token file cache
-  double tokens_;
+  Mutex mu_;                                 // the rate limiter and the token file cache
+  double tokens_ ABSL_GUARDED_BY(mu_);
   const Clock& clock_;
-  MonoTime refilled_;
-  std::string file_token_;
-  std::array<int64_t, 3> file_token_stamp_ = {-1, -1, -1};  // mtime, size, inode
+  MonoTime refilled_ ABSL_GUARDED_BY(mu_);
+  std::string file_token_ ABSL_GUARDED_BY(mu_);
+  std::array<int64_t, 3> file_token_stamp_ ABSL_GUARDED_BY(mu_) = {-1, -1,
+                                                                   -1};  // mtime, size, inode
 };
 
 // The error for a failed request: "cannot VERB RESOURCE "NAME" in namespace

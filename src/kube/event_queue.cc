@@ -14,7 +14,7 @@ EventQueue::~EventQueue() { Stop(); }
 void EventQueue::Post(const EventObjectReference& about, std::string_view type, std::string reason,
                       std::string message) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!stop_ && pending_.size() < capacity_) {
       pending_.push_back({.about = about,
                           .type = std::string(type),
@@ -32,14 +32,16 @@ void EventQueue::Post(const EventObjectReference& about, std::string_view type, 
 }
 
 bool EventQueue::Flush(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return pending_.empty() && !sending_; });
+  MutexLock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return pending_.empty() && !sending_;
+  });
 }
 
 void EventQueue::Stop(std::chrono::milliseconds grace) {
   Flush(grace);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stop_ && !thread_.joinable()) return;
     stop_ = true;
     dropped_ += static_cast<int64_t>(pending_.size());
@@ -50,21 +52,21 @@ void EventQueue::Stop(std::chrono::milliseconds grace) {
 }
 
 void EventQueue::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+    cv_.wait(lock, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !pending_.empty(); });
     if (stop_) return;
     Pending next = std::move(pending_.front());
     pending_.pop_front();
     sending_ = true;
-    lock.unlock();
+    lock.Unlock();
     absl::Status s = recorder_.Record(next.about, next.type, next.reason, next.message);
     if (!s.ok()) {
       log_.Warning(StrCat("cannot record event ", next.reason, " about ", next.about.kind, " ",
                           next.about.namespace_name.empty() ? "" : next.about.namespace_name + "/",
                           next.about.name, ": ", s.message()));
     }
-    lock.lock();
+    lock.Lock();
     sending_ = false;
     cv_.notify_all();
   }

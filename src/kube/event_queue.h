@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "core/log.h"
+#include "core/mutex.h"
 #include "kube/events.h"
 
 namespace canhazgpu::kube {
@@ -48,11 +48,11 @@ class EventQueue {
   EventRecorder& recorder_;
   const Log log_;
   const size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> pending_;
-  bool sending_ = false;  // one taken from pending_ and not yet done
-  bool stop_ = false;
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
+  bool sending_ ABSL_GUARDED_BY(mu_) = false;  // one taken from pending_ and not yet done
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int64_t> dropped_{0};
   std::thread thread_;
 };

@@ -49,7 +49,7 @@ absl::Status EventRecorder::Record(const EventObjectReference& about, std::strin
   const TimePoint now = clock_.Now();
   // Held across the request: one recorder's events go out in order, and a
   // repeat racing its first copy cannot create two Events.
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ForgetOld(now);
   if (auto it = recorded_.find(key); it != recorded_.end()) {
     Recorded& seen = it->second;

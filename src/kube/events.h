@@ -5,12 +5,12 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "kube/client.h"
 #include "kube/objects_core.h"
 #include "nlohmann/json.hpp"
@@ -51,13 +51,14 @@ class EventRecorder {
   absl::StatusOr<nlohmann::json> Create(const EventObjectReference& about, std::string_view type,
                                         const std::string& reason, const std::string& message,
                                         TimePoint now);
-  void ForgetOld(TimePoint now);
+  void ForgetOld(TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Client& client_;
   const EventReportingSource source_;
   const Clock& clock_;
-  std::mutex mu_;
-  std::map<std::string, Recorded> recorded_;  // by what the event says and is about
+  Mutex mu_;
+  std::map<std::string, Recorded> recorded_
+      ABSL_GUARDED_BY(mu_);  // by what the event says and is about
 };
 
 }  // namespace canhazgpu::kube

@@ -327,7 +327,7 @@ ExecAuthenticator::ExecAuthenticator(const RestConfig& config, ExecOptions optio
     : config_(config), options_(options), clock_(clock) {}
 
 absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecAuthenticator::Get() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // client-go's test: expired once now is after the expiry.
   if (cached_ != nullptr && !(cached_->expiry && clock_.Now() > *cached_->expiry)) return cached_;
   cached_.reset();
@@ -337,7 +337,7 @@ absl::StatusOr<std::shared_ptr<const ExecCredential>> ExecAuthenticator::Get() {
 }
 
 void ExecAuthenticator::Forget(const ExecCredential* used) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (cached_.get() == used) cached_.reset();
 }
 

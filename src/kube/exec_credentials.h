@@ -15,13 +15,13 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "kube/kubeconfig.h"
 
 namespace canhazgpu::kube {
@@ -81,8 +81,8 @@ class ExecAuthenticator {
   RestConfig config_;  // the exec and cluster fields
   ExecOptions options_;
   const Clock& clock_;
-  std::mutex mu_;  // held while the plugin runs
-  std::shared_ptr<const ExecCredential> cached_;
+  Mutex mu_;  // held while the plugin runs
+  std::shared_ptr<const ExecCredential> cached_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::kube

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "absl/strings/ascii.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 
 namespace canhazgpu::kube {
@@ -108,12 +109,15 @@ struct HttpTransport::Impl {
   // connection to the real address.
   curl_slist* connect_to = nullptr;
   CURLSH* share = nullptr;
-  std::array<std::mutex, CURL_LOCK_DATA_LAST> locks;
+  std::array<Mutex, CURL_LOCK_DATA_LAST> locks;
 
-  static void Lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+  // curl takes a lock in one call and lets it go in another, which the
+  // thread-safety analysis cannot pair.
+  static void Lock(CURL*, curl_lock_data data, curl_lock_access,
+                   void* user) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     static_cast<Impl*>(user)->locks[static_cast<size_t>(data)].lock();
   }
-  static void Unlock(CURL*, curl_lock_data data, void* user) {
+  static void Unlock(CURL*, curl_lock_data data, void* user) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     static_cast<Impl*>(user)->locks[static_cast<size_t>(data)].unlock();
   }
 

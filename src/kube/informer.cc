@@ -26,8 +26,9 @@ void Informer::Stop() {
 }
 
 bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return synced_cv_.wait_for(lock, timeout, [&] { return synced_; });
+  MutexLock lock(mu_);
+  return synced_cv_.wait_for(lock, timeout,
+                             [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return synced_; });
 }
 
 std::string Informer::Key(const json& object) {
@@ -36,14 +37,14 @@ std::string Informer::Key(const json& object) {
 }
 
 std::optional<json> Informer::Get(const std::string& ns, const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = cache_.find(StrCat(ref_.namespaced ? ns : "", "/", name));
   if (it == cache_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<json> Informer::List() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<json> out;
   out.reserve(cache_.size());
   for (const auto& [key, object] : cache_) out.push_back(object);
@@ -51,7 +52,7 @@ std::vector<json> Informer::List() const {
 }
 
 size_t Informer::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return cache_.size();
 }
 
@@ -60,7 +61,7 @@ void Informer::Replace(const json& items) {
   for (const json& item : items) next.emplace(Key(item), item);
   std::map<std::string, json> previous;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     previous.swap(cache_);
     cache_ = next;
   }
@@ -76,7 +77,7 @@ void Informer::Replace(const json& items) {
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     synced_ = true;
   }
   synced_cv_.notify_all();
@@ -86,7 +87,7 @@ void Informer::Apply(const WatchEvent& event) {
   const std::string key = Key(event.object);
   std::optional<json> old;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) old = it->second;
     if (event.type == "DELETED") {

@@ -11,12 +11,12 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
 
@@ -59,10 +59,10 @@ class Informer {
   std::string ns_;
   ListOptions selectors_;
   InformerHandlers handlers_;
-  mutable std::mutex mu_;
-  std::condition_variable synced_cv_;
-  std::map<std::string, nlohmann::json> cache_;  // "ns/name" -> object
-  bool synced_ = false;
+  mutable Mutex mu_;
+  std::condition_variable_any synced_cv_;
+  std::map<std::string, nlohmann::json> cache_ ABSL_GUARDED_BY(mu_);  // "ns/name" -> object
+  bool synced_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> stop_{false};
   std::atomic<int> lists_{0};
   std::thread thread_;

@@ -217,7 +217,7 @@ absl::Status KubeletClient::WatchResources(const HealthUpdate& on_update) {
   }
   grpc::ClientContext context;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     watches_.insert(&context);
   }
   bool stopped = false;
@@ -225,7 +225,7 @@ absl::Status KubeletClient::WatchResources(const HealthUpdate& on_update) {
                             ? WatchWith<HealthV1>(channel_, context, on_update, stopped)
                             : WatchWith<HealthV1alpha1>(channel_, context, on_update, stopped);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopped = watches_.erase(&context) == 0 || stopped;
   }
   if (stopped && status.error_code() == grpc::StatusCode::CANCELLED) {
@@ -235,7 +235,7 @@ absl::Status KubeletClient::WatchResources(const HealthUpdate& on_update) {
 }
 
 void KubeletClient::CancelWatches() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (grpc::ClientContext* context : watches_) {
     context->TryCancel();
   }

@@ -14,12 +14,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 #include "driver/health_source.h"
 #include "driver/node_service.h"
 
@@ -96,8 +96,8 @@ class KubeletClient {
   KubeletClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;  // to the plugin's DRA socket
   std::unique_ptr<DraCaller> dra_;
-  std::mutex mu_;
-  std::set<grpc::ClientContext*> watches_;  // guarded by mu_
+  Mutex mu_;
+  std::set<grpc::ClientContext*> watches_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::kubeletplugin

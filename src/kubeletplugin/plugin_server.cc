@@ -4,9 +4,9 @@
 #include <condition_variable>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <utility>
 
+#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -62,27 +62,28 @@ class PluginServer::CallsInFlight : public driver::NodeService {
   }
   // True when none is running any more; false when `timeout` passed first.
   bool WaitForNone(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    return idle_.wait_for(lock, timeout, [this] { return running_ == 0; });
+    MutexLock lock(mu_);
+    return idle_.wait_for(lock, timeout,
+                          [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_ == 0; });
   }
 
  private:
   struct Counted {
     explicit Counted(CallsInFlight& calls) : calls(calls) {
-      std::lock_guard lock(calls.mu_);
+      MutexLock lock(calls.mu_);
       ++calls.running_;
     }
     ~Counted() {
-      std::lock_guard lock(calls.mu_);
+      MutexLock lock(calls.mu_);
       if (--calls.running_ == 0) calls.idle_.notify_all();
     }
     CallsInFlight& calls;
   };
 
   driver::NodeService& node_;
-  std::mutex mu_;
-  std::condition_variable idle_;
-  int running_ = 0;  // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any idle_;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOptions options,

@@ -20,7 +20,7 @@ grpc::Status RegistrationService::NotifyRegistrationStatus(
     pluginregistration::RegistrationStatusResponse* /*response*/) {
   RegistrationStatus status{.registered = request->plugin_registered(), .error = request->error()};
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     last_status_ = status;
   }
   // Outside the lock: the callback may log, or ask last_status().
@@ -31,7 +31,7 @@ grpc::Status RegistrationService::NotifyRegistrationStatus(
 }
 
 std::optional<RegistrationStatus> RegistrationService::last_status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_status_;
 }
 

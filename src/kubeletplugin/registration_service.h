@@ -6,10 +6,10 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "core/mutex.h"
 #include "kubelet/pluginregistration.grpc.pb.h"
 
 namespace canhazgpu::kubeletplugin {
@@ -38,8 +38,8 @@ class RegistrationService final : public pluginregistration::Registration::Servi
  private:
   const pluginregistration::PluginInfo info_;
   const std::function<void(const RegistrationStatus&)> on_status_;
-  mutable std::mutex mu_;
-  std::optional<RegistrationStatus> last_status_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::optional<RegistrationStatus> last_status_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::kubeletplugin

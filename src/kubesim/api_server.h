@@ -8,12 +8,12 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 #include "kubesim/faults.h"
 #include "kubesim/object_store.h"
 #include "kubesim/pod_logs.h"
@@ -136,8 +136,8 @@ class ApiServer {
   ApiServerOptions options_;
   FaultInjector faults_;
   PodLogs logs_;
-  std::mutex exec_mu_;
-  ExecHandler exec_;
+  Mutex exec_mu_;
+  ExecHandler exec_ ABSL_GUARDED_BY(exec_mu_);
   std::unique_ptr<httplib::Server> server_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> watch_epoch_{0};

@@ -67,17 +67,17 @@ json Fault::ToJson() const {
 }
 
 void FaultInjector::Add(Fault fault) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   faults_.push_back(std::move(fault));
 }
 
 void FaultInjector::Clear() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   faults_.clear();
 }
 
 std::optional<Fault> FaultInjector::Take(const std::string& verb, const std::string& resource) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
     if ((it->verb != "*" && it->verb != verb) ||
         (it->resource != "*" && it->resource != resource)) {
@@ -91,7 +91,7 @@ std::optional<Fault> FaultInjector::Take(const std::string& verb, const std::str
 }
 
 std::vector<Fault> FaultInjector::Pending() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return faults_;
 }
 

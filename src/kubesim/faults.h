@@ -8,12 +8,12 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::kubesim {
@@ -46,8 +46,8 @@ class FaultInjector {
   std::vector<Fault> Pending() const;
 
  private:
-  mutable std::mutex mu_;
-  std::vector<Fault> faults_;
+  mutable Mutex mu_;
+  std::vector<Fault> faults_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::kubesim

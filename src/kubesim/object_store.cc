@@ -214,29 +214,29 @@ ObjectStore::Key ObjectStore::MakeKey(const std::string& type_key, const std::st
 std::optional<ResourceType> ObjectStore::FindType(const std::string& group,
                                                   const std::string& version,
                                                   const std::string& resource) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const ResourceType* t = types_.Find(group, version, resource);
   if (t == nullptr) return std::nullopt;
   return *t;
 }
 
 std::vector<ResourceType> ObjectStore::Types() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return types_.all();
 }
 
 int64_t ObjectStore::resource_version() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return resource_version_;
 }
 
 void ObjectStore::set_collect_background_dependents(bool collect) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   collect_background_dependents_ = collect;
 }
 
 void ObjectStore::set_event_window(size_t events) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   event_window_ = std::max<size_t>(events, 1);
   while (events_.size() > event_window_) {
     oldest_resumable_ = events_.front().resource_version;
@@ -259,7 +259,7 @@ void ObjectStore::RecordLocked(const std::string& event_type, const ResourceType
 
 Outcome ObjectStore::Create(const ResourceType& type, const std::string& ns, json object,
                             bool strict) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return CreateLocked(type, ns, std::move(object), strict);
 }
 
@@ -393,7 +393,7 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
 
 Outcome ObjectStore::Get(const ResourceType& type, const std::string& ns,
                          const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = objects_.find(MakeKey(type.key(), type.namespaced ? ns : "", name));
   if (it == objects_.end()) return {kube::NotFoundStatus(type.group, type.resource, name), {}};
   return {std::nullopt, it->second};
@@ -401,7 +401,7 @@ Outcome ObjectStore::Get(const ResourceType& type, const std::string& ns,
 
 Outcome ObjectStore::List(const ResourceType& type, const std::string& ns,
                           const ListOptions& options) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const std::string prefix =
       type.namespaced && !ns.empty() ? MakeKey(type.key(), ns, "") : type.key() + kSep;
   std::string start = prefix;
@@ -438,7 +438,7 @@ Outcome ObjectStore::List(const ResourceType& type, const std::string& ns,
 
 Outcome ObjectStore::Update(const ResourceType& type, const std::string& ns,
                             const std::string& name, json object, bool status, bool strict) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return UpdateLocked(type, ns, name, std::move(object), status, strict);
 }
 
@@ -494,7 +494,7 @@ Outcome ObjectStore::UpdateLocked(const ResourceType& type, const std::string& n
 
 Outcome ObjectStore::Delete(const ResourceType& type, const std::string& ns,
                             const std::string& name, const DeleteOptions& options) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Outcome out = DeleteLocked(type, ns, name, options);
   FinishForegroundDeletionsLocked();
   return out;
@@ -604,7 +604,7 @@ Outcome ObjectStore::BindPod(const std::string& ns, const std::string& name, jso
   const ResourceType binding_type{
       .version = "v1", .resource = "bindings", .singular = "binding", .kind = "Binding"};
   if (auto invalid = Check(binding_type, binding, nullptr, strict)) return {std::move(invalid), {}};
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const ResourceType* type = types_.Find("", "v1", "pods");
   const json target = binding.is_object() ? binding.value("target", json::object()) : json();
   const std::string node = target.is_object() ? Text(target, "name") : "";
@@ -768,7 +768,7 @@ void ObjectStore::UnregisterCrdLocked(const json& crd) {
 bool ObjectStore::WaitForEvents(const ResourceType& type, const std::string& ns, int64_t after,
                                 std::chrono::milliseconds wait, std::vector<WatchEvent>* out,
                                 const std::function<bool()>& stop_waiting) const {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const auto deadline = RealClock().MonoNow() + wait;
   while (true) {
     // Asked under the lock that WakeWatchers takes, so a wake-up that comes
@@ -786,12 +786,15 @@ bool ObjectStore::WaitForEvents(const ResourceType& type, const std::string& ns,
     }
     if (found) return true;
     const uint64_t seen = generation_;
-    if (!changed_.wait_until(lock, deadline, [&] { return generation_ != seen; })) return true;
+    if (!changed_.wait_until(lock, deadline, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return generation_ != seen;
+        }))
+      return true;
   }
 }
 
 void ObjectStore::WakeWatchers() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++generation_;
   changed_.notify_all();
 }

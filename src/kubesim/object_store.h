@@ -12,13 +12,13 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "kube/api_status.h"
 #include "kubesim/resource_types.h"
 #include "kubesim/selectors.h"
@@ -128,11 +128,12 @@ class ObjectStore {
   static Key MakeKey(const std::string& type_key, const std::string& ns, const std::string& name);
 
   Outcome CreateLocked(const ResourceType& type, const std::string& ns, nlohmann::json object,
-                       bool strict = false);
+                       bool strict = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Outcome UpdateLocked(const ResourceType& type, const std::string& ns, const std::string& name,
-                       nlohmann::json object, bool status, bool strict = false);
+                       nlohmann::json object, bool status, bool strict = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Outcome DeleteLocked(const ResourceType& type, const std::string& ns, const std::string& name,
-                       const DeleteOptions& options);
+                       const DeleteOptions& options) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The error a write of `object` gets, if any; prunes unknown fields.
   static std::optional<kube::ApiStatus> Check(const ResourceType& type, nlohmann::json& object,
                                               const nlohmann::json* old, bool strict);
@@ -141,33 +142,38 @@ class ObjectStore {
   // is refused, as 1.34 (DRAAdminAccess on by default) refuses it.
   std::optional<kube::ApiStatus> CheckAdminAccessLocked(const ResourceType& type,
                                                         const std::string& ns,
-                                                        const nlohmann::json& object) const;
+                                                        const nlohmann::json& object) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes the object now: a DELETED event, then its dependents per policy.
-  void RemoveLocked(const ResourceType& type, const Key& key, const std::string& policy);
+  void RemoveLocked(const ResourceType& type, const Key& key, const std::string& policy)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A pod on a node is deleted gracefully: marked with deletionTimestamp and
   // left for its kubelet to stop and remove. nullopt when it goes now.
   std::optional<Outcome> DeletePodGracefullyLocked(const ResourceType& type, nlohmann::json& pod,
-                                                   const DeleteOptions& options);
-  void CollectDependentsLocked(const std::string& owner_uid, const std::string& policy);
-  void FinishForegroundDeletionsLocked();
+                                                   const DeleteOptions& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CollectDependentsLocked(const std::string& owner_uid, const std::string& policy)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FinishForegroundDeletionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecordLocked(const std::string& event_type, const ResourceType& type,
-                    const nlohmann::json& object);
-  const ResourceType* TypeOfKeyLocked(const Key& key) const;
-  void RegisterCrdLocked(const nlohmann::json& crd);
-  void UnregisterCrdLocked(const nlohmann::json& crd);
+                    const nlohmann::json& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const ResourceType* TypeOfKeyLocked(const Key& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RegisterCrdLocked(const nlohmann::json& crd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnregisterCrdLocked(const nlohmann::json& crd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock& clock_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable changed_;
-  ResourceTypes types_;
-  std::map<Key, nlohmann::json> objects_;
-  std::set<Key> foreground_;  // owners waiting, in foreground deletion, for dependents
-  int64_t resource_version_ = 1;
-  std::deque<WatchEvent> events_;
-  size_t event_window_;
-  bool collect_background_dependents_ = true;
-  int64_t oldest_resumable_ = 0;  // the newest event dropped from the window
-  uint64_t generation_ = 0;       // bumped at every wake-up, so waiters notice
+  mutable Mutex mu_;
+  mutable std::condition_variable_any changed_;
+  ResourceTypes types_ ABSL_GUARDED_BY(mu_);
+  std::map<Key, nlohmann::json> objects_ ABSL_GUARDED_BY(mu_);
+  std::set<Key> foreground_
+      ABSL_GUARDED_BY(mu_);  // owners waiting, in foreground deletion, for dependents
+  int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 1;
+  std::deque<WatchEvent> events_ ABSL_GUARDED_BY(mu_);
+  size_t event_window_ ABSL_GUARDED_BY(mu_);
+  bool collect_background_dependents_ ABSL_GUARDED_BY(mu_) = true;
+  int64_t oldest_resumable_ ABSL_GUARDED_BY(mu_) = 0;  // the newest event dropped from the window
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;       // bumped at every wake-up, so waiters notice
 };
 
 }  // namespace canhazgpu::kubesim

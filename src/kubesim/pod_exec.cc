@@ -113,10 +113,10 @@ bool ReadInput(int connection, WebSocketReader& reader, std::string* data,
 httplib::ContentProvider ExecStream(ExecHandler exec, ExecRequest request, int connection) {
   return [exec = std::move(exec), request = std::move(request), connection](
              size_t, size_t, httplib::DataSink& sink) {
-    std::mutex write_mu;
+    Mutex write_mu;
     bool open = true;
     auto send = [&](const std::string& frame) {
-      std::lock_guard lock(write_mu);
+      MutexLock lock(write_mu);
       open = open && sink.write(frame.data(), frame.size());
     };
     ExecStreams streams;
@@ -137,7 +137,7 @@ httplib::ContentProvider ExecStream(ExecHandler exec, ExecRequest request, int c
 }  // namespace
 
 void ApiServer::SetExecHandler(ExecHandler handler) {
-  std::lock_guard lock(exec_mu_);
+  MutexLock lock(exec_mu_);
   exec_ = std::move(handler);
 }
 
@@ -145,7 +145,7 @@ void ApiServer::HandleExec(const Route& route, const httplib::Request& req,
                            httplib::Response& res) {
   ExecHandler exec;
   {
-    std::lock_guard lock(exec_mu_);
+    MutexLock lock(exec_mu_);
     exec = exec_;
   }
   if (!exec) {

@@ -8,7 +8,7 @@ namespace canhazgpu::kubesim {
 
 void PodLogs::Append(const std::string& ns, const std::string& pod, const std::string& container,
                      std::string_view text) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Log& log = logs_[{ns, pod, container}];
   if (log.finished) return;  // a container that ended prints nothing more
   const TimePoint now = clock_.Now();
@@ -25,14 +25,14 @@ void PodLogs::Append(const std::string& ns, const std::string& pod, const std::s
 }
 
 void PodLogs::Start(const std::string& ns, const std::string& pod, const std::string& container) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   logs_.try_emplace({ns, pod, container});
   ++wakeups_;
   changed_.notify_all();
 }
 
 void PodLogs::Finish(const std::string& ns, const std::string& pod, const std::string& container) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Log& log = logs_[{ns, pod, container}];
   if (!log.partial.empty()) {
     log.lines.push_back({clock_.Now(), std::move(log.partial)});
@@ -44,14 +44,14 @@ void PodLogs::Finish(const std::string& ns, const std::string& pod, const std::s
 }
 
 void PodLogs::Restart(const std::string& ns, const std::string& pod, const std::string& container) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   logs_.erase({ns, pod, container});
   ++wakeups_;
   changed_.notify_all();
 }
 
 void PodLogs::Forget(const std::string& ns, const std::string& pod) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = logs_.lower_bound({ns, pod, ""});
        it != logs_.end() && std::get<0>(it->first) == ns && std::get<1>(it->first) == pod;) {
     it = logs_.erase(it);
@@ -62,12 +62,12 @@ void PodLogs::Forget(const std::string& ns, const std::string& pod) {
 
 bool PodLogs::Started(const std::string& ns, const std::string& pod,
                       const std::string& container) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return logs_.count({ns, pod, container}) > 0;
 }
 
 void PodLogs::WakeAll() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++wakeups_;
   changed_.notify_all();
 }
@@ -85,7 +85,7 @@ std::string PodLogs::Render(const Log& log, size_t from, const LogQuery& query) 
 std::optional<std::string> PodLogs::Read(const std::string& ns, const std::string& pod,
                                          const std::string& container, const LogQuery& query,
                                          LogCursor& cursor, std::chrono::milliseconds wait) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const Key key{ns, pod, container};
   auto it = logs_.find(key);
   if (it == logs_.end()) return std::nullopt;
@@ -107,7 +107,8 @@ std::optional<std::string> PodLogs::Read(const std::string& ns, const std::strin
   }
   if (cursor.next_line >= it->second.lines.size() && !it->second.finished) {
     const uint64_t seen = wakeups_;
-    changed_.wait_for(lock, wait, [&] { return wakeups_ != seen; });
+    changed_.wait_for(lock, wait,
+                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return wakeups_ != seen; });
     it = logs_.find(key);  // Forget may have erased it while we waited
     if (it == logs_.end()) return std::nullopt;
   }

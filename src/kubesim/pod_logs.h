@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 
 namespace canhazgpu::kubesim {
 
@@ -81,10 +81,10 @@ class PodLogs {
   std::string Render(const Log& log, size_t from, const LogQuery& query) const;
 
   const Clock& clock_;
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  std::map<Key, Log> logs_;
-  uint64_t wakeups_ = 0;
+  mutable Mutex mu_;
+  std::condition_variable_any changed_;
+  std::map<Key, Log> logs_ ABSL_GUARDED_BY(mu_);
+  uint64_t wakeups_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace canhazgpu::kubesim

@@ -60,17 +60,17 @@ Metric::Series& Metric::SeriesFor(const LabelValues& values) {
 }
 
 void Metric::Add(double delta, const LabelValues& values) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SeriesFor(values).value += kind_ == Kind::kCounter ? std::max(delta, 0.0) : delta;
 }
 
 void Metric::Set(double value, const LabelValues& values) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SeriesFor(values).value = value;
 }
 
 void Metric::Observe(double value, const LabelValues& values) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = SeriesFor(values);
   s.value += value;
   const size_t bucket = static_cast<size_t>(
@@ -82,7 +82,7 @@ std::string Metric::Render() const {
   static constexpr const char* kTypes[] = {"counter", "gauge", "histogram"};
   std::string out = StrCat("# HELP ", name_, " ", help_, "\n# TYPE ", name_, " ",
                            kTypes[static_cast<int>(kind_)], "\n");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [values, s] : series_) {
     if (kind_ != Kind::kHistogram) {
       out += StrCat(name_, Labels(labels_, values), " ", Number(s.value), "\n");
@@ -102,7 +102,7 @@ std::string Metric::Render() const {
 }
 
 Metric& MetricsRegistry::Add(std::unique_ptr<Metric> metric) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   metrics_.push_back(std::move(metric));
   return *metrics_.back();
 }
@@ -127,7 +127,7 @@ Metric& MetricsRegistry::Histogram(std::string name, std::string help, std::vect
 }
 
 std::string MetricsRegistry::Render() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string out;
   for (const auto& m : metrics_) out += m->Render();
   return out;

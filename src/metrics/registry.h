@@ -8,10 +8,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace canhazgpu::metrics {
 
@@ -40,14 +41,14 @@ class Metric {
     double value = 0;            // counter and gauge; histogram: the sum
     std::vector<uint64_t> hits;  // histogram: observations per bucket, +Inf last
   };
-  Series& SeriesFor(const LabelValues& values);  // with mu_ held
+  Series& SeriesFor(const LabelValues& values) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Kind kind_;
   const std::string name_, help_;
   const std::vector<std::string> labels_;
   const std::vector<double> bounds_;  // histogram upper bounds, ascending
-  mutable std::mutex mu_;
-  std::map<LabelValues, Series> series_;
+  mutable Mutex mu_;
+  std::map<LabelValues, Series> series_ ABSL_GUARDED_BY(mu_);
 };
 
 class MetricsRegistry {
@@ -63,8 +64,8 @@ class MetricsRegistry {
  private:
   Metric& Add(std::unique_ptr<Metric> metric);
 
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Metric>> metrics_;
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<Metric>> metrics_ ABSL_GUARDED_BY(mu_);
 };
 
 // A label value as the exposition format requires: valid UTF-8, with \, "

@@ -87,7 +87,7 @@ absl::Status ControlPlane::Start() {
 
 void ControlPlane::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -101,15 +101,15 @@ void ControlPlane::Stop() {
 
 void ControlPlane::Wake() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     dirty_ = true;
   }
   cv_.notify_all();
 }
 
 int64_t ControlPlane::WaitForPasses(int64_t after, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, timeout, [&] { return passes_ > after; });
+  MutexLock lock(mu_);
+  cv_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return passes_ > after; });
   return passes_;
 }
 
@@ -162,8 +162,9 @@ std::vector<WatchedObjects> ControlPlane::Watched(const View& view, const Worklo
 void ControlPlane::Loop() {
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, options_.resync, [&] { return dirty_ || stop_; });
+      MutexLock lock(mu_);
+      cv_.wait_for(lock, options_.resync,
+                   [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return dirty_ || stop_; });
       if (stop_) return;
       dirty_ = false;
     }
@@ -182,7 +183,7 @@ void ControlPlane::Loop() {
     scheduler_.ScheduleAll(view);
     garbage_collector_.Collect(Watched(view, workloads));
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ++passes_;
     }
     cv_.notify_all();

@@ -23,13 +23,13 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "clusterview/view.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "simcluster/claim_controller.h"
@@ -100,11 +100,11 @@ class ControlPlane {
   std::unique_ptr<kube::Informer> pods_, nodes_, slices_, claims_, templates_, classes_,
       config_maps_, deployments_, replica_sets_, jobs_, daemon_sets_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool dirty_ = true;
-  bool stop_ = false;
-  int64_t passes_ = 0;
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  bool dirty_ ABSL_GUARDED_BY(mu_) = true;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t passes_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread loop_;
 };
 

@@ -9,17 +9,17 @@ using clusterview::VersionOf;
 using nlohmann::json;
 
 void Overlay::Put(const std::string& key, json object, int64_t caught_up_at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   entries_[key] = {std::move(object), caught_up_at};
 }
 
 void Overlay::Erase(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   entries_.erase(key);
 }
 
 void Overlay::Apply(std::map<std::string, json>& objects) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = entries_.begin(); it != entries_.end();) {
     auto seen = objects.find(it->first);
     if (seen != objects.end() && VersionOf(seen->second) >= it->second.caught_up_at) {

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "core/mutex.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::simcluster {
@@ -29,8 +29,8 @@ class Overlay {
     nlohmann::json object;
     int64_t caught_up_at = 0;
   };
-  std::mutex mu_;
-  std::map<std::string, Entry> entries_;
+  Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
 // Records an object we wrote (as the server returned it) in the overlay and

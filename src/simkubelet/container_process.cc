@@ -154,10 +154,9 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const 
     *end = -1;
   }
 
-  std::unique_ptr<ContainerProcess> process(new ContainerProcess());
+  std::unique_ptr<ContainerProcess> process(new ContainerProcess(std::exchange(in.write, -1)));
   process->pid_ = pid;
   process->raw_output_ = spec.tty;
-  process->input_fd_ = std::exchange(in.write, -1);
   process->on_output_ = std::move(on_output);
   process->on_exit_ = std::move(on_exit);
   const int out_fd = std::exchange(out.read, -1);
@@ -178,7 +177,7 @@ ProcessExit ContainerProcess::ReapMainProcess() {
     e.exit_code = WEXITSTATUS(status);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     reaped_ = true;
   }
   // The main process is gone: so is the container, and whatever it left
@@ -253,17 +252,17 @@ void ContainerProcess::Run(int out_fd, int err_fd, int pid_fd) {
     int status = 0;
     ::waitpid(pid_, &status, 0);
     exit = ProcessExit{.exit_code = 128 + SIGKILL, .signal = SIGKILL};
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     reaped_ = true;
   }
   on_exit_(*exit);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   exit_ = exit;
   done_cv_.notify_all();
 }
 
 bool ContainerProcess::WriteInput(std::string_view data) {
-  std::lock_guard<std::mutex> lock(input_mu_);
+  MutexLock lock(input_mu_);
   // A reader that is gone makes the write fail with EPIPE, not kill this
   // process: SIGPIPE is blocked for the write and a pending one taken back.
   sigset_t pipe_signal, old;
@@ -289,7 +288,7 @@ bool ContainerProcess::WriteInput(std::string_view data) {
 }
 
 void ContainerProcess::CloseInput() {
-  std::lock_guard<std::mutex> lock(input_mu_);
+  MutexLock lock(input_mu_);
   if (input_fd_ < 0) return;
   if (raw_output_) {
     // A terminal ends its input with ^D; its master stays open for output.
@@ -301,13 +300,14 @@ void ContainerProcess::CloseInput() {
 }
 
 void ContainerProcess::Signal(int signal) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!reaped_) ::kill(-pid_, signal);
 }
 
 std::optional<ProcessExit> ContainerProcess::Wait(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait_for(lock, timeout, [this] { return exit_.has_value(); });
+  MutexLock lock(mu_);
+  done_cv_.wait_for(lock, timeout,
+                    [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return exit_.has_value(); });
   return exit_;
 }
 

@@ -14,7 +14,6 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 
 namespace canhazgpu::simkubelet {
 
@@ -73,21 +73,21 @@ class ContainerProcess {
   std::optional<ProcessExit> Wait(std::chrono::milliseconds timeout);
 
  private:
-  ContainerProcess() = default;
+  explicit ContainerProcess(int input_fd) : input_fd_(input_fd) {}
   void Run(int out_fd, int err_fd, int pid_fd);
   // Waits for the exited main process and kills what it left running.
   ProcessExit ReapMainProcess();
 
   int pid_ = -1;
   bool raw_output_ = false;  // a terminal's output: chunks, not lines
-  std::mutex input_mu_;
-  int input_fd_ = -1;  // guarded by input_mu_
+  Mutex input_mu_;
+  int input_fd_ ABSL_GUARDED_BY(input_mu_) = -1;
   OutputHandler on_output_;
   ExitHandler on_exit_;
-  std::mutex mu_;
-  std::condition_variable done_cv_;
-  bool reaped_ = false;              // guarded by mu_: the pid may be reused after this
-  std::optional<ProcessExit> exit_;  // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any done_cv_;
+  bool reaped_ ABSL_GUARDED_BY(mu_) = false;  // the pid may be reused after this
+  std::optional<ProcessExit> exit_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -15,7 +15,7 @@ constexpr std::chrono::seconds kResumeAfter{1};
 
 void DeviceHealthCache::Replace(const std::string& driver,
                                 const std::vector<driver::DeviceHealth>& devices) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = devices_.lower_bound({driver, "", ""});
        it != devices_.end() && std::get<0>(it->first) == driver;) {
     it = devices_.erase(it);
@@ -27,7 +27,7 @@ void DeviceHealthCache::Forget(const std::string& driver) { Replace(driver, {});
 
 std::string DeviceHealthCache::Health(const std::string& driver, const std::string& pool,
                                       const std::string& device) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = devices_.find({driver, pool, device});
   if (it == devices_.end()) return "Unknown";
   const driver::DeviceHealth& d = it->second;
@@ -54,36 +54,38 @@ HealthStream::HealthStream(std::shared_ptr<kubeletplugin::KubeletClient> client,
 }
 
 HealthStream::~HealthStream() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stopping_ = true;
   cv_.notify_all();
   // A cancel that comes before the stream registered itself is missed:
   // repeat it until the thread is out.
   while (!done_) {
-    lock.unlock();
+    lock.Unlock();
     client_->CancelWatches();
-    lock.lock();
-    cv_.wait_for(lock, std::chrono::milliseconds(50), [this] { return done_; });
+    lock.Lock();
+    cv_.wait_for(lock, std::chrono::milliseconds(50),
+                 [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_; });
   }
-  lock.unlock();
+  lock.Unlock();
   thread_.join();
 }
 
 void HealthStream::Run() {
   const std::string driver_name = client_->plugin().name;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
-    lock.unlock();
+    lock.Unlock();
     client_
         ->WatchResources([&](const std::vector<driver::DeviceHealth>& devices) {
           cache_.Replace(driver_name, devices);
           on_change_(driver_name);
-          std::lock_guard<std::mutex> guard(mu_);
+          MutexLock guard(mu_);
           return !stopping_;
         })
         .IgnoreError();  // the stream broke: the plugin restarts or is gone; resumed below
-    lock.lock();
-    cv_.wait_for(lock, kResumeAfter, [this] { return stopping_; });
+    lock.Lock();
+    cv_.wait_for(lock, kResumeAfter,
+                 [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
   }
   done_ = true;
   cv_.notify_all();

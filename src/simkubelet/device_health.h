@@ -13,13 +13,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "driver/health_source.h"
 #include "kubeletplugin/kubelet_client.h"
 
@@ -38,8 +38,9 @@ class DeviceHealthCache {
 
  private:
   const Clock& clock_;
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, std::string>, driver::DeviceHealth> devices_;
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, std::string>, driver::DeviceHealth> devices_
+      ABSL_GUARDED_BY(mu_);
 };
 
 class HealthStream {
@@ -57,10 +58,10 @@ class HealthStream {
   std::shared_ptr<kubeletplugin::KubeletClient> client_;
   DeviceHealthCache& cache_;
   std::function<void(const std::string&)> on_change_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
-  bool done_ = false;      // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

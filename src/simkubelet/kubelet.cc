@@ -102,7 +102,7 @@ absl::Status Kubelet::Start() {
                              .on_delete = [this](const json& pod) { OnPodDeleted(pod); }});
   pods_->Start();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     started_ = true;
   }
   heartbeat_ = std::thread([this] { Heartbeat(); });
@@ -111,7 +111,7 @@ absl::Status Kubelet::Start() {
 
 void Kubelet::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!started_) return;
     started_ = false;
     stopping_ = true;
@@ -122,20 +122,20 @@ void Kubelet::Stop() {
   plugins_->Stop();
   std::map<std::string, std::unique_ptr<PodWorker>> workers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     workers.swap(workers_);
   }
   for (auto& [uid, worker] : workers) worker->Stop();
   // Commands run by exec end with their containers.
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (ContainerProcess* p : exec_processes_) p->Signal(SIGKILL);
-  stop_cv_.wait(lock, [&] { return exec_processes_.empty(); });
+  stop_cv_.wait(lock, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return exec_processes_.empty(); });
 }
 
 void Kubelet::OnPod(const json& pod) {
   const std::string uid = Uid(pod);
   if (uid.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return;
   // Workers whose pods are gone and done.
   for (auto it = workers_.begin(); it != workers_.end();) {
@@ -150,31 +150,32 @@ void Kubelet::OnPod(const json& pod) {
 }
 
 void Kubelet::OnPodDeleted(const json& pod) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = workers_.find(Uid(pod));
   if (it != workers_.end()) it->second->Removed();
 }
 
 void Kubelet::OnHealthChanged() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [uid, worker] : workers_) worker->HealthChanged();
 }
 
 void Kubelet::Heartbeat() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_cv_.wait_for(lock, options_.node_status_period, [this] { return stopping_; })) {
-    lock.unlock();
+  MutexLock lock(mu_);
+  while (!stop_cv_.wait_for(lock, options_.node_status_period,
+                            [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; })) {
+    lock.Unlock();
     absl::Status s =
         UpdateNodeStatus(client_, node_, FormatTimestampSeconds(clock_.Now()), registered_at_);
     if (!s.ok()) options_.log(StrCat("node ", node_.name, ": status: ", s.message()));
-    lock.lock();
+    lock.Lock();
   }
 }
 
 absl::StatusOr<PodWorker::ExecContext> Kubelet::ExecContextOf(const std::string& ns,
                                                               const std::string& pod,
                                                               const std::string& container) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [uid, worker] : workers_) {
     if (worker->ns() == ns && worker->name() == pod && !worker->Finished())
       return worker->ExecContextOf(container);
@@ -202,8 +203,8 @@ absl::StatusOr<int> Kubelet::Exec(const std::string& ns, const std::string& pod,
     spec.argv.push_back(
         i > 0 || mounted != argv[i] ? mounted : ResolveFromNodeRoot(options_.root_dir, argv[i]));
   }
-  std::mutex mu;
-  std::condition_variable done_cv;
+  Mutex mu;
+  std::condition_variable_any done_cv;
   std::optional<ProcessExit> done;
   absl::StatusOr<std::unique_ptr<ContainerProcess>> process = ContainerProcess::Start(
       spec,
@@ -211,7 +212,7 @@ absl::StatusOr<int> Kubelet::Exec(const std::string& ns, const std::string& pod,
         output(stream == "stderr" ? 2 : 1, line);
       },
       [&](const ProcessExit& exit) {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         done = exit;
         done_cv.notify_all();
       });
@@ -223,7 +224,7 @@ absl::StatusOr<int> Kubelet::Exec(const std::string& ns, const std::string& pod,
   ContainerProcess* running = process->get();
   {
     // Known to Stop(), which kills it and waits until it is forgotten.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     exec_processes_.insert(running);
     if (stopping_) running->Signal(SIGKILL);
   }
@@ -241,14 +242,14 @@ absl::StatusOr<int> Kubelet::Exec(const std::string& ns, const std::string& pod,
     });
   }
   {
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(mu);
     done_cv.wait(lock, [&] { return done.has_value(); });
   }
   stop_input = true;
   if (feeder.joinable()) feeder.join();
   {
     // The last touch of this kubelet: Stop() may return and it go after.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     exec_processes_.erase(running);
     stop_cv_.notify_all();
   }

@@ -22,13 +22,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "kube/informer.h"
@@ -137,12 +137,12 @@ class Kubelet {
   NodeContext context_;
   std::unique_ptr<kube::Informer> pods_;
 
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool started_ = false;
-  bool stopping_ = false;                                      // guarded by mu_
-  std::map<std::string, std::unique_ptr<PodWorker>> workers_;  // by pod uid; guarded by mu_
-  std::set<ContainerProcess*> exec_processes_;                 // running execs; guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any stop_cv_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::unique_ptr<PodWorker>> workers_ ABSL_GUARDED_BY(mu_);  // by pod uid
+  std::set<ContainerProcess*> exec_processes_ ABSL_GUARDED_BY(mu_);                 // running execs
   std::thread heartbeat_;
 };
 

@@ -113,7 +113,7 @@ void PluginWatcher::SocketAppeared(const std::string& path) {
         std::make_unique<HealthStream>(shared, *options_.health, options_.on_health_change);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     plugins_[driver] = Plugin{path, shared};
     ++registrations_[driver];
     changed_.notify_all();
@@ -125,7 +125,7 @@ void PluginWatcher::SocketAppeared(const std::string& path) {
 void PluginWatcher::SocketRemoved(const std::string& path) {
   std::vector<std::string> forgotten;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = plugins_.begin(); it != plugins_.end();) {
       if (it->second.socket == path) {
         forgotten.push_back(it->first);
@@ -148,21 +148,21 @@ void PluginWatcher::SocketRemoved(const std::string& path) {
 }
 
 std::shared_ptr<kubeletplugin::KubeletClient> PluginWatcher::Get(const std::string& driver) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = plugins_.find(driver);
   return it == plugins_.end() ? nullptr : it->second.client;
 }
 
 int PluginWatcher::Registrations(const std::string& driver) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = registrations_.find(driver);
   return it == registrations_.end() ? 0 : it->second;
 }
 
 bool PluginWatcher::WaitForRegistrations(const std::string& driver, int count,
                                          std::chrono::milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_for(lock, timeout, [&] {
+  MutexLock lock(mu_);
+  return changed_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const bool registered = plugins_.contains(driver);
     if (count == 0) return !registered;
     auto it = registrations_.find(driver);

@@ -18,11 +18,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/status/status.h"
+#include "core/mutex.h"
 #include "kubeletplugin/kubelet_client.h"
 #include "simkubelet/device_health.h"
 
@@ -72,14 +72,14 @@ class PluginWatcher {
   int inotify_fd_ = -1;
   int wake_fd_ = -1;  // an eventfd that ends the watcher's poll
   std::thread thread_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable changed_;
+  mutable Mutex mu_;
+  mutable std::condition_variable_any changed_;
   struct Plugin {
     std::string socket;
     std::shared_ptr<kubeletplugin::KubeletClient> client;
   };
-  std::map<std::string, Plugin> plugins_;     // by driver name; guarded by mu_
-  std::map<std::string, int> registrations_;  // by driver name; guarded by mu_
+  std::map<std::string, Plugin> plugins_ ABSL_GUARDED_BY(mu_);     // by driver name
+  std::map<std::string, int> registrations_ ABSL_GUARDED_BY(mu_);  // by driver name
   // By driver name; used by the watcher thread only (and Stop after it).
   std::map<std::string, std::unique_ptr<HealthStream>> health_streams_;
 };

@@ -159,7 +159,7 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
   // Read and check every claim before preparing any.
   ASSIGN_OR_RETURN(const std::vector<WantedClaim> wanted, ReadWantedClaims(client_, pod));
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const WantedClaim& w : wanted) {
     ClaimInfo& info = claims_[w.ref.uid];
     info.ref = w.ref;
@@ -211,7 +211,7 @@ absl::StatusOr<std::vector<PreparedClaim>> DraManager::PrepareResources(const js
 }
 
 absl::Status DraManager::UnprepareResources(const std::string& pod_uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto pod = pod_claims_.find(pod_uid);
   if (pod == pod_claims_.end()) return absl::OkStatus();
   std::map<std::string, std::vector<driver::ClaimRef>> batches;

@@ -14,12 +14,12 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 #include "driver/node_service.h"
 #include "kube/client.h"
 #include "nlohmann/json.hpp"
@@ -74,9 +74,10 @@ class DraManager {
 
   kube::Client& client_;
   const PluginWatcher& plugins_;
-  std::mutex mu_;                                            // held across driver calls
-  std::map<std::string, ClaimInfo> claims_;                  // by claim uid
-  std::map<std::string, std::set<std::string>> pod_claims_;  // pod uid -> claim uids
+  Mutex mu_;                                                      // held across driver calls
+  std::map<std::string, ClaimInfo> claims_ ABSL_GUARDED_BY(mu_);  // by claim uid
+  std::map<std::string, std::set<std::string>> pod_claims_
+      ABSL_GUARDED_BY(mu_);  // pod uid -> claim uids
 };
 
 }  // namespace canhazgpu::simkubelet

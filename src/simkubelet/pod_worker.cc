@@ -83,26 +83,26 @@ PodWorker::PodWorker(NodeContext& node, json pod)
 PodWorker::~PodWorker() { Stop(); }
 
 void PodWorker::Update(json pod) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   pod_ = std::move(pod);
   wake_.notify_all();
 }
 
 void PodWorker::Removed() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   removed_ = true;
   wake_.notify_all();
 }
 
 void PodWorker::HealthChanged() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   health_changed_ = true;
   wake_.notify_all();
 }
 
 void PodWorker::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     wake_.notify_all();
   }
@@ -110,28 +110,28 @@ void PodWorker::Stop() {
 }
 
 bool PodWorker::Finished() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return finished_;
 }
 
 bool PodWorker::Stopping() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stopping_;
 }
 
 bool PodWorker::DeletionRequested() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return removed_ || pod_.value("/metadata/deletionTimestamp"_json_pointer, json()).is_string();
 }
 
 json PodWorker::Pod() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return pod_;
 }
 
 void PodWorker::WaitForWork(std::optional<SteadyTime> until) {
-  std::unique_lock<std::mutex> lock(mu_);
-  auto ready = [&] {
+  MutexLock lock(mu_);
+  auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (stopping_ || removed_ || health_changed_) return true;
     if (pod_.value("/metadata/deletionTimestamp"_json_pointer, json()).is_string()) return true;
     return std::any_of(slots_.begin(), slots_.end(),
@@ -189,7 +189,7 @@ void PodWorker::Run() {
   bool terminal = false;
   while (true) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       health_changed_ = false;  // the status written below has the news
     }
     if (!terminal && AdvancePod(deadline)) {
@@ -281,7 +281,7 @@ bool PodWorker::MountVolumes() {
   while (true) {
     if (Stopping() || DeletionRequested()) return false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       health_changed_ = false;  // nothing to write yet; would only wake us
     }
     absl::StatusOr<VolumePaths> volumes = MaterializeVolumes(Pod(), context);
@@ -323,7 +323,7 @@ void PodWorker::BeginRun(Slot& slot) {
   ContainerRecord& r = Record(slot);
   if (slot.process != nullptr) slot.process.reset();  // ended; joins its thread
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     slot.exit.reset();
     slot.exit_handled = false;
   }
@@ -346,7 +346,7 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> PodWorker::StartProcess(Slot& 
       },
       [this, container_name, s](const ProcessExit& exit) {
         node_.logs.Finish(ns_, name_, container_name);
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         running_.erase(container_name);
         s->exit = exit;
         wake_.notify_all();
@@ -412,7 +412,7 @@ void PodWorker::StartContainer(Slot& slot) {
   }
   slot.process = std::move(*process);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!slot.exit.has_value()) running_[container_name] = {{{}, *env, dir}, *mounts};
   }
   r.state = ContainerRecord::State::kRunning;
@@ -424,7 +424,7 @@ void PodWorker::StartContainer(Slot& slot) {
 }
 
 std::optional<ProcessExit> PodWorker::TakeUnhandledExit(Slot& slot) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!slot.exit.has_value() || slot.exit_handled) return std::nullopt;
   slot.exit_handled = true;
   return slot.exit;
@@ -468,7 +468,7 @@ void PodWorker::KillAll(milliseconds grace, const std::string& reason) {
     slot->restart_at.reset();
     bool ended = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ended = slot->exit.has_value();
     }
     if (slot->process != nullptr && !ended) running.push_back(slot.get());
@@ -510,7 +510,7 @@ void PodWorker::Finalize() {
 void PodWorker::TerminateAndRemove() {
   bool removed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     removed = removed_;
   }
   KillAll(GracePeriod(), "Killing");
@@ -538,7 +538,7 @@ void PodWorker::TerminateAndRemove() {
       node_.log(StrCat("pod ", ns_, "/", name_, ": ", s.message()));
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   finished_ = true;
 }
 
@@ -576,7 +576,7 @@ absl::StatusOr<PodWorker::ExecContext> PodWorker::ExecContextOf(
   if (!known) {
     return absl::NotFoundError(StrCat("container ", container, " is not valid for pod ", name_));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = running_.find(container);
   if (it == running_.end()) {
     return absl::FailedPreconditionError(

@@ -18,13 +18,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "kubesim/pod_logs.h"
@@ -150,14 +150,14 @@ class PodWorker {
   std::vector<std::unique_ptr<Slot>> slots_;  // init containers first
   nlohmann::json last_written_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  nlohmann::json pod_;                          // the newest version; guarded by mu_
-  std::map<std::string, ExecContext> running_;  // by container name; guarded by mu_
-  bool removed_ = false;
-  bool health_changed_ = false;
-  bool stopping_ = false;
-  bool finished_ = false;
+  mutable Mutex mu_;
+  std::condition_variable_any wake_;
+  nlohmann::json pod_ ABSL_GUARDED_BY(mu_);                          // the newest version
+  std::map<std::string, ExecContext> running_ ABSL_GUARDED_BY(mu_);  // by container name
+  bool removed_ ABSL_GUARDED_BY(mu_) = false;
+  bool health_changed_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 
+#include "core/mutex.h"
 #include "store/state_store.h"
 
 namespace canhazgpu::store {
@@ -18,17 +18,17 @@ class LockedStateStore : public StateStore {
   explicit LockedStateStore(std::unique_ptr<StateStore> inner) : inner_(std::move(inner)) {}
 
   absl::Status Update(const TransactionFn& fn) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return inner_->Update(fn);
   }
   absl::Status Read(const TransactionFn& fn) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return inner_->Read(fn);
   }
 
  private:
-  std::mutex mu_;
-  std::unique_ptr<StateStore> inner_;
+  Mutex mu_;
+  std::unique_ptr<StateStore> inner_ ABSL_PT_GUARDED_BY(mu_);  // one call at a time
 };
 
 }  // namespace canhazgpu::store

@@ -128,7 +128,7 @@ class MemoryTransaction : public StateTransaction {
 }  // namespace
 
 absl::Status MemoryStateStore::Update(const TransactionFn& fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   State copy = state_;
   MemoryTransaction txn(copy, /*writable=*/true);
   absl::Status status = fn(txn);
@@ -137,7 +137,7 @@ absl::Status MemoryStateStore::Update(const TransactionFn& fn) {
 }
 
 absl::Status MemoryStateStore::Read(const TransactionFn& fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   State copy = state_;
   MemoryTransaction txn(copy, /*writable=*/false);
   return fn(txn);

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 
+#include "core/mutex.h"
 #include "store/state_store.h"
 
 namespace canhazgpu::store {
@@ -25,8 +25,8 @@ class MemoryStateStore : public StateStore {
   };
 
  private:
-  std::mutex mu_;
-  State state_;
+  Mutex mu_;
+  State state_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::store

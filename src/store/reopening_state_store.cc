@@ -21,6 +21,7 @@ absl::StatusOr<std::unique_ptr<ReopeningStateStore>> ReopeningStateStore::Open(
   const auto id = Identify(path);
   absl::StatusOr<std::unique_ptr<StateStore>> inner = store->open_(path);
   if (!inner.ok()) return inner.status();
+  MutexLock lock(store->mu_);  // no other thread has it yet; the analysis cannot know that
   store->inner_ = *std::move(inner);
   if (id) store->open_file_ = *id;
   return store;
@@ -49,19 +50,19 @@ void ReopeningStateStore::FollowPath() {
 }
 
 absl::Status ReopeningStateStore::Update(const TransactionFn& fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   FollowPath();
   return inner_->Update(fn);
 }
 
 absl::Status ReopeningStateStore::Read(const TransactionFn& fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   FollowPath();
   return inner_->Read(fn);
 }
 
 int ReopeningStateStore::reopens() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return reopens_;
 }
 

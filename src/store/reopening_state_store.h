@@ -17,12 +17,12 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "core/log.h"
+#include "core/mutex.h"
 #include "store/state_store.h"
 
 namespace canhazgpu::store {
@@ -54,16 +54,16 @@ class ReopeningStateStore : public StateStore {
   ReopeningStateStore(std::string path, Opener open, Log log)
       : path_(std::move(path)), open_(std::move(open)), log_(std::move(log)) {}
   // Under mu_: opens the file at path_ when it is not the open one.
-  void FollowPath();
+  void FollowPath() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string path_;
   const Opener open_;
   const Log log_;
-  mutable std::mutex mu_;
-  std::unique_ptr<StateStore> inner_;
-  FileId open_file_;
-  std::string last_failure_;  // the last failure to open a new file, said once
-  int reopens_ = 0;
+  mutable Mutex mu_;
+  std::unique_ptr<StateStore> inner_ ABSL_GUARDED_BY(mu_);
+  FileId open_file_ ABSL_GUARDED_BY(mu_);
+  std::string last_failure_ ABSL_GUARDED_BY(mu_);  // the last failure to open a new file, said once
+  int reopens_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace canhazgpu::store

@@ -10,10 +10,10 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "core/json_text.h"
+#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "httpfront/http_front.h"
@@ -74,7 +74,7 @@ class Cache {
   }
 
   Snapshot Live() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     SteadyClock::time_point now = SteadyClock::now();
     if (live_.at == SteadyClock::time_point() || now - live_.at >= kSnapshotTtl) {
       Snapshot fresh;
@@ -89,7 +89,7 @@ class Cache {
   }
 
   absl::StatusOr<Json> Report(int days) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = reports_.find(days);
     if (it == reports_.end() || SteadyClock::now() - it->second.second >= kReportTtl) {
       absl::StatusOr<Json> report = source_.report(days);
@@ -104,9 +104,9 @@ class Cache {
 
  private:
   DashboardSource source_;
-  std::mutex mu_;
-  Snapshot live_;
-  std::map<int, std::pair<Json, SteadyClock::time_point>> reports_;
+  Mutex mu_;
+  Snapshot live_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::pair<Json, SteadyClock::time_point>> reports_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<HostsCache> remote_;  // set when there are remote hosts
 };
 

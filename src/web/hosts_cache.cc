@@ -9,7 +9,7 @@ HostsCache::HostsCache(Collect collect, std::chrono::steady_clock::duration max_
 
 HostsCache::~HostsCache() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -17,24 +17,26 @@ HostsCache::~HostsCache() {
 }
 
 nlohmann::ordered_json HostsCache::Get() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!latest_ || RealClock().MonoNow() - at_ >= max_age_) {
     wanted_ = true;
     cv_.notify_all();
   }
-  cv_.wait(lock, [this] { return latest_.has_value() || stopping_; });
+  cv_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return latest_.has_value() || stopping_;
+  });
   return latest_.value_or(nlohmann::ordered_json::array());
 }
 
 void HostsCache::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return wanted_ || stopping_; });
+    cv_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return wanted_ || stopping_; });
     if (stopping_) return;
     wanted_ = false;
-    lock.unlock();
+    lock.Unlock();
     nlohmann::ordered_json fresh = collect_();
-    lock.lock();
+    lock.Lock();
     latest_ = std::move(fresh);
     at_ = RealClock().MonoNow();
     wanted_ = false;  // who asked meanwhile is answered by this one

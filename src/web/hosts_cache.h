@@ -11,10 +11,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <thread>
 
+#include "core/mutex.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::web {
@@ -37,12 +37,12 @@ class HostsCache {
 
   const Collect collect_;
   const std::chrono::steady_clock::duration max_age_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool wanted_ = false;
-  bool stopping_ = false;
-  std::optional<nlohmann::ordered_json> latest_;
-  std::chrono::steady_clock::time_point at_;
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  bool wanted_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<nlohmann::ordered_json> latest_ ABSL_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point at_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // last: starts once the rest is set up
 };
 

@@ -61,7 +61,7 @@ PodWatch::~PodWatch() {
 }
 
 void PodWatch::Changed() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++changes_;
   changed_cv_.notify_all();
 }
@@ -76,7 +76,7 @@ absl::Status PodWatch::Start(std::chrono::milliseconds timeout) {
       .on_delete =
           [this, ours](const json& o) {
             if (ours(o)) {
-              std::lock_guard<std::mutex> lock(mu_);
+              MutexLock lock(mu_);
               deleted_ = true;
             }
             Changed();
@@ -112,7 +112,7 @@ std::optional<json> PodWatch::Pod() const {
 }
 
 bool PodWatch::Deleted() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return deleted_;
 }
 
@@ -138,7 +138,7 @@ std::string PodWatch::PrepareError() const {
 }
 
 bool PodWatch::WaitForChange(std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto deadline = RealClock().MonoNow() + timeout;
   while (changes_ == seen_changes_) {
     if (cancel != nullptr && cancel->load()) return false;

@@ -10,11 +10,11 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/mutex.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "nlohmann/json.hpp"
@@ -62,11 +62,11 @@ class PodWatch {
   const bool all_namespaces_;
   std::unique_ptr<kube::Informer> runs_;
   std::unique_ptr<kube::Informer> events_;
-  mutable std::mutex mu_;
-  std::condition_variable changed_cv_;
-  uint64_t changes_ = 0;
-  uint64_t seen_changes_ = 0;
-  bool deleted_ = false;
+  mutable Mutex mu_;
+  std::condition_variable_any changed_cv_;
+  uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t seen_changes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool deleted_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace canhazgpu::cli::k8s

@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -21,6 +20,7 @@
 #include "cli/k8shazgpu_sim/commands.h"
 #include "cli/k8shazgpu_sim/sim_kubeconfig.h"
 #include "core/file_write.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "kubesim/api_server.h"
 #include "kubesim/certificates.h"
@@ -88,9 +88,9 @@ int ApiServerMain(const std::vector<std::string>& args) {
   sigset_t signals = cli::BlockStopSignals();  // before any thread starts
 
   kubesim::ObjectStore store(static_cast<size_t>(std::stol(value("event-window"))));
-  std::mutex log_mu;
+  Mutex log_mu;
   kubesim::ApiServerOptions options{.token = value("token"), .log = [&](const std::string& line) {
-                                      std::lock_guard lock(log_mu);
+                                      MutexLock lock(log_mu);
                                       std::cerr << line << "\n";
                                     }};
   const std::string deny = value("deny");  // Split returns views into it

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <set>
 
 #include "alloc/reservations.h"
@@ -10,6 +9,7 @@
 #include "cli/k8shazgpu_sim/sim_kubeconfig.h"
 #include "core/clock.h"
 #include "core/file_write.h"
+#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "dra/devices.h"
@@ -170,9 +170,9 @@ absl::Status SimCluster::StartServer() {
   // whose owner never existed.
   store_->set_collect_background_dependents(false);
   auto log_file = std::make_shared<std::ofstream>(options_.dir + "/apiserver.log", std::ios::app);
-  auto log_mu = std::make_shared<std::mutex>();
+  auto log_mu = std::make_shared<Mutex>();
   kubesim::ApiServerOptions server_options{.log = [log_file, log_mu](const std::string& line) {
-    std::lock_guard lock(*log_mu);
+    MutexLock lock(*log_mu);
     *log_file << line << "\n";
     log_file->flush();
   }};

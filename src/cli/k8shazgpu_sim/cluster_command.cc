@@ -10,7 +10,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <mutex>
 
 #include "cli/common/exit_code.h"
 #include "cli/common/flags.h"
@@ -22,6 +21,7 @@
 #include "cli/k8shazgpu_sim/commands.h"
 #include "core/file_read.h"
 #include "core/file_write.h"
+#include "core/mutex.h"
 #include "core/strings.h"
 #include "host/self_executable.h"
 
@@ -219,9 +219,9 @@ int ClusterMain(const std::vector<std::string>& args) {
   }
   ClusterOptions options;
   if (std::optional<int> exit = ClusterOptionsFromFlags(flags, &options)) return *exit;
-  std::mutex log_mu;
+  Mutex log_mu;
   options.log = [&log_mu](const std::string& line) {
-    std::lock_guard lock(log_mu);
+    MutexLock lock(log_mu);
     std::cerr << "k8shazgpu-sim: " << line << "\n";
   };
 

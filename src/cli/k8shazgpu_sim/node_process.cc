@@ -83,13 +83,13 @@ int NodeProcess::Spawn() {
 
 absl::Status NodeProcess::Start() {
   supervisor_ = std::thread([this] { Supervise(); });
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return first_spawn_done_; });
-  if (first_spawn_error_ != 0) {
-    lock.unlock();
+  MutexLock lock(mu_);
+  cv_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return first_spawn_done_; });
+  if (const int error = first_spawn_error_; error != 0) {
+    lock.Unlock();
     supervisor_.join();
     return absl::FailedPreconditionError(
-        StrCat("cannot start ", options_.binary, ": ", std::strerror(first_spawn_error_)));
+        StrCat("cannot start ", options_.binary, ": ", std::strerror(error)));
   }
   return absl::OkStatus();
 }
@@ -101,7 +101,7 @@ void NodeProcess::Supervise() {
   for (bool first = true;; first = false) {
     const int pid = Spawn();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (first) {
         first_spawn_done_ = true;
         if (pid < 0) first_spawn_error_ = -pid;
@@ -122,7 +122,7 @@ void NodeProcess::Supervise() {
       int status = 0;
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       exited_ = true;
       cv_.notify_all();
       if (stopping_) return;
@@ -131,8 +131,10 @@ void NodeProcess::Supervise() {
                             "; restarting in ", backoff.count() / 1000.0, " s"));
       }
     }
-    std::unique_lock lock(mu_);
-    if (cv_.wait_for(lock, backoff, [this] { return stopping_; })) return;
+    MutexLock lock(mu_);
+    if (cv_.wait_for(lock, backoff,
+                     [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; }))
+      return;
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }
@@ -140,12 +142,14 @@ void NodeProcess::Supervise() {
 void NodeProcess::Stop(std::chrono::milliseconds grace) {
   if (!supervisor_.joinable()) return;
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     cv_.notify_all();
     if (!exited_ && pid_ > 0) {
       kill(pid_, SIGTERM);
-      if (!cv_.wait_for(lock, grace, [this] { return exited_; })) kill(pid_, SIGKILL);
+      if (!cv_.wait_for(lock, grace,
+                        [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return exited_; }))
+        kill(pid_, SIGKILL);
     }
   }
   supervisor_.join();

@@ -12,12 +12,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/mutex.h"
 
 namespace canhazgpu::sim {
 
@@ -49,12 +49,12 @@ class NodeProcess {
 
   NodeProcessOptions options_;
   std::atomic<int> pid_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;      // guarded by mu_
-  bool exited_ = false;        // guarded by mu_: the current child was reaped
-  int first_spawn_error_ = 0;  // guarded by mu_
-  bool first_spawn_done_ = false;
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool exited_ ABSL_GUARDED_BY(mu_) = false;  // the current child was reaped
+  int first_spawn_error_ ABSL_GUARDED_BY(mu_) = 0;
+  bool first_spawn_done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread supervisor_;
 };
 

@@ -88,7 +88,7 @@ class FakeImageService::Service final : public v1::ImageService::Service {
 
   grpc::Status ListImages(grpc::ServerContext*, const v1::ListImagesRequest* request,
                           v1::ListImagesResponse* response) override {
-    std::lock_guard<std::mutex> lock(fake_.mu_);
+    MutexLock lock(fake_.mu_);
     const std::string& filter = request->filter().image().image();
     for (const auto& [reference, image] : fake_.present_) {
       if (filter.empty() || fake_.FindLocked(filter) == &image) {
@@ -100,7 +100,7 @@ class FakeImageService::Service final : public v1::ImageService::Service {
 
   grpc::Status ImageStatus(grpc::ServerContext*, const v1::ImageStatusRequest* request,
                            v1::ImageStatusResponse* response) override {
-    std::lock_guard<std::mutex> lock(fake_.mu_);
+    MutexLock lock(fake_.mu_);
     if (const PresentImage* image = fake_.FindLocked(request->image().image())) {
       Fill(*image, response->mutable_image());
     }
@@ -110,7 +110,7 @@ class FakeImageService::Service final : public v1::ImageService::Service {
   grpc::Status PullImage(grpc::ServerContext* context, const v1::PullImageRequest* request,
                          v1::PullImageResponse* response) override {
     const std::string& reference = request->image().image();
-    std::unique_lock<std::mutex> lock(fake_.mu_);
+    MutexLock lock(fake_.mu_);
     ++fake_.pulls_[reference];
     if (fake_.stalling_.contains(reference)) {
       ++fake_.stalled_now_[reference];
@@ -155,7 +155,7 @@ class FakeImageService::Service final : public v1::ImageService::Service {
 
   grpc::Status RemoveImage(grpc::ServerContext*, const v1::RemoveImageRequest* request,
                            v1::RemoveImageResponse*) override {
-    std::lock_guard<std::mutex> lock(fake_.mu_);
+    MutexLock lock(fake_.mu_);
     if (const PresentImage* image = fake_.FindLocked(request->image().image())) {
       fake_.present_.erase(image->reference);
     }
@@ -164,7 +164,7 @@ class FakeImageService::Service final : public v1::ImageService::Service {
 
   grpc::Status ImageFsInfo(grpc::ServerContext*, const v1::ImageFsInfoRequest*,
                            v1::ImageFsInfoResponse* response) override {
-    std::lock_guard<std::mutex> lock(fake_.mu_);
+    MutexLock lock(fake_.mu_);
     uint64_t used = 0;
     for (const auto& [reference, image] : fake_.present_) {
       used += image.size;
@@ -211,7 +211,7 @@ FakeImageService::~FakeImageService() { Stop(); }
 
 void FakeImageService::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       return;
     }
@@ -228,53 +228,53 @@ void FakeImageService::Stop() {
 }
 
 void FakeImageService::AddToRegistry(const std::string& reference, RegistryImage image) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   registry_[reference] = std::move(image);
 }
 
 void FakeImageService::AddPresent(const std::string& reference, uint64_t size) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   present_[reference] = PresentImage{.reference = reference, .size = size};
 }
 
 void FakeImageService::FailPulls(const std::string& reference, std::string message) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   failures_[reference] = std::move(message);
 }
 
 void FakeImageService::ClearFailure(const std::string& reference) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   failures_.erase(reference);
 }
 
 void FakeImageService::StallPulls(const std::string& reference) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stalling_.insert(reference);
 }
 
 void FakeImageService::ReleasePulls(const std::string& reference) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stalling_.erase(reference);
   changed_.notify_all();
 }
 
 bool FakeImageService::WaitForStalledPulls(const std::string& reference, int count,
                                            std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_for(lock, timeout, [&] {
+  MutexLock lock(mu_);
+  return changed_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = stalled_now_.find(reference);
     return (it == stalled_now_.end() ? 0 : it->second) == count;
   });
 }
 
 int FakeImageService::pull_count(const std::string& reference) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = pulls_.find(reference);
   return it == pulls_.end() ? 0 : it->second;
 }
 
 bool FakeImageService::IsPresent(const std::string& reference) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return FindLocked(reference) != nullptr;
 }
 

@@ -19,13 +19,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 
 namespace grpc {
 class Server;
@@ -90,21 +90,21 @@ class FakeImageService {
 
   // Under mu_: the present image `name` refers to (reference, id or repo
   // digest); nullptr when none.
-  const PresentImage* FindLocked(const std::string& name) const;
+  const PresentImage* FindLocked(const std::string& name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::string socket_path_;
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
 
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  bool stopping_ = false;
-  std::map<std::string, RegistryImage> registry_;
-  std::map<std::string, PresentImage> present_;  // by reference
-  std::map<std::string, std::string> failures_;  // reference -> message
-  std::set<std::string> stalling_;               // references whose pulls wait
-  std::map<std::string, int> stalled_now_;       // reference -> pulls waiting
-  std::map<std::string, int> pulls_;
+  mutable Mutex mu_;
+  std::condition_variable_any changed_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, RegistryImage> registry_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, PresentImage> present_ ABSL_GUARDED_BY(mu_);  // by reference
+  std::map<std::string, std::string> failures_ ABSL_GUARDED_BY(mu_);  // reference -> message
+  std::set<std::string> stalling_ ABSL_GUARDED_BY(mu_);               // references whose pulls wait
+  std::map<std::string, int> stalled_now_ ABSL_GUARDED_BY(mu_);       // reference -> pulls waiting
+  std::map<std::string, int> pulls_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::cri::testing

@@ -23,7 +23,7 @@ TrickleServer::TrickleServer(std::chrono::milliseconds gap) : gap_(gap) {
 
 TrickleServer::~TrickleServer() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -38,15 +38,15 @@ std::string TrickleServer::Url(std::string_view path) const {
 }
 
 void TrickleServer::WaitForClients(int count) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return clients_ >= count; });
+  MutexLock lock(mu_);
+  cv_.wait(lock, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return clients_ >= count; });
 }
 
 void TrickleServer::Accept() {
   while (true) {
     const int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) {
       close(client);
       return;
@@ -58,15 +58,15 @@ void TrickleServer::Accept() {
 }
 
 void TrickleServer::Serve(int client) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // A valid start of a response, then one more byte of a header that never
   // ends.
   if (gap_.count() > 0) {
     const std::string start = "HTTP/1.1 200 OK\r\nX-Slow: ";
     send(client, start.data(), start.size(), MSG_NOSIGNAL);
   }
-  while (
-      !cv_.wait_for(lock, gap_.count() > 0 ? gap_ : std::chrono::hours(1), [&] { return stop_; })) {
+  while (!cv_.wait_for(lock, gap_.count() > 0 ? gap_ : std::chrono::hours(1),
+                       [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; })) {
     if (gap_.count() > 0) send(client, "a", 1, MSG_NOSIGNAL);
   }
   close(client);

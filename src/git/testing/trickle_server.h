@@ -9,11 +9,12 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace canhazgpu::git::testing {
 
@@ -36,10 +37,10 @@ class TrickleServer {
   const std::chrono::milliseconds gap_;
   int listener_ = -1;
   int port_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int clients_ = 0;
-  bool stop_ = false;
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  int clients_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread acceptor_;
   std::vector<std::thread> servers_;  // acceptor_ only, until it is joined
 };

@@ -80,7 +80,7 @@ absl::Status FakeHub::AddModel(FakeModel model) {
       file->hash[0] = file->hash[0] == '0' ? '1' : '0';
     commit.files.push_back(std::move(file));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::unique_ptr<Repo>& repo = repos_[model.repo_id];
   if (repo == nullptr) repo = std::make_unique<Repo>();
   repo->private_repo = model.private_repo;
@@ -103,7 +103,7 @@ absl::Status FakeHub::Start(int port) {
   // httplib answers 206 to any range request; a server ignoring ranges
   // answers 200.
   server_->set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (ignore_ranges_ && res.status == 206) res.status = 200;
   });
   port_ = httpfront::BindWithFullBacklog(*server_, "127.0.0.1", port);
@@ -124,29 +124,29 @@ void FakeHub::Stop() {
 std::string FakeHub::endpoint() const { return StrCat("http://127.0.0.1:", port_); }
 
 void FakeHub::CutNextBody(std::string_view file_path, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   hooks_[std::string(file_path)] = BodyHook{.bytes = bytes, .stall = false};
 }
 
 void FakeHub::StallNextBody(std::string_view file_path, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   hooks_[std::string(file_path)] = BodyHook{.bytes = bytes, .stall = true};
   released_ = false;
 }
 
 void FakeHub::IgnoreRanges(bool ignore) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ignore_ranges_ = ignore;
 }
 
 void FakeHub::Release() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   released_ = true;
   released_cv_.notify_all();
 }
 
 std::string FakeHub::HashOf(std::string_view repo_id, std::string_view file_path) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto repo = repos_.find(std::string(repo_id));
   if (repo == repos_.end()) return "";
   for (const auto& [sha, commit] : repo->second->commits) {
@@ -158,17 +158,17 @@ std::string FakeHub::HashOf(std::string_view repo_id, std::string_view file_path
 }
 
 std::vector<RecordedRequest> FakeHub::requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return requests_;
 }
 
 void FakeHub::ClearRequests() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   requests_.clear();
 }
 
 void FakeHub::Record(const httplib::Request& req) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   requests_.push_back(RecordedRequest{.method = req.method,
                                       .path = req.path,
                                       .authorization = req.get_header_value("Authorization"),
@@ -203,7 +203,7 @@ const FakeHub::Commit* FakeHub::FindCommit(const Repo& repo, const std::string& 
 
 void FakeHub::HandleApi(const httplib::Request& req, httplib::Response& res) {
   Record(req);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::string repo_id = StrCat(req.matches[1].str(), "/", req.matches[2].str());
   auto repo = repos_.find(repo_id);
   if (!Authorize(req, res, repo != repos_.end() ? repo->second.get() : nullptr)) return;
@@ -242,7 +242,7 @@ void FakeHub::HandleResolve(const httplib::Request& req, httplib::Response& res)
   Record(req);
   std::shared_ptr<const File> found;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const std::string repo_id = StrCat(req.matches[1].str(), "/", req.matches[2].str());
     auto repo = repos_.find(repo_id);
     if (!Authorize(req, res, repo != repos_.end() ? repo->second.get() : nullptr)) return;
@@ -277,7 +277,7 @@ void FakeHub::HandleCdn(const httplib::Request& req, httplib::Response& res) {
   Record(req);
   std::shared_ptr<const File> found;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, repo] : repos_) {
       for (const auto& [sha, commit] : repo->commits) {
         for (const auto& file : commit.files) {
@@ -297,7 +297,7 @@ void FakeHub::HandleCdn(const httplib::Request& req, httplib::Response& res) {
 void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Response& res) {
   std::optional<BodyHook> hook;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (ignore_ranges_) {
       // Without a length httplib cannot slice a range: the whole body, 200.
       res.set_content_provider("application/octet-stream",
@@ -331,8 +331,9 @@ void FakeHub::ServeBody(const std::shared_ptr<const File>& file, httplib::Respon
         if (hook.has_value() && *sent < hook->bytes) n = std::min<uint64_t>(n, hook->bytes - *sent);
         if (hook.has_value() && *sent == hook->bytes) {
           if (!hook->stall) return false;  // cut: httplib closes the connection
-          std::unique_lock<std::mutex> lock(mu_);
-          released_cv_.wait(lock, [this] { return released_; });
+          MutexLock lock(mu_);
+          released_cv_.wait(lock,
+                            [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return released_; });
         }
         if (fd >= 0) {
           const ssize_t got = pread(fd, buffer->get(), n, static_cast<off_t>(offset));

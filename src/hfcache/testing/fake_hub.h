@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/mutex.h"
 
 namespace httplib {
 class Server;
@@ -114,13 +114,13 @@ class FakeHub {
   std::thread thread_;
   int port_ = 0;
 
-  mutable std::mutex mu_;
-  std::condition_variable released_cv_;
-  bool released_ = false;
-  bool ignore_ranges_ = false;
-  std::map<std::string, std::unique_ptr<Repo>> repos_;
-  std::map<std::string, BodyHook> hooks_;  // by file path
-  std::vector<RecordedRequest> requests_;
+  mutable Mutex mu_;
+  std::condition_variable_any released_cv_;
+  bool released_ ABSL_GUARDED_BY(mu_) = false;
+  bool ignore_ranges_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::unique_ptr<Repo>> repos_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, BodyHook> hooks_ ABSL_GUARDED_BY(mu_);  // by file path
+  std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace canhazgpu::hfcache::testing

@@ -22,7 +22,7 @@ class FakeClock : public Clock {
   void SleepFor(std::chrono::nanoseconds d) const override {
     if (d.count() > 0) Move(d);
   }
-  bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, MonoTime deadline,
+  bool WaitUntil(std::condition_variable_any& cv, MutexLock& lock, MonoTime deadline,
                  absl::FunctionRef<bool()> done) const override {
     // No notification comes when the time moves, so the wait looks again
     // every millisecond of real time; nothing waits for simulated time.

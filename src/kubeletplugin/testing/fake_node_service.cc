@@ -12,66 +12,71 @@ driver::PreparedDevice FakeNodeService::DefaultDevice(const driver::ClaimRef& cl
 }
 
 void FakeNodeService::SetPrepareResult(const std::string& uid, driver::PrepareResult result) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   results_[uid] = std::move(result);
 }
 
 void FakeNodeService::SetUnprepareError(const std::string& uid, std::string error) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   unprepare_errors_[uid] = std::move(error);
 }
 
 void FakeNodeService::ForgetInAnswer(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   forgotten_.push_back(uid);
 }
 
 void FakeNodeService::Hold() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   held_ = true;
 }
 
 void FakeNodeService::Release() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     held_ = false;
   }
   changed_.notify_all();
 }
 
 bool FakeNodeService::WaitForPreparesStarted(size_t count, std::chrono::seconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_for(lock, timeout, [&] { return prepares_started_ >= count; });
+  MutexLock lock(mu_);
+  return changed_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return prepares_started_ >= count;
+  });
 }
 
 bool FakeNodeService::WaitForPreparesFinished(size_t count, std::chrono::seconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_for(lock, timeout, [&] { return prepares_finished_ >= count; });
+  MutexLock lock(mu_);
+  return changed_.wait_for(lock, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return prepares_finished_ >= count;
+  });
 }
 
 std::vector<driver::ClaimRef> FakeNodeService::prepared_claims() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return prepared_;
 }
 
 std::vector<driver::ClaimRef> FakeNodeService::unprepared_claims() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return unprepared_;
 }
 
 std::chrono::steady_clock::time_point FakeNodeService::last_deadline() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_deadline_;
 }
 
 bool FakeNodeService::WaitForCancelled(std::chrono::seconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_for(lock, timeout, [&] { return last_cancelled_; });
+  MutexLock lock(mu_);
+  return changed_.wait_for(lock, timeout,
+                           [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return last_cancelled_; });
 }
 
 std::map<std::string, driver::PrepareResult> FakeNodeService::PrepareClaims(
     const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++prepares_started_;
   prepared_.insert(prepared_.end(), claims.begin(), claims.end());
   last_deadline_ = bounds.deadline;
@@ -103,7 +108,7 @@ std::map<std::string, driver::PrepareResult> FakeNodeService::PrepareClaims(
 
 std::map<std::string, std::string> FakeNodeService::UnprepareClaims(
     const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& /*bounds*/) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   unprepared_.insert(unprepared_.end(), claims.begin(), claims.end());
   std::map<std::string, std::string> errors;
   for (const driver::ClaimRef& claim : claims) {

@@ -9,10 +9,10 @@
 #include <condition_variable>
 #include <cstddef>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "driver/node_service.h"
 
 namespace canhazgpu::kubeletplugin::testing {
@@ -52,18 +52,18 @@ class FakeNodeService final : public driver::NodeService {
                                                      const driver::CallBounds& bounds) override;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  std::map<std::string, driver::PrepareResult> results_;
-  std::map<std::string, std::string> unprepare_errors_;
-  std::vector<std::string> forgotten_;
-  bool held_ = false;
-  size_t prepares_started_ = 0;
-  size_t prepares_finished_ = 0;
-  std::vector<driver::ClaimRef> prepared_;
-  std::vector<driver::ClaimRef> unprepared_;
-  std::chrono::steady_clock::time_point last_deadline_{};
-  bool last_cancelled_ = false;
+  mutable Mutex mu_;
+  std::condition_variable_any changed_;
+  std::map<std::string, driver::PrepareResult> results_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> unprepare_errors_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> forgotten_ ABSL_GUARDED_BY(mu_);
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+  size_t prepares_started_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t prepares_finished_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<driver::ClaimRef> prepared_ ABSL_GUARDED_BY(mu_);
+  std::vector<driver::ClaimRef> unprepared_ ABSL_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_deadline_ ABSL_GUARDED_BY(mu_){};
+  bool last_cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace canhazgpu::kubeletplugin::testing
