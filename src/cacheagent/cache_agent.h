@@ -187,6 +187,9 @@ class CacheAgent {
   std::vector<CacheFolder> FoldersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetState(Entry& entry, const std::string& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   cacheplan::NodeCacheStatus ReportLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A Node's labels (metadata.labels), the string ones.
+  static cacheplan::Labels LabelsOf(const nlohmann::json& node);
+  // cache_agent_status.cc:
   absl::Status WriteStatus();
   // Every node's NodeCacheStatus (unreadable ones left out).
   absl::StatusOr<std::vector<cacheplan::NodeCacheStatus>> ReadReports();
