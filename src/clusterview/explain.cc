@@ -575,6 +575,7 @@ std::string SelectorTopic(const std::string& expression) {
 
 std::string Diagnosis::Text() const {
   std::string out = StrCat(object, pending ? " is pending" : "", ": ", summary, "\n");
+  if (!note.empty()) out += StrCat("note: ", note, "\n");
   if (!asks.empty()) {
     out += "asks for:\n";
     for (const std::string& a : asks) out += StrCat("  ", a, "\n");
@@ -635,16 +636,23 @@ ordered_json Diagnosis::Json() const {
                          {"held", held_json},
                          {"allocator", tried ? n.why.Json() : ordered_json()}});
   }
-  return {{"object", object},   {"pending", pending},
-          {"never", never},     {"summary", summary},
-          {"node", node},       {"devices", devices},
-          {"asks", asks},       {"preemption", pending && devices_taken ? kNoPreemption : ""},
-          {"nodes", node_list}, {"problems", problems}};
+  return {{"object", object},
+          {"note", note},
+          {"pending", pending},
+          {"never", never},
+          {"summary", summary},
+          {"node", node},
+          {"devices", devices},
+          {"asks", asks},
+          {"preemption", pending && devices_taken ? kNoPreemption : ""},
+          {"nodes", node_list},
+          {"problems", problems}};
 }
 
 Diagnosis ExplainPod(const View& view, const json& pod, TimePoint now) {
   Diagnosis d;
   d.object = StrCat("pod ", KeyOf(pod));
+  d.note = NoteOf(pod);
   const std::string node = kube::StringAt(pod, "/spec/nodeName"_json_pointer);
   if (!node.empty()) {
     std::vector<std::string> devices;

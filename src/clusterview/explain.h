@@ -74,6 +74,7 @@ struct NodeDiagnosis {
 
 struct Diagnosis {
   std::string object;  // "pod default/train", "resourceclaim default/x"
+  std::string note;    // the pod's --note (NoteOf), "" when none
   bool pending = true;
   bool never = false;   // no node could ever satisfy it, even with every device free
   std::string summary;  // one line; starts "can never run: " when `never`
@@ -87,12 +88,12 @@ struct Diagnosis {
   bool devices_taken = false;         // some wanted device is taken or held: preemption note
   std::vector<std::string> problems;  // slices left out (view.pools.problems)
 
-  // The summary, the asks, then a line per node (nodes with the same brief
+  // The summary, the note, the asks, then a line per node (nodes with the same brief
   // phrase grouped, the closest of a group in full beneath), the
   // allocator's counts per selector, the preemption note when devices are
   // taken.
   std::string Text() const;
-  // {"object", "pending", "never", "summary", "node", "devices", "asks",
+  // {"object", "note", "pending", "never", "summary", "node", "devices", "asks",
   //  "preemption": "" or the note, "nodes": [{"node", "unsuitable", "fits",
   //  "claim", "phrase", "brief", "taken": [{"device", "claim", "pods", "user"}],
   //  "held": [{"device", "state", "user", "kind", "since", "until",

@@ -138,6 +138,13 @@ ClaimHolder HolderOf(const View& view, const json& claim) {
     }
   }
   h.user = UserOf(view, claim, h.pods);
+  for (const PodRef& p : h.pods) {
+    auto pod = view.pods.find(StrCat(p.namespace_name, "/", p.name));
+    if (pod != view.pods.end() && !NoteOf(pod->second).empty()) {
+      h.note = NoteOf(pod->second);
+      break;
+    }
+  }
   h.since = ClaimSince(view, claim, h.pods);
   return h;
 }
@@ -486,6 +493,7 @@ TextRows StatusRows(const GpuStatusReport& report) {
           holders.push_back(c.user.empty() ? who : StrCat(c.user, " (from label; ", who, ")"));
           claims.push_back(StrCat(c.namespace_name, "/", c.name));
           if (pods.empty()) claims.back() += " (no pod yet)";
+          if (!c.note.empty()) notes.push_back(StrCat("\"", c.note, "\""));
         }
         holder = Join(holders, "; ");
         age = Since(row.claims.front().since, report.now);
@@ -571,6 +579,7 @@ ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
                             {"name", c.name},
                             {"pods", std::move(pods)},
                             {"user", c.user}};
+          if (!c.note.empty()) j["note"] = c.note;
           if (c.since) {
             j["since"] = FormatTimestampSeconds(*c.since);
             j["seconds"] = Seconds(c.since, report.now);

@@ -63,6 +63,7 @@ struct ClaimHolder {
   std::string name;
   std::vector<PodRef> pods;        // status.reservedFor pods, in order
   std::string user;                // kUserLabel of the first pod with it, else the claim's
+  std::string note;                // the first pod's --note (NoteOf), "" when none
   std::optional<TimePoint> since;  // see the header comment
 };
 
@@ -144,7 +145,8 @@ struct TextRows {
 
 // NODE DEVICE TYPE PRODUCT MEMORY STATE HOLDER FOR NOTE, one row per device:
 //   Claimed  HOLDER "alice (ml/train-0)" (the pods, or "claim ns/name" with
-//            none), FOR how long, NOTE "claim ml/train-gpu";
+//            none), FOR how long, NOTE the run's --note in quotes, then
+//            "claim ml/train-gpu";
 //   Held     HOLDER "alice (canhazgpu)", FOR how long, NOTE "until
 //            2026-11-24T12:00:00Z (in 1h 5m)" or "while its command runs";
 //   InUse    HOLDER the users, NOTE "no reservation, 2Gi used";
@@ -163,7 +165,7 @@ TextRows SummaryRows(const GpuStatusReport& report);
 //   devices[]: node, driver, device, type, product, memoryBytes (0: unknown),
 //              state (GpuStateName),
 //              claims[] {namespace, name, pods[] {namespace, name}, user,
-//                        since, seconds}          (state Claimed)
+//                        note (when any), since, seconds}  (state Claimed)
 //              held {user, kind, since, until, seconds}   (state Held)
 //              usage {users[], memoryUsedBytes}  (when reported)
 //              taints[] {key, value, effect, reason, source} (when any)

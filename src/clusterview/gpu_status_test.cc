@@ -128,6 +128,21 @@ TEST_F(GpuStatusTest, ClaimedShowsPodsUserAndHowLong) {
   EXPECT_EQ(Row(report, "node-a", "gpu-0").state, GpuState::kFree);
 }
 
+// Issue 33: a run's --note is shown beside what it holds.
+TEST_F(GpuStatusTest, ClaimedShowsTheRunsNote) {
+  AddNode("node-a");
+  AddSlices({Gpus("node-a", 1)});
+  json pod = PodObject("ml", "train-0", "node-a", "alice", "2026-11-24T08:30:00Z");
+  pod["metadata"]["annotations"][kNoteAnnotation] = "lr sweep 3";
+  Add(pod);
+  Add(ClaimObject("ml", "train-gpu", "node-a", {"gpu-0"}, {"train-0"}, dra::kDriverName,
+                  "2026-11-24T08:00:00Z"));
+  GpuStatusReport report = Status();
+  EXPECT_EQ(Row(report, "node-a", "gpu-0").claims.at(0).note, "lr sweep 3");
+  EXPECT_EQ(Cells(report, "node-a", "gpu-0")[8], "\"lr sweep 3\"; claim ml/train-gpu");
+  EXPECT_EQ(StatusJson(report)["devices"][0]["claims"][0]["note"], "lr sweep 3");
+}
+
 TEST_F(GpuStatusTest, ClaimUserAndSinceFallBacks) {
   AddNode("node-a");
   AddSlices({Gpus("node-a", 3)});

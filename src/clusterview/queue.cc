@@ -79,6 +79,7 @@ std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now) {
     e.name = kube::StringAt(*pod, "/metadata/name"_json_pointer);
     e.user = Label(*pod, internal::kUserLabel);
     e.run = Label(*pod, kRunLabel);
+    e.note = NoteOf(*pod);
     e.asks = Asks(view, *pod);
     e.age = std::max(Duration(0), std::chrono::duration_cast<Duration>(now - created));
     Diagnosis d = ExplainPod(view, *pod, now);
@@ -90,11 +91,11 @@ std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now) {
 }
 
 std::vector<std::vector<std::string>> QueueRows(const std::vector<QueueEntry>& queue) {
-  std::vector<std::vector<std::string>> rows = {{"#", "POD", "USER", "ASKS", "AGE", "WHY"}};
+  std::vector<std::vector<std::string>> rows = {{"#", "POD", "USER", "NOTE", "ASKS", "AGE", "WHY"}};
   for (const QueueEntry& e : queue) {
     rows.push_back({std::to_string(e.position), StrCat(e.ns, "/", e.name),
-                    e.user.empty() ? "-" : LabelledUser(e.user), Join(e.asks, "; "),
-                    FormatDurationShort(e.age), e.why});
+                    e.user.empty() ? "-" : LabelledUser(e.user), e.note.empty() ? "-" : e.note,
+                    Join(e.asks, "; "), FormatDurationShort(e.age), e.why});
   }
   return rows;
 }
@@ -107,6 +108,7 @@ nlohmann::ordered_json QueueJson(const std::vector<QueueEntry>& queue) {
                    {"name", e.name},
                    {"user", e.user},
                    {"run", e.run},
+                   {"note", e.note},
                    {"asks", e.asks},
                    {"ageSeconds", std::chrono::duration_cast<std::chrono::seconds>(e.age).count()},
                    {"never", e.never},

@@ -23,6 +23,7 @@ struct QueueEntry {
   std::string name;
   std::string user;  // canhazgpu.dev/user, "" when none
   std::string run;   // canhazgpu.dev/run, "" for a pod not made by k8shazgpu
+  std::string note;  // the run's --note, "" when none
   // Per request: "gpu: 2 x gpu.canhazgpu.dev where memory" (DescribeRequest).
   std::vector<std::string> asks;
   Duration age{0};
@@ -32,12 +33,13 @@ struct QueueEntry {
 
 std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now);
 
-// Rows for a table: the header first ("#", "POD", "USER", "ASKS", "AGE",
-// "WHY"), then a row per entry (asks joined with "; ", POD "ns/name").
+// Rows for a table: the header first ("#", "POD", "USER", "NOTE", "ASKS",
+// "AGE", "WHY"), then a row per entry (asks joined with "; ", POD
+// "ns/name", "-" for no user or note).
 std::vector<std::vector<std::string>> QueueRows(const std::vector<QueueEntry>& queue);
 
-// [{"position", "namespace", "name", "user", "run", "asks", "ageSeconds",
-//   "never", "why"}].
+// [{"position", "namespace", "name", "user", "run", "note", "asks",
+//   "ageSeconds", "never", "why"}].
 nlohmann::ordered_json QueueJson(const std::vector<QueueEntry>& queue);
 
 }  // namespace canhazgpu::clusterview

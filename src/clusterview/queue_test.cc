@@ -1,6 +1,7 @@
 #include "clusterview/queue.h"
 
 #include "absl/time/time.h"
+#include "clusterview/explain.h"
 #include "clusterview/test_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -60,16 +61,31 @@ TEST_F(QueueTest, PendingPodsWithClaimsInCreationOrder) {
               HasSubstr("gpu-0, gpu-1 taken by team/bert-gpu (pod bert, user bob (from label))"));
 }
 
+TEST_F(QueueTest, ARunsNoteIsShownInLine) {
+  json pod = view_.pods.at("default/late");
+  pod["metadata"]["annotations"][kNoteAnnotation] = "eval ckpt 7";
+  view_.pods["default/late"] = pod;
+  std::vector<QueueEntry> q = PendingQueue(view_, At("2026-11-24T11:00:00Z"));
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[1].note, "eval ckpt 7");
+  EXPECT_EQ(QueueRows(q)[2][3], "eval ckpt 7");
+  EXPECT_EQ(QueueJson(q)[1]["note"], "eval ckpt 7");
+  EXPECT_EQ(ExplainPod(view_, pod, At("2026-11-24T11:00:00Z")).note, "eval ckpt 7");
+  EXPECT_THAT(ExplainPod(view_, pod, At("2026-11-24T11:00:00Z")).Text(),
+              HasSubstr("\nnote: eval ckpt 7\n"));
+}
+
 TEST_F(QueueTest, RowsAndJson) {
   std::vector<QueueEntry> q = PendingQueue(view_, At("2026-11-24T11:00:00Z"));
   auto rows = QueueRows(q);
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_THAT(rows[0], ElementsAre("#", "POD", "USER", "ASKS", "AGE", "WHY"));
+  EXPECT_THAT(rows[0], ElementsAre("#", "POD", "USER", "NOTE", "ASKS", "AGE", "WHY"));
   EXPECT_EQ(rows[2][0], "2");
   EXPECT_EQ(rows[2][1], "default/late");
   EXPECT_EQ(rows[2][2], "carol (from label)") << "the pod's author writes the label";
-  EXPECT_EQ(rows[2][3], "gpu: 1 x gpu.canhazgpu.dev");
-  EXPECT_EQ(rows[2][4], "30m 0s");
+  EXPECT_EQ(rows[2][3], "-");
+  EXPECT_EQ(rows[2][4], "gpu: 1 x gpu.canhazgpu.dev");
+  EXPECT_EQ(rows[2][5], "30m 0s");
   EXPECT_EQ(rows[1][2], "-");
   nlohmann::ordered_json j = QueueJson(q);
   ASSERT_EQ(j.size(), 2u);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/strings.h"
+#include "kube/json_object.h"
 
 namespace canhazgpu::clusterview {
 
@@ -42,6 +43,11 @@ SlicePools PoolsFromJson(const std::vector<json>& slices) {
   SlicePools pools = PoolsFromSlices(typed);
   pools.problems.insert(pools.problems.end(), problems.begin(), problems.end());
   return pools;
+}
+
+std::string NoteOf(const nlohmann::json& object) {
+  return kube::StringField(object.value("/metadata/annotations"_json_pointer, nlohmann::json()),
+                           kNoteAnnotation);
 }
 
 std::string LabelledUser(const std::string& user) {

@@ -40,6 +40,11 @@ struct View {
 // identity. "" stays "".
 std::string LabelledUser(const std::string& user);
 
+// The note a run's author gave (k8shazgpu --note), shown beside what it
+// holds or waits for; "" when the object has none.
+inline constexpr char kNoteAnnotation[] = "canhazgpu.dev/note";
+std::string NoteOf(const nlohmann::json& object);
+
 // Objects of a list by key.
 std::map<std::string, nlohmann::json> ByKey(const std::vector<nlohmann::json>& objects);
 

@@ -2,6 +2,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "kube/json_object_impl.h"
 
 namespace canhazgpu::kube::json_internal {
@@ -85,3 +86,16 @@ absl::Status Read(const Json& in, std::string_view path, Json& out) {
 }
 
 }  // namespace canhazgpu::kube::json_internal
+
+namespace canhazgpu::kube {
+
+std::optional<TimePoint> TimeAt(const nlohmann::json& object,
+                                const nlohmann::json::json_pointer& pointer) {
+  const std::string text = StringAt(object, pointer);
+  absl::Time t;
+  std::string why;
+  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, text, &t, &why)) return std::nullopt;
+  return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
+}
+
+}  // namespace canhazgpu::kube

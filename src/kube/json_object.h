@@ -16,10 +16,12 @@
 // mutate from two threads, like any struct).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "core/clock.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::kube {
@@ -39,6 +41,12 @@ inline std::string StringField(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+
+// The RFC 3339 time at `pointer` (creationTimestamp, a condition's
+// lastTransitionTime, a container's finishedAt); nullopt when it is absent
+// or not a time.
+std::optional<TimePoint> TimeAt(const nlohmann::json& object,
+                                const nlohmann::json::json_pointer& pointer);
 
 template <typename T>
 struct JsonObject {

@@ -389,7 +389,10 @@ absl::StatusOr<RestConfig> InClusterConfig(const LoadOptions& options) {
                    ReadRegularFile(dir + "/ca.crt", kMaxCredentialFileBytes, "service-account CA"));
   absl::StatusOr<std::string> ns =
       ReadRegularFile(dir + "/namespace", kMaxCredentialFileBytes, "service-account namespace");
-  if (ns.ok() && !ns->empty()) config.namespace_name = std::string(absl::StripAsciiWhitespace(*ns));
+  if (ns.ok() && !ns->empty()) {
+    config.namespace_name = std::string(absl::StripAsciiWhitespace(*ns));
+    config.namespace_named = true;
+  }
   config.source = "in-cluster";
   return config;
 }
@@ -439,7 +442,10 @@ absl::StatusOr<RestConfig> LoadRestConfig(const LoadOptions& options) {
                "\" sets both a certificate authority and insecure-skip-tls-verify"));
   }
   ASSIGN_OR_RETURN(config.ca_pem, Pem(c.file, "certificate-authority", c.ca_data, c.ca_file));
-  if (!ctx.namespace_name.empty()) config.namespace_name = ctx.namespace_name;
+  if (!ctx.namespace_name.empty()) {
+    config.namespace_name = ctx.namespace_name;
+    config.namespace_named = true;
+  }
 
   if (ctx.user.empty()) return config;  // anonymous
   RETURN_IF_ERROR(AddUserCredentials(merged, context_name, ctx, &config));

@@ -48,8 +48,11 @@ struct RestConfig {
   std::string password;
   std::optional<ExecConfig> exec;
   std::string namespace_name = "default";  // the context's namespace
-  std::string context;                     // empty in a pod
-  std::string source;                      // the file(s) or "in-cluster", for messages
+  // Whether the context (or the service account) named it; false: the
+  // "default" above is only the fallback.
+  bool namespace_named = false;
+  std::string context;  // empty in a pod
+  std::string source;   // the file(s) or "in-cluster", for messages
 };
 
 // What the loading rules read, taken from the process by FromProcess and

@@ -62,6 +62,7 @@ TEST_F(KubeconfigTest, ExplicitFileWinsOverTheEnvironment) {
   EXPECT_EQ(config->context, "ctx-a");
   EXPECT_EQ(config->token, "tok-u");
   EXPECT_EQ(config->namespace_name, "default");
+  EXPECT_FALSE(config->namespace_named);
   EXPECT_EQ(config->source, a);
 }
 
@@ -79,6 +80,7 @@ TEST_F(KubeconfigTest, KubeconfigListMergesFirstFileWins) {
   EXPECT_EQ(config->context, "other") << "b comes first and sets current-context";
   EXPECT_EQ(config->server, "https://d:1");
   EXPECT_EQ(config->namespace_name, "ml");
+  EXPECT_TRUE(config->namespace_named);
   EXPECT_EQ(config->token, "") << "context `other` names no user";
 
   config = Load({.context_flag = "ctx", .kubeconfig_env = b + ":" + a});

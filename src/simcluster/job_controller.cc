@@ -94,7 +94,7 @@ JobSpecFields ReadJobSpec(const json& job) {
 std::pair<std::string, std::string> JobFailure(const json& job, const json& status,
                                                int64_t failures, TimePoint now) {
   const json spec = job.value("spec", json::object());
-  const std::optional<TimePoint> started = TimeAt(status, "/startTime"_json_pointer);
+  const std::optional<TimePoint> started = kube::TimeAt(status, "/startTime"_json_pointer);
   const json deadline = spec.value("activeDeadlineSeconds", json());
   if (failures > IntAt(spec, "/backoffLimit"_json_pointer, 6))
     return {"BackoffLimitExceeded", "Job has reached the specified backoff limit"};
@@ -166,11 +166,11 @@ void JobController::CreatePod(View& view, const json& job, std::optional<int64_t
 void JobController::DeleteIfExpired(const json& job) {
   const json ttl = job.value("/spec/ttlSecondsAfterFinished"_json_pointer, json());
   if (!ttl.is_number_integer()) return;
-  std::optional<TimePoint> done = TimeAt(job, "/status/completionTime"_json_pointer);
+  std::optional<TimePoint> done = kube::TimeAt(job, "/status/completionTime"_json_pointer);
   if (!done) {
     for (const json& c : job.value("/status/conditions"_json_pointer, json::array())) {
       if (kube::StringField(c, "type") == "Failed")
-        done = TimeAt(c, "/lastTransitionTime"_json_pointer);
+        done = kube::TimeAt(c, "/lastTransitionTime"_json_pointer);
     }
   }
   if (!done || *done + std::chrono::seconds(ttl.get<int64_t>()) > writer_.clock().Now()) return;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "absl/time/time.h"
 #include "core/duration.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
@@ -48,18 +47,11 @@ bool PodReady(const json& pod) {
   return ready != nullptr && kube::StringField(*ready, "status") == "True";
 }
 
-std::optional<TimePoint> TimeAt(const json& object, const json::json_pointer& pointer) {
-  absl::Time t;
-  std::string why;
-  const std::string text = kube::StringAt(object, pointer);
-  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, text, &t, &why)) return std::nullopt;
-  return std::chrono::time_point_cast<TimePoint::duration>(absl::ToChronoTime(t));
-}
-
 bool PodAvailable(const json& pod, int64_t min_ready_seconds, TimePoint now) {
   if (!PodReady(pod)) return false;
   if (min_ready_seconds <= 0) return true;
-  std::optional<TimePoint> since = TimeAt(*ReadyCondition(pod), "/lastTransitionTime"_json_pointer);
+  std::optional<TimePoint> since =
+      kube::TimeAt(*ReadyCondition(pod), "/lastTransitionTime"_json_pointer);
   return since && *since + std::chrono::seconds(min_ready_seconds) <= now;
 }
 

@@ -52,10 +52,6 @@ struct KindInPass {
 int64_t IntAt(const nlohmann::json& object, const nlohmann::json::json_pointer& pointer,
               int64_t fallback);
 
-// The RFC 3339 time at `pointer`; nullopt when absent or unreadable.
-std::optional<TimePoint> TimeAt(const nlohmann::json& object,
-                                const nlohmann::json::json_pointer& pointer);
-
 // Neither done (Succeeded, Failed) nor being deleted: what counts toward a
 // controller's replicas.
 bool PodActive(const nlohmann::json& pod);

@@ -67,11 +67,11 @@ void ExpectValidObjects(const std::vector<json>& objects) {
       EXPECT_TRUE(ns.is_null()) << Describe(o) << " is cluster-scoped but has namespace " << ns;
     }
   }
-  EXPECT_EQ(kinds,
-            (std::multiset<std::string>{
-                "Namespace", "CustomResourceDefinition", "CustomResourceDefinition",
-                "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                "Role", "RoleBinding", "DaemonSet", "DeviceClass", "DeviceClass"}));
+  EXPECT_EQ(kinds, (std::multiset<std::string>{
+                       "Namespace", "CustomResourceDefinition", "CustomResourceDefinition",
+                       "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                       "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Role",
+                       "RoleBinding", "DaemonSet", "DeviceClass", "DeviceClass"}));
 }
 
 TEST(DeployManifestsTest, EveryObjectValidatesStrictlyInItsNamespace) {
@@ -138,8 +138,8 @@ TEST(DeployManifestsTest, TheRoleGrantsTheDriverSubresourceAndNoWildcards) {
 // none outside the namespace the agent takes them from.
 TEST(DeployManifestsTest, PullSecretsAreReadableOnlyInTheAgentsOwnNamespace) {
   const std::vector<json> objects = Objects();
-  const json role = Find(objects, "Role");
-  const json binding = Find(objects, "RoleBinding");
+  const json role = Find(objects, "Role", "k8shazgpu-node-cache-secrets");
+  const json binding = Find(objects, "RoleBinding", "k8shazgpu-node-cache-secrets");
   EXPECT_EQ(role["metadata"]["namespace"], kNamespace);
   EXPECT_EQ(role["rules"], (json::array({{{"apiGroups", json::array({""})},
                                           {"resources", json::array({"secrets"})},
@@ -153,6 +153,27 @@ TEST(DeployManifestsTest, PullSecretsAreReadableOnlyInTheAgentsOwnNamespace) {
        Find(objects, "DaemonSet")["spec"]["template"]["spec"]["containers"][0]["env"]) {
     EXPECT_NE(e["name"], "K8SHAZGPU_CACHE_SECRET_NAMESPACES");
   }
+}
+
+// Issue 33: the CLI's defaults, in the one ConfigMap it reads, which every
+// user may get and nothing more.
+TEST(DeployManifestsTest, EveryUserMayReadTheClisDefaultsAndNothingElse) {
+  const std::vector<json> objects = Objects();
+  const json defaults = Find(objects, "ConfigMap", "k8shazgpu-defaults");
+  EXPECT_EQ(defaults["metadata"]["namespace"], kNamespace);
+  for (const char* key : {"image", "deviceClass", "namespace"}) {
+    EXPECT_TRUE(defaults["data"].contains(key)) << key;
+  }
+  const json role = Find(objects, "Role", "k8shazgpu-defaults-reader");
+  EXPECT_EQ(role["rules"], (json::array({{{"apiGroups", json::array({""})},
+                                          {"resources", json::array({"configmaps"})},
+                                          {"resourceNames", json::array({"k8shazgpu-defaults"})},
+                                          {"verbs", json::array({"get"})}}})));
+  const json binding = Find(objects, "RoleBinding", "k8shazgpu-defaults-reader");
+  EXPECT_EQ(binding["roleRef"]["name"], "k8shazgpu-defaults-reader");
+  EXPECT_EQ(binding["subjects"], (json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
+                                                {"kind", "Group"},
+                                                {"name", "system:authenticated"}}})));
 }
 
 TEST(DeployManifestsTest, TheDaemonSetMountsWhatItsSettingsName) {

@@ -119,7 +119,7 @@ TEST_F(K8shazgpuRunTest, CleanupDeletesYourRunsAndLeftoversAndRefusesOthers) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"cleanup"},
                                                {"cleanup", "--all", "--name", "x"},
                                                {"cleanup", "stray"},
-                                               {"release", "a", "b"},
+                                               {"release", "--", "a"},
                                                {"reserve", "--", "true"}}) {
     CliResult r = K8s(args);
     EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args) << r.err;

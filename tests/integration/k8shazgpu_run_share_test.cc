@@ -13,10 +13,10 @@ using ::testing::IsEmpty;
 
 TEST_F(K8shazgpuRunTest, TwoRunsShareOneNamedClaim) {
   StartCluster(1, 2);
-  CliResult a = K8s(
-      {"run", "--share", "pool", "--name", "a", "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
-  CliResult b = K8s(
-      {"run", "--share", "pool", "--name", "b", "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
+  CliResult a = K8s({"run", "--keep", "--share", "pool", "--name", "a", "--", "sh", "-c",
+                     "echo $NVIDIA_VISIBLE_DEVICES"});
+  CliResult b = K8s({"run", "--keep", "--share", "pool", "--name", "b", "--", "sh", "-c",
+                     "echo $NVIDIA_VISIBLE_DEVICES"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(a.out, b.out);

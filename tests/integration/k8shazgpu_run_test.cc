@@ -15,7 +15,7 @@ using ::testing::IsEmpty;
 
 TEST_F(K8shazgpuRunTest, ASingleGpuRunSeesExactlyItsGpuAndReturnsTheExitCode) {
   StartCluster(1, 2);
-  CliResult r = K8s({"run", "--name", "one", "--", "sh", "-c",
+  CliResult r = K8s({"run", "--keep", "--name", "one", "--", "sh", "-c",
                      "echo $CUDA_VISIBLE_DEVICES $NVIDIA_VISIBLE_DEVICES; exit 3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const json pod = Pod("one");
@@ -59,7 +59,7 @@ TEST_F(K8shazgpuRunTest, TwoGpusAndArgumentsKeptByteForByte) {
 
 TEST_F(K8shazgpuRunTest, AttributesSelectTheGpus) {
   StartCluster(1, 1);
-  CliResult r = K8s({"run", "--product", "h100", "--min-memory", "40Gi", "--", "sh", "-c",
+  CliResult r = K8s({"run", "--keep", "--product", "h100", "--min-memory", "40Gi", "--", "sh", "-c",
                      "echo $CUDA_VISIBLE_DEVICES"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "0\n");
@@ -72,8 +72,8 @@ TEST_F(K8shazgpuRunTest, AttributesSelectTheGpus) {
 
 TEST_F(K8shazgpuRunTest, AMigPairIsTwoInstancesOfOneGpu) {
   StartCluster(1, 2, 2);
-  CliResult r = K8s({"run", "--mig", "1g.10gb", "--gpus", "2", "--name", "pair", "--", "sh", "-c",
-                     "echo $CUDA_VISIBLE_DEVICES"});
+  CliResult r = K8s({"run", "--keep", "--mig", "1g.10gb", "--gpus", "2", "--name", "pair", "--",
+                     "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::MatchesRegex("MIG-[^,]+,MIG-[^,]+\n"));
   const std::vector<std::string> devices = Devices("pair");
@@ -190,8 +190,8 @@ TEST_F(K8shazgpuRunTest, ARequestNoNodeCouldEverHoldFailsAtOnceAndCreatesNothing
 // domain, its CDI environment.
 TEST_F(K8shazgpuRunTest, TheSameRunWorksWithNvidiasDriver) {
   StartCluster(1, 2, 0, "nvidia");
-  CliResult r = K8s({"run", "--name", "nv", "--product", "h100", "--min-memory", "40Gi", "--", "sh",
-                     "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
+  CliResult r = K8s({"run", "--keep", "--name", "nv", "--product", "h100", "--min-memory", "40Gi",
+                     "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("class gpu.nvidia.com"));
   EXPECT_THAT(r.out, HasSubstr("GPU-"));
@@ -297,7 +297,7 @@ TEST_F(K8shazgpuRunTest, GlobalFlagsWorkBeforeTheCommandAndAServerThatIsGoneIsOn
   ASSERT_TRUE(
       client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
   CliResult r = RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "--kubeconfig", Kubeconfig(), "-n",
-                            "team", "run", "--name", "early", "--", "echo", "ok"},
+                            "team", "run", "--keep", "--name", "early", "--", "echo", "ok"},
                            {{"HOME", dir_}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "ok\n");
@@ -348,7 +348,7 @@ TEST_F(K8shazgpuRunTest, VllmRunHasItsDefaultsAndTimeoutIsTheDeadline) {
   // The server keeps running a moment, as a real one does: the port-forward
   // line is printed once the pod is seen running, which a command that
   // ends at once can skip on a loaded machine.
-  CliResult vllm = K8s({"vllm", "run", "--name", "llm", "--", "sh", "-c",
+  CliResult vllm = K8s({"vllm", "run", "--keep", "--name", "llm", "--", "sh", "-c",
                         "echo serving on $CUDA_VISIBLE_DEVICES; sleep 2"});
   EXPECT_EQ(vllm.exit_code, 0) << vllm.err;
   EXPECT_EQ(vllm.out, "serving on 0\n");

@@ -1,6 +1,6 @@
-// `k8shazgpu cleanup [--name NAME | --all] [--all-users]`: deletes runs and
-// everything they created, found by their labels (cleanup_plan.h decides
-// what); one line per deleted object.
+// `k8shazgpu cleanup [--name NAME | --all [--include-reservations]]
+// [--all-users]`: deletes runs and everything they created, found by their
+// labels (cleanup_plan.h decides what); one line per deleted object.
 #include <cstdio>
 
 #include "cli/k8shazgpu/cleanup_plan.h"
@@ -18,6 +18,17 @@ absl::StatusOr<std::vector<json>> Labelled(kube::Client& client, const kube::Res
                                            const std::string& ns) {
   ASSIGN_OR_RETURN(json list, client.ListAll(ref, ns, {.label_selector = kRunLabel}));
   return list["items"].get<std::vector<json>>();
+}
+
+// Asks a person at a terminal whether --all takes the reservations still
+// holding GPUs too; anything but "y" (or the end of input) is no.
+bool AskAboutReservations(const std::vector<std::string>& names) {
+  std::fprintf(stderr, "k8shazgpu: also delete %zu running reservation(s) (%s)? [y/N] ",
+               names.size(), Join(names, ", ").c_str());
+  std::fflush(stderr);
+  char line[64];
+  if (std::fgets(line, sizeof(line), stdin) == nullptr) return false;
+  return Trim(line) == "y" || Trim(line) == "yes";
 }
 
 absl::StatusOr<int> Cleanup(Context& ctx, const ParsedFlags& flags) {
@@ -43,11 +54,16 @@ absl::StatusOr<int> Cleanup(Context& ctx, const ParsedFlags& flags) {
                    Labelled(client, kube::kResourceClaimTemplates, ns));
   ASSIGN_OR_RETURN(std::vector<json> claims, Labelled(client, kube::kResourceClaims, ns));
   ASSIGN_OR_RETURN(std::vector<json> config_maps, Labelled(client, kube::kConfigMaps, ns));
-  ASSIGN_OR_RETURN(CleanupPlan plan, PlanCleanup(pods, templates, claims,
-                                                 {.name = flags.Value("name"),
-                                                  .all_users = flags.Has("all-users"),
-                                                  .me = UserLabelValue(ctx.user)},
-                                                 config_maps));
+  CleanupScope scope{.name = flags.Value("name"),
+                     .all_users = flags.Has("all-users"),
+                     .me = UserLabelValue(ctx.user),
+                     .include_reservations = flags.Has("include-reservations")};
+  ASSIGN_OR_RETURN(CleanupPlan plan, PlanCleanup(pods, templates, claims, scope, config_maps));
+  if (!plan.reservations_skipped.empty() && ctx.stdin_tty && ctx.stderr_tty &&
+      AskAboutReservations(plan.reservations_skipped)) {
+    scope.include_reservations = true;
+    ASSIGN_OR_RETURN(plan, PlanCleanup(pods, templates, claims, scope, config_maps));
+  }
   absl::Status first_error;
   for (const CleanupTarget& t : plan.targets) {
     absl::Status s = client.Delete(t.ref, ns, t.name);
@@ -66,7 +82,13 @@ absl::StatusOr<int> Cleanup(Context& ctx, const ParsedFlags& flags) {
                  "k8shazgpu: left %zu run(s) of other users (%s); --all-users deletes them\n",
                  plan.others_skipped.size(), Join(plan.others_skipped, ", ").c_str());
   }
-  if (plan.targets.empty() && plan.others_skipped.empty()) {
+  if (!plan.reservations_skipped.empty()) {
+    std::fprintf(stderr,
+                 "k8shazgpu: left %zu running reservation(s) (%s); --include-reservations deletes "
+                 "them, or: k8shazgpu release NAME\n",
+                 plan.reservations_skipped.size(), Join(plan.reservations_skipped, ", ").c_str());
+  }
+  if (plan.targets.empty() && plan.others_skipped.empty() && plan.reservations_skipped.empty()) {
     std::printf("No runs of yours in namespace %s\n", ns.c_str());
   }
   if (!first_error.ok()) {
@@ -86,6 +108,8 @@ std::vector<FlagSpec> CleanupFlags() {
        .help = "the run whose pod is NAME"},
       {.name = "all", .help = "all your runs in the namespace"},
       {.name = "all-users", .help = "other users' runs too"},
+      {.name = "include-reservations",
+       .help = "with --all: reservations still holding GPUs too (asked at a terminal)"},
   };
 }
 

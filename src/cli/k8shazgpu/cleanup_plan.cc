@@ -38,6 +38,13 @@ std::pair<bool, bool> ClaimOwnership(const json& claim, const std::set<std::stri
   return {still_used, owned_by_chosen};
 }
 
+// A `reserve` pod that has not ended: someone may be using what it holds.
+bool HoldingReservation(const json& pod) {
+  if (Label(pod, kKindLabel) != kReservationKind) return false;
+  const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  return phase != "Succeeded" && phase != "Failed";
+}
+
 }  // namespace
 
 absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
@@ -65,6 +72,11 @@ absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
                    "); add --all-users to delete it anyway"));
       }
       plan.others_skipped.push_back(Name(pod));
+      live_pods.insert(Name(pod));
+      continue;
+    }
+    if (!scope.name && !scope.include_reservations && HoldingReservation(pod)) {
+      plan.reservations_skipped.push_back(Name(pod));
       live_pods.insert(Name(pod));
       continue;
     }

@@ -20,6 +20,10 @@ struct CleanupScope {
   std::optional<std::string> name;  // --name: one run (its pod's name); else --all
   bool all_users = false;
   std::string me;  // the caller's canhazgpu.dev/user label value
+  // --all takes a reservation that is still holding its GPUs only with
+  // this (--include-reservations, or the user's yes when asked); --name
+  // always may.
+  bool include_reservations = false;
 };
 
 struct CleanupTarget {
@@ -32,7 +36,8 @@ struct CleanupPlan {
   // In deletion order: templates and ConfigMaps (no pod needs them once
   // it runs), then pods, then claims no remaining pod owns.
   std::vector<CleanupTarget> targets;
-  std::vector<std::string> others_skipped;  // other users' pods --all left
+  std::vector<std::string> others_skipped;        // other users' pods --all left
+  std::vector<std::string> reservations_skipped;  // running reservations --all left
 };
 
 // `pods`, `templates`, `claims` and `config_maps` (vllm run's change

@@ -104,3 +104,35 @@ TEST(CleanupPlanTest, ChangeSetConfigMapsGoWithTheirRunOrAsLeftovers) {
 
 }  // namespace
 }  // namespace canhazgpu::cli::k8s
+
+namespace canhazgpu::cli::k8s {
+namespace {
+
+// Issue 33: `cleanup --all` deleted a live reservation along with finished
+// runs. It now leaves a reservation that still holds its GPUs unless told.
+TEST(CleanupPlanTest, AllLeavesRunningReservationsUnlessIncluded) {
+  json held = Object("held", "r5", "alice");
+  held["metadata"]["labels"][kKindLabel] = kReservationKind;
+  held["status"]["phase"] = "Running";
+  json ended = Object("ended", "r6", "alice");
+  ended["metadata"]["labels"][kKindLabel] = kReservationKind;
+  ended["status"]["phase"] = "Succeeded";
+  const std::vector<json> pods = {Object("a", "r1", "alice"), held, ended};
+  const std::vector<json> templates = {Object("held-gpus-r5", "r5", "alice", {"held"})};
+  absl::StatusOr<CleanupPlan> plan = PlanCleanup(pods, templates, {}, {.me = "alice"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(Names(*plan), ElementsAre("pod/a", "pod/ended"));
+  EXPECT_THAT(plan->reservations_skipped, ElementsAre("held"));
+  plan = PlanCleanup(pods, templates, {}, {.me = "alice", .include_reservations = true});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(Names(*plan),
+              ElementsAre("resourceclaimtemplate/held-gpus-r5", "pod/a", "pod/held", "pod/ended"));
+  EXPECT_THAT(plan->reservations_skipped, IsEmpty());
+  // Named, it is what the user asked for.
+  plan = PlanCleanup(pods, templates, {}, {.name = "held", .me = "alice"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(Names(*plan), ElementsAre("resourceclaimtemplate/held-gpus-r5", "pod/held"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::cli::k8s

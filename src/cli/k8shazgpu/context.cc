@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/common/exit_code.h"
+#include "cli/k8shazgpu/cluster_defaults.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli::k8s {
@@ -62,6 +63,14 @@ absl::Status Context::Connect() {
   absl::StatusOr<std::unique_ptr<kube::Client>> made = kube::Client::Create(rest, options);
   if (!made.ok()) return made.status();
   client = *std::move(made);
+  if (namespace_flag.empty() && !rest.namespace_named) {
+    // The cluster's hint for users whose context names no namespace; a
+    // ConfigMap that cannot be read or used leaves "default".
+    absl::StatusOr<ClusterDefaults> defaults = ReadClusterDefaults(*client);
+    if (defaults.ok() && !defaults->namespace_name.empty()) {
+      namespace_name = defaults->namespace_name;
+    }
+  }
   return absl::OkStatus();
 }
 

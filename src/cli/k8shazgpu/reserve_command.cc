@@ -1,8 +1,9 @@
-// `k8shazgpu reserve [run's selection flags] [--duration D] [--wait D]
-// [--name NAME]`: holds GPUs in the cluster without a job, as `canhazgpu
+// `k8shazgpu reserve [run's selection flags] [-d D] [-w D | --nonblock]
+// [--short] [--name NAME] [--note TEXT]`: holds GPUs in the cluster without a job, as `canhazgpu
 // reserve` does on one host - a placeholder pod with the claim, made as
 // `run` makes its objects and labelled a reservation, that sleeps until
 // `release` or its deadline (--duration, activeDeadlineSeconds) ends it.
+#include "cli/k8shazgpu/cluster_defaults.h"
 #include "cli/k8shazgpu/commands.h"
 #include "cli/k8shazgpu/run_command.h"
 #include "core/duration.h"
@@ -12,19 +13,13 @@
 namespace canhazgpu::cli::k8s {
 namespace {
 
-inline constexpr char kDefaultDuration[] = "8h";
-inline constexpr char kDefaultWait[] = "10m";
+// The host tool's default (canhazgpu reserve -d), so a habit carries over.
+inline constexpr char kDefaultDuration[] = "30m";
 
 // Sleeps until the pod is deleted (TERM ends it at once rather than after
 // the grace period) or its deadline passes.
 const std::vector<std::string> kPlaceholder = {
     "sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait; done"};
-
-absl::StatusOr<int64_t> Seconds(const std::string& flag, const std::string& text) {
-  absl::StatusOr<Duration> d = ParseDuration(text);
-  if (!d.ok()) return absl::InvalidArgumentError(StrCat("--", flag, ": ", d.status().message()));
-  return std::max<int64_t>(1, (d->count() + 999) / 1000);
-}
 
 }  // namespace
 
@@ -33,15 +28,15 @@ std::vector<FlagSpec> ReserveFlags() {
   std::vector<FlagSpec> flags = PlacementFlags();
   for (FlagSpec& f : PodFlags()) flags.push_back(std::move(f));
   flags.push_back({.name = "duration",
+                   .short_name = 'd',
                    .has_value = true,
                    .value_name = "D",
                    .help = StrCat("hold the GPUs this long (default ", kDefaultDuration, ")"),
                    .kind = FlagKind::kDuration});
-  flags.push_back({.name = "wait",
-                   .has_value = true,
-                   .value_name = "D",
-                   .help = StrCat("wait in line at most this long (default ", kDefaultWait, ")"),
-                   .kind = FlagKind::kDuration});
+  for (FlagSpec& f : WaitFlags()) flags.push_back(std::move(f));
+  flags.push_back({.name = "short",
+                   .short_name = 's',
+                   .help = "print only the devices, like gpu-0,gpu-1 (for scripts)"});
   return flags;
 }
 
@@ -56,21 +51,22 @@ absl::StatusOr<RunRequest> ParseReserveRequest(const ParsedFlags& flags, const s
   ASSIGN_OR_RETURN(RunRequest request,
                    ParseRunRequest(as_run, {.image = image, .port = {}, .shared_memory = false}));
   request.reservation = true;
+  request.short_output = flags.Has("short");
   ASSIGN_OR_RETURN(request.timeout_seconds,
-                   Seconds("duration", flags.Value("duration").value_or(kDefaultDuration)));
-  ASSIGN_OR_RETURN(request.wait_seconds,
-                   Seconds("wait", flags.Value("wait").value_or(kDefaultWait)));
+                   DurationSeconds("duration", flags.Value("duration").value_or(kDefaultDuration)));
+  // A reservation ends by its deadline or `release`, never by a TTL.
+  request.ttl_seconds.reset();
   return request;
 }
 
 int ReserveCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(
-      ctx, args, ReserveFlags(), "reserve",
-      [](Context& c, const ParsedFlags& flags) -> absl::StatusOr<int> {
-        ASSIGN_OR_RETURN(RunRequest request,
-                         ParseReserveRequest(flags, c.Env("K8SHAZGPU_IMAGE", kDefaultRunImage)));
-        return Run(c, request, DefaultRunHooks(*c.clock));
-      });
+  return RunCommandBody(ctx, args, ReserveFlags(), "reserve",
+                        [](Context& c, const ParsedFlags& flags) -> absl::StatusOr<int> {
+                          ASSIGN_OR_RETURN(RunRequest request,
+                                           ParseReserveRequest(flags, kDefaultRunImage));
+                          RETURN_IF_ERROR(ApplyClusterDefaults(c, flags, request));
+                          return Run(c, request, DefaultRunHooks(*c.clock));
+                        });
 }
 
 }  // namespace canhazgpu::cli::k8s

@@ -1,6 +1,7 @@
 // reserve's request: run's selection flags with a placeholder command, the
-// reservation label on its pod, --duration as the deadline, --wait as the
-// bound on waiting in line; bad input is one InvalidArgument line.
+// reservation label on its pod, -d/--duration as the deadline, -w/--wait
+// or --nonblock for waiting in line, --short, --note; bad input is one
+// InvalidArgument line.
 #include <set>
 
 #include "cli/k8shazgpu/commands.h"
@@ -20,20 +21,26 @@ absl::StatusOr<RunRequest> ParseReserve(std::vector<std::string> args) {
   return ParseReserveRequest(*flags, "ubuntu:24.04");
 }
 
-TEST(ReserveRequestTest, DefaultsAreEightHoursHeldAndTenMinutesInLine) {
+// As `canhazgpu reserve`: 30 minutes held, waiting in line until served.
+TEST(ReserveRequestTest, DefaultsAreTheHostToolsThirtyMinutesAndWaitingUntilServed) {
   absl::StatusOr<RunRequest> r = ParseReserve({});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->reservation);
   EXPECT_EQ(r->gpus, 1);
-  EXPECT_EQ(r->timeout_seconds, 8 * 3600);
-  EXPECT_EQ(r->wait_seconds, 600);
+  EXPECT_EQ(r->timeout_seconds, 30 * 60);
+  EXPECT_EQ(r->wait_seconds, std::nullopt);
+  EXPECT_FALSE(r->nonblock);
+  EXPECT_FALSE(r->short_output);
+  // A reservation ends by its deadline or release, never by a run's TTL.
+  EXPECT_EQ(r->ttl_seconds, std::nullopt);
   EXPECT_FALSE(r->argv.empty());
   const nlohmann::json pod = PodObject(*r, {.run_id = "abcde12345",
                                             .user = "alice",
                                             .pod = "alice-abcde",
                                             .claim = "alice-abcde-gpus-abcde"});
   EXPECT_EQ(pod["metadata"]["labels"][kKindLabel], kReservationKind);
-  EXPECT_EQ(pod["spec"]["activeDeadlineSeconds"], 8 * 3600);
+  EXPECT_EQ(pod["spec"]["activeDeadlineSeconds"], 30 * 60);
+  EXPECT_FALSE(pod["metadata"].contains("annotations"));
   EXPECT_THAT(Refusals(pod), ::testing::IsEmpty());
 }
 
@@ -52,6 +59,26 @@ TEST(ReserveRequestTest, TakesRunsSelectionFlags) {
 
 // Issue 32: reserve took run's flags through a hand-kept list, so a new
 // selection flag silently did not exist there.
+// Issue 33: the host tool's flags with the host tool's meaning.
+TEST(ReserveRequestTest, TakesTheHostToolsShortFlagsNoteAndNonblock) {
+  absl::StatusOr<RunRequest> r =
+      ParseReserve({"-d", "5m", "-w", "1m", "-s", "--note", "debugging the loader"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timeout_seconds, 300);
+  EXPECT_EQ(r->wait_seconds, 60);
+  EXPECT_TRUE(r->short_output);
+  EXPECT_EQ(r->note, "debugging the loader");
+  const nlohmann::json pod = PodObject(*r, {.run_id = "abcde12345",
+                                            .user = "alice",
+                                            .pod = "alice-abcde",
+                                            .claim = "alice-abcde-gpus-abcde"});
+  EXPECT_EQ(pod["metadata"]["annotations"][kNoteAnnotation], "debugging the loader");
+  EXPECT_THAT(Refusals(pod), ::testing::IsEmpty());
+  absl::StatusOr<RunRequest> now = ParseReserve({"--nonblock"});
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_TRUE(now->nonblock);
+}
+
 TEST(ReserveRequestTest, TakesEveryPlacementFlagThatRunTakes) {
   std::set<std::string> reserve, run;
   for (const FlagSpec& f : ReserveFlags()) reserve.insert(f.name);
@@ -74,6 +101,8 @@ TEST(ReserveRequestTest, BadInputIsOneLine) {
       {{"--duration", "soon"}, "soon"},
       {{"--share", "x"}, "--share"},
       {{"--where", "device.attributes["}, "1:"},
+      {{"--wait", "1m", "--nonblock"}, "--wait and --nonblock"},
+      {{"--note", "two\nlines"}, "one line"},
   };
   for (const auto& [args, says] : cases) {
     absl::StatusOr<RunRequest> r = ParseReserve(args);

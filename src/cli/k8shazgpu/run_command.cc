@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "cli/k8shazgpu/cluster_defaults.h"
 #include "cli/k8shazgpu/commands.h"
 #include "cli/k8shazgpu/interrupt.h"
 #include "cli/k8shazgpu/log_follow.h"
@@ -15,6 +16,7 @@
 #include "cli/k8shazgpu/progress_line.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
+#include "cli/k8shazgpu/run_sweep.h"
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
@@ -99,6 +101,15 @@ class Runner {
   absl::StatusOr<int> Go();
 
  private:
+  // Deletes the caller's finished runs past their TTL (run_sweep.h); a
+  // failure is a warning, never a reason not to run.
+  void SweepExpired();
+  // When the pod must run by (--wait, --nonblock's placement bound).
+  std::chrono::steady_clock::time_point GiveUpAt() const;
+  absl::Status GaveUp();
+  // The end of a followed run: the container's exit code, said why when
+  // the command was not found, and the pod deleted unless --keep.
+  int Finished(const PodOutcome& outcome);
   // Before the pod exists (or right after): delete what was made.
   int Abandon() {
     if (objects_) objects_->Delete();
@@ -145,6 +156,7 @@ absl::StatusOr<int> Runner::Go() {
   RETURN_IF_ERROR(ctx_.Connect());
   kube::Client& client = *ctx_.client;
   const std::string& ns = ctx_.namespace_name;
+  SweepExpired();
 
   ASSIGN_OR_RETURN(json classes, client.ListAll(kube::kDeviceClasses, ""));
   ASSIGN_OR_RETURN(ClassChoice klass, ChooseClass(classes["items"], request_));
@@ -156,7 +168,7 @@ absl::StatusOr<int> Runner::Go() {
     // Not allowed to read nodes: the scheduler will tell.
   }
   ASSIGN_OR_RETURN(json claim_spec, ClaimSpec(request_, klass));
-  RETURN_IF_ERROR(hooks_.check_claim(client, ns, claim_spec));
+  RETURN_IF_ERROR(hooks_.check_claim(client, ns, claim_spec, request_));
 
   const RunNames names = MakeRunNames(request_, ctx_.user, NewRunId());
   PodPlan plan;
@@ -193,8 +205,11 @@ absl::StatusOr<int> Runner::Go() {
     std::fprintf(stderr, "k8shazgpu: warning: %s\n",
                  std::string(Explain(s, ctx_).message()).c_str());
   }
-  std::fprintf(stderr, "k8shazgpu: pod %s created in namespace %s (run %s, class %s)\n",
-               names.pod.c_str(), ns.c_str(), names.run_id.c_str(), klass.name.c_str());
+  std::fprintf(stderr, "k8shazgpu: pod %s created in namespace %s (run %s, class %s%s)\n",
+               names.pod.c_str(), ns.c_str(), names.run_id.c_str(), klass.name.c_str(),
+               request_.image_origin.empty()
+                   ? ""
+                   : StrCat(", image ", request_.image, " from ", request_.image_origin).c_str());
   return Follow();
 }
 
@@ -238,20 +253,10 @@ absl::StatusOr<int> Runner::Follow() {
   }
   const std::atomic<bool>* cancel = &InterruptGuard::Flag();
   PodStage stage = PodStage::kPending;
-  const auto give_up = request_.wait_seconds
-                           ? RealClock().MonoNow() + std::chrono::seconds(*request_.wait_seconds)
-                           : std::chrono::steady_clock::time_point::max();
+  const auto give_up = GiveUpAt();
   while (true) {
     if (InterruptGuard::Interrupted()) return Interrupted();
-    if (RealClock().MonoNow() >= give_up) {
-      progress_->Clear();
-      objects_->Delete();
-      // Exit 3, as canhazgpu's: the GPUs are not available now.
-      return absl::ResourceExhaustedError(
-          StrCat("pod ", pod_name, " did not run within ",
-                 FormatDurationShort(std::chrono::seconds(*request_.wait_seconds)),
-                 "; deleted it and its claim (a longer --wait waits longer in line)"));
-    }
+    if (stage == PodStage::kPending && RealClock().MonoNow() >= give_up) return GaveUp();
     if (watch_->Deleted()) {
       return absl::AbortedError(StrCat("pod ", pod_name, " was deleted before it ended"));
     }
@@ -327,14 +332,68 @@ absl::StatusOr<int> Runner::AwaitExit(const std::atomic<bool>* cancel) {
           StrCat("pod ", objects_->names().pod, " was deleted before it ended"));
     }
     if (StageOf(*pod) == PodStage::kFinished) {
-      const PodOutcome outcome = OutcomeOf(*pod, watch_->PrepareError());
-      if (!outcome.message.empty()) {
-        std::fprintf(stderr, "k8shazgpu: %s\n", outcome.message.c_str());
-      }
-      return outcome.exit_code;
+      return Finished(OutcomeOf(*pod, watch_->PrepareError()));
     }
     watch_->WaitForChange(milliseconds(1000), cancel);
   }
+}
+
+void Runner::SweepExpired() {
+  absl::StatusOr<std::vector<std::string>> swept =
+      SweepExpiredRuns(*ctx_.client, ctx_.namespace_name, ctx_.user, ctx_.clock->Now());
+  if (!swept.ok()) {
+    std::fprintf(stderr, "k8shazgpu: warning: finished runs were not swept: %s\n",
+                 std::string(Explain(swept.status(), ctx_).message()).c_str());
+  } else if (!swept->empty()) {
+    std::fprintf(stderr, "k8shazgpu: deleted %zu finished run(s) past their --ttl: %s\n",
+                 swept->size(), Join(*swept, ", ").c_str());
+  }
+}
+
+std::chrono::steady_clock::time_point Runner::GiveUpAt() const {
+  const std::optional<int64_t> bound =
+      request_.nonblock ? std::optional<int64_t>(kNonblockPlacementSeconds) : request_.wait_seconds;
+  return bound ? RealClock().MonoNow() + std::chrono::seconds(*bound)
+               : std::chrono::steady_clock::time_point::max();
+}
+
+absl::Status Runner::GaveUp() {
+  progress_->Clear();
+  objects_->Delete();
+  const std::string& pod_name = objects_->names().pod;
+  // Exit 3, as canhazgpu's: the GPUs are not available now.
+  if (request_.nonblock) {
+    return absl::ResourceExhaustedError(
+        StrCat("pod ", pod_name, " was not placed within ", kNonblockPlacementSeconds,
+               "s (--nonblock: the devices were free when checked; another run took them "
+               "first); deleted it and its claim"));
+  }
+  return absl::ResourceExhaustedError(
+      StrCat("pod ", pod_name, " did not run within ",
+             FormatDurationShort(std::chrono::seconds(*request_.wait_seconds)),
+             "; deleted it and its claim (a longer --wait waits longer in line)"));
+}
+
+int Runner::Finished(const PodOutcome& outcome) {
+  if (!outcome.message.empty()) {
+    std::fprintf(stderr, "k8shazgpu: %s\n", outcome.message.c_str());
+  }
+  // The shell's "command not found": the image is the likely cause.
+  if (outcome.exit_code == 127) {
+    std::fprintf(
+        stderr, "k8shazgpu: exit 127 is \"command not found\": is it in image %s%s?\n",
+        request_.image.c_str(),
+        request_.image_origin.empty() ? "" : StrCat(" (", request_.image_origin, ")").c_str());
+    std::fprintf(stderr, "k8shazgpu: name one that has it with --image or K8SHAZGPU_IMAGE%s\n",
+                 request_.image_origin == kBuiltInImageOrigin
+                     ? StrCat("; the cluster's default is set in configmap ", kDefaultsNamespace,
+                              "/", kDefaultsConfigMap)
+                           .c_str()
+                     : "");
+  }
+  // The output has been read: nothing is left to look at but the status.
+  if (!request_.keep) objects_->Delete();
+  return outcome.exit_code;
 }
 
 absl::StatusOr<int> Runner::Reserved(const json& pod) {
@@ -351,6 +410,11 @@ absl::StatusOr<int> Runner::Reserved(const json& pod) {
          claim->value("/status/allocation/devices/results"_json_pointer, json::array())) {
       devices.push_back(r.value("device", ""));
     }
+  }
+  if (request_.short_output) {
+    // For scripts: the devices alone, as canhazgpu reserve --short prints ids.
+    std::printf("%s\n", Join(devices, ",").c_str());
+    return 0;
   }
   std::printf("reserved %s on node %s", devices.empty() ? "?" : Join(devices, ", ").c_str(),
               pod.value("/spec/nodeName"_json_pointer, std::string()).c_str());
@@ -391,16 +455,15 @@ absl::StatusOr<int> Run(Context& ctx, const RunRequest& request, const RunHooks&
 }
 
 int RunCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(
-      ctx, args, RunFlags(), "run",
-      [](Context& c, const ParsedFlags& flags) -> absl::StatusOr<int> {
-        ASSIGN_OR_RETURN(
-            RunRequest request,
-            ParseRunRequest(flags, {.image = c.Env("K8SHAZGPU_IMAGE", kDefaultRunImage),
-                                    .port = std::nullopt,
-                                    .shared_memory = false}));
-        return Run(c, request, DefaultRunHooks(*c.clock));
-      });
+  return RunCommandBody(ctx, args, RunFlags(), "run",
+                        [](Context& c, const ParsedFlags& flags) -> absl::StatusOr<int> {
+                          ASSIGN_OR_RETURN(RunRequest request,
+                                           ParseRunRequest(flags, {.image = kDefaultRunImage,
+                                                                   .port = std::nullopt,
+                                                                   .shared_memory = false}));
+                          RETURN_IF_ERROR(ApplyClusterDefaults(c, flags, request));
+                          return Run(c, request, DefaultRunHooks(*c.clock));
+                        });
 }
 
 }  // namespace canhazgpu::cli::k8s

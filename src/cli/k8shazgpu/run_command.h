@@ -11,8 +11,10 @@
 
 namespace canhazgpu::cli::k8s {
 
-// The default image of `run`, unless K8SHAZGPU_IMAGE or --image says.
-inline constexpr char kDefaultRunImage[] = "ubuntu:24.04";
+// The image of `run` when neither --image, K8SHAZGPU_IMAGE nor the
+// cluster's defaults (cluster_defaults.h) name one: small, with a shell and
+// the Python people type (`python train.py`); CUDA comes from the driver.
+inline constexpr char kDefaultRunImage[] = "python:3.12-slim";
 
 // The process exit code: the container's, 0 after --detach, 128+N after
 // signal N deleted the run; errors before the pod exists are statuses.

@@ -1,5 +1,7 @@
 #include "cli/k8shazgpu/run_hooks.h"
 
+#include <algorithm>
+
 #include "clusterview/explain.h"
 #include "clusterview/load.h"
 #include "core/strings.h"
@@ -17,6 +19,18 @@ std::string PodScheduledMessage(const json& pod) {
   return "";
 }
 
+namespace {
+
+// Whether the claim fits on some node now (on `node` when one is named).
+bool FitsNow(const clusterview::Diagnosis& diagnosis, const std::string& node) {
+  return std::any_of(diagnosis.nodes.begin(), diagnosis.nodes.end(),
+                     [&](const clusterview::NodeDiagnosis& n) {
+                       return n.fits && (node.empty() || n.node == node);
+                     });
+}
+
+}  // namespace
+
 RunHooks DefaultRunHooks(const Clock& clock) {
   return RunHooks{
       // The allocator's explanation over the whole cluster, which names
@@ -31,17 +45,24 @@ RunHooks DefaultRunHooks(const Clock& clock) {
       // A request no device in the cluster could ever satisfy fails before
       // anything is created. Not being allowed to read the cluster is not a
       // reason to refuse: the scheduler will tell.
-      .check_claim = [&clock](kube::Client& client, const std::string& ns,
-                              const json& claim_spec) -> absl::Status {
+      .check_claim = [&clock](kube::Client& client, const std::string& ns, const json& claim_spec,
+                              const RunRequest& request) -> absl::Status {
         absl::StatusOr<clusterview::View> view = clusterview::LoadView(client);
+        // --nonblock then rests on the scheduler alone (Follow's bound).
         if (!view.ok()) return absl::OkStatus();
         absl::StatusOr<clusterview::Diagnosis> diagnosis =
             clusterview::ExplainClaimSpec(*view, claim_spec, ns, clock.Now());
         if (!diagnosis.ok()) return diagnosis.status();
-        if (!diagnosis->never) return absl::OkStatus();
-        // The summary names every node's lack; `explain` would add the
-        // allocator's counts, but there is nothing to explain it on.
-        return absl::FailedPreconditionError(StrCat(diagnosis->summary, "; nothing was created"));
+        if (diagnosis->never) {
+          // The summary names every node's lack; `explain` would add the
+          // allocator's counts, but there is nothing to explain it on.
+          return absl::FailedPreconditionError(StrCat(diagnosis->summary, "; nothing was created"));
+        }
+        if (request.nonblock && !FitsNow(*diagnosis, request.node)) {
+          return absl::ResourceExhaustedError(
+              StrCat("not free now (--nonblock): ", diagnosis->summary, "; nothing was created"));
+        }
+        return absl::OkStatus();
       },
   };
 }

@@ -23,11 +23,14 @@ namespace canhazgpu::cli::k8s {
 // nothing is known. Called at most about twice a second while it waits.
 using PendingReason = std::function<std::string(kube::Client&, const nlohmann::json& pod)>;
 
-// Called with the claim spec about to be created in `ns`. A non-OK status
-// stops the run before anything exists: FailedPrecondition (exit 1) for
-// "no device in the cluster could ever satisfy this", with the reason.
-using ClaimCheck = std::function<absl::Status(kube::Client&, const std::string& ns,
-                                              const nlohmann::json& claim_spec)>;
+// Called with the claim spec about to be created in `ns` for `request`. A
+// non-OK status stops the run before anything exists: FailedPrecondition
+// (exit 1) for "no device in the cluster could ever satisfy this", with
+// the reason; with request.nonblock, ResourceExhausted (exit 3) when it
+// does not fit on any node (request.node's, when set) now.
+using ClaimCheck =
+    std::function<absl::Status(kube::Client&, const std::string& ns,
+                               const nlohmann::json& claim_spec, const RunRequest& request)>;
 
 // The pod to create under `names`, and the ConfigMaps it mounts (created
 // before it, labelled as the run, owned by it once it exists). Called once

@@ -213,10 +213,12 @@ json PodObject(const RunRequest& request, const RunNames& names) {
   if (request.timeout_seconds) spec["activeDeadlineSeconds"] = *request.timeout_seconds;
   json labels = Labels(names);
   if (request.reservation) labels[kKindLabel] = kReservationKind;
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", names.pod}, {"labels", labels}}},
-          {"spec", spec}};
+  json metadata = {{"name", names.pod}, {"labels", labels}};
+  json annotations = json::object();
+  if (!request.note.empty()) annotations[kNoteAnnotation] = request.note;
+  if (request.ttl_seconds) annotations[kTtlAnnotation] = StrCat(*request.ttl_seconds);
+  if (!annotations.empty()) metadata["annotations"] = annotations;
+  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata}, {"spec", spec}};
 }
 
 json OwnerReferenceTo(const json& pod) {

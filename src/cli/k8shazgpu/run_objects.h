@@ -26,6 +26,10 @@ inline constexpr char kShareWithAnnotation[] = "canhazgpu.dev/share-with";
 // On a `reserve` pod: kKindLabel=kReservationKind (`release` finds them).
 inline constexpr char kKindLabel[] = "canhazgpu.dev/kind";
 inline constexpr char kReservationKind[] = "reservation";
+// On a run's pod: the user's --note, and how long after it ends a later
+// command of its user deletes it (seconds; run_sweep.h).
+inline constexpr char kNoteAnnotation[] = "canhazgpu.dev/note";
+inline constexpr char kTtlAnnotation[] = "canhazgpu.dev/ttl-seconds-after-finished";
 // The pod's claim and the claim's request are both called this.
 inline constexpr char kClaimName[] = "gpus";
 inline constexpr char kContainerName[] = "main";

@@ -237,6 +237,35 @@ TEST(RunObjectsTest, BadFlagsAreOneLineEach) {
   EXPECT_THAT(error({"--timeout", "soon", "--", "x"}), HasSubstr("--timeout"));
   EXPECT_THAT(error({"--gpus", "1"}), HasSubstr("no command"));
   EXPECT_THAT(error({"python", "--", "x"}), HasSubstr("unexpected argument 'python'"));
+  EXPECT_THAT(error({"--wait", "1m", "--nonblock", "--", "x"}), HasSubstr("--wait and --nonblock"));
+  EXPECT_THAT(error({"--keep", "--ttl", "1h", "--", "x"}), HasSubstr("--keep and --ttl"));
+  EXPECT_THAT(error({"--ttl", "never", "--", "x"}), HasSubstr("--ttl"));
+  EXPECT_THAT(error({"--note", "a\tb", "--", "x"}), HasSubstr("--note must be one line"));
+}
+
+// Issue 33: the host tool's -t/--timeout, -w/--wait, --nonblock and --note;
+// --detach's short form is -D, since -d is the host tool's --duration.
+TEST(RunObjectsTest, TheHostToolsLifecycleFlagsMeanWhatTheyMeanThere) {
+  absl::StatusOr<RunRequest> r =
+      Parse({"-t", "90s", "-w", "2m", "--note", "eval of ckpt 7", "-D", "--", "x"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timeout_seconds, 90);
+  EXPECT_EQ(r->wait_seconds, 120);
+  EXPECT_TRUE(r->detach);
+  EXPECT_FALSE(r->keep);
+  EXPECT_EQ(r->ttl_seconds, 3600);  // kDefaultRunTtl
+  const json pod = PodObject(*r, kNames);
+  EXPECT_EQ(pod["metadata"]["annotations"][kNoteAnnotation], "eval of ckpt 7");
+  EXPECT_EQ(pod["metadata"]["annotations"][kTtlAnnotation], "3600");
+  EXPECT_THAT(Refusals(pod), IsEmpty());
+  absl::StatusOr<ParsedFlags> duration = ParseFlags({"-d", "5m", "--", "x"}, RunFlags(), "run");
+  EXPECT_FALSE(duration.ok());
+  absl::StatusOr<RunRequest> kept = Parse({"--keep", "--nonblock", "--", "x"});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_TRUE(kept->keep);
+  EXPECT_TRUE(kept->nonblock);
+  EXPECT_EQ(kept->ttl_seconds, std::nullopt);
+  EXPECT_FALSE(PodObject(*kept, kNames)["metadata"].contains("annotations"));
 }
 
 TEST(RunObjectsTest, ABadWhereShowsWhereTheCelBreaks) {

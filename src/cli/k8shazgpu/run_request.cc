@@ -62,6 +62,47 @@ absl::Status ParseSharing(const ParsedFlags& flags, RunRequest& r) {
   return absl::OkStatus();
 }
 
+// One line of printable text, short enough to be an annotation people read.
+absl::Status CheckNote(const std::string& note) {
+  if (note.size() > 1024)
+    return absl::InvalidArgumentError("--note is longer than 1024 characters");
+  for (unsigned char c : note) {
+    if (c < ' ' || c == 0x7f) {
+      return absl::InvalidArgumentError("--note must be one line of printable text");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// --timeout, --detach, --keep, --ttl, --wait, --nonblock, --note.
+absl::Status ParseLifecycle(const ParsedFlags& flags, RunRequest& r) {
+  if (auto t = flags.Value("timeout")) {
+    ASSIGN_OR_RETURN(r.timeout_seconds, DurationSeconds("timeout", *t));
+  }
+  r.detach = flags.Has("detach");
+  r.keep = flags.Has("keep");
+  if (r.keep && flags.Has("ttl")) {
+    return Conflict("--keep", "--ttl", "--keep keeps the run until 'k8shazgpu cleanup'");
+  }
+  if (!r.keep) {
+    ASSIGN_OR_RETURN(r.ttl_seconds,
+                     DurationSeconds("ttl", flags.Value("ttl").value_or(kDefaultRunTtl)));
+  }
+  r.nonblock = flags.Has("nonblock");
+  if (auto w = flags.Value("wait")) {
+    if (r.nonblock) return Conflict("--wait", "--nonblock", "--nonblock does not wait at all");
+    ASSIGN_OR_RETURN(r.wait_seconds, DurationSeconds("wait", *w));
+  }
+  if (r.nonblock && r.detach) {
+    return Conflict("--nonblock", "--detach", "--detach returns once the pod is placed anyway");
+  }
+  if (auto n = flags.Value("note")) {
+    RETURN_IF_ERROR(CheckNote(*n));
+    r.note = *n;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<FlagSpec> PlacementFlags() {
@@ -88,6 +129,23 @@ std::vector<FlagSpec> PodFlags() {
        .has_value = true,
        .value_name = "NAME",
        .help = "the pod's name (default USER-ID)"},
+      {.name = "note",
+       .has_value = true,
+       .value_name = "TEXT",
+       .help = "a note shown in status, queue and explain"},
+  };
+}
+
+std::vector<FlagSpec> WaitFlags() {
+  return {
+      {.name = "wait",
+       .short_name = 'w',
+       .has_value = true,
+       .value_name = "D",
+       .help = "wait in line at most this long, then exit 3 (default: until it runs)",
+       .kind = FlagKind::kDuration},
+      {.name = "nonblock",
+       .help = "do not wait in line: exit 3 at once when the GPUs are not free now"},
   };
 }
 
@@ -119,16 +177,35 @@ std::vector<FlagSpec> RunFlags() {
        .kind = FlagKind::kPositiveInt,
        .max = 65535},
       {.name = "timeout",
+       .short_name = 't',
        .has_value = true,
        .value_name = "D",
        .help = "end the pod after this long running (30m, 2h)",
        .kind = FlagKind::kDuration},
+      // -d is the host tool's --duration; -D does not collide with it.
       {.name = "detach",
-       .short_name = 'd',
+       .short_name = 'D',
        .help = "return once the pod is scheduled; print how to follow it"},
+      {.name = "keep",
+       .help = "keep the pod and its claim after the run ends (default: deleted once its "
+               "output is read)"},
+      {.name = "ttl",
+       .has_value = true,
+       .value_name = "D",
+       .help = StrCat("a detached run is deleted this long after it ends, by your next run "
+                      "(default ",
+                      kDefaultRunTtl, ")"),
+       .kind = FlagKind::kDuration},
   };
   flags.insert(flags.end(), command.begin(), command.end());
+  for (FlagSpec& f : WaitFlags()) flags.push_back(std::move(f));
   return flags;
+}
+
+absl::StatusOr<int64_t> DurationSeconds(const std::string& flag, const std::string& text) {
+  absl::StatusOr<Duration> d = ParseDuration(text);
+  if (!d.ok()) return absl::InvalidArgumentError(StrCat("--", flag, ": ", d.status().message()));
+  return std::max<int64_t>(1, (d->count() + 999) / 1000);
 }
 
 absl::StatusOr<PinnedGpus> ParsePinnedGpus(const std::string& text) {
@@ -200,13 +277,7 @@ absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDe
     r.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   if (auto p = flags.Value("port")) r.port = std::stoi(*p);
-  if (auto t = flags.Value("timeout")) {
-    absl::StatusOr<Duration> d = ParseDuration(*t);
-    if (!d.ok()) return absl::InvalidArgumentError(StrCat("--timeout: ", d.status().message()));
-    // activeDeadlineSeconds is at least 1.
-    r.timeout_seconds = std::max<int64_t>(1, (d->count() + 999) / 1000);
-  }
-  r.detach = flags.Has("detach");
+  RETURN_IF_ERROR(ParseLifecycle(flags, r));
   if (!flags.positional.empty()) {
     return absl::InvalidArgumentError(StrCat("unexpected argument '", flags.positional[0],
                                              "'; the command goes after --: run [flags] -- CMD"));

@@ -35,18 +35,33 @@ struct RunRequest {
   std::vector<std::string> share_with;
   std::string node;  // --node (or the -G node)
   std::string image;
+  // Where the image came from when not --image ("the built-in default",
+  // "K8SHAZGPU_IMAGE", the cluster's defaults): said in the output.
+  std::string image_origin;
   std::string name;                                      // --name; empty: generated
+  std::string note;                                      // --note: shown in status, queue, explain
   std::vector<std::pair<std::string, std::string>> env;  // --env K=V, in order
   std::optional<int> port;
   std::optional<int64_t> timeout_seconds;  // --timeout -> activeDeadlineSeconds
   bool detach = false;
+  // --keep: a followed run's pod and template stay after it ends (for
+  // kubectl describe); otherwise they are deleted once its output is read.
+  bool keep = false;
+  // A run that is not followed to its end (--detach, or Ctrl-C then
+  // detach) is swept by a later command of its user this long after it
+  // ended (--ttl); none with --keep.
+  std::optional<int64_t> ttl_seconds;
   std::vector<std::string> argv;  // after `--`, exactly as given
   bool shared_memory = false;     // an emptyDir of medium Memory at /dev/shm (vllm)
   // `reserve`: a placeholder pod, labelled a reservation; Run() returns once
   // it runs (printing where and what it holds), and deletes what it made
   // when it does not run within `wait_seconds` or is interrupted before.
   bool reservation = false;
+  // --wait: give up (exit 3) after waiting in line this long; --nonblock:
+  // do not wait in line at all - the request must fit now.
   std::optional<int64_t> wait_seconds;
+  bool nonblock = false;
+  bool short_output = false;  // reserve --short: only the devices on stdout
 };
 
 // The defaults a front-end (run, vllm run) gives where a flag is absent.
@@ -65,8 +80,21 @@ inline constexpr int kMaxRunGpus = 128;
 // vllm run, reserve), so a new one is never missing from one of them.
 std::vector<FlagSpec> PlacementFlags();
 
-// The pod itself: --image, --name.
+// The pod itself: --image, --name, --note.
 std::vector<FlagSpec> PodFlags();
+
+// Waiting in line, as the host tool does: -w/--wait D and --nonblock
+// (exit 3 either way when the GPUs are not had).
+std::vector<FlagSpec> WaitFlags();
+
+// How long a finished run that nobody followed to its end stays before a
+// later command of its user deletes it (--ttl's default).
+inline constexpr char kDefaultRunTtl[] = "1h";
+
+// --nonblock: the request fit when it was checked, but another user may
+// take the devices before the scheduler places the pod; this long for the
+// scheduler, then exit 3 as if it had not fit.
+inline constexpr int64_t kNonblockPlacementSeconds = 10;
 
 // The flags of `run`: placement, --share, the pod, the command's
 // environment and lifecycle, without the global ones; `vllm run` takes the
@@ -76,8 +104,13 @@ std::vector<FlagSpec> RunFlags();
 // The request the flags describe. InvalidArgument, one line, for a bad
 // value or conflicting flags (--gpus with -G, --mig with -G, --node with
 // another -G node, a missing command, an --env without '=', a --where that
-// does not compile: with its position).
+// does not compile: with its position, --wait with --nonblock, a --note of
+// several lines).
 absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDefaults& defaults);
+
+// The duration `text` of --`flag` in whole seconds, rounded up, at least 1
+// (as activeDeadlineSeconds wants); InvalidArgument naming the flag.
+absl::StatusOr<int64_t> DurationSeconds(const std::string& flag, const std::string& text);
 
 // "node-0:0,2" -> {node-0, {0, 2}}.
 absl::StatusOr<PinnedGpus> ParsePinnedGpus(const std::string& text);
