@@ -124,6 +124,16 @@ bool IsInsideVllmCheckout(const std::filesystem::path& dir) {
                                    std::filesystem::path(workdir) / "vllm" / "__init__.py", error);
 }
 
+std::string LocalPathAsFileUrl(std::string_view url, const std::filesystem::path& base) {
+  if (url.empty() || url.find("://") != std::string_view::npos) return std::string(url);
+  // git's own rule: "host:path" (scp-like) when a ':' comes before any '/'.
+  const size_t colon = url.find(':');
+  if (colon != std::string_view::npos && colon < url.find('/')) return std::string(url);
+  std::filesystem::path path(url);
+  if (path.is_relative()) path = base / path;
+  return StrCat("file://", path.lexically_normal().string());
+}
+
 absl::StatusOr<VllmCheckout> DetectVllmCheckout(const std::filesystem::path& dir, bool fetch) {
   absl::StatusOr<git::Repository> found = git::Discover(dir);
   if (!found.ok()) {
@@ -148,7 +158,7 @@ absl::StatusOr<VllmCheckout> DetectVllmCheckout(const std::filesystem::path& dir
   }
   ASSIGN_OR_RETURN(Upstream upstream, FindUpstream(repo.get()));
   out.remote_name = upstream.name;
-  out.remote_url = upstream.url;
+  out.remote_url = LocalPathAsFileUrl(upstream.url, out.top_level);
   if (fetch) RETURN_IF_ERROR(Fetch(repo.get(), upstream));
   ASSIGN_OR_RETURN(auto main, UpstreamMain(repo.get(), upstream.name));
   out.upstream_ref = main.first;

@@ -20,6 +20,9 @@ namespace canhazgpu::changeset {
 struct VllmCheckout {
   std::filesystem::path top_level;  // the work tree's top directory
   std::string remote_name;          // "upstream", "origin", ...
+  // The upstream's URL; a local path ("/srv/vllm.git") as file:///srv/vllm.git,
+  // so that the cache plan, the node's mirror and the output all name it the
+  // one way the plan accepts (LocalPathAsFileUrl).
   std::string remote_url;
   std::string upstream_ref;  // "refs/remotes/upstream/main"
   std::string head;          // 40 hex digits
@@ -31,6 +34,12 @@ struct VllmCheckout {
 // https or ssh (git@github.com:vllm-project/vllm.git), with or without
 // .git, and a local path ending in vllm-project/vllm(.git).
 bool IsVllmUpstreamUrl(std::string_view url);
+
+// A git remote URL as a URL: a local path (what git takes as one: no "://",
+// no ':' before the first '/') becomes file:// with an absolute path, a
+// relative one taken from `base` (the work tree's top); any other URL
+// ("https://...", "git@host:path", "file:///x") is returned as it is.
+std::string LocalPathAsFileUrl(std::string_view url, const std::filesystem::path& base);
 
 // Whether `dir` is inside a git work tree whose top level holds
 // vllm/__init__.py: what `vllm run` asks before it packages the changes

@@ -31,7 +31,8 @@ TEST_F(VllmCheckoutTest, FindsTheUpstreamUnderAnyNameAndTheMergeBaseFromASubdire
   ASSERT_TRUE(checkout.ok()) << checkout.status();
   EXPECT_EQ(checkout->top_level, v.work);
   EXPECT_EQ(checkout->remote_name, "up");
-  EXPECT_EQ(checkout->remote_url, v.upstream.string());
+  // Issue 33: a local path upstream is named as the cache plan takes it.
+  EXPECT_EQ(checkout->remote_url, "file://" + v.upstream.string());
   EXPECT_EQ(checkout->upstream_ref, "refs/remotes/up/main");
   EXPECT_EQ(checkout->branch, "feature");
   EXPECT_EQ(checkout->head, GitLine(v.work, "rev-parse HEAD"));
@@ -81,6 +82,20 @@ TEST_F(VllmCheckoutTest, OutsideAnyRepositoryIsRefused) {
   absl::StatusOr<VllmCheckout> checkout = DetectVllmCheckout(dir_, false);
   EXPECT_EQ(checkout.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(checkout.status().message(), HasSubstr("not inside a git work tree"));
+}
+
+// Issue 33: `vllm package` took /srv/vllm.git and `vllm run` then refused
+// it as a git URL; a local path is file:// everywhere, other URLs unchanged.
+TEST(LocalPathAsFileUrlTest, LocalPathsBecomeFileUrlsOthersStay) {
+  EXPECT_EQ(LocalPathAsFileUrl("/srv/vllm.git", "/home/me/vllm"), "file:///srv/vllm.git");
+  EXPECT_EQ(LocalPathAsFileUrl("../mirror/vllm.git/", "/home/me/vllm"),
+            "file:///home/me/mirror/vllm.git/");
+  EXPECT_EQ(LocalPathAsFileUrl("./a:b", "/w"), "file:///w/a:b");
+  for (const char* url :
+       {"https://github.com/vllm-project/vllm.git", "git@github.com:vllm-project/vllm.git",
+        "file:///srv/vllm.git", "ssh://git@h/x.git", "host:path/x.git"}) {
+    EXPECT_EQ(LocalPathAsFileUrl(url, "/w"), url);
+  }
 }
 
 TEST_F(VllmCheckoutTest, FindsAnSshUpstreamAndADetachedHead) {

@@ -335,12 +335,21 @@ bool FitsWhenAllFree(const View& view, const std::vector<PodClaim>& claims,
   return false;
 }
 
+std::string GroupNames(const std::vector<std::string>& names);
+
 // The one-line summary once every node was tried.
 std::string DiagnosisSummary(const View& view, const Diagnosis& d,
                              const std::vector<PodClaim>& claims, bool some_fit, int to_allocate) {
   if (view.nodes.empty()) return "the cluster has no nodes";
-  if (some_fit)
-    return StrCat("fits on ", d.nodes[0].node, " now; the scheduler has not placed it yet");
+  if (some_fit) {
+    // Every node it fits on, by name: the scheduler may pick any of them, so
+    // naming the best-ranked one alone reads as a promise (issue 33).
+    std::vector<std::string> fits;
+    for (const NodeDiagnosis& n : d.nodes)
+      if (n.fits) fits.push_back(n.node);
+    std::sort(fits.begin(), fits.end());
+    return StrCat("fits on ", GroupNames(fits), " now; the scheduler has not placed it yet");
+  }
   const NodeDiagnosis& closest = d.nodes[0];
   std::string what;
   if (closest.unsuitable.empty() && !closest.why.error.empty()) {

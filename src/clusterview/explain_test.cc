@@ -49,6 +49,16 @@ TEST_F(ExplainTest, SelectorThatMatchesNothingIsNamedWithItsCounts) {
   EXPECT_THAT(text, Not(HasSubstr("preemption")));  // nothing is taken
 }
 
+// Issue 33: "fits on node-1 now" and then the scheduler took node-0. Every
+// node it fits on is named, in name order - and not one that is too small.
+TEST_F(ExplainTest, FitsNamesEveryNodeItFitsOn) {
+  AddGpuNode(view_, "node-small", 1);
+  AddGpuNode(view_, "node-z", 8);
+  AddGpuNode(view_, "node-a", 4);
+  Diagnosis d = Pending({Request("gpu", kGpuClass, 2)});
+  EXPECT_EQ(d.summary, "fits on node-a, node-z now; the scheduler has not placed it yet");
+}
+
 TEST_F(ExplainTest, TooFewFreeNamesTheHoldersWithTheirUsersAndSaysPreemptionCannotHelp) {
   AddGpuNode(view_, "node-a", 2);
   AddGpuNode(view_, "node-b", 2);

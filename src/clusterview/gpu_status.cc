@@ -391,7 +391,7 @@ void MarkSharedCountersUnavailable(SliceGpus& gpus) {
   for (auto& [pool, members] : by_pool) MarkUnavailable(members.first, members.second, pool->pool);
 }
 
-void CountState(GpuState state, NodeSummary& s) {
+void CountState(GpuState state, DeviceCounts& s) {
   ++s.total;
   switch (state) {
     case GpuState::kClaimed:
@@ -429,7 +429,7 @@ std::vector<NodeSummary> SummarizeNodes(const View& view, const std::string& onl
   for (const GpuRow& row : rows) {
     NodeSummary& s = summaries[row.node];
     s.node = row.node;
-    CountState(row.state, s);
+    CountState(row.state, row.type == "mig" ? s.mig : static_cast<DeviceCounts&>(s));
   }
   std::vector<NodeSummary> out;
   for (auto& [node, s] : summaries) out.push_back(std::move(s));
@@ -539,21 +539,33 @@ TextRows StatusRows(const GpuStatusReport& report) {
 
 TextRows SummaryRows(const GpuStatusReport& report) {
   TextRows out;
-  out.headers = {"NODE", "TOTAL", "FREE", "CLAIMED", "HELD", "IN-USE", "TAINTED", "UNAVAILABLE"};
+  out.headers = {"NODE",   "GPUS",    "FREE",        "CLAIMED", "HELD",
+                 "IN-USE", "TAINTED", "UNAVAILABLE", "MIG",     "MIG-FREE"};
   for (const NodeSummary& s : report.nodes) {
+    const bool mig = s.mig.total > 0;
     out.rows.push_back({s.node, StrCat(s.total), StrCat(s.free), StrCat(s.claimed), StrCat(s.held),
-                        StrCat(s.in_use), StrCat(s.tainted), StrCat(s.unavailable)});
+                        StrCat(s.in_use), StrCat(s.tainted), StrCat(s.unavailable),
+                        mig ? StrCat(s.mig.total) : "-", mig ? StrCat(s.mig.free) : "-"});
   }
   return out;
 }
 
+namespace {
+
+ordered_json CountsJson(const DeviceCounts& c) {
+  return {
+      {"total", c.total},  {"free", c.free},       {"claimed", c.claimed},        {"held", c.held},
+      {"inUse", c.in_use}, {"tainted", c.tainted}, {"unavailable", c.unavailable}};
+}
+
+}  // namespace
+
 ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
   ordered_json nodes = ordered_json::array();
   for (const NodeSummary& s : report.nodes) {
-    ordered_json n = {{"node", s.node},       {"total", s.total},
-                      {"free", s.free},       {"claimed", s.claimed},
-                      {"held", s.held},       {"inUse", s.in_use},
-                      {"tainted", s.tainted}, {"unavailable", s.unavailable}};
+    ordered_json n = {{"node", s.node}};
+    n.update(CountsJson(s));
+    n["mig"] = CountsJson(s.mig);
     if (s.status_updated) n["statusUpdateTime"] = FormatTimestampSeconds(*s.status_updated);
     nodes.push_back(std::move(n));
   }

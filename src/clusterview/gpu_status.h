@@ -107,8 +107,8 @@ struct GpuRow {
   std::vector<std::string> blocked_by;
 };
 
-struct NodeSummary {
-  std::string node;
+// Devices of one kind by state; the states partition them.
+struct DeviceCounts {
   int total = 0;
   int free = 0;
   int claimed = 0;
@@ -116,6 +116,15 @@ struct NodeSummary {
   int in_use = 0;
   int tainted = 0;
   int unavailable = 0;
+};
+
+// A node's devices counted by kind, each device once: whole GPUs (a GPU in
+// MIG mode included, once) in the fields of DeviceCounts, and its MIG
+// instances apart in `mig` - 4 GPUs, one with 7 instances, are 4 GPUs and
+// 7 MIG instances, never 11 GPUs (issue 33).
+struct NodeSummary : DeviceCounts {
+  std::string node;
+  DeviceCounts mig;
   // The NodeGpuStatus's status.updateTime; none for a node without one.
   std::optional<TimePoint> status_updated;
 };
@@ -154,13 +163,17 @@ struct TextRows {
 // and every taint ("taint gpu.canhazgpu.dev/xid=79:NoSchedule") added to NOTE.
 TextRows StatusRows(const GpuStatusReport& report);
 
-// NODE TOTAL FREE CLAIMED HELD IN-USE TAINTED UNAVAILABLE, one row per node.
+// NODE GPUS FREE CLAIMED HELD IN-USE TAINTED UNAVAILABLE MIG MIG-FREE, one
+// row per node: the state columns count whole GPUs; MIG and MIG-FREE the
+// MIG instances and the free ones ("-" on a node without any).
 TextRows SummaryRows(const GpuStatusReport& report);
 
 // `--json`: {"nodes": [...], "devices": [...], "problems": [...]}, with
 // summary_only just {"nodes": [...], "problems": [...]}. Field names are
 // stable; optional ones are absent, never null:
-//   nodes[]:   node, total, free, claimed, held, inUse, tainted, unavailable,
+//   nodes[]:   node, total, free, claimed, held, inUse, tainted, unavailable
+//              (whole GPUs), mig {total, free, claimed, held, inUse, tainted,
+//              unavailable} (MIG instances),
 //              statusUpdateTime (RFC 3339, when the node has a NodeGpuStatus)
 //   devices[]: node, driver, device, type, product, memoryBytes (0: unknown),
 //              state (GpuStateName),

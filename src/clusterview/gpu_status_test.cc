@@ -419,10 +419,46 @@ TEST_F(GpuStatusTest, SummaryCountsEachStateOncePerNode) {
   EXPECT_EQ(s.unavailable, 0);
   EXPECT_EQ(*s.status_updated, kNow - std::chrono::seconds(30));
   TextRows rows = SummaryRows(report);
-  EXPECT_THAT(rows.headers, ElementsAre("NODE", "TOTAL", "FREE", "CLAIMED", "HELD", "IN-USE",
-                                        "TAINTED", "UNAVAILABLE"));
-  EXPECT_THAT(rows.rows, ElementsAre(ElementsAre("node-a", "6", "1", "2", "1", "1", "1", "0"),
-                                     ElementsAre("node-b", "2", "2", "0", "0", "0", "0", "0")));
+  EXPECT_THAT(rows.headers, ElementsAre("NODE", "GPUS", "FREE", "CLAIMED", "HELD", "IN-USE",
+                                        "TAINTED", "UNAVAILABLE", "MIG", "MIG-FREE"));
+  EXPECT_THAT(rows.rows,
+              ElementsAre(ElementsAre("node-a", "6", "1", "2", "1", "1", "1", "0", "-", "-"),
+                          ElementsAre("node-b", "2", "2", "0", "0", "0", "0", "0", "-", "-")));
+}
+
+// Issue 33: a node of 4 GPUs, one in MIG mode with its instances, showed
+// TOTAL 11. GPUs and MIG instances are counted apart, each device once: the
+// GPU beside its claimed instance is one unavailable GPU, the instance one
+// claimed MIG device.
+TEST_F(GpuStatusTest, SummaryCountsGpusAndMigInstancesApart) {
+  AddNode("node-a");
+  dra::DevicePool pool =
+      dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1),
+                            dra::testing::TestGpu(2), dra::testing::TestMigGpu(3)},
+                           "node-a");
+  AddSlices({pool});
+  std::vector<std::string> mig;
+  for (const dra::Device& d : pool.devices)
+    if (d.is_mig) mig.push_back(d.name);
+  ASSERT_EQ(mig.size(), 3u);
+  Add(ClaimObject("ml", "slice", "node-a", {mig[2]}));
+  Add(ClaimObject("ml", "whole", "node-a", {"gpu-0"}));
+  GpuStatusReport report = Status();
+  ASSERT_EQ(report.nodes.size(), 1u);
+  const NodeSummary& s = report.nodes[0];
+  EXPECT_EQ(s.total, 4);
+  EXPECT_EQ(s.claimed, 1);
+  EXPECT_EQ(s.free, 2);
+  EXPECT_EQ(s.unavailable, 1);  // gpu-3, beside its claimed instance
+  EXPECT_EQ(s.mig.total, 3);
+  EXPECT_EQ(s.mig.claimed, 1);
+  EXPECT_EQ(s.mig.free, 2);
+  EXPECT_THAT(SummaryRows(report).rows,
+              ElementsAre(ElementsAre("node-a", "4", "2", "1", "0", "0", "0", "1", "3", "2")));
+  const nlohmann::ordered_json j = StatusJson(report, /*summary_only=*/true);
+  EXPECT_EQ(j["nodes"][0]["total"], 4);
+  EXPECT_EQ(j["nodes"][0]["mig"]["total"], 3);
+  EXPECT_EQ(j["nodes"][0]["mig"]["claimed"], 1);
 }
 
 TEST_F(GpuStatusTest, ProblemsOfUnreadableSlicesAreReported) {
@@ -460,7 +496,10 @@ TEST_F(GpuStatusTest, JsonShape) {
   const nlohmann::ordered_json j = StatusJson(Status());
   EXPECT_EQ(j.dump(), nlohmann::ordered_json::parse(R"({
     "nodes": [{"node": "node-a", "total": 4, "free": 1, "claimed": 1, "held": 1, "inUse": 0,
-               "tainted": 1, "unavailable": 0, "statusUpdateTime": "2026-11-24T10:00:00Z"}],
+               "tainted": 1, "unavailable": 0,
+               "mig": {"total": 0, "free": 0, "claimed": 0, "held": 0, "inUse": 0, "tainted": 0,
+                       "unavailable": 0},
+               "statusUpdateTime": "2026-11-24T10:00:00Z"}],
     "devices": [
       {"node": "node-a", "driver": "gpu.canhazgpu.dev", "device": "gpu-0", "type": "gpu",
        "product": "NVIDIA A100-SXM4-40GB", "memoryBytes": 42949672960, "state": "Claimed",

@@ -86,8 +86,9 @@ kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::stri
   status.update_time = FormatTimestampSeconds(now);
   status.driver_version = view.driver_version;
   kube::NodeGpuSummary& summary = status.summary;
-  for (std::optional<int64_t>* count : {&summary.total, &summary.free, &summary.held,
-                                        &summary.prepared, &summary.in_use, &summary.tainted}) {
+  for (std::optional<int64_t>* count :
+       {&summary.total, &summary.free, &summary.held, &summary.prepared, &summary.in_use,
+        &summary.tainted, &summary.mig}) {
     *count = 0;  // every count is written, zeros included
   }
   for (const dra::Device& d : view.devices.pool.devices) {
@@ -108,7 +109,14 @@ kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::stri
         j.effect = taint.effect;
         j.source = "Driver";
       }
-      if (!device.taints.empty()) ++*summary.tainted;
+      if (!device.taints.empty() && !d.is_mig) ++*summary.tainted;
+    }
+    // The summary counts whole GPUs, each once: a MIG instance takes its
+    // GPU's host state, so counting it too made one claimed GPU with 7
+    // instances "8 prepared" (issue 33). Instances are only numbered.
+    if (d.is_mig) {
+      ++*summary.mig;
+      continue;
     }
     ++*summary.total;
     const std::string& state = device.state;

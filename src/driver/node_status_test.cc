@@ -77,10 +77,13 @@ TEST_F(NodeStatusTest, EveryDeviceSaysWhatItIsDoing) {
   EXPECT_EQ(got["spec"]["nodeName"], "node-a");
   EXPECT_EQ(got["metadata"]["ownerReferences"][0]["uid"], "node-uid");
   const json& status = got["status"];
-  EXPECT_EQ(
-      status["summary"],
-      (json{
-          {"total", 4}, {"free", 1}, {"held", 1}, {"prepared", 1}, {"inUse", 1}, {"tainted", 1}}));
+  EXPECT_EQ(status["summary"], (json{{"total", 4},
+                                     {"free", 1},
+                                     {"held", 1},
+                                     {"prepared", 1},
+                                     {"inUse", 1},
+                                     {"tainted", 1},
+                                     {"mig", 0}}));
   EXPECT_EQ(status["driverVersion"], "535.104.05");
   const json& d = status["devices"];
   ASSERT_EQ(d.size(), 4u);
@@ -99,6 +102,27 @@ TEST_F(NodeStatusTest, EveryDeviceSaysWhatItIsDoing) {
   EXPECT_EQ(d[3]["taints"][0]["source"], "Driver");
 }
 
+// Issue 33: a claimed GPU in MIG mode counted as prepared once per instance
+// too. The summary counts whole GPUs, each once, and numbers the instances.
+TEST_F(NodeStatusTest, SummaryCountsAGpuOnceWhateverItsMigInstances) {
+  NodeView view = View();
+  std::vector<GpuInfo> gpus;
+  for (int i = 0; i < 4; ++i) gpus.push_back(dra::testing::TestGpu(i));
+  gpus[2] = dra::testing::TestMigGpu(2);  // the prepared one
+  view.devices.pool = dra::BuildDevicePool(gpus, "node-a");
+  const kube::NodeGpuStatus object =
+      NodeGpuStatusObject("node-a", "", view, FromEpochMillis(1'795'000'100'000));
+  ASSERT_EQ(object.status.devices.size(), 7u);  // 4 GPUs, 3 instances
+  const kube::NodeGpuSummary& summary = object.status.summary;
+  EXPECT_EQ(summary.total, 4);
+  EXPECT_EQ(summary.prepared, 1);
+  EXPECT_EQ(summary.free, 1);
+  EXPECT_EQ(summary.mig, 3);
+  NodeStatusWriter writer(*client_);
+  ASSERT_TRUE(writer.Write(object, /*refresh=*/false).ok());  // the CRD's schema takes it
+  EXPECT_EQ(Read()["status"]["summary"]["mig"], 3);
+}
+
 // The object as the JSON builder before the typed NodeGpuStatus wrote it
 // (issue 32, item 3): the same bytes on the wire.
 TEST_F(NodeStatusTest, TheObjectIsTheOneWrittenBeforeItWasTyped) {
@@ -106,13 +130,13 @@ TEST_F(NodeStatusTest, TheObjectIsTheOneWrittenBeforeItWasTyped) {
       NodeGpuStatusObject("node-a", "node-uid", View(), FromEpochMillis(1'795'000'100'000))
           .ToJson()
           .dump(),
-      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"node-a","uid":"node-uid"}]},"spec":{"nodeName":"node-a"},"status":{"devices":[{"index":0,"name":"gpu-0","productName":"NVIDIA A100-SXM4-40GB","state":"Free","type":"gpu","uuid":"GPU-00000000"},{"held":{"kind":"Manual","since":"2026-11-18T11:06:40Z","until":"2026-11-18T12:06:40Z","user":"alice"},"index":1,"name":"gpu-1","productName":"NVIDIA A100-SXM4-40GB","state":"Held","type":"gpu","uuid":"GPU-00000001"},{"claims":[{"name":"train","namespace":"ml","pods":["train-0"],"uid":"u-1"}],"index":2,"name":"gpu-2","productName":"NVIDIA A100-SXM4-40GB","state":"Prepared","type":"gpu","uuid":"GPU-00000002"},{"index":3,"name":"gpu-3","productName":"NVIDIA A100-SXM4-40GB","state":"InUse","taints":[{"effect":"NoSchedule","key":"gpu.canhazgpu.dev/xid","source":"Driver","value":"79"}],"type":"gpu","usage":{"memoryUsedBytes":0,"processes":[{"command":"python serve.py","memoryBytes":2147483648,"pid":4242,"user":"carol"}],"users":["carol"]},"uuid":"GPU-00000003"}],"driverVersion":"535.104.05","summary":{"free":1,"held":1,"inUse":1,"prepared":1,"tainted":1,"total":4},"updateTime":"2026-11-18T11:08:20Z"}})");
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"node-a","uid":"node-uid"}]},"spec":{"nodeName":"node-a"},"status":{"devices":[{"index":0,"name":"gpu-0","productName":"NVIDIA A100-SXM4-40GB","state":"Free","type":"gpu","uuid":"GPU-00000000"},{"held":{"kind":"Manual","since":"2026-11-18T11:06:40Z","until":"2026-11-18T12:06:40Z","user":"alice"},"index":1,"name":"gpu-1","productName":"NVIDIA A100-SXM4-40GB","state":"Held","type":"gpu","uuid":"GPU-00000001"},{"claims":[{"name":"train","namespace":"ml","pods":["train-0"],"uid":"u-1"}],"index":2,"name":"gpu-2","productName":"NVIDIA A100-SXM4-40GB","state":"Prepared","type":"gpu","uuid":"GPU-00000002"},{"index":3,"name":"gpu-3","productName":"NVIDIA A100-SXM4-40GB","state":"InUse","taints":[{"effect":"NoSchedule","key":"gpu.canhazgpu.dev/xid","source":"Driver","value":"79"}],"type":"gpu","usage":{"memoryUsedBytes":0,"processes":[{"command":"python serve.py","memoryBytes":2147483648,"pid":4242,"user":"carol"}],"users":["carol"]},"uuid":"GPU-00000003"}],"driverVersion":"535.104.05","summary":{"free":1,"held":1,"inUse":1,"mig":0,"prepared":1,"tainted":1,"total":4},"updateTime":"2026-11-18T11:08:20Z"}})");
   // No devices: the list is left out of the object, and written empty.
   EXPECT_EQ(
       NodeGpuStatusObject("node-a", "", NodeView{}, FromEpochMillis(1'795'000'100'000))
           .ToJson()
           .dump(),
-      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a"},"spec":{"nodeName":"node-a"},"status":{"summary":{"free":0,"held":0,"inUse":0,"prepared":0,"tainted":0,"total":0},"updateTime":"2026-11-18T11:08:20Z"}})");
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a"},"spec":{"nodeName":"node-a"},"status":{"summary":{"free":0,"held":0,"inUse":0,"mig":0,"prepared":0,"tainted":0,"total":0},"updateTime":"2026-11-18T11:08:20Z"}})");
   NodeStatusWriter writer(*client_);
   ASSERT_TRUE(
       writer

@@ -118,6 +118,7 @@ GatedChild::GatedChild(GatedChild&& other) noexcept
       old_mask_(other.old_mask_),
       mask_changed_(other.mask_changed_),
       reaped_(other.reaped_),
+      timed_out_(other.timed_out_),
       tty_fd_(other.tty_fd_),
       cgroup_(std::move(other.cgroup_)) {
   other.cgroup_.reset();
@@ -360,6 +361,7 @@ absl::StatusOr<int> GatedChild::Wait(const TimeoutPolicy& policy, const Callback
     if (deadline != kNever && SteadyClock::now() >= deadline) {
       auto half_grace = policy.grace / 2;
       if (stage == 0) {
+        timed_out_ = true;
         if (callbacks.on_timeout) callbacks.on_timeout();
         SignalJob(SIGINT);
         deadline = SteadyClock::now() + half_grace;

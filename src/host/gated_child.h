@@ -107,6 +107,11 @@ class GatedChild {
   // and every other descendant, SIGTERM, then SIGKILL (see TimeoutPolicy).
   absl::StatusOr<int> Wait(const TimeoutPolicy& policy, const Callbacks& callbacks = {});
 
+  // After Wait(): whether the timeout fired, i.e. the job was stopped by it
+  // rather than ending on its own (`canhazgpu run` then exits 124, as
+  // timeout(1) does).
+  bool timed_out() const { return timed_out_; }
+
  private:
   GatedChild() = default;
   void CloseFds();
@@ -133,6 +138,7 @@ class GatedChild {
   sigset_t old_mask_;
   bool mask_changed_ = false;
   bool reaped_ = false;
+  bool timed_out_ = false;
   int tty_fd_ = -1;  // the terminal whose foreground group is the job's
   LinuxProcessTable processes_;
   std::optional<JobCgroup> cgroup_;

@@ -110,7 +110,18 @@ TEST_F(GatedChildTest, TimeoutEscalatesPastAnIgnoredSigint) {
                        .grace = std::chrono::milliseconds(200)};
   auto status = child->Wait(policy, {.on_timeout = [] { timeout_fired = true; }});
   EXPECT_TRUE(timeout_fired);
+  EXPECT_TRUE(child->timed_out());
   EXPECT_EQ(status.value_or(-1), 128 + SIGTERM);
+}
+
+// Issue 33: a job that ends before its timeout was not stopped by it.
+TEST_F(GatedChildTest, JobEndingBeforeItsTimeoutDidNotTimeOut) {
+  auto child = GatedChild::Fork({"sh", "-c", "exit 5"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Start({}).ok());
+  auto status = child->Wait({.timeout = std::chrono::hours(1)});
+  EXPECT_EQ(status.value_or(-1), 5);
+  EXPECT_FALSE(child->timed_out());
 }
 
 // The command exits first; its worker (same group) runs on and is re-parented

@@ -320,6 +320,24 @@ absl::StatusOr<Merged> ReadKubeconfigs(const LoadOptions& options) {
   return merged;
 }
 
+// Why no kubeconfig file was read: the files looked for, and where their
+// names came from (a KUBECONFIG naming a missing file is skipped silently,
+// as kubectl does, so this is the only place that names it).
+std::string NoKubeconfig(const LoadOptions& options) {
+  const std::string hint = "; name one with --kubeconfig or KUBECONFIG";
+  if (options.kubeconfig_env && !options.kubeconfig_env->empty()) {
+    const bool several = options.kubeconfig_env->find(':') != std::string::npos;
+    return StrCat("no kubeconfig file: KUBECONFIG names ", *options.kubeconfig_env,
+                  several ? ", none of which exists" : ", which does not exist", hint);
+  }
+  if (!options.home.empty()) {
+    return StrCat("no kubeconfig file: ", options.home,
+                  "/.kube/config does not exist and KUBECONFIG is not set", hint);
+  }
+  return StrCat("no kubeconfig file: neither KUBECONFIG nor HOME is set, and this is not a pod",
+                hint);
+}
+
 // The credentials of the context's user into `config`.
 absl::Status AddUserCredentials(const Merged& merged, const std::string& context_name,
                                 const Context& ctx, RestConfig* config) {
@@ -404,6 +422,7 @@ absl::StatusOr<RestConfig> LoadRestConfig(const LoadOptions& options) {
       !options.service_host.empty()) {
     return InClusterConfig(options);
   }
+  if (merged.files.empty()) return absl::FailedPreconditionError(NoKubeconfig(options));
 
   const std::string& context_name =
       options.context_flag.empty() ? merged.current_context : options.context_flag;

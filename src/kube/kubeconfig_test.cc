@@ -189,6 +189,24 @@ TEST_F(KubeconfigTest, InClusterNeedsTheServiceEnvironment) {
   EXPECT_THAT(config.status().message(), HasSubstr("KUBERNETES_SERVICE_HOST"));
 }
 
+// Issue 33: "no current context in no kubeconfig file" named nothing; the
+// missing file is named, and where its name came from.
+TEST_F(KubeconfigTest, NoKubeconfigFileNamesTheFilesLookedFor) {
+  auto from_env = Load({.kubeconfig_env = "/nonexistent", .home = dir_});
+  ASSERT_FALSE(from_env.ok());
+  EXPECT_EQ(from_env.status().message(),
+            "no kubeconfig file: KUBECONFIG names /nonexistent, which does not exist; name one "
+            "with --kubeconfig or KUBECONFIG");
+  auto several = Load({.kubeconfig_env = "/a:/b"});
+  EXPECT_THAT(several.status().message(),
+              HasSubstr("KUBECONFIG names /a:/b, none of which exists"));
+  auto home = Load({.home = dir_});
+  EXPECT_THAT(home.status().message(),
+              HasSubstr(dir_ + "/.kube/config does not exist and KUBECONFIG is not set"));
+  auto nothing = Load({});
+  EXPECT_THAT(nothing.status().message(), HasSubstr("neither KUBECONFIG nor HOME is set"));
+}
+
 TEST_F(KubeconfigTest, MistakesAreOneLineNamingTheCulprit) {
   struct Case {
     std::string text;

@@ -15,7 +15,8 @@ static constexpr auto Fields(Tag<NodeGpuSummary>) {
   using T = NodeGpuSummary;
   return std::tuple{Member("total", &T::total),  Member("free", &T::free),
                     Member("held", &T::held),    Member("prepared", &T::prepared),
-                    Member("inUse", &T::in_use), Member("tainted", &T::tainted)};
+                    Member("inUse", &T::in_use), Member("tainted", &T::tainted),
+                    Member("mig", &T::mig)};
 }
 
 static constexpr auto Fields(Tag<NodeGpuHold>) {

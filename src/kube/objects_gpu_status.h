@@ -33,6 +33,7 @@ struct NodeGpuSummary : JsonObject<NodeGpuSummary> {
   std::optional<int64_t> prepared;
   std::optional<int64_t> in_use;  // "inUse"
   std::optional<int64_t> tainted;
+  std::optional<int64_t> mig;  // MIG instances; the counts above are of whole GPUs
 };
 
 // The local reservation of a Held device.

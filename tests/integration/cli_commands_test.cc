@@ -206,10 +206,24 @@ TEST_F(CliCommandsTest, CommandThatCannotStartReleasesAtOnce) {
   for (const json& g : Status()) EXPECT_EQ(g["status"], "AVAILABLE");
 }
 
-TEST_F(CliCommandsTest, RunTimeoutStopsTheCommand) {
+// Issue 33: a job the timeout stopped exits 124, as timeout(1) and the Go
+// tool do, whatever signal ended it (SIGINT here; SIGTERM when it ignores
+// SIGINT, and a clean exit on SIGTERM is still a timeout).
+TEST_F(CliCommandsTest, RunTimeoutStopsTheCommandAndExits124) {
   CliResult r = host_.Run({"run", "--timeout", "1s", "--grace", "2s", "--", "sleep", "60"});
-  EXPECT_EQ(r.exit_code, 128 + SIGINT);
+  EXPECT_EQ(r.exit_code, 124);
   EXPECT_THAT(r.err, HasSubstr("timeout reached"));
+  CliResult term = host_.Run({"run", "--timeout", "1s", "--grace", "2s", "--", "sh", "-c",
+                              "trap '' INT; trap 'exit 0' TERM; while :; do sleep 0.05; done"});
+  EXPECT_EQ(term.exit_code, 124);
+  for (const json& g : Status()) EXPECT_EQ(g["status"], "AVAILABLE");
+}
+
+// Issue 33: with a timeout that does not fire, the command's own status.
+TEST_F(CliCommandsTest, RunWithinItsTimeoutExitsWithTheCommandsStatus) {
+  EXPECT_EQ(host_.Run({"run", "--timeout", "1h", "--", "sh", "-c", "exit 7"}).exit_code, 7);
+  EXPECT_EQ(host_.Run({"run", "--timeout", "1h", "--", "sh", "-c", "kill -TERM $$"}).exit_code,
+            128 + SIGTERM);
 }
 
 TEST_F(CliCommandsTest, ExpiredReservationIsFreedByTheNextCommand) {

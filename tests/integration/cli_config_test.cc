@@ -11,6 +11,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class CliConfigTest : public ::testing::Test {
  protected:
@@ -60,6 +61,21 @@ TEST_F(CliConfigTest, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
   EXPECT_EQ(shown["options"]["run.grace"]["source"], "default");
   EXPECT_EQ(shown["options"]["run.timeout"]["value"], nullptr);
   EXPECT_EQ(shown["options"]["memory-threshold"]["env"], "CANHAZGPU_MEMORY_THRESHOLD");
+}
+
+// Issue 33: help shows the state file in effect, CANHAZGPU_STATE's when it
+// is set (the harness sets it), not the built-in default.
+TEST_F(CliConfigTest, HelpShowsTheStateFileInEffect) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--help"}, {"status", "--help"}}) {
+    CliResult r = host_.Run(args);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_THAT(r.out, HasSubstr("(default " + host_.state() + ", from CANHAZGPU_STATE)"));
+    EXPECT_THAT(r.out, Not(HasSubstr("/var/lib/canhazgpu/state.db")));
+  }
+  host_.env().erase("CANHAZGPU_STATE");
+  EXPECT_THAT(host_.Run({"status", "--help"}).out,
+              HasSubstr("state file (default /var/lib/canhazgpu/state.db)\n"));
 }
 
 TEST_F(CliConfigTest, ExplicitJsonAndTomlFiles) {

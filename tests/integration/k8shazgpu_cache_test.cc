@@ -4,6 +4,7 @@
 // injected conflicts; failed edits must leave the plan as it was.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -240,9 +241,14 @@ TEST_F(K8shazgpuCacheTest, StatusShowsEachItemAcrossTheNodes) {
   CliResult table = K8s({"cache", "status"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, ::testing::ContainsRegex("nginx +│ image +│ 2/3 +│ pending on node-c"));
-  EXPECT_THAT(table.out, HasSubstr("pulling on node-a: 512.0 MiB of 2.0 GiB; failed on node-b: "
-                                   "401 from huggingface.co: give the item a pullSecretRef; "
-                                   "pending on node-c"));
+  // One line per node state under the item (issue 33: a long failure made
+  // one line of 1,500 columns).
+  EXPECT_THAT(table.out,
+              HasSubstr("gpt2  │ hfModel │ 0/3   │ pulling on node-a: 512.0 MiB of 2.0 GiB\n"));
+  EXPECT_THAT(
+      table.out,
+      HasSubstr("│ failed on node-b: 401 from huggingface.co: give the item a pullSecretRef\n"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("\n +│ +│ +│ pending on node-c\n"));
   // redis applies to node-a alone, which has not reported it.
   EXPECT_THAT(table.out, ::testing::ContainsRegex("redis +│ image +│ 0/1 +│ pending on node-a"));
 
@@ -254,6 +260,42 @@ TEST_F(K8shazgpuCacheTest, StatusShowsEachItemAcrossTheNodes) {
   EXPECT_EQ(doc["items"][1]["failed"][0]["node"], "node-b");
   EXPECT_EQ(doc["summary"], json::parse(R"({"items": 3, "nodes": 3, "ready": 2, "pulling": 1,
       "failed": 1, "pending": 3})"));
+}
+
+// Issue 33: a failed item's NODES cell was one ~1,500-column line. Nodes
+// failing alike share one line, cut to 100 columns; --json keeps it all.
+TEST_F(K8shazgpuCacheTest, ALongFailureIsOneLineOf100ColumnsAndWholeInJson) {
+  ASSERT_EQ(K8s({"cache", "add", "image", "nginx"}).exit_code, 0);
+  std::string message = "pulling docker.io/library/nginx:latest: ";
+  while (message.size() < 1500) message += "failed to resolve reference docker.io/library/nginx; ";
+  for (const char* node : {"node-a", "node-b"}) {
+    json node_object = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", node}}}};
+    ASSERT_TRUE(client_->CreateObject(kube::kNodes, "", node_object).ok());
+    cacheplan::NodeCacheStatus failing{.node_name = node,
+                                       .items = {{.plan = "default",
+                                                  .name = "nginx",
+                                                  .type = "image",
+                                                  .state = "Failed",
+                                                  .message = message}}};
+    json object = cacheplan::NodeStatusToJson(failing);
+    json created = client_->CreateObject(kNodeCacheStatuses, "", object).value();
+    created["status"] = object["status"];
+    ASSERT_TRUE(client_->UpdateStatus(kNodeCacheStatuses, "", created).ok());
+  }
+  CliResult table = K8s({"cache", "status"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("│ failed on node-a, node-b: pulling docker.io/library/nginx"));
+  EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 3) << table.out;
+  std::stringstream lines(table.out);
+  for (std::string line; std::getline(lines, line);) {
+    // Columns: UTF-8 code points (the table's │ and … are one each).
+    const auto columns = std::count_if(line.begin(), line.end(), [](char c) {
+      return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    });
+    EXPECT_LE(columns, 100) << line;
+  }
+  const json doc = json::parse(K8s({"cache", "status", "--json"}).out);
+  EXPECT_EQ(doc["items"][0]["failed"][1]["message"], message);
 }
 
 TEST_F(K8shazgpuCacheTest, AMissingPlanIsSaidPlainly) {

@@ -142,7 +142,7 @@ TEST_F(K8shazgpuRunTest, StatusQueueAndExplainSayWhoHoldsWhatAndWhyARunWaits) {
   CliResult table = K8s({"status", "--node", "node-1"});
   EXPECT_THAT(table.out, HasSubstr("(from label; default/first)"));
   EXPECT_THAT(table.out, ::testing::Not(HasSubstr("node-0")));
-  EXPECT_THAT(K8s({"status", "--summary"}).out, HasSubstr("TOTAL"));
+  EXPECT_THAT(K8s({"status", "--summary"}).out, HasSubstr("MIG-FREE"));
   CliResult unknown = K8s({"status", "--node", "node-9"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("no node \"node-9\" in the cluster"));

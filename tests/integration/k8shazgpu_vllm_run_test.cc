@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "absl/strings/str_split.h"
 #include "changeset/testing/git_fixture.h"
@@ -58,11 +59,10 @@ class K8shazgpuVllmRunTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  // A vLLM checkout whose upstream is reachable over file:// from the
-  // nodes, with every kind of change: an unpushed commit, a staged-only
-  // edit, an unstaged one, lines starting with "# ", a rename, a deletion,
-  // a mode change, untracked text and binary files, an ignored file, and a
-  // CUDA source.
+  // A vLLM checkout whose upstream is a plain local path, which the nodes
+  // reach as file:// (issue 33: `vllm run` refused the path), with every kind of change: an
+  // unpushed commit, a staged-only edit, an unstaged one, lines starting with "# ", a rename, a
+  // deletion, a mode change, untracked text and binary files, an ignored file, and a CUDA source.
   void MakeCheckout() {
     vllm_ = cs::MakeFakeVllm(dir_, "upstream",
                              {{"vllm/a.py", "a = 1\n"},
@@ -72,8 +72,6 @@ class K8shazgpuVllmRunTest : public ::testing::Test {
                               {"vllm/staged.py", "s = 0\n"},
                               {".gitignore", "*.log\n"}});
     base_ = cs::GitLine(vllm_.work, "rev-parse HEAD");
-    cs::Git(vllm_.work,
-            "remote set-url upstream " + cs::Quote("file://" + vllm_.upstream.string()));
     cs::Git(vllm_.work, "checkout -q -b feature");
     cs::WriteBytes(vllm_.work / "vllm/a.py", "# column-0 comment\na = 2\n");
     cs::Git(vllm_.work, "commit -q -am unpushed");
@@ -234,8 +232,23 @@ TEST_F(K8shazgpuVllmRunTest, AnImageNoNodeCanPullFallsBackToTheDefaultWithAWarni
   StartCluster({});  // the registry lacks the merge-base's image
   CliResult run = VllmRun(ServeArgs("fallback"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.err, HasSubstr("warning: the nodes cannot pull registry.local/vllm:" + base_));
+  EXPECT_THAT(run.err, HasSubstr("warning: no node can pull the image:\nk8shazgpu:   "
+                                 "registry.local/vllm:" +
+                                 base_ + "\n"));
   EXPECT_THAT(run.err, HasSubstr("running vllm/vllm-openai:latest instead"));
+  // Issue 33: the image once, the warning's lines within 100 columns.
+  const std::string image = "registry.local/vllm:" + base_;
+  size_t mentions = 0;
+  std::stringstream lines(run.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("pull") == std::string::npos && line.find("instead") == std::string::npos &&
+        !line.starts_with("k8shazgpu:   "))
+      continue;
+    EXPECT_LE(line.size(), 102u) << line;  // "…" is 3 bytes, one column
+    for (size_t at = line.find(image); at != std::string::npos; at = line.find(image, at + 1))
+      ++mentions;
+  }
+  EXPECT_EQ(mentions, 1u) << run.err;
   EXPECT_EQ(Get(kube::kPods, "fallback")["spec"]["containers"][0]["image"],
             "vllm/vllm-openai:latest");
   EXPECT_THAT(run.out, HasSubstr("serving org/tiny offline=1"));

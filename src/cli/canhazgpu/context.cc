@@ -27,6 +27,20 @@ const std::vector<FlagSpec>& GlobalFlags() {
   return kFlags;
 }
 
+std::vector<FlagSpec> GlobalFlagsInEffect(
+    const std::function<std::optional<std::string>(const std::string&)>& getenv) {
+  std::vector<FlagSpec> flags = GlobalFlags();
+  for (FlagSpec& spec : flags) {
+    if (!spec.has_value) continue;
+    const std::string name = EnvName(spec.name);
+    // An empty variable is no value, as ApplyOptionLayers reads it.
+    if (std::optional<std::string> value = getenv(name); value && !value->empty()) {
+      spec.default_value = StrCat(*value, ", from ", name);
+    }
+  }
+  return flags;
+}
+
 std::vector<FlagSpec> SettingFlags() {
   std::vector<FlagSpec> flags = {
       {.name = "state",

@@ -60,6 +60,10 @@ struct Context {
 const std::vector<FlagSpec>& GlobalFlags();
 // The global options a config file may set (remote_hosts among them).
 std::vector<FlagSpec> SettingFlags();
+// GlobalFlags() as help shows them: a flag set in the environment
+// (CANHAZGPU_STATE) shows that value, and where it comes from, as its default.
+std::vector<FlagSpec> GlobalFlagsInEffect(
+    const std::function<std::optional<std::string>(const std::string&)>& getenv);
 
 // The config files looked for when neither --config nor CANHAZGPU_CONFIG
 // names one, first found wins: the Go tool's (viper's) places, `.canhazgpu`

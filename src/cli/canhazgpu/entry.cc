@@ -23,15 +23,27 @@
 namespace canhazgpu::cli {
 namespace {
 
+std::optional<std::string> GetEnv(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
 ProgramFront Front() {
+  // Help shows the state file in effect, CANHAZGPU_STATE's where it is set.
+  std::vector<FlagSpec> globals = GlobalFlagsInEffect(GetEnv);
+  std::string state;
+  for (const FlagSpec& spec : globals) {
+    if (spec.name == "state") state = spec.default_value;
+  }
   return {.name = "canhazgpu",
           .version_line = StrCat("canhazgpu ", CANHAZGPU_VERSION, " (", CANHAZGPU_GIT_COMMIT, ")"),
-          .globals = GlobalFlags(),
+          .globals = std::move(globals),
           .globals_help =
-              "\nGlobal flags: --config FILE, --state PATH, --memory-threshold MIB, --no-color.\n"
-              "Every flag can also be set as CANHAZGPU_<COMMAND>_<FLAG> or in the config file;\n"
-              "'canhazgpu config show' prints where each value comes from.\n"
-              "'canhazgpu COMMAND --help' lists a command's flags.\n"};
+              StrCat("\nGlobal flags: --config FILE, --state PATH (default ", state,
+                     "),\n--memory-threshold MIB, --no-color.\n"
+                     "Every flag can also be set as CANHAZGPU_<COMMAND>_<FLAG> or in the config "
+                     "file;\n'canhazgpu config show' prints where each value comes from.\n"
+                     "'canhazgpu COMMAND --help' lists a command's flags.\n")};
 }
 
 std::string Env(const char* name, const char* fallback) {

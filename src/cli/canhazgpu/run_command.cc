@@ -30,7 +30,7 @@ std::vector<FlagSpec> Flags() {
                    .short_name = 't',
                    .has_value = true,
                    .value_name = "DURATION",
-                   .help = "stop the command after this long",
+                   .help = "stop the command after this long, then exit 124",
                    .kind = FlagKind::kDuration});
   flags.push_back({.name = "grace",
                    .has_value = true,
@@ -157,6 +157,8 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
     exit_status = absl::IsNotFound(started) ? 127 : 126;
   } else {
     exit_status = child.Wait(policy, RunJobCallbacks(ctx, *store, job, *ids));
+    // Whatever the job died of, scripts tell a timeout by 124, as timeout(1).
+    if (exit_status.ok() && child.timed_out()) exit_status = kExitTimedOut;
   }
   // Release even when waiting failed: the job is gone or will be reaped.
   absl::Status released = alloc::ReleaseJob(*store, job, *ctx.machine);

@@ -11,6 +11,7 @@ enum ExitCode : int {
   kExitRuntime = 1,      // something went wrong while doing it
   kExitUsage = 2,        // bad flag or value; nothing changed
   kExitUnavailable = 3,  // GPUs not available now
+  kExitTimedOut = 124,   // `run --timeout` stopped the job (as timeout(1) exits)
 };
 
 // InvalidArgument -> usage, ResourceExhausted -> unavailable, else runtime.

@@ -70,6 +70,16 @@ std::vector<size_t> Table::ColumnWidths() const {
   return widths;
 }
 
+void Table::FitLastColumn(size_t width, size_t min_last) {
+  if (headers_.empty()) return;
+  const size_t last = headers_.size() - 1;
+  std::vector<size_t> widths = ColumnWidths();
+  const size_t total = Width();
+  if (total <= width) return;
+  const size_t over = total - width;
+  SetMaxWidth(last, std::max(min_last, widths[last] > over ? widths[last] - over : 0));
+}
+
 size_t Table::Width() const {
   const std::vector<size_t> widths = ColumnWidths();
   size_t total = widths.empty() ? 0 : 3 * (widths.size() - 1);

@@ -31,6 +31,10 @@ class Table {
   // Cells of `column` wider than `width` (at least 2) are cut to fit, their
   // last character an ellipsis "…". Headers are never cut.
   void SetMaxWidth(size_t column, size_t width);
+  // Cuts the last column (as SetMaxWidth) so that no line is wider than
+  // `width`, but not below `min_last` columns: a long message stays one
+  // readable line; the other columns are never cut.
+  void FitLastColumn(size_t width, size_t min_last = 20);
   std::string Render() const;
   // The display width of Render()'s widest line.
   size_t Width() const;

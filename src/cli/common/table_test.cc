@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/strings.h"
+
 namespace canhazgpu::cli {
 namespace {
 
@@ -38,6 +40,27 @@ TEST(TableTest, CellsAreEscapedAndStayOnOneLine) {
 TEST(TableTest, DisplayWidthSkipsColourSequences) {
   EXPECT_EQ(DisplayWidth("\033[1;32m\xe2\x97\x8f ok\033[0m"), 4u);
   EXPECT_EQ(DisplayWidth("\\e[2J"), 5u);
+}
+
+// Issue 33: a failed cache item's message made one 1,500-column line.
+TEST(TableTest, FitLastColumnKeepsEveryLineWithinTheWidth) {
+  Table table({"ITEM", "NODES"});
+  table.AddRow({{"vllm-image"}, {"failed on node-0: " + std::string(1500, 'x')}});
+  table.AddRow({{"model"}, {"ready"}});
+  table.FitLastColumn(100);
+  EXPECT_EQ(table.Width(), 100u);
+  for (std::string_view line : Split(table.Render(), '\n'))
+    EXPECT_LE(DisplayWidth(std::string(line)), 100u);
+  EXPECT_NE(table.Render().find("│ failed on node-0: xxx"), std::string::npos);
+  // Narrow enough already: nothing is cut; and never below the minimum.
+  Table narrow({"A", "B"});
+  narrow.AddRow({{"a"}, {"short"}});
+  narrow.FitLastColumn(100);
+  EXPECT_EQ(narrow.Render(), "A │ B\n──┼──────\na │ short\n");
+  Table wide({std::string(90, 'A'), "B"});
+  wide.AddRow({{"a"}, {std::string(50, 'b')}});
+  wide.FitLastColumn(100, 20);
+  EXPECT_EQ(wide.Width(), 90u + 3 + 20);
 }
 
 TEST(TableTest, AColumnWithAMaximumIsCutWithAnEllipsis) {

@@ -37,6 +37,9 @@ constexpr char kUsage[] =
     "use: k8shazgpu cache plan show | status | add image|repo|model SOURCE | remove NAME... | "
     "update NAME...|--all";
 
+// The widest line of `cache status` (its NODES cells are cut to fit).
+constexpr size_t kCacheStatusWidth = 100;
+
 // The flags each subcommand accepts beside --plan and the global ones.
 const std::map<std::string, std::vector<std::string>>& SubcommandFlags() {
   static const std::map<std::string, std::vector<std::string>> kFlags = {
@@ -110,6 +113,24 @@ absl::StatusOr<int> PlanShow(Context& ctx, const ParsedFlags& flags) {
   return 0;
 }
 
+// "failed on node-0, node-1: MESSAGE": nodes failing the same way share a
+// line, the message said once.
+std::vector<std::string> FailureLines(const cacheplan::ItemNodes& across) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_message;
+  for (size_t i = 0; i < across.failed.size(); ++i) {
+    const std::string& message = across.failed[i]->message;
+    auto same = std::find_if(by_message.begin(), by_message.end(),
+                             [&](const auto& m) { return m.first == message; });
+    if (same == by_message.end()) same = by_message.insert(by_message.end(), {message, {}});
+    same->second.push_back(across.failed_nodes[i]);
+  }
+  std::vector<std::string> lines;
+  for (const auto& [message, failed_nodes] : by_message) {
+    lines.push_back(StrCat("failed on ", Join(failed_nodes, ", "), ": ", message));
+  }
+  return lines;
+}
+
 absl::StatusOr<int> Status(Context& ctx, const ParsedFlags& flags) {
   if (flags.positional.size() != 1) return absl::InvalidArgumentError(kUsage);
   const std::string name = PlanName(flags);
@@ -149,9 +170,8 @@ absl::StatusOr<int> Status(Context& ctx, const ParsedFlags& flags) {
     }
     for (size_t i = 0; i < across.failed.size(); ++i) {
       failed.push_back({{"node", across.failed_nodes[i]}, {"message", across.failed[i]->message}});
-      details.push_back(
-          StrCat("failed on ", across.failed_nodes[i], ": ", across.failed[i]->message));
     }
+    for (std::string& line : FailureLines(across)) details.push_back(std::move(line));
     if (!across.pending.empty())
       details.push_back(StrCat("pending on ", Join(across.pending, ", ")));
     const size_t total =
@@ -163,9 +183,10 @@ absl::StatusOr<int> Status(Context& ctx, const ParsedFlags& flags) {
                             {"pulling", pulling},
                             {"failed", failed},
                             {"pending", across.pending}});
-    rows.push_back(
-        {item.name, item.type, StrCat(across.ready.size(), "/", total),
-         details.empty() ? (total == 0 ? "no node reports it yet" : "") : Join(details, "; ")});
+    // One line per detail (pulling, failed, pending), under the item's row.
+    if (details.empty()) details.push_back(total == 0 ? "no node reports it yet" : "");
+    rows.push_back({item.name, item.type, StrCat(across.ready.size(), "/", total), details[0]});
+    for (size_t i = 1; i < details.size(); ++i) rows.push_back({"", "", "", details[i]});
   }
   const cacheplan::PlanStatus summary = cacheplan::Summarize(plan, nodes, labels, ctx.clock->Now());
   doc["summary"] =
@@ -175,7 +196,9 @@ absl::StatusOr<int> Status(Context& ctx, const ParsedFlags& flags) {
     std::printf("Cache plan %s has no items\n", name.c_str());
     return 0;
   }
-  PrintTable(ctx, {"ITEM", "TYPE", "READY", "NODES"}, rows);
+  // A failure's message can be long (a registry's whole answer): the line is
+  // cut to 100 columns, the full text is in --json (issue 33).
+  PrintTable(ctx, {"ITEM", "TYPE", "READY", "NODES"}, rows, kCacheStatusWidth);
   return 0;
 }
 

@@ -31,13 +31,14 @@ bool PrintDocument(const Context& ctx, const ParsedFlags& flags,
 }
 
 void PrintTable(const Context& ctx, const std::vector<std::string>& headers,
-                const std::vector<std::vector<std::string>>& rows) {
+                const std::vector<std::vector<std::string>>& rows, size_t fit_width) {
   Table table(headers, MakeStyle(ColorEnabled(ctx.no_color), "1;36"));
   for (const std::vector<std::string>& row : rows) {
     std::vector<Cell> cells;
     for (const std::string& text : row) cells.push_back({text});
     table.AddRow(std::move(cells));
   }
+  if (fit_width > 0) table.FitLastColumn(fit_width);
   const std::string out = table.Render();
   std::fwrite(out.data(), 1, out.size(), stdout);
 }

@@ -21,8 +21,9 @@ bool PrintDocument(const Context& ctx, const ParsedFlags& flags,
                    const nlohmann::ordered_json& document);
 
 // Prints headers and rows as a table on stdout (cli::Table, coloured
-// headers on a terminal).
+// headers on a terminal). With `fit_width`, the last column is cut so that
+// each line fits in that many columns (Table::FitLastColumn).
 void PrintTable(const Context& ctx, const std::vector<std::string>& headers,
-                const std::vector<std::vector<std::string>>& rows);
+                const std::vector<std::vector<std::string>>& rows, size_t fit_width = 0);
 
 }  // namespace canhazgpu::cli::k8s

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "absl/strings/cord.h"
 #include "cli/common/exit_code.h"
 #include "cli/k8shazgpu/cluster_defaults.h"
 #include "core/strings.h"
@@ -102,8 +103,31 @@ absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& ar
   return flags;
 }
 
+namespace {
+
+// Marks a status Explain() reworded: the reworded one has no API reason, and
+// an unreachable server's would be prefixed again at every level that
+// explains it (issue 33: "cannot reach ...: cannot reach ...: cannot list").
+constexpr char kExplainedPayload[] = "k8shazgpu.canhazgpu.dev/explained";
+constexpr char kCannotReach[] = "cannot reach the API server ";
+
+absl::Status Explained(absl::Status status) {
+  status.SetPayload(kExplainedPayload, absl::Cord("1"));
+  return status;
+}
+
+absl::Status Reworded(const absl::Status& status, const Context& ctx);
+
+}  // namespace
+
 absl::Status Explain(const absl::Status& status, const Context& ctx) {
-  if (status.ok()) return status;
+  if (status.ok() || status.GetPayload(kExplainedPayload)) return status;
+  return Explained(Reworded(status, ctx));
+}
+
+namespace {
+
+absl::Status Reworded(const absl::Status& status, const Context& ctx) {
   const std::string reason = kube::ReasonOf(status);
   const std::string message(status.message());
   if (reason == "Forbidden") {
@@ -122,10 +146,13 @@ absl::Status Explain(const absl::Status& status, const Context& ctx) {
   // Only a command that connected can have failed to reach the server:
   // vllm unpack, say, never does, and its errors are about local files.
   const bool connected = ctx.client != nullptr;
-  if (connected && reason.empty() &&
+  // A status rebuilt around an explained message (", pod NAME" added) lost
+  // the mark; its message still says it.
+  const bool said = message.find(kCannotReach) != std::string::npos;
+  if (connected && reason.empty() && !said &&
       (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status))) {
     return absl::UnavailableError(StrCat(
-        "cannot reach the API server ", ctx.rest.server, " (", ctx.rest.source,
+        kCannotReach, ctx.rest.server, " (", ctx.rest.source,
         ctx.rest.context.empty() ? std::string() : ", context " + ctx.rest.context,
         "; gave up after ", kRequestRetries + 1, " tries of at most ",
         ctx.request_timeout.count() % 1000 == 0 ? StrCat(ctx.request_timeout.count() / 1000, " s")
@@ -134,6 +161,8 @@ absl::Status Explain(const absl::Status& status, const Context& ctx) {
   }
   return status;
 }
+
+}  // namespace
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "k8shazgpu: %s\n", std::string(status.message()).c_str());

@@ -74,6 +74,7 @@ absl::StatusOr<ParsedFlags> ParseCommandFlags(const std::vector<std::string>& ar
 // not say what to do: a 403 names the verb and resource and says RBAC is
 // the cause; an unreachable or slow server names the server and the
 // kubeconfig; a missing namespace says so. Other errors pass unchanged.
+// Explaining twice (a helper, then the command's edge) says it once.
 absl::Status Explain(const absl::Status& status, const Context& ctx);
 
 // Prints "k8shazgpu: <message>" on stderr and returns the exit code

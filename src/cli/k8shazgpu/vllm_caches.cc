@@ -217,4 +217,23 @@ CacheReadiness AssessCaches(const std::vector<CacheItem>& wanted, const std::str
   return out;
 }
 
+std::vector<std::string> ImageFallbackLines(const std::string& image, const std::string& reason,
+                                            const std::string& fallback, size_t width) {
+  // A container runtime repeats the reference at every level of its error
+  // ("pulling X: failed to pull and unpack image \"X\": failed to resolve
+  // reference \"X\": X: not found"); the first line has named it already.
+  std::string brief = reason;
+  for (size_t at = brief.find(image); !image.empty() && at != std::string::npos;
+       at = brief.find(image, at + 2)) {
+    brief.replace(at, image.size(), "it");
+  }
+  constexpr size_t kPrefix = sizeof("k8shazgpu: ") - 1;
+  const size_t room = width > kPrefix + 2 + 1 ? width - kPrefix - 2 : 1;
+  if (brief.size() > room) brief = StrCat(Utf8Prefix(brief, room - 1), "…");
+  // The image on a line of its own: a per-commit reference alone is ~90
+  // columns.
+  return {"warning: no node can pull the image:", StrCat("  ", image), StrCat("  ", brief),
+          StrCat("running ", fallback, " instead; its compiled code may not match the merge-base")};
+}
+
 }  // namespace canhazgpu::cli::k8s

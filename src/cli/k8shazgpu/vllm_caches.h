@@ -79,4 +79,13 @@ CacheReadiness AssessCaches(const std::vector<cacheplan::CacheItem>& wanted,
                             const std::map<std::string, cacheplan::Labels>& node_labels,
                             const std::string& only_node);
 
+// The lines saying that no node can pull `image` (the failure `reason`,
+// "node-0: <message>") and that `fallback` runs instead, each within
+// `width` columns after the "k8shazgpu: " prefix where the image names
+// allow: the image named once, on a line of its own, the runtime's message
+// with every further mention of it as "it", cut with "…" (the full text is
+// in `cache status --json`).
+std::vector<std::string> ImageFallbackLines(const std::string& image, const std::string& reason,
+                                            const std::string& fallback, size_t width = 100);
+
 }  // namespace canhazgpu::cli::k8s

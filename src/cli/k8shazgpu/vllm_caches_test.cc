@@ -206,5 +206,35 @@ TEST_F(AssessCachesTest, OldReportsScopesAndMissingAgents) {
   EXPECT_TRUE(AssessCaches(wanted_, "default", nodes, {}, "node-9").no_agent);
 }
 
+// Issue 33: the fallback warning was one ~600-character line naming the
+// image four times. Now the image once, each line within 100 columns.
+TEST(ImageFallbackLinesTest, NamesTheImageOnceInLinesOf100Columns) {
+  const std::string image =
+      "public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:0123456789abcdef0123456789abcdef01234567";
+  const std::string reason =
+      "node-0: pulling " + image +
+      " through unix:///run/containerd/containerd.sock: rpc error: code = NotFound desc = "
+      "failed to pull and unpack image \"" +
+      image + "\": failed to resolve reference \"" + image + "\": " + image + ": not found";
+  std::vector<std::string> lines = ImageFallbackLines(image, reason, "vllm/vllm-openai:latest");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "warning: no node can pull the image:");
+  EXPECT_EQ(lines[1], "  " + image);
+  EXPECT_THAT(lines[2], ::testing::StartsWith("  node-0: pulling it through unix://"));
+  EXPECT_THAT(lines[2], ::testing::EndsWith("…"));
+  EXPECT_EQ(lines[3],
+            "running vllm/vllm-openai:latest instead; its compiled code may not match the "
+            "merge-base");
+  size_t mentions = 0;
+  for (const std::string& line : lines) {
+    EXPECT_LE(std::string("k8shazgpu: ").size() + line.size(), 100u + 2) << line;  // "…" is 3 bytes
+    for (size_t at = line.find(image); at != std::string::npos; at = line.find(image, at + 1))
+      ++mentions;
+  }
+  EXPECT_EQ(mentions, 1u);
+  // A short reason is kept whole.
+  EXPECT_EQ(ImageFallbackLines("x:1", "node-0: x:1: not found", "y")[2], "  node-0: it: not found");
+}
+
 }  // namespace
 }  // namespace canhazgpu::cli::k8s

@@ -87,7 +87,8 @@ std::string OverlayScript(std::string_view workspace, std::string_view warning) 
   // find_spec locates the installed package without importing it (vLLM's
   // import pulls in torch: seconds). Copying over it keeps the image's
   // compiled extensions and generated _version.py, which a source tree
-  // lacks.
+  // lacks. An image without vLLM (or without python3) gets one line saying
+  // so instead of Python's traceback (issue 33).
   const std::string tree = ShellWord(StrCat(std::string(workspace), "/", kWorkspaceTree));
   const std::string list = ShellWord(StrCat(std::string(workspace), "/", kWorkspaceChanged));
   return StrCat(
@@ -95,8 +96,11 @@ std::string OverlayScript(std::string_view workspace, std::string_view warning) 
       warning.empty()
           ? ""
           : StrCat("echo ", ShellWord(StrCat("k8shazgpu: ", std::string(warning))), " >&2; "),
-      "installed=$(python3 -c 'import importlib.util, os; "
-      "print(os.path.dirname(importlib.util.find_spec(\"vllm\").origin))'); "
+      "installed=$(python3 -c 'import importlib.util, os, sys; s = "
+      "importlib.util.find_spec(\"vllm\"); "
+      "sys.exit(3) if s is None or s.origin is None else print(os.path.dirname(s.origin))' "
+      "2>/dev/null) || { echo 'k8shazgpu: the image has no vLLM installed (python3 finds no vllm "
+      "package in it); run an image with vLLM, or leave --image out' >&2; exit 1; }; "
       "while IFS= read -r line; do "
       "path=${line#? }; case \"$path\" in vllm/*) ;; *) continue ;; esac; "
       "target=\"$installed/${path#vllm/}\"; "

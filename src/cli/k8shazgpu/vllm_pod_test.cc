@@ -221,7 +221,8 @@ TEST(VllmPodTest, PinToNodesIsRequiredAffinityByNodeName) {
 }
 
 // Runs argv, returning its stdout; fails the test on a non-zero exit.
-std::string RunAndCapture(const std::vector<std::string>& argv, const std::string& path_env) {
+std::string RunAndCapture(const std::vector<std::string>& argv, const std::string& path_env,
+                          int want_exit = 0) {
   int out[2];
   EXPECT_EQ(pipe(out), 0);
   const pid_t pid = fork();
@@ -243,7 +244,7 @@ std::string RunAndCapture(const std::vector<std::string>& argv, const std::strin
   close(out[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == want_exit) << status;
   return text;
 }
 
@@ -338,6 +339,32 @@ TEST(VllmPodTest, WrapperPrintsTheWarningIntoThePodLog) {
                     (dir / "bin").string() + ":/usr/bin:/bin"),
       "pip -m pip install --no-deps --no-build-isolation . in " + (dir / "ws" / "tree").string() +
           "\nserved\n");
+  fs::remove_all(dir);
+}
+
+// Issue 33: an image without vLLM printed Python's traceback ("'NoneType'
+// object has no attribute 'origin'"); now one line, and the command does
+// not run. Python here is the real one, started without site-packages (-S),
+// so that it finds no vllm whatever this machine has installed; and an
+// image with no python3 at all says the same.
+TEST(VllmPodTest, WrapperSaysInOneLineThatTheImageHasNoVllm) {
+  char tmpl[] = "/tmp/vllm_pod_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  Write(dir / "ws" / "changed", "M vllm/__init__.py\n");
+  const std::string want =
+      "k8shazgpu: the image has no vLLM installed (python3 finds no vllm package in it); run an "
+      "image with vLLM, or leave --image out\n";
+  const std::string script = "exec 2>&1; " + OverlayScript((dir / "ws").string());
+  const std::vector<std::string> argv = {"/bin/sh", "-c", script, "sh", "/bin/echo", "served"};
+  EXPECT_EQ(RunAndCapture(argv, (dir / "none").string(), 1), want);  // no python3
+  for (const char* python : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
+    if (!fs::exists(python)) continue;
+    Write(dir / "bin" / "python3", std::string("#!/bin/sh\nexec ") + python + " -S \"$@\"\n");
+    fs::permissions(dir / "bin" / "python3", fs::perms::owner_all);
+    EXPECT_EQ(RunAndCapture(argv, (dir / "bin").string(), 1), want) << python;
+    break;
+  }
   fs::remove_all(dir);
 }
 

@@ -158,9 +158,10 @@ absl::StatusOr<CacheOutcome> CacheWaiter::Wait(const WantedSources& sources,
     if (image != nullptr && readiness.failed_everywhere.contains(image->name) &&
         !fallback_image.empty() && fallback_image != out.image) {
       progress.Clear();
-      Note(StrCat("warning: the nodes cannot pull ", out.image, " (",
-                  readiness.failed_everywhere.at(image->name), "); running ", fallback_image,
-                  " instead, whose compiled code may not match the checkout's merge-base"));
+      for (const std::string& line : ImageFallbackLines(
+               out.image, readiness.failed_everywhere.at(image->name), fallback_image)) {
+        Note(line);
+      }
       out.image = fallback_image;
       wanted.erase(wanted.begin());
       continue;
