@@ -5,7 +5,11 @@
 #     create), as the command itself reports it with K8SHAZGPU_TIMING=1:
 #     connect, DeviceClass discovery, the claim template, the pod;
 #   - from the process's exec to its return (the pod scheduled), wall time.
-# Also the bare process start (`k8shazgpu --version`).
+# Then RUNS runs of `k8shazgpu run --gpus 1 -- true` followed to the end
+# (the container's exit read, the watches stopped, the process gone) and
+# RUNS of `k8shazgpu reserve --gpus 1` until it returns (the reservation
+# released after each, untimed). Also the bare process start
+# (`k8shazgpu --version`).
 # Usage: bench/k8shazgpu_run.sh [build-dir]   (default build/)
 #   NODES (2) GPUS (8 per node) RUNS (30)
 set -euo pipefail
@@ -37,6 +41,7 @@ for _ in $(seq 1 200); do
 done
 
 : >"$work/created" ; : >"$work/returned"; : >"$work/version"
+: >"$work/followed"; : >"$work/reserved"
 for i in $(seq 1 "$runs"); do
   t0=$(now_ms)
   "$k8s" run --detach --name "r$i" -- true >/dev/null 2>"$work/err"
@@ -46,7 +51,20 @@ for i in $(seq 1 "$runs"); do
   t0=$(now_ms); "$k8s" --version >/dev/null; t1=$(now_ms)
   echo $((t1 - t0)) >>"$work/version"
 done
+for i in $(seq 1 "$runs"); do
+  t0=$(now_ms)
+  "$k8s" run --gpus 1 --name "f$i" -- true >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  t1=$(now_ms)
+  echo $((t1 - t0)) >>"$work/followed"
+  t0=$(now_ms)
+  "$k8s" reserve --gpus 1 --name "h$i" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  t1=$(now_ms)
+  echo $((t1 - t0)) >>"$work/reserved"
+  "$k8s" release "h$i" >/dev/null 2>&1
+done
 stats() { sort -n "$1" | awk '{v[NR]=$1} END {printf "median %d ms, p90 %d ms, max %d ms (%d runs)\n", v[int((NR+1)/2)], v[int(NR*0.9+0.5)], v[NR], NR}'; }
 echo "== k8shazgpu run --detach: command start -> pod created"; stats "$work/created"
 echo "== k8shazgpu run --detach: exec -> return (pod scheduled)"; stats "$work/returned"
+echo "== k8shazgpu run --gpus 1 -- true: exec -> return (container ended)"; stats "$work/followed"
+echo "== k8shazgpu reserve --gpus 1: exec -> return (reservation running)"; stats "$work/reserved"
 echo "== k8shazgpu --version (process start and exit)"; stats "$work/version"

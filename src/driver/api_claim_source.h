@@ -31,7 +31,7 @@ class ApiClaimSource : public ClaimSource {
   // empty); reads use their caches from then on. Returns at once: until the
   // first list is in, every read is a GET.
   void StartCache(const std::string& node_name = "");
-  // Ends the informer's watch (within a tenth of a second); reads GET again.
+  // Ends the informer's watch (at once); reads GET again.
   void StopCache();
 
   absl::StatusOr<kube::ResourceClaim> GetClaim(const std::string& ns, const std::string& name,

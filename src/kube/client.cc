@@ -164,6 +164,11 @@ std::string WatchPath(const ResourceRef& ref, const std::string& ns, const Watch
                  options.timeout_seconds > 0 ? std::to_string(options.timeout_seconds) : ""}});
 }
 
+// Whether the caller asked a watch or log stream to end.
+bool StreamEnded(const std::atomic<bool>* cancel, const StopPipe* stop) {
+  return (cancel != nullptr && cancel->load()) || (stop != nullptr && stop->stopped());
+}
+
 std::string NameOf(const json& object) {
   return object.is_object() ? object.value("/metadata/name"_json_pointer, std::string()) : "";
 }
@@ -582,11 +587,12 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
     HttpRequest request{.method = "GET",
                         .path = WatchPath(ref, ns, options, version),
                         .timeout = options_.timeout,
-                        .cancel = options.cancel};
+                        .cancel = options.cancel,
+                        .stop = options.stop};
     request.headers.emplace_back("Accept", "application/json");
     request.headers.emplace_back("User-Agent", options_.user_agent);
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
-    if (options.cancel != nullptr && options.cancel->load()) return absl::OkStatus();
+    if (StreamEnded(options.cancel, options.stop)) return absl::OkStatus();
     WaitForToken(MonoTime::max());
     std::string buffer;
     bool stop = false;
@@ -623,7 +629,7 @@ absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
       return true;
     };
     absl::StatusOr<HttpResponse> response = transport_->Stream(request, on_data);
-    if (stop || (options.cancel != nullptr && options.cancel->load())) return absl::OkStatus();
+    if (stop || StreamEnded(options.cancel, options.stop)) return absl::OkStatus();
     if (!failed.ok()) return failed;
     if (!response.ok() || (response->status >= 500 || response->status == 429)) {
       if (++failures > options_.max_retries) {
@@ -677,7 +683,8 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
                  {"tailLines", options.tail_lines >= 0 ? std::to_string(options.tail_lines) : ""},
                  {"timestamps", options.timestamps ? "true" : ""}}),
       .timeout = options_.timeout,
-      .cancel = options.cancel};
+      .cancel = options.cancel,
+      .stop = options.stop};
   request.headers.emplace_back("Accept", "text/plain, application/json");
   request.headers.emplace_back("User-Agent", options_.user_agent);
   ASSIGN_OR_RETURN(std::shared_ptr<const ExecCredential> plugin, AddCredentials(request));
@@ -693,7 +700,7 @@ absl::Status Client::StreamLogs(const std::string& ns, const std::string& pod,
       stopped = true;
       return false;
     });
-    if (stopped || (options.cancel != nullptr && options.cancel->load())) return absl::OkStatus();
+    if (stopped || StreamEnded(options.cancel, options.stop)) return absl::OkStatus();
     // Retried like a GET only while nothing was handed out: a repeat would
     // show the caller the same output twice.
     const bool last = attempt >= options_.max_retries || delivered;

@@ -27,6 +27,7 @@
 #include "kube/exec_credentials.h"
 #include "kube/http_transport.h"
 #include "kube/kubeconfig.h"
+#include "kube/stop_pipe.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::kube {
@@ -126,6 +127,8 @@ struct WatchOptions {
   int timeout_seconds = 0;  // per connection; 0: the server's
   // Ends the watch (OK) within a tenth of a second of turning true.
   const std::atomic<bool>* cancel = nullptr;
+  // Ends the watch (OK) as soon as it is stopped, even on a quiet stream.
+  const StopPipe* stop = nullptr;
 };
 
 struct LogOptions {
@@ -136,6 +139,8 @@ struct LogOptions {
   bool timestamps = false;
   // Ends a followed stream (OK) within a tenth of a second of turning true.
   const std::atomic<bool>* cancel = nullptr;
+  // Ends a followed stream (OK) as soon as it is stopped.
+  const StopPipe* stop = nullptr;
 };
 
 struct WatchEvent {
@@ -217,7 +222,8 @@ class Client {
                                    const LogOptions& options = {});
   // pods/log streamed: `on_data` gets the output as it arrives, until the
   // server ends it (with follow: when the container ends), `on_data`
-  // returns false, or options.cancel turns true — all OK.
+  // returns false, or options.cancel turns true or options.stop is stopped
+  // — all OK.
   absl::Status StreamLogs(const std::string& ns, const std::string& pod, const LogOptions& options,
                           const std::function<bool(std::string_view)>& on_data);
 

@@ -67,23 +67,35 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
 // which runs once a second on an idle connection: every informer's Stop()
 // then took a second, and a simulated cluster's shutdown four.
 constexpr int kCancelPollMillis = 100;
+// With only a stop pipe nothing needs looking at: the pipe wakes the poll
+// (curl wakes it sooner for its own timers).
+constexpr int kQuietPollMillis = 10 * 60 * 1000;
 
-// curl_easy_perform, but returning CURLE_ABORTED_BY_CALLBACK within
+bool Stopped(const std::atomic<bool>* cancel, const StopPipe* stop) {
+  return (cancel != nullptr && cancel->load()) || (stop != nullptr && stop->stopped());
+}
+
+// curl_easy_perform, but returning CURLE_ABORTED_BY_CALLBACK as soon as
+// `stop` is stopped (its pipe is polled with the transfer), or within
 // kCancelPollMillis of `cancel` turning true.
-CURLcode PerformCancellable(CURL* curl, const std::atomic<bool>& cancel) {
+CURLcode PerformCancellable(CURL* curl, const std::atomic<bool>* cancel, const StopPipe* stop) {
   CURLM* multi = curl_multi_init();
   if (multi == nullptr) return CURLE_OUT_OF_MEMORY;
   curl_multi_add_handle(multi, curl);
+  curl_waitfd wake{
+      .fd = stop != nullptr ? stop->fd() : -1, .events = CURL_WAIT_POLLIN, .revents = 0};
+  const unsigned int wake_fds = wake.fd >= 0 ? 1 : 0;
+  const int poll_millis = cancel != nullptr || wake_fds == 0 ? kCancelPollMillis : kQuietPollMillis;
   CURLcode result = CURLE_OK;
   int running = 1;
   while (running > 0) {
-    if (cancel.load()) {
+    if (Stopped(cancel, stop)) {
       result = CURLE_ABORTED_BY_CALLBACK;
       break;
     }
     CURLMcode code = curl_multi_perform(multi, &running);
     if (code == CURLM_OK && running > 0) {
-      code = curl_multi_poll(multi, nullptr, 0, kCancelPollMillis, nullptr);
+      code = curl_multi_poll(multi, wake_fds > 0 ? &wake : nullptr, wake_fds, poll_millis, nullptr);
     }
     if (code != CURLM_OK) {
       result = CURLE_RECV_ERROR;
@@ -176,8 +188,9 @@ struct HttpTransport::Impl {
       curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
       curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    const CURLcode code = request.cancel != nullptr ? PerformCancellable(curl, *request.cancel)
-                                                    : curl_easy_perform(curl);
+    const CURLcode code = request.cancel != nullptr || request.stop != nullptr
+                              ? PerformCancellable(curl, request.cancel, request.stop)
+                              : curl_easy_perform(curl);
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);

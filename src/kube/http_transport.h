@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "kube/kubeconfig.h"
+#include "kube/stop_pipe.h"
 
 namespace canhazgpu::kube {
 
@@ -28,8 +29,11 @@ struct HttpRequest {
   // response headers (a watch may then run as long as the server keeps it).
   std::chrono::milliseconds timeout{30'000};
   // When set and it turns true, the exchange ends within a tenth of a
-  // second (Cancelled); lets a quiet watch stop promptly.
+  // second (Cancelled): for a flag a signal handler sets.
   const std::atomic<bool>* cancel = nullptr;
+  // When set, the exchange ends (Cancelled) as soon as it is stopped: its
+  // pipe is polled with the connection. Lets a quiet watch stop at once.
+  const StopPipe* stop = nullptr;
   // A client certificate and key (PEM) for this request in place of the
   // config's: an exec plugin's, which may change while the transport lives.
   std::string client_cert_pem;

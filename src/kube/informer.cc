@@ -21,7 +21,7 @@ void Informer::Start() {
 }
 
 void Informer::Stop() {
-  stop_ = true;
+  stop_.Stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -107,12 +107,12 @@ void Informer::Apply(const WatchEvent& event) {
 
 void Informer::Run() {
   int failures = 0;
-  while (!stop_) {
+  while (!stop_.stopped()) {
     absl::StatusOr<json> list = client_.ListAll(ref_, ns_, selectors_);
     if (!list.ok()) {
       // Back off and list again; the cache keeps its last state meanwhile.
       const int wait_ms = std::min(100 << std::min(failures++, 6), 5000);
-      for (int waited = 0; waited < wait_ms && !stop_; waited += 50) {
+      for (int waited = 0; waited < wait_ms && !stop_.stopped(); waited += 50) {
         client_.clock().SleepFor(std::chrono::milliseconds(50));
       }
       continue;
@@ -124,10 +124,10 @@ void Informer::Run() {
         .label_selector = selectors_.label_selector,
         .field_selector = selectors_.field_selector,
         .resource_version = (*list).value("/metadata/resourceVersion"_json_pointer, std::string()),
-        .cancel = &stop_};
+        .stop = &stop_};
     absl::Status watched = client_.Watch(ref_, ns_, watch, [&](const WatchEvent& event) {
       if (event.type != "BOOKMARK") Apply(event);
-      return !stop_.load();
+      return !stop_.stopped();
     });
     // Gone or any other end: list again (a list is the only way back in
     // step after missed events).

@@ -18,6 +18,7 @@
 
 #include "core/mutex.h"
 #include "kube/client.h"
+#include "kube/stop_pipe.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::kube {
@@ -36,7 +37,8 @@ class Informer {
   ~Informer();
 
   void Start();
-  // Ends the watch and joins the thread (within a tenth of a second).
+  // Ends the watch and joins the thread: at once, even when the server
+  // sends nothing more (the watch polls a StopPipe with its connection).
   void Stop();
   // True once the first list has been delivered; false on timeout.
   bool WaitForSync(std::chrono::milliseconds timeout);
@@ -63,7 +65,7 @@ class Informer {
   std::condition_variable_any synced_cv_;
   std::map<std::string, nlohmann::json> cache_ ABSL_GUARDED_BY(mu_);  // "ns/name" -> object
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<bool> stop_{false};
+  StopPipe stop_;
   std::atomic<int> lists_{0};
   std::thread thread_;
 };
