@@ -131,7 +131,8 @@ class Walker {
 absl::Status Walker::Walk(const fs::path& dir, const std::string& prefix) {
   std::error_code error;
   fs::directory_iterator it(dir, error);
-  if (error) return absl::PermissionDeniedError(StrCat("reading ", dir.string(), ": ", error.message()));
+  if (error)
+    return absl::PermissionDeniedError(StrCat("reading ", dir.string(), ": ", error.message()));
   for (; it != fs::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
     if (name == ".git") {

@@ -128,9 +128,8 @@ TEST_F(DirectoryFilesTest, SymlinksAreShippedAsLinksAndNeverFollowed) {
   fs::create_symlink("real.txt", p / "inside");
   absl::StatusOr<DirectoryFiles> files = CollectDirectory(p);
   ASSERT_TRUE(files.ok()) << files.status();
-  EXPECT_THAT(Shipped(*files),
-              ElementsAre("absolute -> " + (dir_ / "outside/secret.txt").string(), "inside -> real.txt",
-                          "real.txt", "up -> ../outside"));
+  EXPECT_THAT(Shipped(*files), ElementsAre("absolute -> " + (dir_ / "outside/secret.txt").string(),
+                                           "inside -> real.txt", "real.txt", "up -> ../outside"));
   EXPECT_EQ(files->outward_links, 2);
   for (const ChangeEntry& e : files->change_set.entries) {
     EXPECT_THAT(e.data, ::testing::Not(HasSubstr("SECRET"))) << e.path;
