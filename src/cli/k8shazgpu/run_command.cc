@@ -15,6 +15,7 @@
 #include "cli/k8shazgpu/progress_line.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
+#include "cli/k8shazgpu/workdir_sync.h"
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
@@ -195,6 +196,7 @@ absl::StatusOr<int> Runner::Go() {
   }
   std::fprintf(stderr, "k8shazgpu: pod %s created in namespace %s (run %s, class %s)\n",
                names.pod.c_str(), ns.c_str(), names.run_id.c_str(), klass.name.c_str());
+  std::fputs(plan.created_note.c_str(), stderr);
   return Follow();
 }
 
@@ -392,14 +394,17 @@ absl::StatusOr<int> Run(Context& ctx, const RunRequest& request, const RunHooks&
 
 int RunCommand(Context& ctx, const Args& args) {
   return RunCommandBody(
-      ctx, args, RunFlags(), "run",
+      ctx, args, RunCommandFlags(), "run",
       [](Context& c, const ParsedFlags& flags) -> absl::StatusOr<int> {
         ASSIGN_OR_RETURN(
             RunRequest request,
             ParseRunRequest(flags, {.image = c.Env("K8SHAZGPU_IMAGE", kDefaultRunImage),
                                     .port = std::nullopt,
                                     .shared_memory = false}));
-        return Run(c, request, DefaultRunHooks(*c.clock));
+        RunHooks hooks = DefaultRunHooks(*c.clock);
+        // The working directory goes with the command (workdir_sync.h).
+        RETURN_IF_ERROR(ShipWorkdir(c, flags, request, hooks));
+        return Run(c, request, hooks);
       });
 }
 

@@ -37,6 +37,9 @@ using ClaimCheck = std::function<absl::Status(kube::Client&, const std::string& 
 struct PodPlan {
   nlohmann::json pod;
   std::vector<nlohmann::json> config_maps;
+  // Lines for stderr once the pod exists (what it carries), each ending in
+  // a newline; a run that fails before says only why.
+  std::string created_note;
 };
 using PodBuilder = std::function<absl::StatusOr<PodPlan>(const RunNames& names)>;
 
