@@ -131,8 +131,9 @@ class Walker {
 absl::Status Walker::Walk(const fs::path& dir, const std::string& prefix) {
   std::error_code error;
   fs::directory_iterator it(dir, error);
-  if (error)
+  if (error) {
     return absl::PermissionDeniedError(StrCat("reading ", dir.string(), ": ", error.message()));
+  }
   for (; it != fs::directory_iterator(); it.increment(error)) {
     const std::string name = it->path().filename().string();
     if (name == ".git") {
@@ -233,11 +234,16 @@ absl::StatusOr<DirectoryFiles> CollectDirectory(const fs::path& dir,
   std::sort(found.begin(), found.end(),
             [](const Found& a, const Found& b) { return a.path < b.path; });
   for (const Found& f : found) {
-    ASSIGN_OR_RETURN(ChangeEntry entry, ReadEntry(dir, f));
-    if (entry.kind == EntryKind::kSymlink && PointsOutside(entry.path, entry.data)) {
-      ++out.outward_links;
+    absl::StatusOr<ChangeEntry> entry = ReadEntry(dir, f);
+    if (absl::IsNotFound(entry.status())) {
+      ++out.vanished;
+      continue;
     }
-    out.change_set.entries.push_back(std::move(entry));
+    if (!entry.ok()) return entry.status();
+    if (entry->kind == EntryKind::kSymlink && PointsOutside(entry->path, entry->data)) {
+      out.outward_links.push_back(entry->path);
+    }
+    out.change_set.entries.push_back(*std::move(entry));
   }
   std::sort(out.change_set.notes.begin(), out.change_set.notes.end());
   return out;

@@ -8,8 +8,10 @@
 // What is left out, each counted for the summary: `.git` (file or
 // directory, at any depth); in a git work tree, what .gitignore (and
 // .git/info/exclude, core.excludesFile) ignores - unless tracked - and
-// nested repositories; files over the per-file bound; and what is neither
-// a regular file, a directory nor a symlink (sockets, fifos, devices).
+// nested repositories; files over the per-file bound; what is neither a
+// regular file, a directory nor a symlink (sockets, fifos, devices); and
+// what was removed while the walk ran (a build's or an editor's temporary
+// files).
 // Nothing outside the directory is read: the walk never follows a symlink,
 // and a symlink is shipped as the link it is (its target as stored).
 //
@@ -43,11 +45,13 @@ struct DirectoryFiles {
   ChangeSet change_set;  // base kNoBaseCommit; files and symlinks, sorted
   // The git work tree's top the directory is in; empty when in none.
   std::filesystem::path git_top;
-  int ignored = 0;        // paths .gitignore left out (a directory counts once)
-  int git_dirs = 0;       // .git entries left out
-  int nested_repos = 0;   // directories holding another repository
-  int special = 0;        // sockets, fifos, devices
-  int outward_links = 0;  // symlinks whose target is outside the directory
+  int ignored = 0;       // paths .gitignore left out (a directory counts once)
+  int git_dirs = 0;      // .git entries left out
+  int nested_repos = 0;  // directories holding another repository
+  int special = 0;       // sockets, fifos, devices
+  int vanished = 0;      // removed between the walk and the read
+  // The symlinks whose target is outside the directory, by path.
+  std::vector<std::string> outward_links;
   // Files over max_file_size: how many, and the biggest of them (at most
   // kBiggestShown), largest first.
   int too_big = 0;

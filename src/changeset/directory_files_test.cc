@@ -130,7 +130,7 @@ TEST_F(DirectoryFilesTest, SymlinksAreShippedAsLinksAndNeverFollowed) {
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(Shipped(*files), ElementsAre("absolute -> " + (dir_ / "outside/secret.txt").string(),
                                            "inside -> real.txt", "real.txt", "up -> ../outside"));
-  EXPECT_EQ(files->outward_links, 2);
+  EXPECT_THAT(files->outward_links, ElementsAre("absolute", "up"));
   for (const ChangeEntry& e : files->change_set.entries) {
     EXPECT_THAT(e.data, ::testing::Not(HasSubstr("SECRET"))) << e.path;
   }

@@ -34,16 +34,37 @@ std::string Plural(uint64_t n, std::string_view one, std::string_view many) {
   return StrCat(n, " ", n == 1 ? one : many);
 }
 
-std::string Biggest(const std::vector<cs::Contributor>& files) {
-  std::vector<std::string> shown;
+// The report keeps to this many columns where the paths allow.
+constexpr size_t kReportColumns = 100;
+constexpr char kReportIndent[] = "k8shazgpu:     ";
+
+std::vector<std::string> Sizes(const std::vector<cs::Contributor>& files) {
+  std::vector<std::string> out;
   for (const cs::Contributor& c : files)
-    shown.push_back(StrCat(c.path, " ", cs::FormatBytes(c.bytes)));
-  return Join(shown, ", ");
+    out.push_back(StrCat(c.path, " ", cs::FormatBytes(c.bytes)));
+  return out;
 }
 
-// "3 ignored by .gitignore, .git, 2 over 1.0 MiB (--sync-max-file): a 40.0
-// MiB, b 2.0 MiB"; "" when nothing was left out.
-std::string LeftOut(const cs::DirectoryFiles& files, uint64_t max_file_size) {
+// `head` and then `items` separated by ", ", continued on indented lines
+// past kReportColumns; ends with a newline.
+std::string Wrapped(const std::string& head, const std::vector<std::string>& items) {
+  std::string out;
+  std::string line = head;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string item = items[i] + (i + 1 < items.size() ? "," : "");
+    if (i > 0 && line.size() + 1 + item.size() > kReportColumns) {
+      out += line + "\n";
+      line = kReportIndent + item;
+    } else {
+      line += " " + item;
+    }
+  }
+  return out + line + "\n";
+}
+
+// What was left out: "3 ignored by .gitignore", ".git", "2 over 1.0 MiB
+// (--sync-max-file): a 40.0 MiB", "b 2.0 MiB"; empty when nothing was.
+std::vector<std::string> LeftOut(const cs::DirectoryFiles& files, uint64_t max_file_size) {
   std::vector<std::string> what;
   if (files.ignored > 0) what.push_back(StrCat(files.ignored, " ignored by .gitignore"));
   if (files.git_dirs > 0) what.push_back(".git");
@@ -51,11 +72,29 @@ std::string LeftOut(const cs::DirectoryFiles& files, uint64_t max_file_size) {
     what.push_back(Plural(files.nested_repos, "nested repository", "nested repositories"));
   }
   if (files.special > 0) what.push_back(StrCat(files.special, " not a file (socket, fifo)"));
+  if (files.vanished > 0) what.push_back(StrCat(files.vanished, " removed while reading"));
   if (files.too_big > 0) {
-    what.push_back(StrCat(files.too_big, " over ", cs::FormatBytes(max_file_size),
-                          " (--sync-max-file): ", Biggest(files.biggest_left_out)));
+    std::vector<std::string> sizes = Sizes(files.biggest_left_out);
+    sizes[0] = StrCat(files.too_big, " over ", cs::FormatBytes(max_file_size),
+                      " (--sync-max-file): ", sizes[0]);
+    what.insert(what.end(), sizes.begin(), sizes.end());
   }
-  return Join(what, ", ");
+  return what;
+}
+
+// "imagenet -> /datasets/imagenet", the first few.
+std::vector<std::string> OutwardLinks(const cs::DirectoryFiles& files) {
+  std::vector<std::string> out;
+  for (const cs::ChangeEntry& e : files.change_set.entries) {
+    if (out.size() == 3) break;
+    for (const std::string& path : files.outward_links) {
+      if (path == e.path) out.push_back(StrCat(e.path, " -> ", e.data));
+    }
+  }
+  if (files.outward_links.size() > out.size()) {
+    out.push_back(StrCat("and ", files.outward_links.size() - out.size(), " more"));
+  }
+  return out;
 }
 
 // The init container: the node image's CLI unpacks the bundle into the
@@ -105,17 +144,13 @@ std::string WorkdirReport(const fs::path& dir, const cs::DirectoryFiles& files,
   if (summary.symlinks > 0) out += StrCat(", ", Plural(summary.symlinks, "symlink", "symlinks"));
   out += StrCat(", ", cs::FormatBytes(summary.bytes), " (", cs::FormatBytes(packed_bytes),
                 " packed)\n");
-  if (const std::string left = LeftOut(files, max_file_size); !left.empty()) {
-    out += StrCat("k8shazgpu:   left out: ", left, "\n");
+  if (const std::vector<std::string> left = LeftOut(files, max_file_size); !left.empty()) {
+    out += Wrapped("k8shazgpu:   left out:", left);
   }
-  if (!summary.biggest.empty()) {
-    out += StrCat("k8shazgpu:   biggest: ", Biggest(summary.biggest), "\n");
-  }
-  if (files.outward_links > 0) {
-    out += StrCat(
-        "k8shazgpu:   note: ", Plural(files.outward_links, "symlink points", "symlinks point"),
-        " outside the directory, shipped as links: the pod has only what its image "
-        "has there\n");
+  if (!summary.biggest.empty()) out += Wrapped("k8shazgpu:   biggest:", Sizes(summary.biggest));
+  if (!files.outward_links.empty()) {
+    out += Wrapped("k8shazgpu:   symlinks out of the directory (shipped as links, not followed):",
+                   OutwardLinks(files));
   }
   for (const std::string& note : summary.notes) out += StrCat("k8shazgpu:   note: ", note, "\n");
   return out;
@@ -134,7 +169,7 @@ absl::StatusOr<Workdir> PackWorkdir(const ParsedFlags& flags, const fs::path& di
     return absl::FailedPreconditionError(
         StrCat(dir.string(), " is ", cs::FormatBytes(bundle.size()), " packed, over the ",
                cs::FormatBytes(cs::kMaxBundleSize), " a run carries in ConfigMaps; biggest: ",
-               Biggest(cs::Summarize(files->change_set).biggest),
+               Join(Sizes(cs::Summarize(files->change_set).biggest), ", "),
                "; add them to .gitignore, lower --sync-max-file, or ", kNoSyncHint));
   }
   Workdir out{

@@ -148,13 +148,35 @@ TEST_F(WorkdirSyncTest, TheReportSaysWhatWasShippedLeftOutAndTheBound) {
   EXPECT_THAT(report, HasSubstr("k8shazgpu:   left out: .git, 1 over 2.0 KiB (--sync-max-file): "
                                 "data/big.bin 2.9 KiB\n"));
   EXPECT_THAT(report, HasSubstr("k8shazgpu:   biggest: train.py 12 B, outside 11 B\n"));
-  EXPECT_THAT(report, HasSubstr("note: 1 symlink points outside the directory"));
+  EXPECT_THAT(report, HasSubstr("k8shazgpu:   symlinks out of the directory (shipped as links, not "
+                                "followed): outside -> /etc/passwd\n"));
   // One short block: every line says who speaks, none is long.
   const std::string lines = report.substr(0, report.size() - 1);  // Split keeps views
   for (std::string_view line : Split(lines, '\n')) {
     EXPECT_TRUE(line.starts_with("k8shazgpu: ")) << line;
     EXPECT_LE(line.size(), 200u) << line;
   }
+}
+
+TEST_F(WorkdirSyncTest, LongListsWrapAtOneHundredColumns) {
+  for (int i = 0; i < 8; ++i) {
+    WriteProjectFile(dir_ / "checkpoints" / ("epoch-" + std::to_string(i) + "-of-the-run.bin"),
+                     std::string(2000 + i, 'c'));
+  }
+  absl::StatusOr<Workdir> workdir = Pack({"--sync-max-file", "1Ki"});
+  ASSERT_TRUE(workdir.ok()) << workdir.status();
+  const std::string& report = workdir->report;
+  EXPECT_THAT(report, HasSubstr("k8shazgpu:   left out: 8 over 1.0 KiB (--sync-max-file): "
+                                "checkpoints/epoch-7-of-the-run.bin 2.0 KiB,\n"
+                                "k8shazgpu:     checkpoints/epoch-6-of-the-run.bin 2.0 KiB,"));
+  const size_t first_end = report.find('\n');
+  const std::string rest = report.substr(first_end + 1, report.size() - first_end - 2);
+  int lines = 0;
+  for (std::string_view line : Split(rest, '\n')) {
+    EXPECT_LE(line.size(), 100u) << line;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 5) << report;  // a name a line: two would pass 100 columns
 }
 
 TEST_F(WorkdirSyncTest, TheBundleCarriesTheFilesAndAnEmptyDirectoryShipsNoParts) {
