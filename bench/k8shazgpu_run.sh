@@ -34,6 +34,9 @@ while [ ! -f "$work/c/ready" ]; do
   sleep 0.02
 done
 export KUBECONFIG=$work/c/kubeconfig HOME=$work K8SHAZGPU_TIMING=1
+# From an empty project directory: `run` ships its working directory, and
+# this checkout is not the project being measured.
+mkdir "$work/project" && cd "$work/project"
 # Every node's slices are in before the first run.
 for _ in $(seq 1 200); do
   "$k8s" run --detach --name warmup -- true >/dev/null 2>&1 && break

@@ -23,6 +23,8 @@ sim_pid=
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# From an empty project directory: `run` ships its working directory.
+mkdir "$work/project" && cd "$work/project"
 
 : >"$work/ready" && : >"$work/run" && : >"$work/stop"
 for ((i = 0; i < runs; i++)); do

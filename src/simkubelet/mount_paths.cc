@@ -59,4 +59,13 @@ void RewriteEnvironment(std::vector<std::string>& env, const std::vector<MountPo
   }
 }
 
+std::string WorkingDirectory(std::string_view working_dir, const std::vector<MountPoint>& mounts,
+                             std::string_view container_dir) {
+  if (working_dir.empty()) return std::string(container_dir);
+  // Only a whole path is a working directory: the rewriting of words does.
+  const std::string mounted = RewriteMountPaths(working_dir, mounts);
+  if (mounted != working_dir) return mounted;
+  return std::string(container_dir) + std::string(working_dir);
+}
+
 }  // namespace canhazgpu::simkubelet

@@ -36,4 +36,12 @@ std::string RewriteMountPaths(std::string_view text, const std::vector<MountPoin
 // The same for each "NAME=value" entry's value (names stay as they are).
 void RewriteEnvironment(std::vector<std::string>& env, const std::vector<MountPoint>& mounts);
 
+// Where a container with `working_dir` (its spec's workingDir; "" when
+// unset) starts, given its own fresh directory `container_dir` (the
+// stand-in for its root filesystem): unset, `container_dir`; inside a
+// volume, that volume's directory; anywhere else, the same path under
+// `container_dir`. The caller creates it when missing, as runtimes do.
+std::string WorkingDirectory(std::string_view working_dir, const std::vector<MountPoint>& mounts,
+                             std::string_view container_dir);
+
 }  // namespace canhazgpu::simkubelet

@@ -55,5 +55,14 @@ TEST(MountPathsTest, OnlyEnvironmentValuesAreRewritten) {
                                            "ODD"}));
 }
 
+TEST(MountPathsTest, TheWorkingDirectoryIsInItsVolumeOrUnderTheContainersRoot) {
+  EXPECT_EQ(WorkingDirectory("", kMounts, "/n/c"), "/n/c");
+  EXPECT_EQ(WorkingDirectory("/workspace", kMounts, "/n/c"), "/n/v/workspace");
+  EXPECT_EQ(WorkingDirectory("/workspace/src", kMounts, "/n/c"), "/n/v/workspace/src");
+  EXPECT_EQ(WorkingDirectory("/cache/hf/x", kMounts, "/n/c"), "/n/v/hf/x");
+  EXPECT_EQ(WorkingDirectory("/app", kMounts, "/n/c"), "/n/c/app");
+  EXPECT_EQ(WorkingDirectory("/workspace2", kMounts, "/n/c"), "/n/c/workspace2");
+}
+
 }  // namespace
 }  // namespace canhazgpu::simkubelet

@@ -394,11 +394,15 @@ void PodWorker::StartContainer(Slot& slot) {
   // twice.
   std::vector<std::string> argv = MountedArgv(container, *env, *mounts, node_.root_dir);
   RewriteEnvironment(*env, *mounts);
+  // exec starts there too (running_).
+  const std::string work_dir = WorkingDirectory(container.value("workingDir", ""), *mounts, dir);
+  std::filesystem::create_directories(work_dir, ec);
 
   BeginRun(slot);
   r.container_id = StrCat("sim://", uid_, "/", r.name, "/", r.restart_count);
   const std::string container_name = r.name;
-  absl::StatusOr<std::unique_ptr<ContainerProcess>> process = StartProcess(slot, {argv, *env, dir});
+  absl::StatusOr<std::unique_ptr<ContainerProcess>> process =
+      StartProcess(slot, {argv, *env, work_dir});
   if (!process.ok()) {
     // The runtime created the container but could not start its process.
     const std::string message = StrCat("failed to create task: unable to start container process: ",
@@ -413,7 +417,7 @@ void PodWorker::StartContainer(Slot& slot) {
   slot.process = std::move(*process);
   {
     MutexLock lock(mu_);
-    if (!slot.exit.has_value()) running_[container_name] = {{{}, *env, dir}, *mounts};
+    if (!slot.exit.has_value()) running_[container_name] = {{{}, *env, work_dir}, *mounts};
   }
   r.state = ContainerRecord::State::kRunning;
   r.reason.clear();

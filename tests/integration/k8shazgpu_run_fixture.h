@@ -26,6 +26,10 @@ class K8shazgpuRunTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     cluster_dir_ = dir_ + "/cluster";
+    // Where k8shazgpu runs: `run` ships its working directory (empty
+    // unless a test writes there), never the test's own.
+    project_ = dir_ + "/project";
+    std::filesystem::create_directories(project_);
   }
   // A cluster of `nodes` x `gpus`, the first `mig` GPUs of each in MIG mode.
   // `driver` "nvidia": NVIDIA's classes and slices (k8shazgpu-sim --driver).
@@ -33,7 +37,7 @@ class K8shazgpuRunTest : public ::testing::Test {
     sim_ = SpawnUntilReady(
         {K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes", std::to_string(nodes),
          "--gpus-per-node", std::to_string(gpus), "--mig-gpus", std::to_string(mig), "--driver",
-         driver, "--node-binary", K8SHAZGPU_NODE_BINARY},
+         driver, "--node-binary", K8SHAZGPU_NODE_BINARY, "--cli-binary", K8SHAZGPU_BINARY},
         {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
     ASSERT_TRUE(std::filesystem::exists(cluster_dir_ + "/ready")) << ReadFile(dir_ + "/sim.log");
     kube::LoadOptions load;
@@ -74,15 +78,17 @@ class K8shazgpuRunTest : public ::testing::Test {
   std::map<std::string, std::string> Env() const {
     return {{"KUBECONFIG", Kubeconfig()}, {"HOME", dir_}};
   }
-  // k8shazgpu with `args`, bounded so that a hang fails the test.
+  // k8shazgpu with `args` in project_, bounded so that a hang fails the
+  // test.
   CliResult K8s(std::vector<std::string> args) {
-    args.insert(args.begin(), {"timeout", "120", K8SHAZGPU_BINARY});
+    args.insert(args.begin(), {"sh", "-c", "cd \"$0\" && exec \"$@\"", project_, "timeout", "120",
+                               K8SHAZGPU_BINARY});
     return RunProgram(args, Env());
   }
-  // Started in the background, stdout and stderr into files.
+  // Started in the background in project_, stdout and stderr into files.
   int SpawnK8s(const std::string& name, std::vector<std::string> args) {
-    std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" > " + Out(name),
-                                     K8SHAZGPU_BINARY};
+    std::vector<std::string> argv = {
+        "sh", "-c", "cd " + project_ + " && exec \"$0\" \"$@\" > " + Out(name), K8SHAZGPU_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
     return SpawnProgram(argv, Env(), {.stderr_path = Err(name)});
   }
@@ -169,6 +175,7 @@ class K8shazgpuRunTest : public ::testing::Test {
 
   std::string dir_;
   std::string cluster_dir_;
+  std::string project_;
   int sim_ = 0;
   std::unique_ptr<kube::Client> client_;
 };

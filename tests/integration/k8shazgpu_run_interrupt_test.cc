@@ -100,7 +100,8 @@ TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) 
   {
     // Waits in line (the GPU is held on the node); ^C, then "d": detached,
     // the pod stays.
-    TerminalSession session(host, {"run", "--name", "kept", "--", "true"}, 100, K8SHAZGPU_BINARY);
+    TerminalSession session(host, {"run", "--no-sync", "--name", "kept", "--", "true"}, 100,
+                            K8SHAZGPU_BINARY);
     ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
     EXPECT_THAT(session.screen(), HasSubstr("\r\033[Kwaiting for 1 GPU, 1st of 1"));
     session.Type("\x03");
@@ -111,7 +112,8 @@ TEST_F(K8shazgpuRunTest, OnATerminalTheLineIsRedrawnAndCtrlCAsksDetachOrDelete) 
     EXPECT_EQ(Phase("kept"), "Pending");
   }
   {
-    TerminalSession session(host, {"run", "--name", "gone", "--", "true"}, 100, K8SHAZGPU_BINARY);
+    TerminalSession session(host, {"run", "--no-sync", "--name", "gone", "--", "true"}, 100,
+                            K8SHAZGPU_BINARY);
     ASSERT_TRUE(session.WaitFor("in line")) << session.screen();
     session.Type("\x03");
     ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();

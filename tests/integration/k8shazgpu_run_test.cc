@@ -296,9 +296,10 @@ TEST_F(K8shazgpuRunTest, GlobalFlagsWorkBeforeTheCommandAndAServerThatIsGoneIsOn
   StartCluster(1, 1);
   ASSERT_TRUE(
       client_->CreateObject(kube::kNamespaces, "", {{"metadata", {{"name", "team"}}}}).ok());
-  CliResult r = RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "--kubeconfig", Kubeconfig(), "-n",
-                            "team", "run", "--keep", "--name", "early", "--", "echo", "ok"},
-                           {{"HOME", dir_}});
+  CliResult r =
+      RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "--kubeconfig", Kubeconfig(), "-n", "team",
+                  "run", "--keep", "--no-sync", "--name", "early", "--", "echo", "ok"},
+                 {{"HOME", dir_}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "ok\n");
   EXPECT_EQ(Pod("early", "team")["metadata"]["namespace"], "team");
@@ -335,7 +336,8 @@ TEST_F(K8shazgpuRunTest, NoPermissionAndASlowServerAreOneLineEach) {
   fault({{"verb", "list"}, {"resource", "deviceclasses"}, {"count", 10}, {"stallMillis", 5000}});
   std::map<std::string, std::string> env = Env();
   env["K8SHAZGPU_REQUEST_TIMEOUT_MS"] = "300";
-  CliResult slow = RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "run", "--", "true"}, env);
+  CliResult slow =
+      RunProgram({"timeout", "120", K8SHAZGPU_BINARY, "run", "--no-sync", "--", "true"}, env);
   EXPECT_EQ(slow.exit_code, 1);
   EXPECT_THAT(slow.err, HasSubstr("k8shazgpu: cannot reach the API server http"));
   EXPECT_THAT(slow.err, HasSubstr("gave up after 3 tries of at most 300 ms"));

@@ -1,12 +1,13 @@
 #include "cli/k8shazgpu/commands.h"
 #include "cli/k8shazgpu/run_request.h"
+#include "cli/k8shazgpu/workdir_sync.h"
 
 namespace canhazgpu::cli::k8s {
 
 const std::vector<CommandSpec>& Commands() {
   static const std::vector<CommandSpec> kCommands = {
       {"run", "run a command in a pod with GPUs; wait in line, stream its output",
-       "[flags] -- COMMAND [ARGS...]", RunFlags(), RunCommand},
+       "[flags] -- COMMAND [ARGS...]", RunCommandFlags(), RunCommand},
       {"vllm",
        "vllm run: run vLLM with its defaults (image, port 8000, shared memory); vllm package: "
        "your checkout's changes since the merge-base into a bundle; vllm unpack: apply one",

@@ -17,6 +17,7 @@
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
 #include "cli/k8shazgpu/run_sweep.h"
+#include "cli/k8shazgpu/workdir_sync.h"
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
@@ -210,6 +211,7 @@ absl::StatusOr<int> Runner::Go() {
                request_.image_origin.empty()
                    ? ""
                    : StrCat(", image ", request_.image, " from ", request_.image_origin).c_str());
+  std::fputs(plan.created_note.c_str(), stderr);
   return Follow();
 }
 
@@ -455,14 +457,17 @@ absl::StatusOr<int> Run(Context& ctx, const RunRequest& request, const RunHooks&
 }
 
 int RunCommand(Context& ctx, const Args& args) {
-  return RunCommandBody(ctx, args, RunFlags(), "run",
+  return RunCommandBody(ctx, args, RunCommandFlags(), "run",
                         [](Context& c, const ParsedFlags& flags) -> absl::StatusOr<int> {
                           ASSIGN_OR_RETURN(RunRequest request,
                                            ParseRunRequest(flags, {.image = kDefaultRunImage,
                                                                    .port = std::nullopt,
                                                                    .shared_memory = false}));
                           RETURN_IF_ERROR(ApplyClusterDefaults(c, flags, request));
-                          return Run(c, request, DefaultRunHooks(*c.clock));
+                          RunHooks hooks = DefaultRunHooks(*c.clock);
+                          // The working directory goes with the command (workdir_sync.h).
+                          RETURN_IF_ERROR(ShipWorkdir(c, flags, request, hooks));
+                          return Run(c, request, hooks);
                         });
 }
 

@@ -40,6 +40,9 @@ using ClaimCheck =
 struct PodPlan {
   nlohmann::json pod;
   std::vector<nlohmann::json> config_maps;
+  // Lines for stderr once the pod exists (what it carries), each ending in
+  // a newline; a run that fails before says only why.
+  std::string created_note;
 };
 using PodBuilder = std::function<absl::StatusOr<PodPlan>(const RunNames& names)>;
 

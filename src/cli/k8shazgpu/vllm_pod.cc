@@ -15,25 +15,6 @@ constexpr char kWorkspaceVolume[] = "workspace";
 constexpr char kHubCacheVariable[] = "HF_HUB_CACHE";
 constexpr char kHubOfflineVariable[] = "HF_HUB_OFFLINE";
 
-json ConfigMapObject(const RunNames& names, const std::string& name, std::string_view part) {
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}, {"labels", Labels(names)}}},
-          {"binaryData", {{kChangesKey, absl::Base64Escape(std::string(part))}}}};
-}
-
-// All parts in one directory, as `vllm unpack --parts` reads them: the
-// ConfigMaps' keys are all "part", so each gets its own file name.
-json ChangesVolume(const std::vector<std::string>& config_maps) {
-  json sources = json::array();
-  for (size_t i = 0; i < config_maps.size(); ++i) {
-    sources.push_back({{"configMap",
-                        {{"name", config_maps[i]},
-                         {"items", {{{"key", kChangesKey}, {"path", StrCat("part-", i)}}}}}}});
-  }
-  return {{"name", kChangesVolume}, {"projected", {{"sources", sources}}}};
-}
-
 json Mount(const char* volume, const char* path, bool read_only) {
   json mount = {{"name", volume}, {"mountPath", path}};
   if (read_only) mount["readOnly"] = true;
@@ -74,6 +55,23 @@ std::vector<std::string> ChangesConfigMapNames(const RunNames& names, size_t par
   std::vector<std::string> out;
   for (size_t i = 0; i < part_count; ++i) out.push_back(StrCat(names.pod, "-changes-", i));
   return out;
+}
+
+json ChangesConfigMap(const RunNames& names, const std::string& name, std::string_view part) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"labels", Labels(names)}}},
+          {"binaryData", {{kChangesKey, absl::Base64Escape(std::string(part))}}}};
+}
+
+json ChangesVolume(const std::string& volume, const std::vector<std::string>& config_maps) {
+  json sources = json::array();
+  for (size_t i = 0; i < config_maps.size(); ++i) {
+    sources.push_back({{"configMap",
+                        {{"name", config_maps[i]},
+                         {"items", {{{"key", kChangesKey}, {"path", StrCat("part-", i)}}}}}}});
+  }
+  return {{"name", volume}, {"projected", {{"sources", sources}}}};
 }
 
 // `text` as one single-quoted shell word.
@@ -153,7 +151,7 @@ VllmPodObjects BuildVllmPodObjects(const RunRequest& request, const RunNames& na
   VllmPodObjects out;
   const std::vector<std::string> map_names = ChangesConfigMapNames(names, parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
-    out.config_maps.push_back(ConfigMapObject(names, map_names[i], parts[i]));
+    out.config_maps.push_back(ChangesConfigMap(names, map_names[i], parts[i]));
   }
 
   if (!compiled_paths.empty()) {
@@ -173,7 +171,7 @@ VllmPodObjects BuildVllmPodObjects(const RunRequest& request, const RunNames& na
   out.pod = PodObject(request, names);
   json& spec = out.pod["spec"];
   UseNodeCache(out.pod, settings);
-  spec["volumes"].push_back(ChangesVolume(map_names));
+  spec["volumes"].push_back(ChangesVolume(kChangesVolume, map_names));
   spec["volumes"].push_back({{"name", kWorkspaceVolume}, {"emptyDir", json::object()}});
 
   const std::string mirror = StrCat(kCacheMount, "/git/", git::MirrorDirName(checkout.remote_url));

@@ -20,9 +20,13 @@
 
 namespace canhazgpu::cli::k8s {
 
+// The k8shazgpu-node image of this release: it holds /usr/local/bin/k8shazgpu,
+// which the init containers that unpack a bundle run.
+inline constexpr char kDefaultNodeImage[] = "ghcr.io/canhazgpu/k8shazgpu-node:0.1.0";
+
 struct VllmPodSettings {
   // Runs the init container; must hold /usr/local/bin/k8shazgpu.
-  std::string node_image = "ghcr.io/canhazgpu/k8shazgpu-node:0.1.0";
+  std::string node_image = kDefaultNodeImage;
   // The main container's image; "{commit}" becomes the merge-base (40 hex
   // digits), so the installed compiled code matches the checkout's base.
   std::string vllm_image_template = "public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:{commit}";
@@ -66,6 +70,17 @@ std::string VllmImageFor(std::string_view image_template, std::string_view commi
 
 // The names of the ConfigMaps that carry `part_count` parts of a bundle.
 std::vector<std::string> ChangesConfigMapNames(const RunNames& names, size_t part_count);
+
+// The ConfigMap `name` holding one bundle part under kChangesKey, labelled
+// as the run's other objects (`run`'s working directory uses it too).
+nlohmann::json ChangesConfigMap(const RunNames& names, const std::string& name,
+                                std::string_view part);
+
+// A projected volume `volume` with the parts in `config_maps` as files
+// part-0, part-1, ... in one directory, as `vllm unpack --parts` reads them
+// (the ConfigMaps' keys are all kChangesKey).
+nlohmann::json ChangesVolume(const std::string& volume,
+                             const std::vector<std::string>& config_maps);
 
 // The run's pod (PodObject(request, names)) with the workspace built from
 // `checkout`'s merge-base and the bundle's `parts` (SplitIntoParts of the
