@@ -152,11 +152,17 @@ class K8shazgpuVllmRunTest : public ::testing::Test {
     return RunProgram(argv, all);
   }
   std::vector<std::string> ServeArgs(const std::string& name) {
-    return {"--name", name,
-            "--env",  "PYTHONPATH=" + (dir_ / "site").string(),
-            "--env",  "PATH=" + (dir_ / "bin").string() + ":/usr/bin:/bin",
-            "--",     "vllm",
-            "serve",  "org/tiny"};
+    return {"--keep",
+            "--name",
+            name,
+            "--env",
+            "PYTHONPATH=" + (dir_ / "site").string(),
+            "--env",
+            "PATH=" + (dir_ / "bin").string() + ":/usr/bin:/bin",
+            "--",
+            "vllm",
+            "serve",
+            "org/tiny"};
   }
 
   json Get(const kube::ResourceRef& ref, const std::string& name) {
