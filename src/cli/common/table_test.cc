@@ -49,9 +49,11 @@ TEST(TableTest, FitLastColumnKeepsEveryLineWithinTheWidth) {
   table.AddRow({{"model"}, {"ready"}});
   table.FitLastColumn(100);
   EXPECT_EQ(table.Width(), 100u);
-  for (std::string_view line : Split(table.Render(), '\n'))
+  // The split's views point into `rendered`, which must outlive them.
+  const std::string rendered = table.Render();
+  for (std::string_view line : Split(rendered, '\n'))
     EXPECT_LE(DisplayWidth(std::string(line)), 100u);
-  EXPECT_NE(table.Render().find("│ failed on node-0: xxx"), std::string::npos);
+  EXPECT_NE(rendered.find("│ failed on node-0: xxx"), std::string::npos);
   // Narrow enough already: nothing is cut; and never below the minimum.
   Table narrow({"A", "B"});
   narrow.AddRow({{"a"}, {"short"}});
