@@ -10,18 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-// A DNS-1123 label or subdomain, as class and namespace names are.
-bool DnsName(const std::string& name) {
-  if (name.empty() || name.size() > 253) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) continue;
-    if ((c == '-' || c == '.') && i > 0 && i + 1 < name.size()) continue;
-    return false;
-  }
-  return true;
-}
-
 // An image reference has no blanks or control characters; the registry
 // judges the rest.
 bool ImageReference(const std::string& image) {
@@ -45,11 +33,11 @@ absl::StatusOr<ClusterDefaults> ParseClusterDefaults(const json& config_map) {
     return absl::InvalidArgumentError(
         StrCat(Where(), ": image '", out.image, "' is not an image reference"));
   }
-  if (!out.device_class.empty() && !DnsName(out.device_class)) {
+  if (!out.device_class.empty() && !ValidObjectName(out.device_class)) {
     return absl::InvalidArgumentError(
         StrCat(Where(), ": deviceClass '", out.device_class, "' is not a DeviceClass name"));
   }
-  if (!out.namespace_name.empty() && !DnsName(out.namespace_name)) {
+  if (!out.namespace_name.empty() && !ValidObjectName(out.namespace_name)) {
     return absl::InvalidArgumentError(
         StrCat(Where(), ": namespace '", out.namespace_name, "' is not a namespace name"));
   }

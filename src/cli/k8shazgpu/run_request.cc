@@ -13,19 +13,6 @@ absl::Status Conflict(std::string_view a, std::string_view b, std::string_view w
   return absl::InvalidArgumentError(StrCat(a, " and ", b, " cannot be used together: ", why));
 }
 
-// A DNS-1123 subdomain, as Kubernetes wants object names.
-bool ValidObjectName(const std::string& name) {
-  if (name.empty() || name.size() > 253) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (alnum) continue;
-    if ((c == '-' || c == '.') && i > 0 && i + 1 < name.size()) continue;
-    return false;
-  }
-  return true;
-}
-
 // A C identifier-ish env name, as the API server's validation accepts:
 // letters, digits, '_', '-', '.', not starting with a digit.
 bool ValidEnvName(std::string_view name) {
@@ -206,6 +193,18 @@ absl::StatusOr<int64_t> DurationSeconds(const std::string& flag, const std::stri
   absl::StatusOr<Duration> d = ParseDuration(text);
   if (!d.ok()) return absl::InvalidArgumentError(StrCat("--", flag, ": ", d.status().message()));
   return std::max<int64_t>(1, (d->count() + 999) / 1000);
+}
+
+bool ValidObjectName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (alnum) continue;
+    if ((c == '-' || c == '.') && i > 0 && i + 1 < name.size()) continue;
+    return false;
+  }
+  return true;
 }
 
 absl::StatusOr<PinnedGpus> ParsePinnedGpus(const std::string& text) {

@@ -112,6 +112,11 @@ absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDe
 // (as activeDeadlineSeconds wants); InvalidArgument naming the flag.
 absl::StatusOr<int64_t> DurationSeconds(const std::string& flag, const std::string& text);
 
+// A DNS-1123 subdomain, as Kubernetes wants object (and class and
+// namespace) names: lower-case letters, digits, '-' and '.', alphanumeric
+// at both ends, at most 253 characters.
+bool ValidObjectName(const std::string& name);
+
 // "node-0:0,2" -> {node-0, {0, 2}}.
 absl::StatusOr<PinnedGpus> ParsePinnedGpus(const std::string& text);
 
