@@ -1,5 +1,7 @@
 #include "cli/k8shazgpu/cluster_defaults.h"
 
+#include <memory>
+
 #include "cli/k8shazgpu/run_command.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -54,7 +56,11 @@ absl::StatusOr<ClusterDefaults> ReadClusterDefaults(kube::Client& client) {
 
 absl::Status ApplyClusterDefaults(Context& ctx, const ParsedFlags& flags, RunRequest& request) {
   RETURN_IF_ERROR(ctx.Connect());
-  ASSIGN_OR_RETURN(ClusterDefaults defaults, ReadClusterDefaults(*ctx.client));
+  if (ctx.cluster_defaults == nullptr) {
+    ASSIGN_OR_RETURN(ClusterDefaults read, ReadClusterDefaults(*ctx.client));
+    ctx.cluster_defaults = std::make_shared<const ClusterDefaults>(std::move(read));
+  }
+  const ClusterDefaults& defaults = *ctx.cluster_defaults;
   if (!flags.Has("class") && !defaults.device_class.empty()) {
     request.device_class = defaults.device_class;
   }

@@ -68,8 +68,9 @@ absl::Status Context::Connect() {
     // The cluster's hint for users whose context names no namespace; a
     // ConfigMap that cannot be read or used leaves "default".
     absl::StatusOr<ClusterDefaults> defaults = ReadClusterDefaults(*client);
-    if (defaults.ok() && !defaults->namespace_name.empty()) {
-      namespace_name = defaults->namespace_name;
+    if (defaults.ok()) {
+      if (!defaults->namespace_name.empty()) namespace_name = defaults->namespace_name;
+      cluster_defaults = std::make_shared<const ClusterDefaults>(*std::move(defaults));
     }
   }
   return absl::OkStatus();

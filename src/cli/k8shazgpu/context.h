@@ -22,6 +22,8 @@
 
 namespace canhazgpu::cli::k8s {
 
+struct ClusterDefaults;  // cluster_defaults.h
+
 // The client's bounds: a request gives up after kRequestTimeout (or
 // K8SHAZGPU_REQUEST_TIMEOUT_MS) and is retried at most kRequestRetries
 // times, so a dead server is reported in well under a minute instead of
@@ -53,6 +55,9 @@ struct Context {
   std::unique_ptr<kube::Client> client;
   std::string namespace_name;
   kube::RestConfig rest;
+  // The cluster's defaults ConfigMap once read (by Connect() for the
+  // namespace hint, or by a command), so a run reads it once.
+  std::shared_ptr<const ClusterDefaults> cluster_defaults;
   std::chrono::milliseconds request_timeout = kRequestTimeout;
 
   // Loads the kubeconfig as kubectl does and makes the client; idempotent.
