@@ -32,14 +32,56 @@ namespace {
   _exit(98);
 }
 
+// A test runner started in the background (a non-interactive shell's `&`)
+// ignores SIGINT and SIGQUIT, and a test thread may block signals; either
+// would pass to the program and hide its own handling of them. A child
+// gets what a terminal would give it. The parent forks with these signals
+// blocked (ForkWithDefaultSignals), so one sent right after fork() waits pending
+// instead of being dropped by the inherited SIG_IGN.
+constexpr int kTerminalSignals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+
+class BlockedForFork {
+ public:
+  BlockedForFork() {
+    sigset_t block;
+    sigemptyset(&block);
+    for (int sig : kTerminalSignals) sigaddset(&block, sig);
+    pthread_sigmask(SIG_BLOCK, &block, &previous_);
+  }
+  ~BlockedForFork() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+ private:
+  sigset_t previous_;
+};
+
+void DefaultDispositions() {
+  for (int sig : kTerminalSignals) signal(sig, SIG_DFL);
+}
+
+void UnblockAll() {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// fork() with the terminal signals blocked; the child sets them to their
+// defaults before they are unblocked, so none is lost in between.
+pid_t ForkWithDefaultSignals() {
+  BlockedForFork blocked;
+  const pid_t pid = fork();
+  if (pid == 0) DefaultDispositions();
+  return pid;
+}
+
 }  // namespace
 
 CliResult RunProgram(const std::vector<std::string>& argv,
                      const std::map<std::string, std::string>& env, std::optional<uint32_t> uid) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return {};
-  pid_t pid = fork();
+  pid_t pid = ForkWithDefaultSignals();
   if (pid == 0) {
+    UnblockAll();
     dup2(out[1], STDOUT_FILENO);
     dup2(err[1], STDERR_FILENO);
     int devnull = open("/dev/null", O_RDONLY);
@@ -74,7 +116,7 @@ CliResult RunProgram(const std::vector<std::string>& argv,
 
 int SpawnProgram(const std::vector<std::string>& argv,
                  const std::map<std::string, std::string>& env, const SpawnOptions& options) {
-  pid_t pid = fork();
+  pid_t pid = ForkWithDefaultSignals();
   if (pid == 0) {
     setpgid(0, 0);  // its own group, so a test can kill it with its children
     int devnull = open("/dev/null", O_RDWR);
@@ -86,6 +128,7 @@ int SpawnProgram(const std::vector<std::string>& argv,
     }
     if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
     for (int sig : options.ignore_signals) signal(sig, SIG_IGN);
+    UnblockAll();
     ExecChild(argv, env, std::nullopt);
   }
   return pid;
