@@ -172,7 +172,7 @@ void ClaimController::ReleaseClaim(View& view, const json& claim) {
   }
   // Without finalizers a claim being deleted is gone now.
   if (!kube::StringAt(*written, "/metadata/deletionTimestamp"_json_pointer).empty()) {
-    claims_.Erase(KeyOf(claim));
+    claims_.Erase(*written);
     view.claims.erase(KeyOf(claim));
     return;
   }

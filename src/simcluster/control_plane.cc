@@ -34,7 +34,7 @@ ControlPlane::ControlPlane(kube::Client& client, ControlPlaneOptions options)
     h.on_add = [this](const nlohmann::json&) { Wake(); };
     h.on_update = [this](const nlohmann::json&, const nlohmann::json&) { Wake(); };
     h.on_delete = [this, overlay](const nlohmann::json& object) {
-      if (overlay != nullptr) overlay->Erase(KeyOf(object));
+      if (overlay != nullptr) overlay->Erase(object);
       Wake();
     };
     return h;
