@@ -10,7 +10,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr std::string_view kUuid = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6";
+constexpr std::string_view kLimitsUuid = "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6";
 
 TEST(ShareLimitsTest, ControlProgramIsUnderTheDriverRoot) {
   EXPECT_EQ(ControlProgramPath("/"), "/usr/bin/nvidia-cuda-mps-control");
@@ -35,25 +35,26 @@ TEST(ShareLimitsTest, ThreadPercentageFollowsMemoryRoundedUp) {
 
 TEST(ShareLimitsTest, EnvironmentKeysTheLimitByUuid) {
   std::vector<EnvVar> env =
-      ShareEnvironment(kUuid, "/run/mps/pipe", 10 * 1024 * kMiB, 40 * 1024 * kMiB);
+      ShareEnvironment(kLimitsUuid, "/run/mps/pipe", 10 * 1024 * kMiB, 40 * 1024 * kMiB);
   ASSERT_EQ(env.size(), 3u);
   EXPECT_EQ(env[0].name, "CUDA_MPS_PIPE_DIRECTORY");
   EXPECT_EQ(env[0].value, "/run/mps/pipe");
   EXPECT_EQ(env[1].name, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
-  EXPECT_EQ(env[1].value, std::string(kUuid) + "=10240M");
+  EXPECT_EQ(env[1].value, std::string(kLimitsUuid) + "=10240M");
   EXPECT_EQ(env[2].name, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
   EXPECT_EQ(env[2].value, "25");
 }
 
 TEST(ShareLimitsTest, BadSharesAreRefusedNamingTheGpu) {
-  EXPECT_TRUE(ValidateShare(kUuid, "share-1", kMiB, kMiB).ok());
+  EXPECT_TRUE(ValidateShare(kLimitsUuid, "share-1", kMiB, kMiB).ok());
   absl::Status index = ValidateShare("0", "s", kMiB, kMiB);
   EXPECT_EQ(index.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(index.message(), HasSubstr("gpu 0: not a GPU UUID"));
-  EXPECT_THAT(ValidateShare(kUuid, "../x", kMiB, kMiB).message(),
-              HasSubstr(std::string("gpu ") + std::string(kUuid) + ": share id"));
-  EXPECT_THAT(ValidateShare(kUuid, "s", kMiB - 1, kMiB).message(), HasSubstr("below the 1 MiB"));
-  EXPECT_THAT(ValidateShare(kUuid, "s", 3 * kMiB, 2 * kMiB).message(),
+  EXPECT_THAT(ValidateShare(kLimitsUuid, "../x", kMiB, kMiB).message(),
+              HasSubstr(std::string("gpu ") + std::string(kLimitsUuid) + ": share id"));
+  EXPECT_THAT(ValidateShare(kLimitsUuid, "s", kMiB - 1, kMiB).message(),
+              HasSubstr("below the 1 MiB"));
+  EXPECT_THAT(ValidateShare(kLimitsUuid, "s", 3 * kMiB, 2 * kMiB).message(),
               HasSubstr("share s of 3 MiB is more than the 2 MiB it can share"));
 }
 
