@@ -150,10 +150,10 @@ std::optional<int64_t> MpsDaemons::DaemonPid(std::string_view gpu_uuid) const {
 
 absl::StatusOr<ControlResult> MpsDaemons::Tell(std::string_view gpu_uuid,
                                                const std::string& commands) const {
-  ASSIGN_OR_RETURN(ControlResult result,
-                   RunControl(ControlProgramPath(options_.driver_root), {},
-                              {{"CUDA_MPS_PIPE_DIRECTORY", PipeDir(gpu_uuid)}}, commands, clock_,
-                              options_.timeout));
+  std::vector<EnvVar> env = options_.extra_env;
+  env.push_back({"CUDA_MPS_PIPE_DIRECTORY", PipeDir(gpu_uuid)});
+  ASSIGN_OR_RETURN(ControlResult result, RunControl(ControlProgramPath(options_.driver_root), {},
+                                                    env, commands, clock_, options_.timeout));
   if (result.exit_code != 0) {
     return absl::UnavailableError(StrCat("gpu ", gpu_uuid, ": mps control daemon refused (exit ",
                                          result.exit_code, "): ", FirstLine(result)));
@@ -186,12 +186,12 @@ absl::Status MpsDaemons::StartDaemon(std::string_view gpu_uuid, uint64_t shareab
   RETURN_IF_ERROR(MakeDirectories(PipeDir(gpu_uuid), 0755));
   RETURN_IF_ERROR(MakeDirectories(LogDir(gpu_uuid), 0755));
   const std::string program = ControlProgramPath(options_.driver_root);
+  std::vector<EnvVar> env = options_.extra_env;
+  env.push_back({"CUDA_VISIBLE_DEVICES", std::string(gpu_uuid)});
+  env.push_back({"CUDA_MPS_PIPE_DIRECTORY", PipeDir(gpu_uuid)});
+  env.push_back({"CUDA_MPS_LOG_DIRECTORY", LogDir(gpu_uuid)});
   absl::StatusOr<ControlResult> started =
-      RunControl(program, {"-d"},
-                 {{"CUDA_VISIBLE_DEVICES", std::string(gpu_uuid)},
-                  {"CUDA_MPS_PIPE_DIRECTORY", PipeDir(gpu_uuid)},
-                  {"CUDA_MPS_LOG_DIRECTORY", LogDir(gpu_uuid)}},
-                 "", clock_, options_.timeout);
+      RunControl(program, {"-d"}, env, "", clock_, options_.timeout);
   if (!started.ok()) {
     return absl::UnavailableError(StrCat(
         "gpu ", gpu_uuid, ": cannot start the mps control daemon: ", started.status().message()));

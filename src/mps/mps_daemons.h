@@ -51,6 +51,10 @@ struct MpsOptions {
   // The longest one call of the control program may take, and the longest a
   // daemon told to quit may take to exit before it is killed.
   Duration timeout = std::chrono::seconds(10);
+  // Given to every run of the control program besides our own environment:
+  // where the driver root is not "/" (a node daemon's container), the
+  // program needs the driver's libraries, e.g. LD_LIBRARY_PATH.
+  std::vector<EnvVar> extra_env;
 };
 
 // One share of a GPU's memory.

@@ -122,6 +122,13 @@ TEST_F(MpsDaemonsTest, FirstShareStartsTheGpusDaemonWithItsOwnDirectories) {
   EXPECT_TRUE(std::filesystem::exists(log + "/control.log"));
 }
 
+TEST_F(MpsDaemonsTest, TheDaemonGetsTheExtraEnvironment) {
+  options_.extra_env = {{"CUDA_FAKE_DRIVER_LIBS", "/run/nvidia/driver/usr/lib"}};
+  MpsDaemons daemons = Daemons();
+  ASSERT_TRUE(daemons.Acquire({kGpuA, "a1", kTenGiB, kShareable}).ok());
+  EXPECT_THAT(Recorded(kGpuA), Contains("env CUDA_FAKE_DRIVER_LIBS=/run/nvidia/driver/usr/lib"));
+}
+
 TEST_F(MpsDaemonsTest, SharesOfOneGpuUseOneDaemonAndGpusGetTheirOwn) {
   MpsDaemons daemons = Daemons();
   ASSERT_TRUE(daemons.Acquire({kGpuA, "a1", kTenGiB, kShareable}).ok());
