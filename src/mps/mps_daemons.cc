@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/file_read.h"
@@ -214,13 +213,12 @@ absl::Status MpsDaemons::StartDaemon(std::string_view gpu_uuid, uint64_t shareab
 absl::Status MpsDaemons::EnsureDaemon(std::string_view gpu_uuid, uint64_t shareable_bytes) const {
   if (DaemonPid(gpu_uuid)) return absl::OkStatus();
   absl::Status started = StartDaemon(gpu_uuid, shareable_bytes);
-  if (!started.ok() && DaemonPid(gpu_uuid)) {
-    // Started but would not take its limit: stop it rather than serve
-    // clients without one.
-    if (std::optional<int64_t> pid = DaemonPid(gpu_uuid)) {
-      kill(static_cast<pid_t>(*pid), SIGKILL);
-      WaitGone(*pid);
-    }
+  if (started.ok()) return started;
+  // Started but would not take its limit: stop it rather than serve clients
+  // without one.
+  if (std::optional<int64_t> pid = DaemonPid(gpu_uuid)) {
+    kill(static_cast<pid_t>(*pid), SIGKILL);
+    WaitGone(*pid);
   }
   return started;
 }
