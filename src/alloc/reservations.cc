@@ -38,7 +38,7 @@ bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason
 
 absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
                  TimePoint now) {
-  RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+  RETURN_IF_ERROR(txn.DeleteReservation(r.gpu, r.share));
   return txn.AppendHistory(EndReservation(r, now, reason));
 }
 
@@ -360,7 +360,7 @@ absl::Status MarkCommandExited(store::StateStore& store, const ProcessRef& proce
     for (Reservation r : reservations) {
       if (r.process != process || r.command_exited) continue;
       r.command_exited = machine.clock.Now();
-      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu, r.share));
       RETURN_IF_ERROR(txn.InsertReservation(r));
     }
     return absl::OkStatus();
@@ -374,7 +374,7 @@ absl::Status RecordJobProcesses(store::StateStore& store, const ProcessRef& proc
     for (Reservation r : reservations) {
       if (r.process != process || r.job_processes == processes) continue;
       r.job_processes = processes;
-      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu, r.share));
       RETURN_IF_ERROR(txn.InsertReservation(r));
     }
     return absl::OkStatus();
