@@ -143,7 +143,12 @@ std::vector<std::string> Blockers(const std::vector<GpuStatus>& status, int64_t 
   for (const GpuStatus& s : status) {
     if (!ids.empty() && std::find(ids.begin(), ids.end(), s.gpu) == ids.end()) continue;
     auto claim = claimed.find(s.gpu);
-    if (s.state == GpuState::kInUse && s.reservation->queue_id != queue_id) {
+    if (!s.shares.empty()) {
+      // A whole GPU waits for every share of it to end.
+      std::vector<std::string> users;
+      for (const Reservation& r : s.shares) users.push_back(r.user);
+      by_holder[StrCat(Join(users, ", "), " (shares)")].push_back(s.gpu);
+    } else if (s.state == GpuState::kInUse && s.reservation->queue_id != queue_id) {
       const Reservation& r = *s.reservation;
       by_holder[r.queue_id
                     ? StrCat(r.user, *r.queue_id < queue_id ? " (queued ahead)" : " (queued)")

@@ -163,6 +163,7 @@ TEST_F(SharesTest, AShareThatDoesNotFitWaitsAndIsServedWhenMemoryFrees) {
 }
 
 TEST_F(SharesTest, WholeGpuRequestWaitsWhileSharesExist) {
+  std::vector<std::string> blockers;
   gpus_.resize(1);
   ASSERT_TRUE(InitializePool(store_, {1, "fake", ""}, true, machine_).ok());
   ASSERT_TRUE(Share(alice_, 10).ok());
@@ -176,9 +177,13 @@ TEST_F(SharesTest, WholeGpuRequestWaitsWhileSharesExist) {
                             }
                             return sleeps > 5 ? WakeReason::kSignal : WakeReason::kTimeout;
                           },
-                      .on_progress = [](const WaitProgress&) {}};
+                      .on_progress =
+                          [&](const WaitProgress& p) {
+                            if (sleeps == 0) blockers = p.blockers;
+                          }};
   auto ids = AcquireGpus(store_, bob_, {.count = 1}, machine_, options);
   ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(blockers, ElementsAre("alice (shares) (0)"));
   EXPECT_EQ(sleeps, 2) << "served only once the share ended";
   EXPECT_TRUE(Status()[0].shares.empty());
 }

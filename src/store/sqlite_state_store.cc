@@ -166,6 +166,8 @@ ALTER TABLE queue ADD COLUMN eligible TEXT;
     // 10: shares of a GPU's memory (ADR 0018). The key becomes (gpu, share):
     // the table is rebuilt with its columns in the same order and the share
     // columns added; every existing row is a whole GPU (share '', memory 0).
+    // WITHOUT ROWID: the key is the table, so no second index is read with
+    // the schema by every command (docs/perf.md's per-command budget).
     // Whole-or-shares, and the sum of shares, are checked by the insert in
     // its transaction (share_check.h): SQL constraints cannot sum rows.
     R"sql(
@@ -193,13 +195,13 @@ CREATE TABLE reservations_v10 (
   claim_pod TEXT,
   display_user TEXT NOT NULL DEFAULT '',
   share TEXT NOT NULL DEFAULT '',
-  memory INTEGER NOT NULL DEFAULT 0 CHECK (memory >= 0),
-  shareable INTEGER NOT NULL DEFAULT 0 CHECK (shareable >= memory),
+  memory INTEGER NOT NULL DEFAULT 0,
+  shareable INTEGER NOT NULL DEFAULT 0,
   CHECK ((kind = 'k8s') = (claim_uid IS NOT NULL AND claim_namespace IS NOT NULL AND
                            claim_name IS NOT NULL AND claim_pod IS NOT NULL)),
   CHECK ((share = '') = (memory = 0)),
   PRIMARY KEY (gpu, share)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 INSERT INTO reservations_v10 (gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note,
     command, wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over,
     job_cgroup, claim_namespace, claim_name, claim_uid, claim_pod, display_user)
@@ -359,16 +361,15 @@ class SqliteTransaction : public StateTransaction {
       claim_uid = r.claim->uid;
       claim_pod = r.claim->pod;
     }
-    ASSIGN_OR_RETURN(std::vector<HeldPart> held, HeldOf(r.gpu));
-    RETURN_IF_ERROR(CheckMayHold(held, r));
+    RETURN_IF_ERROR(CheckAgainstHeld(r));
     absl::Status status =
-        Statement(statements_, path_,
-                  "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
-                  "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
-                  "queue_id, job_processes, forced_over, job_cgroup, claim_namespace, claim_name, "
-                  "claim_uid, claim_pod, display_user, share, memory, shareable) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                  "?)")
+        Statement(
+            statements_, path_,
+            "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
+            "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
+            "queue_id, job_processes, forced_over, job_cgroup, claim_namespace, claim_name, "
+            "claim_uid, claim_pod, display_user, share, memory, shareable) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .Bind(r.gpu)
             .Bind(static_cast<int64_t>(r.uid))
             .Bind(r.user)
@@ -599,6 +600,12 @@ class SqliteTransaction : public StateTransaction {
   }
 
  private:
+  // CheckMayHold() against what the store holds of r.gpu.
+  absl::Status CheckAgainstHeld(const Reservation& r) {
+    ASSIGN_OR_RETURN(std::vector<HeldPart> held, HeldOf(r.gpu));
+    return CheckMayHold(held, r);
+  }
+
   // The GPU's current reservations, for CheckMayHold().
   absl::StatusOr<std::vector<HeldPart>> HeldOf(int gpu) {
     Statement s(statements_, path_,

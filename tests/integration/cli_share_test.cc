@@ -4,6 +4,7 @@
 // The simulated GPUs have 81559 MiB: 81047 MiB (79.1Gi) to share.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -67,6 +68,7 @@ TEST_F(CliShareTest, TwoUsersShareOneGpuAndAThirdThatDoesNotFitWaitsWithTheReaso
   int waiter = host_.Spawn({"reserve", "--gpu-mem", "10Gi", "--note", "third"});
   ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 1; }));
   EXPECT_EQ(Queue()["entries"][0]["requested_memory_bytes"], 10 * kGi);
+  EXPECT_THAT(AsRoot({"queue"}).out, HasSubstr("10Gi of 1 GPU(s)"));
   ASSERT_EQ(AsBob({"release"}).exit_code, 0);
   EXPECT_EQ(ExitCodeOf(waiter), 0);
   gpu = Status()[0];
@@ -116,6 +118,35 @@ TEST_F(CliShareTest, BadOrImpossibleSizesAreOneLineErrorsThatChangeNothing) {
   EXPECT_THAT(too_big.err, HasSubstr("more than a GPU here can share: at most 79.1Gi"));
   EXPECT_EQ(Status()[0]["status"], "AVAILABLE");
   EXPECT_EQ(Queue()["total_waiting"], 0);
+}
+
+// Crash safety: a SIGKILLed `run --gpu-mem` wrapper leaves its share held
+// while the job lives (the other user's share untouched), and the next
+// command after the job exits finds the memory free.
+TEST_F(CliShareTest, KilledRunWrapperKeepsTheShareUntilTheJobExits) {
+  ASSERT_EQ(AsBob({"reserve", "--gpu-mem", "24Gi"}).exit_code, 0);
+  const std::string stop = host_.dir() + "/stop";
+  int wrapper = host_.Spawn({"run", "--gpu-mem", "50Gi", "--", "sh", "-c",
+                             "while [ ! -f " + stop + " ]; do sleep 0.02; done"});
+  int job = 0;
+  ASSERT_TRUE(Eventually([&] {
+    json gpu = Status()[0];
+    if (!gpu.contains("shares") || gpu["shares"].size() != 2) return false;
+    for (const json& share : gpu["shares"]) {
+      if (share.contains("pid")) job = share["pid"].get<int>();
+    }
+    return job != 0;
+  }));
+  kill(wrapper, SIGKILL);
+  ExitCodeOf(wrapper);
+  EXPECT_EQ(Status()[0]["shares"].size(), 2u) << "the job still runs: its share stays";
+  EXPECT_EQ(AsAlice({"reserve", "--gpu-mem", "10Gi", "--nonblock"}).exit_code, 3);
+  WriteFile(stop, "");
+  ASSERT_TRUE(Eventually([&] { return ProcessGone(job); }));
+  json gpu = Status()[0];
+  ASSERT_EQ(gpu["shares"].size(), 1u);
+  EXPECT_EQ(gpu["shares"][0]["user"], bob_.name);
+  EXPECT_EQ(AsAlice({"reserve", "--gpu-mem", "50Gi", "--nonblock"}).exit_code, 0);
 }
 
 }  // namespace
