@@ -110,7 +110,10 @@ absl::StatusOr<std::vector<int>> ChooseShareGpus(const std::vector<ShareRoom>& r
       shared.push_back(&r);
     }
   }
-  if (!want.ids.empty() && !why.empty()) return absl::ResourceExhaustedError(why.front());
+  if (!want.ids.empty() && !why.empty()) {
+    return absl::ResourceExhaustedError(
+        StrCat(why.front(), "; ", FormatBytes(want.memory), " asked"));
+  }
   // Best fit among shared GPUs: the least room left that still fits.
   std::sort(shared.begin(), shared.end(), [](const ShareRoom* a, const ShareRoom* b) {
     return std::make_tuple(a->Left(), a->gpu) < std::make_tuple(b->Left(), b->gpu);

@@ -199,7 +199,9 @@ TEST_F(SharesTest, SmallShareBackfillsBesideWaitersAhead) {
   EXPECT_THAT(*Share(bob_, 5), ElementsAre(0)) << "5Gi fits beside alice; carol's 20Gi does not";
   ASSERT_TRUE(ReleaseGpus(store_, alice_, {1}, false, machine_).ok());
   // Carol would take 20Gi of gpu 1 now; 60Gi more would not fit beside her.
-  EXPECT_TRUE(absl::IsResourceExhausted(Share(bob_, 60, 1, {1}).status()));
+  auto too_much = Share(bob_, 60, 1, {1});
+  EXPECT_TRUE(absl::IsResourceExhausted(too_much.status()));
+  EXPECT_EQ(too_much.status().message(), "gpu 1: 59.5Gi of 79.5Gi left; 60Gi asked");
   EXPECT_TRUE(Share(bob_, 50, 1, {1}).ok());
 }
 

@@ -334,6 +334,12 @@ void AddShareFields(nlohmann::ordered_json& g, const GpuStatus& s, TimePoint now
                              "expires_at", "expiry_time", "job_pids", "cgroup", "claim"}) {
     g.erase(single);  // one share's, not the GPU's: each share has its own
   }
+  // The NOTE cell: every share's note, holder first.
+  std::vector<std::string> notes;
+  for (const Reservation& r : s.shares) {
+    if (!r.note.empty()) notes.push_back(StrCat(r.user, ": ", r.note));
+  }
+  if (!notes.empty()) g["note"] = Join(notes, "; ");
 }
 
 }  // namespace

@@ -331,17 +331,18 @@ TEST(StatusViewTest, SharedGpuShowsItsSharesAndWhatIsLeft) {
   EXPECT_EQ(g["details"], "5.1Gi of 79.1Gi left (alice 50Gi, bob 24Gi)");
   EXPECT_EQ(g["memory_left_bytes"], (81559 - 512 - 74 * 1024) * kMiB);
   EXPECT_EQ(g["validation"], "⚠ carol uses 2Gi without a share");
-  EXPECT_FALSE(g.contains("note")) << "a share's note is in its share";
+  EXPECT_EQ(g["note"], "alice: n; bob: n") << "every share's note, with its holder";
   ASSERT_EQ(g["shares"].size(), 2u);
   EXPECT_EQ(g["shares"][1]["user"], "bob");
   EXPECT_EQ(g["shares"][1]["memory"], "24Gi");
   EXPECT_EQ(g["shares"][1]["share_id"], "bob-id");
   EXPECT_EQ(g["shares"][1]["note"], "n");
-  // Readable in 100 columns (no model, nobody over a share: the common case).
+  // Readable in 100 columns (no model, no notes, nobody over a share).
   alloc::HostStatus plain = SharedSample(now);
   plain.gpus[1].model.reset();
   plain.gpus[1].processes.clear();
   plain.gpus[1].share_overuse.clear();
+  for (Reservation& r : plain.gpus[1].shares) r.note.clear();
   const std::string table = RenderStatusTable(StatusJson(plain, now), {.width = 100});
   EXPECT_THAT(table, HasSubstr("◐ SHARED"));
   EXPECT_THAT(table, HasSubstr("5.1Gi of 79.1Gi left (alice 50Gi, bob 24Gi)"));
