@@ -11,6 +11,7 @@
 #include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -20,8 +21,10 @@ const std::vector<FlagSpec> kQueueFlags = {
 };
 
 std::string Requested(const QueueEntry& e) {
-  if (!e.ids.empty()) return StrCat("ids ", JoinGpuIds(e.ids));
-  return StrCat(e.count, " GPU(s)", e.selector.empty() ? "" : " ", e.selector);
+  // --gpu-mem: "10Gi of 1 GPU(s)", a share on each.
+  std::string share = e.memory > 0 ? StrCat(store::FormatBytes(e.memory), " of ") : "";
+  if (!e.ids.empty()) return StrCat(share, "ids ", JoinGpuIds(e.ids));
+  return StrCat(share, e.count, " GPU(s)", e.selector.empty() ? "" : " ", e.selector);
 }
 
 Duration Waited(const QueueEntry& e, TimePoint now) {
