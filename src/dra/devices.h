@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,11 +57,31 @@ struct DeviceTaint {
   bool operator==(const DeviceTaint&) const = default;
 };
 
+// A capacity's requestPolicy (KEP-5075 consumable capacity): how much a
+// request that names the capacity consumes (rounded up), and how much one
+// that does not name it consumes (the default). validValues and validRange
+// are one-of; an empty policy (all unset) is the same as none.
+struct CapacityRequestPolicy {
+  std::optional<int64_t> default_value;
+  std::vector<int64_t> valid_values;  // ascending
+  std::optional<int64_t> range_min;   // set: validRange is given
+  std::optional<int64_t> range_max;
+  std::optional<int64_t> range_step;
+
+  bool operator==(const CapacityRequestPolicy&) const = default;
+};
+
 struct Device {
   std::string name;  // "gpu-0", "gpu-0-mig-1g10gb-19-0"
   // Qualified names; a name without a domain is in the driver's domain.
   std::map<std::string, AttributeValue> attributes;
   std::map<std::string, int64_t> capacity;
+  // allowMultipleAllocations: the device may be allocated as shares, and
+  // all of its capacity is consumable.
+  bool allow_multiple_allocations = false;
+  // requestPolicy of a capacity (by the capacity's name); only on devices
+  // that allow multiple allocations.
+  std::map<std::string, CapacityRequestPolicy> request_policies;
   std::vector<CounterConsumption> consumes_counters;
   // Only what a consumer read from a ResourceSlice; BuildDevicePool leaves
   // it empty (the node driver adds taints when it publishes).
