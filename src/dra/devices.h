@@ -113,8 +113,29 @@ struct DevicePool {
   std::vector<Device> devices;
 };
 
+inline constexpr char kMemoryIsolationAttribute[] = "memoryIsolation";
+
+// How the node publishes its GPUs (ADR 0018). The defaults publish every
+// device for exclusive use, as before sharing existed.
+struct PoolOptions {
+  // Publish each shareable GPU (a full GPU, not in MIG mode, readable) with
+  // allowMultipleAllocations and a memory request policy whose default is
+  // the whole usable memory, so a claim that asks for no capacity still
+  // gets it alone.
+  bool sharing = false;
+  // Memory kept back for the driver's own use on a shared GPU (KAI#2212).
+  int64_t reserved_bytes = 512 * static_cast<int64_t>(kMiB);
+  // The memoryIsolation attribute of a shared GPU: none, mps, mps-dmem.
+  std::string isolation = "none";
+};
+
 // Every readable GPU, and each MIG instance of a GPU in MIG mode.
-DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node);
+DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node,
+                           const PoolOptions& options = {});
+
+// What of `total` bytes a share may use: less the reserved margin, rounded
+// down to a MiB; 0 when too little is left to share (under 2 MiB).
+int64_t ShareableMemory(int64_t total, int64_t reserved_bytes);
 
 // One device of a ResourceSlice's spec.devices, and one of its
 // spec.sharedCounters.
