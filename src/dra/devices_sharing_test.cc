@@ -40,7 +40,8 @@ TEST(DevicesSharingTest, ShareableGpuHasAPolicyOfMiBStepsDefaultingToTheWhole) {
   EXPECT_TRUE(gpu0.allow_multiple_allocations);
   EXPECT_EQ(gpu0.capacity.at("memory"), (40960 - 512) * kOneMiB);
   EXPECT_EQ(gpu0.request_policies.at("memory"),
-            (CapacityRequestPolicy{(40960 - 512) * kOneMiB, {}, kOneMiB, (40960 - 512) * kOneMiB, kOneMiB}));
+            (CapacityRequestPolicy{
+                (40960 - 512) * kOneMiB, {}, kOneMiB, (40960 - 512) * kOneMiB, kOneMiB}));
   EXPECT_EQ(gpu0.attributes.at("memoryIsolation"), AttributeValue::String("mps"));
   EXPECT_EQ(pool.devices[1].capacity.at("memory"), (81559 - 512) * kOneMiB);  // rounded down
   nlohmann::ordered_json j = DeviceJson(gpu0);
