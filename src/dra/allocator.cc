@@ -97,6 +97,7 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(std::vector<DeviceC
       }
       a->devices_.push_back(std::move(flat));
     }
+    node.fresh = node.count;
     a->nodes_.push_back(node);
   }
   a->holder_.assign(a->devices_.size(), "");
@@ -185,9 +186,26 @@ void Allocator::TakeShare(int device, const std::string& holder, std::vector<int
 void Allocator::RecountFree(int node) {
   Node& n = nodes_[static_cast<size_t>(node)];
   n.free = 0;
+  n.fresh = 0;
+  n.max_left.clear();
   for (int d = n.first; d < n.first + n.count; ++d) {
     if (!holder_[static_cast<size_t>(d)].empty()) continue;
     const FlatDevice& dev = devices_[static_cast<size_t>(d)];
+    if (dev.shared && dev.active > 0) {
+      ++n.free;
+      size_t k = 0;
+      for (const auto& [name, value] : dev.device->capacity) {
+        const int64_t left = value - dev.used[k++];
+        auto it = std::find_if(n.max_left.begin(), n.max_left.end(),
+                               [&](const auto& m) { return m.first == name; });
+        if (it == n.max_left.end()) {
+          n.max_left.emplace_back(name, left);
+        } else {
+          it->second = std::max(it->second, left);
+        }
+      }
+      continue;
+    }
     // A shared device already in use has its counters consumed by itself.
     bool fits = true;
     if (!dev.shared || dev.active == 0) {
@@ -195,7 +213,25 @@ void Allocator::RecountFree(int node) {
         fits &= counters_[static_cast<size_t>(counter)] >= amount;
     }
     n.free += fits;
+    n.fresh += fits;
   }
+}
+
+bool Allocator::MayFitAShare(const std::vector<CompiledSpec>& specs, const Node& node) const {
+  if (node.max_left.empty()) return false;
+  for (const CompiledSpec& s : specs) {
+    if (s.spec->admin_access) continue;
+    // What a request names it consumes at least (rounding only adds); one
+    // that names nothing takes a default this does not know.
+    bool fits = true;
+    for (const auto& [name, amount] : s.spec->capacity_requests) {
+      auto it = std::find_if(node.max_left.begin(), node.max_left.end(),
+                             [&](const auto& m) { return m.first == name; });
+      fits &= it != node.max_left.end() && it->second >= amount;
+    }
+    if (fits) return true;
+  }
+  return false;
 }
 
 absl::StatusOr<std::vector<Allocator::CompiledSpec>> Allocator::CompileClaim(const Claim& claim) {
@@ -607,6 +643,7 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
     const Node& node = nodes_[n];
     // A node without a free device cannot take an ordinary request.
     if (needs_free && node.free == 0) continue;
+    if (needs_free && node.fresh == 0 && !MayFitAShare(*specs, node)) continue;
     Search search(*this, claim, *specs, node);
     std::string error;
     if (!search.Prepare(&error)) {

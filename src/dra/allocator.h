@@ -194,6 +194,11 @@ class Allocator {
     int first = 0;
     int count = 0;
     int free = 0;  // devices neither held nor blocked by counters
+    // Of those, the ones no share uses either, and per capacity the most
+    // left on a shared device in use: a node with no fresh device where no
+    // request's capacity fits what is left is skipped without a search.
+    int fresh = 0;
+    std::vector<std::pair<std::string, int64_t>> max_left;
   };
   // A selector compiled once, with its result for every device (device
   // attributes do not change under an allocator, so each is evaluated once).
@@ -218,6 +223,9 @@ class Allocator {
   void ReportShortage(int d, const std::vector<int64_t>& need, RequestReport* report) const;
   // Devices of the node neither held nor blocked by shared counters.
   void RecountFree(int node);
+  // Whether some ordinary request of the claim might fit a partly used
+  // shared device of `node` (false only when none can).
+  bool MayFitAShare(const std::vector<CompiledSpec>& specs, const Node& node) const;
   // Why the devices of `node` do or do not serve one request (Explanation).
   RequestReport ReportRequest(const CompiledSpec& spec, const Node& node);
 

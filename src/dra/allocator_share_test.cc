@@ -294,3 +294,35 @@ TEST(AllocatorShareTest, EveryCapacityIsInConsumedCapacityEvenAtZero) {
 
 }  // namespace
 }  // namespace canhazgpu::dra
+
+namespace canhazgpu::dra {
+namespace {
+
+// Nodes whose GPUs are all partly used are skipped without a search only
+// when no request could fit what is left; the answers stay the search's.
+TEST(AllocatorShareTest, PartlyUsedNodesAreSkippedOnlyWhenNothingFits) {
+  DevicePool small_default = SharedNode(1, "node-a");
+  small_default.devices[0].request_policies["memory"].default_value = kGi;
+  auto a = MakeShared({small_default, SharedNode(1, "node-b")});
+  std::map<std::string, int64_t> held{{"memory", 38 * kGi}};
+  ASSERT_TRUE(a->MarkAllocated("node-a", "gpu-0", "x", &held).ok());
+  auto big = a->Allocate(OneShare("alice", 3 * kGi));  // node-a has 2Gi left
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->node, "node-b");
+  // No capacity asked: node-a's policy default (1Gi) fits what is left,
+  // so node-a is searched, not skipped.
+  auto by_default = a->Allocate(OneShare("carol", 0));
+  ASSERT_TRUE(by_default.ok()) << by_default.status();
+  EXPECT_EQ(by_default->node, "node-a");
+  EXPECT_EQ(by_default->devices[0].consumed_capacity.at("memory"), kGi);
+  auto bob = a->Allocate(OneShare("bob", 2 * kGi));  // node-a: 1Gi left
+  ASSERT_TRUE(bob.ok()) << bob.status();
+  EXPECT_EQ(bob->node, "node-b");
+  Explanation why;
+  EXPECT_TRUE(absl::IsResourceExhausted(a->Allocate(OneShare("dave", 36 * kGi), &why).status()));
+  EXPECT_EQ(why.node, "node-a");
+  EXPECT_THAT(why.Text(), HasSubstr("gpu-0 has 1Gi of 40Gi left (x 38Gi, carol 1Gi)"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::dra
