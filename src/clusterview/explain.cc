@@ -570,6 +570,13 @@ std::string DescribeRequest(const json& request) {
     std::string out = r.value("allocationMode", "") == "All"
                           ? StrCat("all ", cls)
                           : StrCat(r.value("count", 1), " x ", cls);
+    // A share: "1 x gpu.canhazgpu.dev with memory 10Gi".
+    std::vector<std::string> amounts;
+    json capacity = r.value("/capacity/requests"_json_pointer, json::object());
+    if (!capacity.is_object()) capacity = json::object();
+    for (const auto& [name, amount] : capacity.items())
+      if (amount.is_string()) amounts.push_back(StrCat(name, " ", amount.get<std::string>()));
+    if (!amounts.empty()) out += StrCat(" with ", Join(amounts, ", "));
     std::vector<std::string> topics;
     for (const json& s : r.value("selectors", json::array())) {
       const std::string e = s.value("/cel/expression"_json_pointer, std::string());

@@ -388,6 +388,7 @@ TEST(ExplainSharesTest, SharedGpuWithoutRoomNamesTheSharesAndTheirUsers) {
                                    "30Gi, team/t5-gpu 8Gi); needs 4Gi)"));
   EXPECT_TRUE(d.devices_taken);
   EXPECT_THAT(d.Text(), HasSubstr("gpu-0 has 1536Mi of 40448Mi left"));
+  EXPECT_THAT(d.Text(), HasSubstr("gpu: 1 x gpu.canhazgpu.dev with memory 4Gi"));
 }
 
 }  // namespace
