@@ -393,3 +393,32 @@ TEST(ExplainSharesTest, SharedGpuWithoutRoomNamesTheSharesAndTheirUsers) {
 
 }  // namespace
 }  // namespace canhazgpu::clusterview
+
+namespace canhazgpu::clusterview {
+namespace {
+
+using namespace testing;  // NOLINT: the view builders
+
+// A share whose consumedCapacity cannot be read counts as holding the whole
+// GPU: never count less than is held.
+TEST(ExplainSharesTest, AnUnreadableShareHoldsTheWholeGpu) {
+  View view;
+  AddClasses(view);
+  AddNode(view, "node-1",
+          dra::BuildDevicePool({dra::testing::TestGpu(0)}, "node-1", {.sharing = true}));
+  json claim = Allocate(Claim("team", "odd-gpu", {Request("gpu", kGpuClass, 1)}), "node-1",
+                        {"gpu-0"}, "odd");
+  claim["status"]["allocation"]["devices"]["results"][0]["shareID"] = dra::NewShareId();
+  claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {{"memory", "lots"}};
+  Put(view, claim);
+  json request = Request("gpu", kGpuClass, 1);
+  request["exactly"]["capacity"]["requests"]["memory"] = "1Gi";
+  Put(view, Claim("default", "train-gpu", {request}));
+  Put(view, Pod("default", "train", "train-gpu", "alice"));
+  Diagnosis d = ExplainPod(view, view.pods.at("default/train"), kNow);
+  EXPECT_TRUE(d.pending);
+  EXPECT_THAT(d.summary, HasSubstr("gpu-0 taken by team/odd-gpu"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::clusterview
