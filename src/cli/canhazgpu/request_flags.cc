@@ -21,11 +21,6 @@ std::vector<FlagSpec> RequestFlags() {
                                    .help = "exactly these GPUs, e.g. 1,3",
                                    .kind = FlagKind::kGpuIds});
   const std::vector<FlagSpec> host = {
-      {.name = "gpu-mem",
-       .has_value = true,
-       .value_name = "QUANTITY",
-       .help = "a share of this much of each GPU's memory, e.g. 10Gi, 512Mi, 20G (rounded up to "
-               "a MiB); several users share one GPU"},
       {.name = "note",
        .short_name = 'n',
        .has_value = true,
@@ -70,17 +65,6 @@ absl::Status CheckDisplayUser(const std::string& user) {
   return absl::OkStatus();
 }
 
-// --gpu-mem: a Kubernetes quantity of bytes, rounded up to a MiB as the
-// store counts shares (ADR 0018).
-absl::StatusOr<uint64_t> ParseGpuMem(const std::string& text) {
-  absl::StatusOr<int64_t> bytes = QuantityValue(text);
-  if (!bytes.ok() || *bytes <= 0) {
-    return absl::InvalidArgumentError(
-        StrCat("--gpu-mem '", text, "': expected an amount of memory such as 10Gi, 512Mi or 20G"));
-  }
-  return RoundUpToShareStep(static_cast<uint64_t>(*bytes));
-}
-
 }  // namespace
 
 absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags,
@@ -109,12 +93,9 @@ absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags
     return absl::InvalidArgumentError(StrCat("--gpu-ids names the GPUs; ", wants.Describe(),
                                              " chooses them: use one or the other"));
   }
-  if (auto mem = flags.Value("gpu-mem")) {
-    ASSIGN_OR_RETURN(request.memory, ParseGpuMem(*mem));
-    if (wants.mig_profile) {
-      return absl::InvalidArgumentError(
-          "--gpu-mem shares whole GPUs; MIG instances are not shared");
-    }
+  ASSIGN_OR_RETURN(std::optional<uint64_t> memory, ParseGpuMem(flags));
+  if (memory) {
+    request.memory = *memory;
     if (flags.Has("force")) {
       return absl::InvalidArgumentError(
           "--force takes whole GPUs in use without reservation; it cannot be combined with "

@@ -17,6 +17,7 @@
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
 #include "cli/k8shazgpu/run_sweep.h"
+#include "cli/k8shazgpu/share_report.h"
 #include "cli/k8shazgpu/workdir_sync.h"
 #include "core/clock.h"
 #include "core/duration.h"
@@ -131,6 +132,13 @@ class Runner {
     return InterruptGuard::ExitCode();
   }
   absl::StatusOr<int> Follow();
+  // --gpu-mem: which share of which GPU the pod got, and its isolation.
+  void SayShares(const json& pod) {
+    if (!request_.gpu_mem) return;
+    for (const std::string& line : FetchShareLines(*ctx_.client, ctx_.namespace_name, pod)) {
+      std::fprintf(stderr, "k8shazgpu: %s\n", line.c_str());
+    }
+  }
   // Copies the main container's log of the started pod to stdout until it
   // ends; returns early when interrupted.
   void CopyLogs(const json& started, const std::atomic<bool>* cancel);
@@ -267,6 +275,7 @@ absl::StatusOr<int> Runner::Follow() {
       stage = StageOf(*pod);
       if (request_.detach && stage != PodStage::kPending) {
         progress_->Clear();
+        SayShares(*pod);
         std::printf("pod %s is on node %s\n%s", pod_name.c_str(),
                     pod->value("/spec/nodeName"_json_pointer, std::string()).c_str(),
                     FollowHints(ctx_, pod_name, request_).c_str());
@@ -288,6 +297,7 @@ absl::StatusOr<int> Runner::Follow() {
   }
   progress_->Clear();
   const json started = *watch_->Pod();
+  SayShares(started);
   if (request_.port && stage == PodStage::kRunning) {
     std::fprintf(stderr, "k8shazgpu: reach port %d with: kubectl port-forward -n %s pod/%s %d:%d\n",
                  *request_.port, ns.c_str(), pod_name.c_str(), *request_.port, *request_.port);
@@ -400,6 +410,7 @@ int Runner::Finished(const PodOutcome& outcome) {
 
 absl::StatusOr<int> Runner::Reserved(const json& pod) {
   progress_->Clear();
+  SayShares(pod);
   const std::string& ns = ctx_.namespace_name;
   const std::string pod_name = objects_->names().pod;
   // The devices, from the allocation of the claim made from the template.

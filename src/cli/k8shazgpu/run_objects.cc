@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "core/strings.h"
+#include "dra/devices.h"
 
 namespace canhazgpu::cli::k8s {
 namespace {
@@ -128,6 +129,14 @@ absl::StatusOr<json> ClaimSpec(const RunRequest& request, const ClassChoice& kla
   json exactly = {
       {"deviceClassName", klass.name}, {"allocationMode", "ExactCount"}, {"count", request.gpus}};
   if (!cel.empty()) exactly["selectors"] = cel;
+  if (request.gpu_mem) {
+    // KEP-5075: on a GPU published with allowMultipleAllocations this much
+    // of its memory is consumed, and the rest stays for other claims; on
+    // any other it only filters (and the run holds the GPU whole: said once
+    // it runs, share_report.h).
+    exactly["capacity"] = {
+        {"requests", {{"memory", dra::FormatQuantity(static_cast<int64_t>(*request.gpu_mem))}}}};
+  }
   json devices = {{"requests", {{{"name", kClaimName}, {"exactly", exactly}}}}};
   if (request.wants.mig_profile && request.gpus > 1) {
     devices["constraints"] = {

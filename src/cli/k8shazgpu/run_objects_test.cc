@@ -92,6 +92,37 @@ TEST(RunObjectsTest, APlainRunIsOneRequestOfTheClassAndAPodThatNeverRestarts) {
   EXPECT_FALSE(pod["spec"].contains("volumes"));
 }
 
+TEST(RunObjectsTest, GpuMemAsksEachGpuForAShareOfItsMemory) {
+  absl::StatusOr<RunRequest> r = Parse({"--gpus", "2", "--gpu-mem", "10G", "--", "python"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  // 10G is 9536.7Mi: rounded up to a MiB, as shares count.
+  EXPECT_EQ(r->gpu_mem, uint64_t{9537} << 20);
+  absl::StatusOr<json> spec = ClaimSpec(*r, kOurs);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const json& exactly = (*spec)["devices"]["requests"][0]["exactly"];
+  EXPECT_EQ(exactly["count"], 2);
+  EXPECT_EQ(exactly["capacity"], (json{{"requests", {{"memory", "9537Mi"}}}}));
+  const json tmpl = ClaimTemplateObject(kNames, *spec);
+  EXPECT_THAT(Refusals(tmpl), IsEmpty()) << tmpl.dump();
+  // Without the flag the claim asks for no capacity: whole GPUs.
+  r = Parse({"--", "python"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->gpu_mem.has_value());
+  EXPECT_FALSE(ClaimSpec(*r, kOurs)->at("devices")["requests"][0]["exactly"].contains("capacity"));
+}
+
+TEST(RunObjectsTest, BadGpuMemIsOneLine) {
+  auto error = [](std::vector<std::string> args) {
+    absl::StatusOr<RunRequest> r = Parse(args);
+    return r.ok() ? std::string("accepted") : std::string(r.status().message());
+  };
+  EXPECT_THAT(error({"--gpu-mem", "lots", "--", "x"}), HasSubstr("--gpu-mem 'lots': expected"));
+  EXPECT_THAT(error({"--gpu-mem", "0", "--", "x"}), HasSubstr("--gpu-mem '0'"));
+  EXPECT_THAT(error({"--gpu-mem", "-1Gi", "--", "x"}), HasSubstr("--gpu-mem '-1Gi'"));
+  EXPECT_THAT(error({"--gpu-mem", "10Gi", "--mig", "1g.10gb", "--", "x"}),
+              HasSubstr("never shared"));
+}
+
 TEST(RunObjectsTest, AttributesCompileToTheClassDriversDomain) {
   absl::StatusOr<RunRequest> r =
       Parse({"--min-memory", "40Gi", "--product", "H100", "--where",

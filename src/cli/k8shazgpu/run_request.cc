@@ -257,6 +257,7 @@ absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDe
   }
   if (auto node = flags.Value("node")) r.node = *node;
   ASSIGN_OR_RETURN(r.wants, ParseDeviceWants(flags));
+  ASSIGN_OR_RETURN(r.gpu_mem, ParseGpuMem(flags));
   if (auto v = flags.Value("class")) r.device_class = *v;
   RETURN_IF_ERROR(ParseSharing(flags, r));
   if (auto v = flags.Value("name")) {

@@ -27,7 +27,10 @@ struct PinnedGpus {
 struct RunRequest {
   int gpus = 1;
   std::optional<PinnedGpus> pinned;
-  dra::DeviceWants wants;    // --where, --min-memory, --product, --mig
+  dra::DeviceWants wants;  // --where, --min-memory, --product, --mig
+  // --gpu-mem: bytes of each GPU's memory (a share, ADR 0018), asked for as
+  // the claim's capacity request; nullopt: whole GPUs.
+  std::optional<uint64_t> gpu_mem;
   std::string device_class;  // --class; empty: discovered
   std::string share;         // --share: a named claim several runs use
   // --share-with: who else may join a shared claim this run creates (user

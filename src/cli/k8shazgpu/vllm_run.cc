@@ -15,6 +15,7 @@
 #include "cli/k8shazgpu/run_request.h"
 #include "cli/k8shazgpu/vllm_caches.h"
 #include "cli/k8shazgpu/vllm_pod.h"
+#include "cli/k8shazgpu/vllm_share.h"
 #include "core/clock.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -195,6 +196,30 @@ absl::StatusOr<CacheOutcome> CacheWaiter::Wait(const WantedSources& sources,
   }
 }
 
+// --gpu-mem: vLLM plans its memory as a fraction of the whole device;
+// unless the user gave one, it gets its share's (vllm_share.h).
+absl::Status LimitToShare(Context& ctx, RunRequest& request) {
+  if (GivesGpuMemoryUtilization(request.argv)) return absl::OkStatus();
+  RETURN_IF_ERROR(ctx.Connect());
+  std::vector<json> slices;
+  if (absl::StatusOr<json> list = ctx.client->ListAll(kube::kResourceSlices, "", {}); list.ok()) {
+    if (list->contains("items") && (*list)["items"].is_array()) slices = (*list)["items"].get<std::vector<json>>();
+  }
+  const std::optional<double> fraction = ShareUtilization(*request.gpu_mem, slices);
+  if (!fraction) {
+    Note(
+        "no GPU in the cluster is shared by memory: vLLM keeps its own "
+        "--gpu-memory-utilization on the whole GPU it gets");
+    return absl::OkStatus();
+  }
+  const std::string value = FormatUtilization(*fraction);
+  request.argv.push_back("--gpu-memory-utilization");
+  request.argv.push_back(value);
+  Note(StrCat("--gpu-memory-utilization ", value,
+              " added: vLLM sizes its cache from the whole GPU, and this run has a share of it"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<FlagSpec> VllmRunFlags() {
@@ -231,6 +256,7 @@ absl::StatusOr<int> VllmRun(Context& ctx, const ParsedFlags& flags) {
     sources.repo_url = changes->checkout.remote_url;
     sources.repo_commit = changes->checkout.merge_base;
   }
+  if (request.gpu_mem) RETURN_IF_ERROR(LimitToShare(ctx, request));
   RunHooks hooks = DefaultRunHooks(*ctx.clock);
   hooks.build_pod = [&](const RunNames& names) -> absl::StatusOr<PodPlan> {
     CacheWaiter waiter(ctx, ctx.Env("K8SHAZGPU_CACHE_PLAN", cacheplan::kDefaultPlan), request.node,

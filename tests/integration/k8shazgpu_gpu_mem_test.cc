@@ -1,0 +1,36 @@
+// k8shazgpu run --gpu-mem: a share of a GPU's memory asked for as the
+// claim's capacity request (KEP-5075), and said plainly what the run got.
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/k8shazgpu_run_fixture.h"
+
+namespace canhazgpu::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// A node that does not share its GPUs by memory (the driver's default)
+// still serves the run, whole, and the run says so rather than let the
+// user believe in a share.
+TEST_F(K8shazgpuRunTest, GpuMemOnANodeThatDoesNotShareSaysTheGpuIsHeldWhole) {
+  StartCluster(1, 1);
+  CliResult r = K8s({"run", "--keep", "--name", "small", "--gpu-mem", "10Gi", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gpu-0 on node-0 is not shared by memory on its node: this run "
+                               "holds it whole"));
+  // What was asked: 10Gi of the GPU's memory capacity.
+  const json claim = client_
+                         ->ListAll(kube::kResourceClaims, "default",
+                                   {.label_selector = "canhazgpu.dev/user"})
+                         .value()["items"][0];
+  EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"]["memory"],
+            "10Gi");
+  // More than any GPU has is refused before anything is created.
+  CliResult big = K8s({"run", "--nonblock", "--gpu-mem", "4Ti", "--", "true"});
+  EXPECT_NE(big.exit_code, 0);
+  EXPECT_THAT(big.err, HasSubstr("memory"));
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
