@@ -203,7 +203,8 @@ absl::Status LimitToShare(Context& ctx, RunRequest& request) {
   RETURN_IF_ERROR(ctx.Connect());
   std::vector<json> slices;
   if (absl::StatusOr<json> list = ctx.client->ListAll(kube::kResourceSlices, "", {}); list.ok()) {
-    if (list->contains("items") && (*list)["items"].is_array()) slices = (*list)["items"].get<std::vector<json>>();
+    if (list->contains("items") && (*list)["items"].is_array())
+      slices = (*list)["items"].get<std::vector<json>>();
   }
   const std::optional<double> fraction = ShareUtilization(*request.gpu_mem, slices);
   if (!fraction) {
