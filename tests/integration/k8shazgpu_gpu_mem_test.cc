@@ -20,10 +20,9 @@ TEST_F(K8shazgpuRunTest, GpuMemOnANodeThatDoesNotShareSaysTheGpuIsHeldWhole) {
   EXPECT_THAT(r.err, HasSubstr("gpu-0 on node-0 is not shared by memory on its node: this run "
                                "holds it whole"));
   // What was asked: 10Gi of the GPU's memory capacity.
-  const json claim = client_
-                         ->ListAll(kube::kResourceClaims, "default",
-                                   {.label_selector = "canhazgpu.dev/user"})
-                         .value()["items"][0];
+  const json claim =
+      client_->ListAll(kube::kResourceClaims, "default", {.label_selector = "canhazgpu.dev/user"})
+          .value()["items"][0];
   EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"]["memory"],
             "10Gi");
   // More than any GPU has is refused before anything is created.
