@@ -88,7 +88,8 @@ TEST_F(K8shazgpuRunTest, AnInterruptDuringEachWriteLeavesNothing) {
     EXPECT_TRUE(Eventually([&] {
       return Labelled(kube::kPods).empty() && Labelled(kTemplates).empty() &&
              Labelled(kube::kResourceClaims).empty();
-    })) << ReadFile(Err("stage")) << ::testing::PrintToString(Labelled(kube::kPods))
+    })) << ReadFile(Err("stage"))
+        << ::testing::PrintToString(Labelled(kube::kPods))
         << ::testing::PrintToString(Labelled(kTemplates))
         << ::testing::PrintToString(Labelled(kube::kResourceClaims));
   }
