@@ -31,5 +31,26 @@ TEST_F(K8shazgpuRunTest, GpuMemOnANodeThatDoesNotShareSaysTheGpuIsHeldWhole) {
   EXPECT_THAT(big.err, HasSubstr("memory"));
 }
 
+// NVIDIA's driver in its consumable-shares mode (the stand-in): two runs
+// share one GPU by memory, a third that does not fit is refused with
+// --nonblock, and each run is told the driver publishes no isolation -
+// NVIDIA's shares are booked, not limited.
+TEST_F(K8shazgpuRunTest, NvidiasConsumableSharesServeTwoRunsOnOneGpu) {
+  StartCluster(1, 1, 0, "nvidia", {"--nvidia-consumable-shares"});
+  for (const std::string name : {"first", "second"}) {
+    CliResult r = K8s({"run", "--detach", "--name", name, "--class", "gpu.nvidia.com", "--gpu-mem",
+                       "10Gi", "--", "sh", "-c", WaitForGate(name)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("a 10Gi share of gpu-0 on node-0 (memory isolation: not "
+                                 "published by gpu.nvidia.com)"));
+  }
+  EXPECT_TRUE(
+      Eventually([&] { return Phase("first") == "Running" && Phase("second") == "Running"; }));
+  CliResult third =
+      K8s({"run", "--nonblock", "--class", "gpu.nvidia.com", "--gpu-mem", "70Gi", "--", "true"});
+  EXPECT_EQ(third.exit_code, 3) << third.err;
+  for (const std::string name : {"first", "second"}) WriteFile(Gate(name), "");
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing

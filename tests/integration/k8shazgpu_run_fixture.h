@@ -33,12 +33,27 @@ class K8shazgpuRunTest : public ::testing::Test {
   }
   // A cluster of `nodes` x `gpus`, the first `mig` GPUs of each in MIG mode.
   // `driver` "nvidia": NVIDIA's classes and slices (k8shazgpu-sim --driver).
-  void StartCluster(int nodes, int gpus, int mig = 0, const std::string& driver = "canhazgpu") {
-    sim_ = SpawnUntilReady(
-        {K8SHAZGPU_SIM_BINARY, "cluster", "--dir", cluster_dir_, "--nodes", std::to_string(nodes),
-         "--gpus-per-node", std::to_string(gpus), "--mig-gpus", std::to_string(mig), "--driver",
-         driver, "--node-binary", K8SHAZGPU_NODE_BINARY, "--cli-binary", K8SHAZGPU_BINARY},
-        {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
+  // `extra`: more k8shazgpu-sim cluster flags.
+  void StartCluster(int nodes, int gpus, int mig = 0, const std::string& driver = "canhazgpu",
+                    const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {K8SHAZGPU_SIM_BINARY,
+                                     "cluster",
+                                     "--dir",
+                                     cluster_dir_,
+                                     "--nodes",
+                                     std::to_string(nodes),
+                                     "--gpus-per-node",
+                                     std::to_string(gpus),
+                                     "--mig-gpus",
+                                     std::to_string(mig),
+                                     "--driver",
+                                     driver,
+                                     "--node-binary",
+                                     K8SHAZGPU_NODE_BINARY,
+                                     "--cli-binary",
+                                     K8SHAZGPU_BINARY};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    sim_ = SpawnUntilReady(argv, {}, cluster_dir_ + "/ready", dir_ + "/sim.log");
     ASSERT_TRUE(std::filesystem::exists(cluster_dir_ + "/ready")) << ReadFile(dir_ + "/sim.log");
     kube::LoadOptions load;
     load.kubeconfig_flag = Kubeconfig();

@@ -267,14 +267,15 @@ absl::Status SimCluster::StartNode(int index) {
       std::make_unique<simkubelet::Kubelet>(*node.kubelet_client, server_->logs(), kubelet);
   RETURN_IF_ERROR(node.kubelet->Start());
   if (options_.driver == SimDriver::kNvidia) {
-    ASSIGN_OR_RETURN(
-        node.nvidia_plugin,
-        FakeNvidiaPlugin::Start(rest_config(), {.node_name = node.name,
-                                                .host_file = host_file,
-                                                .plugin_dir = node.dir + "/plugins",
-                                                .registrar_dir = node.dir + "/plugins_registry",
-                                                .cdi_dir = node.dir + "/cdi",
-                                                .log = log}));
+    ASSIGN_OR_RETURN(node.nvidia_plugin,
+                     FakeNvidiaPlugin::Start(
+                         rest_config(), {.node_name = node.name,
+                                         .host_file = host_file,
+                                         .plugin_dir = node.dir + "/plugins",
+                                         .registrar_dir = node.dir + "/plugins_registry",
+                                         .cdi_dir = node.dir + "/cdi",
+                                         .consumable_shares = options_.nvidia_consumable_shares,
+                                         .log = log}));
   } else {
     RETURN_IF_ERROR(StartNodeDaemon(node, host_file, mig_minors));
   }

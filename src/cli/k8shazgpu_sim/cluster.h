@@ -73,6 +73,8 @@ absl::StatusOr<SimDriver> ParseSimDriver(const std::string& name);
 struct ClusterOptions {
   std::string dir;
   SimDriver driver = SimDriver::kCanhazgpu;
+  // kNvidia: its consumable-shares mode (FakeNvidiaPluginOptions).
+  bool nvidia_consumable_shares = false;
   // One entry per node: node-0, node-1, ... (each passed CheckHostShape).
   std::vector<SimulatedHostShape> nodes = {SimulatedHostShape{}};
   std::string listen_host = "127.0.0.1";

@@ -84,6 +84,9 @@ const std::vector<cli::FlagSpec> kClusterFlags = {
      .help = "whose DRA driver the nodes run: canhazgpu (ours, the real k8shazgpu-node) or "
              "nvidia (a stand-in for NVIDIA's gpu.nvidia.com driver)",
      .default_value = "canhazgpu"},
+    {.name = "nvidia-consumable-shares",
+     .help = "with --driver nvidia: its --consumable-shares=memory mode, GPUs shared by memory "
+             "(booked, not limited)"},
     {.name = "hf-endpoint",
      .has_value = true,
      .value_name = "URL",
@@ -174,6 +177,11 @@ std::optional<int> ClusterOptionsFromFlags(const cli::ParsedFlags& flags, Cluste
     return cli::kExitUsage;
   }
   options->driver = *driver;
+  options->nvidia_consumable_shares = flags.Has("nvidia-consumable-shares");
+  if (options->nvidia_consumable_shares && options->driver != SimDriver::kNvidia) {
+    std::cerr << "k8shazgpu-sim: --nvidia-consumable-shares is a mode of --driver nvidia\n";
+    return cli::kExitUsage;
+  }
   options->node_binary =
       flags.Value("node-binary").value_or(BinaryBeside("k8shazgpu-node", "k8shazgpu_node"));
   options->cli_binary = flags.Value("cli-binary").value_or(BinaryBeside("k8shazgpu", "k8shazgpu"));

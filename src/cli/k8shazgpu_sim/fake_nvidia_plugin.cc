@@ -44,7 +44,13 @@ absl::StatusOr<std::unique_ptr<FakeNvidiaPlugin>> FakeNvidiaPlugin::Start(
           config, {.user_agent = kube::UserAgent("fake-nvidia-dra"), .qps = 100, .burst = 100}));
   gpu::FakeGpuProvider host(plugin->options_.host_file);
   ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, host.Query());
-  plugin->pool_ = dra::BuildDevicePool(gpus, plugin->options_.node_name);
+  // NVIDIA keeps no margin back and publishes no isolation of its own.
+  plugin->pool_ =
+      dra::BuildDevicePool(gpus, plugin->options_.node_name,
+                           {.sharing = plugin->options_.consumable_shares, .reserved_bytes = 0});
+  for (dra::Device& device : plugin->pool_.devices) {
+    device.attributes.erase(dra::kMemoryIsolationAttribute);
+  }
   plugin->pool_.driver = kNvidiaDriverName;
   RETURN_IF_ERROR(plugin->PublishSlices());
   ASSIGN_OR_RETURN(plugin->server_, kubeletplugin::PluginServer::Start(

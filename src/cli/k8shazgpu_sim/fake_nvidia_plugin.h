@@ -12,7 +12,9 @@
 // k8s.gpu.nvidia.com/device) whose environment, per request of the claim, is
 // NVIDIA_VISIBLE_DEVICES (the uuids) and CUDA_VISIBLE_DEVICES (0..n-1, or
 // MIG uuids) of that request's devices (driver/cdi_spec.h); unprepare
-// removes it. Nothing else of NVIDIA's driver is imitated: no checkpoint,
+// removes it. With consumable shares (its --consumable-shares=memory) full
+// GPUs are published for sharing by memory, and booked, not limited, as
+// NVIDIA's are. Nothing else of NVIDIA's driver is imitated: no checkpoint,
 // no health, no sharing strategies, no ComputeDomains, no node-local view
 // of who holds a GPU.
 //
@@ -44,6 +46,12 @@ struct FakeNvidiaPluginOptions {
   std::string plugin_dir;     // holds dra.sock
   std::string registrar_dir;  // the kubelet's plugins_registry
   std::string cdi_dir;
+  // NVIDIA's --consumable-shares=memory (merged 2026-07, PR #1257): full
+  // GPUs are published with allowMultipleAllocations and a memory request
+  // policy, so the scheduler books shares. As in NVIDIA's driver, nothing
+  // limits a share: prepare never reads consumedCapacity, and no isolation
+  // attribute is published (reference sharing-and-multinode.md §1.2).
+  bool consumable_shares = false;
   std::function<void(const std::string&)> log = [](const std::string&) {};
 };
 
