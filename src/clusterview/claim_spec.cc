@@ -1,8 +1,10 @@
 #include "clusterview/claim_spec.h"
 
+#include <map>
 #include <set>
 #include <utility>
 
+#include "core/quantity.h"
 #include "core/strings.h"
 
 namespace canhazgpu::clusterview {
@@ -43,11 +45,29 @@ absl::StatusOr<std::vector<dra::DeviceToleration>> Tolerations(
   return out;
 }
 
+// capacity.requests: amounts (bytes, counts), never negative.
+absl::StatusOr<std::map<std::string, int64_t>> CapacityRequests(
+    const kube::CapacityRequirements& in) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, text] : in.requests) {
+    const std::string field = StrCat("capacity.requests.", name);
+    if (name.empty()) return absl::InvalidArgumentError("capacity.requests: an empty name");
+    auto value = QuantityValue(text);
+    if (!value.ok())
+      return absl::InvalidArgumentError(StrCat(field, ": ", value.status().message()));
+    if (*value < 0)
+      return absl::InvalidArgumentError(StrCat(field, ": '", text, "' must not be negative"));
+    out[name] = *value;
+  }
+  return out;
+}
+
 // The fields an exact request and a sub-request share.
 absl::StatusOr<dra::RequestSpec> Spec(std::string name, const std::string& device_class,
                                       const std::vector<kube::DeviceSelector>& selectors,
                                       const std::string& mode, std::optional<int64_t> count,
-                                      const std::vector<kube::DeviceToleration>& tolerations) {
+                                      const std::vector<kube::DeviceToleration>& tolerations,
+                                      const kube::CapacityRequirements& capacity) {
   dra::RequestSpec spec;
   spec.name = std::move(name);
   if (device_class.empty()) return absl::InvalidArgumentError("deviceClassName is required");
@@ -70,6 +90,9 @@ absl::StatusOr<dra::RequestSpec> Spec(std::string name, const std::string& devic
   auto t = Tolerations(tolerations);
   if (!t.ok()) return t.status();
   spec.tolerations = *std::move(t);
+  auto c = CapacityRequests(capacity);
+  if (!c.ok()) return c.status();
+  spec.capacity_requests = *std::move(c);
   return spec;
 }
 
@@ -81,8 +104,8 @@ absl::StatusOr<dra::DeviceRequest> RequestFrom(const kube::DeviceRequest& r) {
     return absl::InvalidArgumentError("needs exactly one of exactly and firstAvailable");
   if (exactly) {
     const kube::ExactDeviceRequest& e = r.exactly;
-    auto spec =
-        Spec("", e.device_class_name, e.selectors, e.allocation_mode, e.count, e.tolerations);
+    auto spec = Spec("", e.device_class_name, e.selectors, e.allocation_mode, e.count,
+                     e.tolerations, e.capacity);
     if (!spec.ok()) return spec.status();
     spec->admin_access = e.admin_access.value_or(false);
     out.alternatives.push_back(*std::move(spec));
@@ -96,7 +119,7 @@ absl::StatusOr<dra::DeviceRequest> RequestFrom(const kube::DeviceRequest& r) {
           StrCat("firstAvailable: sub-request name '", sub.name, "' is empty or repeated"));
     }
     auto spec = Spec(sub.name, sub.device_class_name, sub.selectors, sub.allocation_mode, sub.count,
-                     sub.tolerations);
+                     sub.tolerations, sub.capacity);
     if (!spec.ok()) {
       return absl::InvalidArgumentError(
           StrCat("firstAvailable ", sub.name, ": ", spec.status().message()));

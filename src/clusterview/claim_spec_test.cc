@@ -52,6 +52,22 @@ TEST(ClaimSpecTest, EveryKindOfRequestAndConstraint) {
   EXPECT_EQ(claim->constraints[1].distinct_attribute, "gpu.canhazgpu.dev/uuid");
 }
 
+TEST(ClaimSpecTest, CapacityRequestsInExactlyAndFirstAvailable) {
+  auto claim = Convert(R"({"devices": {"requests": [
+      {"name": "gpu", "exactly": {"deviceClassName": "gpu.canhazgpu.dev",
+        "capacity": {"requests": {"memory": "10Gi"}}}},
+      {"name": "pick", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu.canhazgpu.dev",
+         "capacity": {"requests": {"memory": "40Gi", "cores": "50"}}},
+        {"name": "any", "deviceClassName": "gpu.canhazgpu.dev"}]}]}})"_json);
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_EQ(claim->requests[0].alternatives[0].capacity_requests,
+            (std::map<std::string, int64_t>{{"memory", int64_t{10} << 30}}));
+  EXPECT_EQ(claim->requests[1].alternatives[0].capacity_requests,
+            (std::map<std::string, int64_t>{{"cores", 50}, {"memory", int64_t{40} << 30}}));
+  EXPECT_TRUE(claim->requests[1].alternatives[1].capacity_requests.empty());
+}
+
 TEST(ClaimSpecTest, MalformedClaimsAreRefusedInOneLine) {
   struct Case {
     const char* spec;
@@ -85,6 +101,12 @@ TEST(ClaimSpecTest, MalformedClaimsAreRefusedInOneLine) {
        "constraint on a.b/c names request 'cpu' that the claim does not have"},
       {R"({"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "g"}}], "constraints": [{}]}})",
        "a constraint needs exactly one of matchAttribute and distinctAttribute"},
+      {R"({"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "g", "capacity": {"requests": {"memory": "ten gigs"}}}}]}})",
+       "request gpu: capacity.requests.memory: "},
+      {R"({"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "g", "capacity": {"requests": {"memory": "-1Gi"}}}}]}})",
+       "request gpu: capacity.requests.memory: '-1Gi' must not be negative"},
+      {R"({"devices": {"requests": [{"name": "p", "firstAvailable": [{"name": "a", "deviceClassName": "g", "capacity": {"requests": {"memory": "1Qi"}}}]}]}})",
+       "request p: firstAvailable a: capacity.requests.memory: "},
   };
   for (const Case& c : cases) {
     auto claim = Convert(nlohmann::json::parse(c.spec));

@@ -100,6 +100,26 @@ void AddOnce(std::vector<std::string>& names, const std::string& name) {
     names.push_back(name);
 }
 
+// "gpu-0 has 6Gi of 80Gi left (alice 50Gi, bob 24Gi)" for each shared
+// device of the request without room enough, its holders named by their
+// users where the pods say; each user or claim also goes into `holders`.
+std::vector<std::string> ShareTexts(const NodeDiagnosis& n, const dra::RequestReport& r,
+                                    std::vector<std::string>& holders) {
+  std::vector<std::string> out;
+  for (dra::ShareReport s : r.short_of_capacity) {
+    for (auto& [holder, amount] : s.holders) {
+      for (const TakenBy& t : n.taken) {
+        if (t.device != s.device || t.holder != holder) continue;
+        holder = t.user.empty() ? t.claim : t.user;
+        AddOnce(holders, t.user.empty() ? t.claim : LabelledUser(t.user));
+        break;
+      }
+    }
+    out.push_back(StrCat(s.Text(), "; needs ", dra::FormatQuantity(s.needs)));
+  }
+  return out;
+}
+
 // Past this many, the devices that cannot be had are counted by kind
 // rather than named, so a node reads in one line.
 constexpr size_t kNamedDevices = 3;
@@ -154,14 +174,15 @@ std::vector<std::string> Blocked(const NodeDiagnosis& n, const dra::RequestRepor
   for (const auto& [devices, about] : held_groups) held.push_back(devices + about);
   for (const std::string& d : r.counter_blocked)
     shared.push_back(StrCat(d, " shares its GPU with a taken device"));
+  std::vector<std::string> shares = ShareTexts(n, r, holders);
   for (const auto& [device, taint] : r.tainted) {
     tainted.push_back(StrCat(device, " tainted: ", TaintText(taint)));
     AddOnce(taints, TaintText(taint));
   }
-  const size_t named = r.taken.size() + shared.size() + tainted.size();
+  const size_t named = r.taken.size() + shared.size() + tainted.size() + shares.size();
   std::vector<std::string> out;
   if (!brief || named <= kNamedDevices) {
-    for (const auto* part : {&claims, &held, &shared, &tainted})
+    for (const auto* part : {&claims, &shares, &held, &shared, &tainted})
       out.insert(out.end(), part->begin(), part->end());
     return out;
   }
@@ -170,6 +191,9 @@ std::vector<std::string> Blocked(const NodeDiagnosis& n, const dra::RequestRepor
     out.push_back(StrCat(held_count, " held by ", Names(held_by), " (canhazgpu)"));
   if (in_use > 0) out.push_back(StrCat(in_use, " in use outside any reservation"));
   if (!shared.empty()) out.push_back(StrCat(shared.size(), " share a GPU with a taken device"));
+  if (!shares.empty()) {
+    out.push_back(StrCat(shares.size(), " shared with too little left, by ", Names(holders)));
+  }
   if (!tainted.empty()) out.push_back(StrCat(tainted.size(), " tainted: ", Names(taints)));
   return out;
 }
@@ -398,8 +422,16 @@ int AttemptOnNode(const View& view, const std::vector<PodClaim>& claims,
       auto it = by_device.find(StrCat(n.why.node, "/", device));
       if (it == by_device.end()) continue;
       const TakenDevice& t = *it->second;
-      n.taken.push_back({device, t.claim, t.pods, t.user});
+      n.taken.push_back({device, t.claim, t.pods, t.user, t.holder});
       d.devices_taken = true;
+    }
+    // The holders of the shares of a GPU without room enough.
+    for (const dra::ShareReport& s : r.short_of_capacity) {
+      for (const TakenDevice& t : node_taken) {
+        if (t.device != s.device || t.share_id.empty()) continue;
+        n.taken.push_back({s.device, t.claim, t.pods, t.user, t.holder});
+        d.devices_taken = true;
+      }
     }
     d.devices_taken |= std::any_of(r.taken.begin(), r.taken.end(), [](const auto& t) {
       return t.second.rfind(internal::kLocalHolder, 0) == 0;

@@ -48,7 +48,8 @@ struct TakenBy {
   std::string device;
   std::string claim;  // "ns/name"
   std::vector<std::string> pods;
-  std::string user;  // canhazgpu.dev/user of the pod, "" when none
+  std::string user;    // canhazgpu.dev/user of the pod, "" when none
+  std::string holder;  // as the allocator names it ("ns/name (pod p)")
 };
 
 // One node's answer.

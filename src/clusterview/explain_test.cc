@@ -2,6 +2,7 @@
 
 #include "absl/time/time.h"
 #include "clusterview/test_view.h"
+#include "dra/capacity.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -345,6 +346,48 @@ TEST(SelectorTopicTest, NamesTheAttributesItReads) {
                           "device.attributes[\"gpu.canhazgpu.dev\"].productName == \"x\""),
             "productName, memory");
   EXPECT_EQ(SelectorTopic("true"), "true");
+}
+
+}  // namespace
+}  // namespace canhazgpu::clusterview
+
+namespace canhazgpu::clusterview {
+namespace {
+
+using namespace testing;  // NOLINT: the view builders
+
+// Issue 34: a GPU shared by memory names who holds how much and what is left.
+TEST(ExplainSharesTest, SharedGpuWithoutRoomNamesTheSharesAndTheirUsers) {
+  View view;
+  AddClasses(view);
+  AddNode(view, "node-1",
+          dra::BuildDevicePool({dra::testing::TestGpu(0)}, "node-1", {.sharing = true}));
+  for (const auto& [name, user, amount] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"bert", "bob", "30Gi"},
+                                                                      {"t5", "", "8Gi"}}) {
+    json claim = Allocate(Claim("team", name + "-gpu", {Request("gpu", kGpuClass, 1)}), "node-1",
+                          {"gpu-0"}, name);
+    claim["status"]["allocation"]["devices"]["results"][0]["shareID"] = dra::NewShareId();
+    claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {
+        {"memory", amount}};
+    json pod = Pod("team", name, name + "-gpu", user);
+    pod["spec"]["nodeName"] = "node-1";
+    pod["status"]["phase"] = "Running";
+    Put(view, claim);
+    Put(view, pod);
+  }
+  json request = Request("gpu", kGpuClass, 1);
+  request["exactly"]["capacity"]["requests"]["memory"] = "4Gi";
+  Put(view, Claim("default", "train-gpu", {request}));
+  Put(view, Pod("default", "train", "train-gpu", "alice"));
+  Diagnosis d = ExplainPod(view, view.pods.at("default/train"), kNow);
+  EXPECT_TRUE(d.pending);
+  EXPECT_FALSE(d.never);
+  // 40448Mi - 38Gi = 1536Mi left.
+  EXPECT_THAT(d.summary, HasSubstr("node-1 has none free (gpu-0 has 1536Mi of 40448Mi left (bob "
+                                   "30Gi, team/t5-gpu 8Gi); needs 4Gi)"));
+  EXPECT_TRUE(d.devices_taken);
+  EXPECT_THAT(d.Text(), HasSubstr("gpu-0 has 1536Mi of 40448Mi left"));
 }
 
 }  // namespace

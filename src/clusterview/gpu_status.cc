@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "core/duration.h"
+#include "core/quantity.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "dra/devices.h"
@@ -314,6 +315,7 @@ SliceGpus CollectSliceGpus(const View& view, const std::string& only) {
       row.type = type;
       row.product = StringAttribute(d, p.pool.driver, "productName");
       row.memory_bytes = Memory(d, p.pool.driver);
+      row.shared = d.allow_multiple_allocations;
       for (const dra::DeviceTaint& t : d.taints) {
         AddTaint(row.taints, {t.key, t.value, t.effect, "", "ResourceSlice"});
       }
@@ -339,7 +341,11 @@ void AddClaimHolders(const View& view, SliceGpus& gpus) {
       auto row = gpus.rows.find({node_name, driver, StringField(r, "device")});
       if (row == gpus.rows.end()) continue;  // not a GPU, or not on the node asked for
       if (!holder) holder = HolderOf(view, claim);
-      row->second.claims.push_back(*holder);
+      ClaimHolder& h = row->second.claims.emplace_back(*holder);
+      h.share_id = StringField(r, "shareID");
+      const std::string memory = kube::StringAt(r, "/consumedCapacity/memory"_json_pointer);
+      if (!h.share_id.empty() && !memory.empty())
+        h.memory_bytes = QuantityValue(memory).value_or(0);
     }
   }
 }
@@ -456,6 +462,10 @@ absl::StatusOr<GpuStatusReport> GpuStatus(const View& view, TimePoint now,
   for (auto& [key, row] : gpus.rows) {
     auto reported = reports.find(key);
     SetRowState(view, reported == reports.end() ? nullptr : &reported->second, row);
+    // What the shares leave; a claim without a share holds it all.
+    row.memory_left = row.memory_bytes;
+    for (const ClaimHolder& c : row.claims)
+      row.memory_left = c.share_id.empty() ? 0 : row.memory_left - c.memory_bytes;
   }
   MarkSharedCountersUnavailable(gpus);
 
@@ -491,12 +501,19 @@ TextRows StatusRows(const GpuStatusReport& report) {
           const std::string who =
               pods.empty() ? StrCat("claim ", c.namespace_name, "/", c.name) : Join(pods, ", ");
           holders.push_back(c.user.empty() ? who : StrCat(c.user, " (from label; ", who, ")"));
+          if (!c.share_id.empty())
+            holders.back() += StrCat(" ", dra::FormatQuantity(c.memory_bytes));
           claims.push_back(StrCat(c.namespace_name, "/", c.name));
           if (pods.empty()) claims.back() += " (no pod yet)";
           if (!c.note.empty()) notes.push_back(StrCat("\"", c.note, "\""));
         }
         holder = Join(holders, "; ");
         age = Since(row.claims.front().since, report.now);
+        if (row.shared) {
+          notes.insert(notes.begin(),
+                       StrCat("shared: ", dra::FormatQuantity(row.memory_left), " of ",
+                              dra::FormatQuantity(row.memory_bytes), " left"));
+        }
         notes.push_back(StrCat(row.claims.size() == 1 ? "claim " : "claims ", Join(claims, ", ")));
         break;
       }
@@ -580,6 +597,10 @@ ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
                         {"product", row.product},
                         {"memoryBytes", row.memory_bytes},
                         {"state", GpuStateName(row.state)}};
+      if (row.shared) {
+        d["shared"] = true;
+        d["memoryLeftBytes"] = row.memory_left;
+      }
       if (!row.claims.empty()) {
         ordered_json claims = ordered_json::array();
         for (const ClaimHolder& c : row.claims) {
@@ -592,6 +613,10 @@ ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
                             {"pods", std::move(pods)},
                             {"user", c.user}};
           if (!c.note.empty()) j["note"] = c.note;
+          if (!c.share_id.empty()) {
+            j["shareID"] = c.share_id;
+            j["memoryBytes"] = c.memory_bytes;
+          }
           if (c.since) {
             j["since"] = FormatTimestampSeconds(*c.since);
             j["seconds"] = Seconds(c.since, report.now);

@@ -65,6 +65,11 @@ struct ClaimHolder {
   std::string user;                // kUserLabel of the first pod with it, else the claim's
   std::string note;                // the first pod's --note (NoteOf), "" when none
   std::optional<TimePoint> since;  // see the header comment
+  // A share of a GPU shared by memory (consumable capacity): the
+  // allocation's shareID and its consumedCapacity memory; "" and 0 for a
+  // claim that holds the device alone.
+  std::string share_id;
+  int64_t memory_bytes = 0;
 };
 
 // A local reservation (NodeGpuStatus state Held).
@@ -99,7 +104,11 @@ struct GpuRow {
   std::string product;       // productName; "" when unknown
   int64_t memory_bytes = 0;  // the memory capacity; 0 when unknown (a withheld device)
   GpuState state = GpuState::kFree;
-  std::vector<ClaimHolder> claims;   // kClaimed (several only with adminAccess or sharing)
+  std::vector<ClaimHolder> claims;  // kClaimed (several only with adminAccess or sharing)
+  // Published with allowMultipleAllocations: claims hold shares of its
+  // memory, and memory_left is what they leave (memory_bytes when none).
+  bool shared = false;
+  int64_t memory_left = 0;
   std::optional<LocalHold> held;     // kHeld
   std::optional<DeviceUsage> usage;  // whenever the NodeGpuStatus reports processes
   std::vector<GpuTaint> taints;      // every taint, whatever the state
@@ -155,7 +164,9 @@ struct TextRows {
 // NODE DEVICE TYPE PRODUCT MEMORY STATE HOLDER FOR NOTE, one row per device:
 //   Claimed  HOLDER "alice (ml/train-0)" (the pods, or "claim ns/name" with
 //            none), FOR how long, NOTE the run's --note in quotes, then
-//            "claim ml/train-gpu";
+//            "claim ml/train-gpu"; on a GPU shared by memory each holder
+//            with its share ("alice (ml/train-0) 10Gi") and NOTE first
+//            "shared: 6Gi of 80Gi left";
 //   Held     HOLDER "alice (canhazgpu)", FOR how long, NOTE "until
 //            2026-11-24T12:00:00Z (in 1h 5m)" or "while its command runs";
 //   InUse    HOLDER the users, NOTE "no reservation, 2Gi used";

@@ -101,6 +101,46 @@ TEST_F(GpuStatusTest, FreeDevicesComeFromTheSlices) {
       ElementsAre("node-a", "gpu-1", "gpu", "NVIDIA A100-SXM4-40GB", "40Gi", "Free", "-", "-", ""));
 }
 
+// Issue 34: a GPU shared by memory lists each share and what is left.
+TEST_F(GpuStatusTest, SharedGpuShowsEachShareAndWhatIsLeft) {
+  AddNode("node-a");
+  AddSlices({dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a",
+                                  {.sharing = true})});
+  Add(PodObject("ml", "train-0", "node-a", "alice", "2026-11-24T08:30:00Z"));
+  Add(PodObject("ml", "eval-0", "node-a", "bob", "2026-11-24T09:30:00Z"));
+  for (const auto& [claim, pod, memory] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"train-gpu", "train-0", "30Gi"}, {"eval-gpu", "eval-0", "8Gi"}}) {
+    json c = ClaimObject("ml", claim, "node-a", {"gpu-0"}, {pod});
+    json& result = c["status"]["allocation"]["devices"]["results"][0];
+    result["shareID"] = claim == "train-gpu" ? "11111111-2222-4333-8444-555555555555"
+                                             : "66666666-7777-4888-8999-aaaaaaaaaaaa";
+    result["consumedCapacity"] = {{"memory", memory}};
+    Add(c);
+  }
+  GpuStatusReport report = Status();
+  const GpuRow& r = Row(report, "node-a", "gpu-0");
+  EXPECT_EQ(r.state, GpuState::kClaimed);
+  EXPECT_TRUE(r.shared);
+  ASSERT_EQ(r.claims.size(), 2u);
+  EXPECT_EQ(r.memory_left, (40448LL - 38 * 1024) << 20);  // 1536Mi
+  std::vector<std::string> cells = Cells(report, "node-a", "gpu-0");
+  EXPECT_EQ(cells[4], "40448Mi");
+  EXPECT_THAT(cells[6], HasSubstr("alice (from label; ml/train-0) 30Gi"));
+  EXPECT_THAT(cells[6], HasSubstr("bob (from label; ml/eval-0) 8Gi"));
+  EXPECT_THAT(cells[8], ::testing::StartsWith("shared: 1536Mi of 40448Mi left; claims "));
+  const GpuRow& free = Row(report, "node-a", "gpu-1");
+  EXPECT_TRUE(free.shared);
+  EXPECT_EQ(free.memory_left, 40448LL << 20);
+  const nlohmann::ordered_json j = StatusJson(report, false);
+  EXPECT_EQ(j["devices"][0]["shared"], true);
+  EXPECT_EQ(j["devices"][0]["memoryLeftBytes"], 1536LL << 20);
+  EXPECT_EQ(j["devices"][0]["claims"][0]["memoryBytes"].get<int64_t>() +
+                j["devices"][0]["claims"][1]["memoryBytes"].get<int64_t>(),
+            38LL << 30);
+  EXPECT_FALSE(j["devices"][0]["claims"][0]["shareID"].get<std::string>().empty());
+}
+
 TEST_F(GpuStatusTest, ClaimedShowsPodsUserAndHowLong) {
   AddNode("node-a");
   AddSlices({Gpus("node-a", 2)});

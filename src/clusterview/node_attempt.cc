@@ -3,6 +3,7 @@
 #include <map>
 
 #include "clusterview/claim_spec.h"
+#include "core/quantity.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
 #include "kube/objects_resource.h"
@@ -36,6 +37,27 @@ std::string AllocatedNode(const json& claim) {
   return "";
 }
 
+namespace {
+
+// A result's shareID and consumedCapacity. A consumed amount that cannot be
+// read makes the result hold the whole device: never count less than held.
+void ReadShare(const json& result, TakenDevice& t) {
+  const std::string share = kube::StringField(result, "shareID");
+  const json consumed = result.value("consumedCapacity", json::object());
+  if (share.empty() || !consumed.is_object()) return;
+  std::map<std::string, int64_t> amounts;
+  for (const auto& [name, quantity] : consumed.items()) {
+    auto value = quantity.is_string() ? QuantityValue(quantity.get<std::string>())
+                                      : absl::StatusOr<int64_t>(absl::InvalidArgumentError(""));
+    if (!value.ok()) return;
+    amounts[name] = *value;
+  }
+  t.share_id = share;
+  t.consumed = std::move(amounts);
+}
+
+}  // namespace
+
 std::vector<TakenDevice> TakenDevices(const View& view) {
   std::vector<TakenDevice> out;
   for (const auto& [key, claim] : view.claims) {
@@ -59,7 +81,9 @@ std::vector<TakenDevice> TakenDevices(const View& view) {
     for (const json& r :
          claim.value("/status/allocation/devices/results"_json_pointer, json::array())) {
       if (r.value("adminAccess", false)) continue;  // not considered allocated
-      out.push_back({r.value("pool", ""), r.value("device", ""), holder, key, pods, user});
+      TakenDevice& t = out.emplace_back(
+          TakenDevice{r.value("pool", ""), r.value("device", ""), holder, key, pods, user, "", {}});
+      ReadShare(r, t);
     }
   }
   return out;
@@ -181,7 +205,9 @@ NodeAttempt AttemptNode(const View& view, const std::string& node,
     return out;
   }
   for (const TakenDevice& t : taken) {
-    if (pool_names.contains(t.pool)) (void)(*allocator)->MarkAllocated(t.pool, t.device, t.holder);
+    if (!pool_names.contains(t.pool)) continue;
+    (void)(*allocator)
+        ->MarkAllocated(t.pool, t.device, t.holder, t.share_id.empty() ? nullptr : &t.consumed);
   }
   for (const PodClaim& c : claims) {
     if (!c.spec) {

@@ -6,6 +6,7 @@
 // functions of a View; thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -37,6 +38,10 @@ struct TakenDevice {
   std::string claim;   // "default/train-gpu-x2k9q"
   std::vector<std::string> pods;
   std::string user;  // the first pod's canhazgpu.dev/user label
+  // A share of a multi-allocatable device (shareID set): what it consumes.
+  // Several claims may then hold one device.
+  std::string share_id;
+  std::map<std::string, int64_t> consumed;
 };
 
 std::vector<TakenDevice> TakenDevices(const View& view);

@@ -144,6 +144,13 @@ json AllocationJson(const json& claim, const dra::Allocation& allocation, const 
   for (const dra::AllocatedDevice& d : allocation.devices) {
     json r = {{"request", d.request}, {"driver", d.driver}, {"pool", d.pool}, {"device", d.device}};
     if (d.admin_access) r["adminAccess"] = true;
+    if (!d.share_id.empty()) {
+      r["shareID"] = d.share_id;
+      json consumed = json::object();
+      for (const auto& [name, amount] : d.consumed_capacity)
+        consumed[name] = dra::FormatQuantity(amount);
+      r["consumedCapacity"] = consumed;
+    }
     const json request = request_json(d.request);
     const json tolerations = request.value("tolerations", json::array());
     if (!tolerations.empty()) r["tolerations"] = tolerations;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -33,6 +34,43 @@ absl::StatusOr<std::map<std::string, int64_t>> CountersFrom(
     out[name] = *value;
   }
   return out;
+}
+
+absl::StatusOr<std::optional<int64_t>> OptionalQuantity(const std::string& text,
+                                                        const char* field) {
+  if (text.empty()) return std::optional<int64_t>();
+  auto value = QuantityValue(text);
+  if (!value.ok()) return absl::InvalidArgumentError(StrCat(field, ": ", value.status().message()));
+  return std::optional<int64_t>(*value);
+}
+
+// A capacity's requestPolicy; nullopt when it has none.
+absl::StatusOr<std::optional<dra::CapacityRequestPolicy>> PolicyFrom(
+    const kube::CapacityRequestPolicy& p) {
+  if (p.IsEmpty()) return std::optional<dra::CapacityRequestPolicy>();
+  dra::CapacityRequestPolicy out;
+  auto def = OptionalQuantity(p.default_value, "requestPolicy.default");
+  if (!def.ok()) return def.status();
+  out.default_value = *def;
+  for (const std::string& v : p.valid_values) {
+    auto value = OptionalQuantity(v, "requestPolicy.validValues");
+    if (!value.ok()) return value.status();
+    if (value->has_value()) out.valid_values.push_back(**value);
+  }
+  const kube::CapacityRequestPolicyRange& r = p.valid_range;
+  if (!r.IsEmpty()) {
+    if (r.min.empty()) return absl::InvalidArgumentError("requestPolicy.validRange.min: required");
+    auto min = OptionalQuantity(r.min, "requestPolicy.validRange.min");
+    auto max = OptionalQuantity(r.max, "requestPolicy.validRange.max");
+    auto step = OptionalQuantity(r.step, "requestPolicy.validRange.step");
+    for (const auto* q : {&min, &max, &step}) {
+      if (!q->ok()) return q->status();
+    }
+    out.range_min = *min;
+    out.range_max = *max;
+    out.range_step = *step;
+  }
+  return std::optional<dra::CapacityRequestPolicy>(std::move(out));
 }
 
 // The slices of one pool at its highest generation.
@@ -128,7 +166,14 @@ absl::StatusOr<dra::Device> DeviceFromSlice(const kube::Device& device) {
           StrCat(where, "capacity ", name, ": ", value.status().message()));
     }
     out.capacity[name] = *value;
+    auto policy = PolicyFrom(capacity.request_policy);
+    if (!policy.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat(where, "capacity ", name, ": ", policy.status().message()));
+    }
+    if (policy->has_value()) out.request_policies[name] = **std::move(policy);
   }
+  out.allow_multiple_allocations = device.allow_multiple_allocations.value_or(false);
   for (const kube::DeviceCounterConsumption& c : device.consumes_counters) {
     auto counters = CountersFrom(c.counters);
     if (!counters.ok()) {

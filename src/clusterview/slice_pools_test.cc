@@ -99,6 +99,28 @@ TEST(SlicePoolsTest, TaintsAreRead) {
 
 // Malformed input leaves that pool out with one line naming what is wrong;
 // other pools are still used.
+TEST(SlicePoolsTest, SharedGpusKeepTheirPolicyAndMultipleAllocations) {
+  dra::DevicePool pool = dra::BuildDevicePool(
+      {dra::testing::TestGpu(0), dra::testing::TestMigGpu(1)}, "node-a", {.sharing = true});
+  pool.devices[0].request_policies["memory"].default_value.reset();  // optional
+  dra::Device with_values = pool.devices[0];
+  with_values.name = "gpu-9";
+  with_values.request_policies["memory"] = {std::nullopt, {1 << 20, 2 << 20}, {}, {}, {}};
+  pool.devices.push_back(with_values);
+  SlicePools out = PoolsFromSlices({Slice(DriverSlice(pool))});
+  EXPECT_THAT(out.problems, IsEmpty());
+  ASSERT_EQ(out.pools.size(), 1u);
+  const std::vector<dra::Device>& got = out.pools[0].pool.devices;
+  ASSERT_EQ(got.size(), pool.devices.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].allow_multiple_allocations, pool.devices[i].allow_multiple_allocations);
+    EXPECT_EQ(got[i].request_policies, pool.devices[i].request_policies) << got[i].name;
+    EXPECT_EQ(got[i].capacity, pool.devices[i].capacity);
+  }
+  EXPECT_TRUE(got[0].allow_multiple_allocations);
+  EXPECT_FALSE(got[1].allow_multiple_allocations);  // in MIG mode
+}
+
 TEST(SlicePoolsTest, MalformedSlicesLeaveTheirPoolOutWithOneLine) {
   dra::DevicePool good = dra::BuildDevicePool({dra::testing::TestGpu(0)}, "node-b");
   struct Case {
@@ -124,6 +146,16 @@ TEST(SlicePoolsTest, MalformedSlicesLeaveTheirPoolOutWithOneLine) {
              {{"counterSet", "nope"}, {"counters", {{"memory", {{"value", "1"}}}}}}};
        },
        "device gpu-0 consumes counter nope/memory that no slice of the pool shares"},
+      {[](nlohmann::json& j) {
+         j["spec"]["devices"][0]["capacity"]["memory"]["requestPolicy"] = {
+             {"validRange", {{"min", "1Mi"}, {"step", "tiny"}}}};
+       },
+       "device gpu-0: capacity memory: requestPolicy.validRange.step: "},
+      {[](nlohmann::json& j) {
+         j["spec"]["devices"][0]["capacity"]["memory"]["requestPolicy"] = {
+             {"validRange", {{"max", "1Gi"}}}};
+       },
+       "device gpu-0: capacity memory: requestPolicy.validRange.min: required"},
       {[](nlohmann::json& j) { j["spec"].erase("nodeName"); },
        "names no node and is not for allNodes"},
   };

@@ -4,6 +4,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "core/strings.h"
+#include "dra/capacity.h"
 
 namespace canhazgpu::dra {
 namespace {
@@ -78,6 +79,11 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(std::vector<DeviceC
               static_cast<int>(pool.devices.size()), static_cast<int>(pool.devices.size())};
     for (const Device& d : pool.devices) {
       FlatDevice flat{&d, static_cast<int>(p), CelDevice(d, pool.driver), {}};
+      flat.shared = d.allow_multiple_allocations;
+      if (flat.shared) {
+        for (const auto& [name, value] : d.capacity) flat.value.push_back(value);
+        flat.used.assign(flat.value.size(), 0);
+      }
       for (const CounterConsumption& c : d.consumes_counters) {
         for (const auto& [name, amount] : c.counters) {
           auto it = counter_index.find({StrCat(pool.pool, "/", c.counter_set), name});
@@ -91,6 +97,7 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(std::vector<DeviceC
       }
       a->devices_.push_back(std::move(flat));
     }
+    node.fresh = node.count;
     a->nodes_.push_back(node);
   }
   a->holder_.assign(a->devices_.size(), "");
@@ -135,13 +142,24 @@ int Allocator::Matches(CompiledSelector* selector, int device, std::string* erro
 }
 
 absl::Status Allocator::MarkAllocated(const std::string& pool, const std::string& device,
-                                      const std::string& holder) {
+                                      const std::string& holder,
+                                      const std::map<std::string, int64_t>* consumed) {
   for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i].device->name == device &&
-        nodes_[static_cast<size_t>(devices_[i].node)].name == pool) {
-      if (holder_[i].empty()) Take(static_cast<int>(i), holder);
-      return absl::OkStatus();
+    FlatDevice& d = devices_[i];
+    if (d.device->name != device || nodes_[static_cast<size_t>(d.node)].name != pool) continue;
+    if (consumed != nullptr && d.shared) {
+      // What the cluster recorded counts, whatever the policy says now; a
+      // capacity the share does not name counts as 0.
+      std::vector<int64_t> amounts;
+      for (const auto& [name, value] : d.device->capacity) {
+        auto it = consumed->find(name);
+        amounts.push_back(it == consumed->end() ? 0 : it->second);
+      }
+      TakeShare(static_cast<int>(i), holder, std::move(amounts));
+    } else if (holder_[i].empty()) {
+      Take(static_cast<int>(i), holder);
     }
+    return absl::OkStatus();
   }
   return absl::NotFoundError(StrCat("no device ", pool, "/", device));
 }
@@ -149,21 +167,71 @@ absl::Status Allocator::MarkAllocated(const std::string& pool, const std::string
 void Allocator::Take(int device, const std::string& holder) {
   FlatDevice& d = devices_[static_cast<size_t>(device)];
   holder_[static_cast<size_t>(device)] = holder;
-  for (auto [counter, amount] : d.consumes) counters_[static_cast<size_t>(counter)] -= amount;
+  if (!d.shared || d.active == 0) {
+    for (auto [counter, amount] : d.consumes) counters_[static_cast<size_t>(counter)] -= amount;
+  }
+  RecountFree(d.node);
+}
+
+void Allocator::TakeShare(int device, const std::string& holder, std::vector<int64_t> amounts) {
+  FlatDevice& d = devices_[static_cast<size_t>(device)];
+  if (d.active++ == 0 && holder_[static_cast<size_t>(device)].empty()) {
+    for (auto [counter, amount] : d.consumes) counters_[static_cast<size_t>(counter)] -= amount;
+  }
+  for (size_t k = 0; k < amounts.size(); ++k) d.used[k] += amounts[k];
+  d.shares.emplace_back(holder, std::move(amounts));
   RecountFree(d.node);
 }
 
 void Allocator::RecountFree(int node) {
   Node& n = nodes_[static_cast<size_t>(node)];
   n.free = 0;
+  n.fresh = 0;
+  n.max_left.clear();
   for (int d = n.first; d < n.first + n.count; ++d) {
     if (!holder_[static_cast<size_t>(d)].empty()) continue;
+    const FlatDevice& dev = devices_[static_cast<size_t>(d)];
+    if (dev.shared && dev.active > 0) {
+      ++n.free;
+      size_t k = 0;
+      for (const auto& [name, value] : dev.device->capacity) {
+        const int64_t left = value - dev.used[k++];
+        auto it = std::find_if(n.max_left.begin(), n.max_left.end(),
+                               [&](const auto& m) { return m.first == name; });
+        if (it == n.max_left.end()) {
+          n.max_left.emplace_back(name, left);
+        } else {
+          it->second = std::max(it->second, left);
+        }
+      }
+      continue;
+    }
+    // A shared device already in use has its counters consumed by itself.
     bool fits = true;
-    for (auto [counter, amount] : devices_[static_cast<size_t>(d)].consumes) {
-      fits &= counters_[static_cast<size_t>(counter)] >= amount;
+    if (!dev.shared || dev.active == 0) {
+      for (auto [counter, amount] : dev.consumes)
+        fits &= counters_[static_cast<size_t>(counter)] >= amount;
     }
     n.free += fits;
+    n.fresh += fits;
   }
+}
+
+bool Allocator::MayFitAShare(const std::vector<CompiledSpec>& specs, const Node& node) const {
+  if (node.max_left.empty()) return false;
+  for (const CompiledSpec& s : specs) {
+    if (s.spec->admin_access) continue;
+    // What a request names it consumes at least (rounding only adds); one
+    // that names nothing takes a default this does not know.
+    bool fits = true;
+    for (const auto& [name, amount] : s.spec->capacity_requests) {
+      auto it = std::find_if(node.max_left.begin(), node.max_left.end(),
+                             [&](const auto& m) { return m.first == name; });
+      fits &= it != node.max_left.end() && it->second >= amount;
+    }
+    if (fits) return true;
+  }
+  return false;
 }
 
 absl::StatusOr<std::vector<Allocator::CompiledSpec>> Allocator::CompileClaim(const Claim& claim) {
@@ -220,6 +288,7 @@ class Allocator::Search {
   // Fills candidates; false with *error on a CEL error.
   bool Prepare(std::string* error) {
     candidates_.resize(specs_.size());
+    demand_.resize(specs_.size());
     tainted_.assign(specs_.size(), 0);
     for (size_t s = 0; s < specs_.size(); ++s) {
       for (int d = node_.first; d < node_.first + node_.count; ++d) {
@@ -233,12 +302,18 @@ class Allocator::Search {
           }
         }
         if (!ok) continue;
+        const Device& device = *a_.devices_[static_cast<size_t>(d)].device;
+        // capacity.requests filter like a selector; `need` is a share's
+        // consumption on a multi-allocatable device.
+        std::vector<int64_t> need;
+        if (!CapacityDemand(device, specs_[s].spec->capacity_requests, &need)) continue;
         // A tainted device may come back: it counts as possible, not free.
-        if (!ToleratesTaints(*specs_[s].spec, *a_.devices_[static_cast<size_t>(d)].device)) {
+        if (!ToleratesTaints(*specs_[s].spec, device)) {
           ++tainted_[s];
           continue;
         }
         candidates_[s].push_back(d);
+        demand_[s].push_back(std::move(need));
       }
     }
     by_request_.resize(claim_.requests.size());
@@ -268,6 +343,8 @@ class Allocator::Search {
   bool Run() { return Request(0); }
   bool limit_hit() const { return limit_hit_; }
   const std::vector<std::pair<int, int>>& picks() const { return picks_; }  // spec, device
+  // Per pick: what it consumes of a shared device (empty otherwise).
+  const std::vector<const std::vector<int64_t>*>& needs() const { return needs_; }
   const std::vector<std::vector<int>>& candidates() const { return candidates_; }
   const std::vector<std::string>& unmet() const { return unmet_; }
 
@@ -281,8 +358,8 @@ class Allocator::Search {
         if (cands.empty()) continue;
         size_t mark = picks_.size();
         bool ok = true;
-        for (int d : cands) {
-          if (!TryAdd(s, d)) {
+        for (size_t i = 0; i < cands.size(); ++i) {
+          if (!TryAdd(s, i)) {
             ok = false;
             break;
           }
@@ -305,7 +382,7 @@ class Allocator::Search {
         limit_hit_ = true;
         return false;
       }
-      if (!TryAdd(s, cands[i])) continue;
+      if (!TryAdd(s, i)) continue;
       if (Choose(r, s, i + 1, left - 1)) return true;
       Undo();
       if (limit_hit_) return false;
@@ -323,12 +400,25 @@ class Allocator::Search {
     return false;
   }
 
-  bool TryAdd(int s, int d) {
+  // Tries candidate i of spec s.
+  bool TryAdd(int s, size_t i) {
+    const int d = candidates_[static_cast<size_t>(s)][i];
+    const std::vector<int64_t>& need = demand_[static_cast<size_t>(s)][i];
     const RequestSpec& spec = *specs_[static_cast<size_t>(s)].spec;
-    if (std::find(in_claim_.begin(), in_claim_.end(), d) != in_claim_.end()) return false;
+    FlatDevice& dev = a_.devices_[static_cast<size_t>(d)];
+    // A multi-allocatable device may serve several requests of the claim
+    // (distinctAttribute keeps them apart where that matters).
+    if (!dev.shared && std::find(in_claim_.begin(), in_claim_.end(), d) != in_claim_.end())
+      return false;
     if (!spec.admin_access && !a_.holder_[static_cast<size_t>(d)].empty()) return false;
-    const FlatDevice& dev = a_.devices_[static_cast<size_t>(d)];
-    if (!spec.admin_access) {
+    const bool share = dev.shared && !spec.admin_access;
+    if (share) {
+      for (size_t k = 0; k < need.size(); ++k) {
+        if (dev.used[k] + need[k] > dev.value[k]) return false;
+      }
+    }
+    const bool counts = !spec.admin_access && !(dev.shared && dev.active > 0);
+    if (counts) {
       for (auto [counter, amount] : dev.consumes) {
         if (a_.counters_[static_cast<size_t>(counter)] < amount) return false;
       }
@@ -363,12 +453,17 @@ class Allocator::Search {
         distinct_[c].push_back(*v);
       }
     }
-    if (!spec.admin_access) {
+    if (counts) {
       for (auto [counter, amount] : dev.consumes)
         a_.counters_[static_cast<size_t>(counter)] -= amount;
     }
+    if (share) {
+      for (size_t k = 0; k < need.size(); ++k) dev.used[k] += need[k];
+      ++dev.active;
+    }
     in_claim_.push_back(d);
     picks_.emplace_back(s, d);
+    needs_.push_back(share ? &need : nullptr);
     return true;
   }
 
@@ -383,11 +478,17 @@ class Allocator::Search {
 
   void Undo() {
     auto [s, d] = picks_.back();
+    const std::vector<int64_t>* need = needs_.back();
     picks_.pop_back();
+    needs_.pop_back();
     in_claim_.pop_back();
     const RequestSpec& spec = *specs_[static_cast<size_t>(s)].spec;
-    const FlatDevice& dev = a_.devices_[static_cast<size_t>(d)];
-    if (!spec.admin_access) {
+    FlatDevice& dev = a_.devices_[static_cast<size_t>(d)];
+    if (need != nullptr) {
+      for (size_t k = 0; k < need->size(); ++k) dev.used[k] -= (*need)[k];
+      --dev.active;
+    }
+    if (!spec.admin_access && !(dev.shared && dev.active > 0)) {
       for (auto [counter, amount] : dev.consumes)
         a_.counters_[static_cast<size_t>(counter)] += amount;
     }
@@ -406,14 +507,16 @@ class Allocator::Search {
   const Claim& claim_;
   const std::vector<CompiledSpec>& specs_;
   const Node& node_;
-  std::vector<std::vector<int>> candidates_;  // per spec
-  std::vector<int> tainted_;                  // per spec: matching but not tolerated
-  std::vector<std::vector<int>> by_request_;  // request -> spec indexes in order
+  std::vector<std::vector<int>> candidates_;               // per spec
+  std::vector<std::vector<std::vector<int64_t>>> demand_;  // per spec, per candidate
+  std::vector<int> tainted_;                               // per spec: matching but not tolerated
+  std::vector<std::vector<int>> by_request_;               // request -> spec indexes in order
   std::vector<AttributeValue> match_value_;
   std::vector<int> match_count_;
   std::vector<std::vector<AttributeValue>> distinct_;
   std::vector<int> in_claim_;
   std::vector<std::pair<int, int>> picks_;
+  std::vector<const std::vector<int64_t>*> needs_;
   std::vector<std::string> unmet_;
   int64_t steps_ = 0;
   bool limit_hit_ = false;
@@ -444,13 +547,25 @@ RequestReport Allocator::ReportRequest(const CompiledSpec& spec, const Node& nod
     if (!ok) continue;
     ++report.matching;
     const FlatDevice& dev = devices_[static_cast<size_t>(d)];
+    std::vector<int64_t> need;
+    std::string why;
+    if (!CapacityDemand(*dev.device, spec.spec->capacity_requests, &need, &why)) {
+      if (report.capacity_rejected++ == 0)
+        report.capacity_reason = StrCat(dev.device->name, ": ", why);
+      continue;
+    }
     if (!holder_[static_cast<size_t>(d)].empty() && !spec.spec->admin_access) {
       report.taken.emplace_back(dev.device->name, holder_[static_cast<size_t>(d)]);
       continue;
     }
+    const size_t short_before = report.short_of_capacity.size();
+    if (dev.shared && !spec.spec->admin_access) ReportShortage(d, need, &report);
+    if (report.short_of_capacity.size() > short_before) continue;
     bool fits = true;
-    for (auto [counter, amount] : dev.consumes)
-      fits &= counters_[static_cast<size_t>(counter)] >= amount;
+    if (!dev.shared || dev.active == 0) {
+      for (auto [counter, amount] : dev.consumes)
+        fits &= counters_[static_cast<size_t>(counter)] >= amount;
+    }
     if (!fits && !spec.spec->admin_access) {
       report.counter_blocked.push_back(dev.device->name);
       continue;
@@ -463,6 +578,53 @@ RequestReport Allocator::ReportRequest(const CompiledSpec& spec, const Node& nod
     ++report.available;
   }
   return report;
+}
+
+void Allocator::ReportShortage(int d, const std::vector<int64_t>& need,
+                               RequestReport* report) const {
+  const FlatDevice& dev = devices_[static_cast<size_t>(d)];
+  size_t k = 0;
+  for (const auto& [name, value] : dev.device->capacity) {
+    const size_t i = k++;
+    if (dev.used[i] + need[i] <= value) continue;
+    ShareReport r{dev.device->name, name, value, value - dev.used[i], need[i], {}};
+    for (const auto& [holder, amounts] : dev.shares) r.holders.emplace_back(holder, amounts[i]);
+    report->short_of_capacity.push_back(std::move(r));
+  }
+}
+
+// The search left counters and shared capacity consumed; record who
+// holds each device or share.
+Allocation Allocator::Commit(const Claim& claim, const std::vector<CompiledSpec>& specs,
+                             const Search& search, int n) {
+  // The search left counters consumed; mark the devices held.
+  Allocation out;
+  out.node = nodes_[static_cast<size_t>(n)].name;
+  for (size_t p = 0; p < search.picks().size(); ++p) {
+    auto [s, d] = search.picks()[p];
+    const CompiledSpec& spec = specs[static_cast<size_t>(s)];
+    FlatDevice& dev = devices_[static_cast<size_t>(d)];
+    AllocatedDevice& result = out.devices.emplace_back();
+    result = {spec.name,
+              pools_[static_cast<size_t>(dev.node)].driver,
+              out.node,
+              dev.device->name,
+              spec.spec->admin_access,
+              "",
+              {}};
+    if (const std::vector<int64_t>* need = search.needs()[p]; need != nullptr) {
+      // The search consumed the capacity; record who holds the share.
+      result.share_id = NewShareId();
+      size_t k = 0;
+      for (const auto& [name, value] : dev.device->capacity)
+        result.consumed_capacity[name] = (*need)[k++];
+      dev.shares.emplace_back(claim.name, *need);
+    } else if (!spec.spec->admin_access) {
+      holder_[static_cast<size_t>(d)] = claim.name;
+    }
+  }
+  RecountFree(n);
+  return out;
 }
 
 absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* why) {
@@ -481,6 +643,7 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
     const Node& node = nodes_[n];
     // A node without a free device cannot take an ordinary request.
     if (needs_free && node.free == 0) continue;
+    if (needs_free && node.fresh == 0 && !MayFitAShare(*specs, node)) continue;
     Search search(*this, claim, *specs, node);
     std::string error;
     if (!search.Prepare(&error)) {
@@ -494,20 +657,7 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
     any_possible = true;
     if (best_node < 0 || nodes_[static_cast<size_t>(best_node)].free == 0)
       best_node = static_cast<int>(n);
-    if (search.Run()) {
-      // The search left counters consumed; mark the devices held.
-      Allocation out;
-      out.node = node.name;
-      for (auto [s, d] : search.picks()) {
-        const CompiledSpec& spec = (*specs)[static_cast<size_t>(s)];
-        const FlatDevice& dev = devices_[static_cast<size_t>(d)];
-        out.devices.push_back({spec.name, pools_[static_cast<size_t>(dev.node)].driver, node.name,
-                               dev.device->name, spec.spec->admin_access});
-        if (!spec.spec->admin_access) holder_[static_cast<size_t>(d)] = claim.name;
-      }
-      RecountFree(static_cast<int>(n));
-      return out;
-    }
+    if (search.Run()) return Commit(claim, *specs, search, static_cast<int>(n));
     if (search.limit_hit()) limit_hit = true;
     for (const std::string& u : search.unmet()) {
       if (std::find(unmet.begin(), unmet.end(), u) == unmet.end()) unmet.push_back(u);
@@ -542,73 +692,6 @@ absl::StatusOr<Allocation> Allocator::Allocate(const Claim& claim, Explanation* 
                " can never be satisfied: no device matches every selector in enough numbers"));
   }
   return absl::ResourceExhaustedError(StrCat("claim ", claim.name, " does not fit now"));
-}
-
-std::string Explanation::Text() const {
-  std::string out;
-  if (!error.empty()) return StrCat("allocation aborted: ", error, "\n");
-  for (const RequestReport& r : requests) {
-    out += StrCat("request ", r.request, ": wants ",
-                  r.wanted < 0 ? std::string("all matching") : std::to_string(r.wanted), " device",
-                  r.wanted == 1 ? "" : "s", "; ", r.matching, " of ", r.devices, " on ", node,
-                  " match its selectors, ", r.available, " of them free\n");
-    for (const SelectorReport& s : r.selectors) {
-      if (s.rejected == 0) continue;
-      // A selector may be 10 KiB over many lines: one bounded line of it.
-      out += StrCat("  ", s.source, " selector rejected ", s.rejected, ": ",
-                    cel::Excerpt(s.expression, 0, 160), "\n");
-      if (s.errors > 0)
-        out += StrCat("    ", s.errors, " CEL error(s), first: ", s.first_error, "\n");
-    }
-    for (const auto& [device, holder] : r.taken)
-      out += StrCat("  ", device, " is taken by ", holder, "\n");
-    for (const std::string& d : r.counter_blocked) {
-      out += StrCat("  ", d, " shares memory slices with a device already taken\n");
-    }
-    for (const auto& [device, taint] : r.tainted)
-      out +=
-          StrCat("  ", device, " has the taint ", taint, ", which the request does not tolerate\n");
-  }
-  for (const std::string& c : unmet_constraints)
-    out += StrCat("constraint ", c, " could not be met\n");
-  if (search_limit) out += "gave up after the search step limit\n";
-  if (never) out += "no device could ever satisfy this request\n";
-  return out;
-}
-
-nlohmann::ordered_json Explanation::Json() const {
-  nlohmann::ordered_json requests_json = nlohmann::ordered_json::array();
-  for (const RequestReport& r : requests) {
-    nlohmann::ordered_json selectors = nlohmann::ordered_json::array();
-    for (const SelectorReport& s : r.selectors) {
-      selectors.push_back({{"expression", s.expression},
-                           {"source", s.source},
-                           {"rejected", s.rejected},
-                           {"errors", s.errors},
-                           {"first_error", s.first_error}});
-    }
-    nlohmann::ordered_json taken = nlohmann::ordered_json::array();
-    for (const auto& [device, holder] : r.taken)
-      taken.push_back({{"device", device}, {"holder", holder}});
-    nlohmann::ordered_json tainted = nlohmann::ordered_json::array();
-    for (const auto& [device, taint] : r.tainted)
-      tainted.push_back({{"device", device}, {"taint", taint}});
-    requests_json.push_back({{"request", r.request},
-                             {"wanted", r.wanted},
-                             {"devices", r.devices},
-                             {"selectors", selectors},
-                             {"matching", r.matching},
-                             {"taken", taken},
-                             {"counter_blocked", r.counter_blocked},
-                             {"tainted", tainted},
-                             {"available", r.available}});
-  }
-  return {{"node", node},
-          {"never", never},
-          {"error", error},
-          {"requests", requests_json},
-          {"unmet_constraints", unmet_constraints},
-          {"search_limit", search_limit}};
 }
 
 }  // namespace canhazgpu::dra

@@ -48,6 +48,10 @@ struct RequestSpec {
   // A device with a NoSchedule or NoExecute taint is only allocated when
   // one of these tolerates every such taint of it.
   std::vector<DeviceToleration> tolerations;
+  // capacity.requests (name -> amount): a filter per device (its capacity
+  // is at least this), and what a share of a multi-allocatable device
+  // consumes, rounded up by the capacity's request policy.
+  std::map<std::string, int64_t> capacity_requests;
 };
 
 struct DeviceRequest {
@@ -75,6 +79,10 @@ struct AllocatedDevice {
   std::string pool;
   std::string device;
   bool admin_access = false;
+  // Only for a device that allows multiple allocations: this share's id
+  // (k8s-uuid) and what it consumes of every capacity of the device.
+  std::string share_id;
+  std::map<std::string, int64_t> consumed_capacity;
 };
 
 struct Allocation {
@@ -96,6 +104,19 @@ struct SelectorReport {
   std::string first_error;
 };
 
+// A shared device without enough left of one capacity for a request.
+struct ShareReport {
+  std::string device;
+  std::string capacity;  // "memory"
+  int64_t value = 0;     // the device's total
+  int64_t left = 0;
+  int64_t needs = 0;  // what the request would consume, after rounding
+  std::vector<std::pair<std::string, int64_t>> holders;  // holder, amount
+
+  // "gpu-0 has 6Gi of 80Gi left (alice 50Gi, bob 24Gi)"
+  std::string Text() const;
+};
+
 struct RequestReport {
   std::string request;  // "req" or "req/sub"
   int64_t wanted = 0;   // -1 for All
@@ -105,7 +126,12 @@ struct RequestReport {
   std::vector<std::pair<std::string, std::string>> taken;  // device, holder
   std::vector<std::string> counter_blocked;  // devices sharing counters with allocated ones
   std::vector<std::pair<std::string, std::string>> tainted;  // device, untolerated taint
-  int available = 0;                                         // matching, free, counters fit
+  // Matching devices that can never supply the requested capacity, with
+  // the first reason ("gpu-0: memory 100Gi is more than its 80Gi").
+  int capacity_rejected = 0;
+  std::string capacity_reason;
+  std::vector<ShareReport> short_of_capacity;  // shared devices with too little left
+  int available = 0;                           // matching, free, counters fit
 };
 
 struct Explanation {
@@ -127,9 +153,12 @@ class Allocator {
                                                            std::vector<DevicePool> pools);
 
   // Records a device as allocated (to `holder`), consuming its counters;
-  // NotFound for an unknown device.
+  // NotFound for an unknown device. With `consumed` (an existing share's
+  // consumedCapacity) on a device that allows multiple allocations, records
+  // a share of it instead of the whole device.
   absl::Status MarkAllocated(const std::string& pool, const std::string& device,
-                             const std::string& holder);
+                             const std::string& holder,
+                             const std::map<std::string, int64_t>* consumed = nullptr);
 
   // Allocates on the first node where the claim fits and records the
   // devices as allocated to the claim. Errors: InvalidArgument for a bad
@@ -150,12 +179,26 @@ class Allocator {
     int node;
     cel::Value cel;
     std::vector<std::pair<int, int64_t>> consumes;  // counter index, amount
+    // Multi-allocatable (allowMultipleAllocations) devices only: the sum
+    // consumed per capacity (in device->capacity order), the shares held,
+    // and the shares active including those tentatively taken in a search
+    // (counters are consumed once, by the first).
+    bool shared = false;
+    std::vector<int64_t> value;
+    std::vector<int64_t> used;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> shares;  // holder, amounts
+    int active = 0;
   };
   struct Node {
     std::string name;
     int first = 0;
     int count = 0;
     int free = 0;  // devices neither held nor blocked by counters
+    // Of those, the ones no share uses either, and per capacity the most
+    // left on a shared device in use: a node with no fresh device where no
+    // request's capacity fits what is left is skipped without a search.
+    int fresh = 0;
+    std::vector<std::pair<std::string, int64_t>> max_left;
   };
   // A selector compiled once, with its result for every device (device
   // attributes do not change under an allocator, so each is evaluated once).
@@ -173,8 +216,16 @@ class Allocator {
   int Matches(CompiledSelector* selector, int device, std::string* error);
   absl::StatusOr<std::vector<CompiledSpec>> CompileClaim(const Claim& claim);
   void Take(int device, const std::string& holder);
+  Allocation Commit(const Claim& claim, const std::vector<CompiledSpec>& specs,
+                    const Search& search, int node);
+  void TakeShare(int device, const std::string& holder, std::vector<int64_t> amounts);
+  // Reports of shared device `d` short of `need` for some capacity.
+  void ReportShortage(int d, const std::vector<int64_t>& need, RequestReport* report) const;
   // Devices of the node neither held nor blocked by shared counters.
   void RecountFree(int node);
+  // Whether some ordinary request of the claim might fit a partly used
+  // shared device of `node` (false only when none can).
+  bool MayFitAShare(const std::vector<CompiledSpec>& specs, const Node& node) const;
   // Why the devices of `node` do or do not serve one request (Explanation).
   RequestReport ReportRequest(const CompiledSpec& spec, const Node& node);
 

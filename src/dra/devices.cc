@@ -1,5 +1,7 @@
 #include "dra/devices.h"
 
+#include <algorithm>
+
 #include "cel/dra_device.h"
 #include "cel/semver.h"
 #include "core/strings.h"
@@ -33,6 +35,18 @@ void AddCommon(Device& d, const GpuInfo& g) {
   AddString(d, kPcieRootAttribute, g.pcie_root);
 }
 
+// A shareable GPU (ADR 0018): memory less the margin, 1 MiB steps, the
+// whole of it by default.
+void PublishForSharing(Device& gpu, const PoolOptions& options) {
+  const int64_t value = ShareableMemory(gpu.capacity["memory"], options.reserved_bytes);
+  if (value == 0) return;
+  const int64_t mib = static_cast<int64_t>(kMiB);
+  gpu.allow_multiple_allocations = true;
+  gpu.capacity["memory"] = value;
+  gpu.request_policies["memory"] = {value, {}, mib, value, mib};
+  gpu.attributes[kMemoryIsolationAttribute] = AttributeValue::String(options.isolation);
+}
+
 std::string NoDots(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -53,6 +67,22 @@ nlohmann::ordered_json AttributeJson(const AttributeValue& v) {
       return {{"version", v.string_value}};
   }
   return {};
+}
+
+nlohmann::ordered_json PolicyJson(const CapacityRequestPolicy& p) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  if (p.default_value) out["default"] = FormatQuantity(*p.default_value);
+  if (!p.valid_values.empty()) {
+    out["validValues"] = nlohmann::ordered_json::array();
+    for (int64_t v : p.valid_values) out["validValues"].push_back(FormatQuantity(v));
+  }
+  if (p.range_min) {
+    nlohmann::ordered_json range = {{"min", FormatQuantity(*p.range_min)}};
+    if (p.range_max) range["max"] = FormatQuantity(*p.range_max);
+    if (p.range_step) range["step"] = FormatQuantity(*p.range_step);
+    out["validRange"] = range;
+  }
+  return out;
 }
 
 nlohmann::ordered_json CountersJson(const std::map<std::string, int64_t>& counters) {
@@ -91,7 +121,15 @@ std::string FormatQuantity(int64_t value) {
   return std::to_string(value);
 }
 
-DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node) {
+int64_t ShareableMemory(int64_t total, int64_t reserved_bytes) {
+  const int64_t mib = static_cast<int64_t>(kMiB);
+  const int64_t usable = (total - std::max<int64_t>(reserved_bytes, 0)) / mib * mib;
+  // validRange needs min + step <= value: at least two steps of 1 MiB.
+  return usable >= 2 * mib ? usable : 0;
+}
+
+DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node,
+                           const PoolOptions& options) {
   DevicePool pool;
   pool.pool = node;
   for (const GpuInfo& g : gpus) {
@@ -106,6 +144,7 @@ DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& 
     gpu.attributes["minor"] = AttributeValue::Int(minor);
     AddCommon(gpu, g);
     gpu.capacity["memory"] = static_cast<int64_t>(g.memory_total_bytes);
+    if (options.sharing && g.mig_mode != MigMode::kEnabled) PublishForSharing(gpu, options);
     bool partitioned = g.mig_mode == MigMode::kEnabled && g.mig_memory_slices > 0;
     if (partitioned) {
       CounterSet set{StrCat("gpu-", minor, "-counter-set"), {}};
@@ -148,9 +187,15 @@ nlohmann::ordered_json DeviceJson(const Device& d) {
   nlohmann::ordered_json attributes = nlohmann::ordered_json::object();
   for (const auto& [name, value] : d.attributes) attributes[name] = AttributeJson(value);
   nlohmann::ordered_json capacity = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : d.capacity) capacity[name] = {{"value", FormatQuantity(value)}};
+  for (const auto& [name, value] : d.capacity) {
+    capacity[name] = {{"value", FormatQuantity(value)}};
+    auto policy = d.request_policies.find(name);
+    if (policy != d.request_policies.end())
+      capacity[name]["requestPolicy"] = PolicyJson(policy->second);
+  }
   nlohmann::ordered_json device = {
       {"name", d.name}, {"attributes", attributes}, {"capacity", capacity}};
+  if (d.allow_multiple_allocations) device["allowMultipleAllocations"] = true;
   if (!d.consumes_counters.empty()) {
     nlohmann::ordered_json consumes = nlohmann::ordered_json::array();
     for (const CounterConsumption& c : d.consumes_counters) {

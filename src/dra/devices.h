@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,11 +57,31 @@ struct DeviceTaint {
   bool operator==(const DeviceTaint&) const = default;
 };
 
+// A capacity's requestPolicy (KEP-5075 consumable capacity): how much a
+// request that names the capacity consumes (rounded up), and how much one
+// that does not name it consumes (the default). validValues and validRange
+// are one-of; an empty policy (all unset) is the same as none.
+struct CapacityRequestPolicy {
+  std::optional<int64_t> default_value;
+  std::vector<int64_t> valid_values;  // ascending
+  std::optional<int64_t> range_min;   // set: validRange is given
+  std::optional<int64_t> range_max;
+  std::optional<int64_t> range_step;
+
+  bool operator==(const CapacityRequestPolicy&) const = default;
+};
+
 struct Device {
   std::string name;  // "gpu-0", "gpu-0-mig-1g10gb-19-0"
   // Qualified names; a name without a domain is in the driver's domain.
   std::map<std::string, AttributeValue> attributes;
   std::map<std::string, int64_t> capacity;
+  // allowMultipleAllocations: the device may be allocated as shares, and
+  // all of its capacity is consumable.
+  bool allow_multiple_allocations = false;
+  // requestPolicy of a capacity (by the capacity's name); only on devices
+  // that allow multiple allocations.
+  std::map<std::string, CapacityRequestPolicy> request_policies;
   std::vector<CounterConsumption> consumes_counters;
   // Only what a consumer read from a ResourceSlice; BuildDevicePool leaves
   // it empty (the node driver adds taints when it publishes).
@@ -92,8 +113,29 @@ struct DevicePool {
   std::vector<Device> devices;
 };
 
+inline constexpr char kMemoryIsolationAttribute[] = "memoryIsolation";
+
+// How the node publishes its GPUs (ADR 0018). The defaults publish every
+// device for exclusive use, as before sharing existed.
+struct PoolOptions {
+  // Publish each shareable GPU (a full GPU, not in MIG mode, readable) with
+  // allowMultipleAllocations and a memory request policy whose default is
+  // the whole usable memory, so a claim that asks for no capacity still
+  // gets it alone.
+  bool sharing = false;
+  // Memory kept back for the driver's own use on a shared GPU (KAI#2212).
+  int64_t reserved_bytes = 512 * static_cast<int64_t>(kMiB);
+  // The memoryIsolation attribute of a shared GPU: none, mps, mps-dmem.
+  std::string isolation = "none";
+};
+
 // Every readable GPU, and each MIG instance of a GPU in MIG mode.
-DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node);
+DevicePool BuildDevicePool(const std::vector<GpuInfo>& gpus, const std::string& node,
+                           const PoolOptions& options = {});
+
+// What of `total` bytes a share may use: less the reserved margin, rounded
+// down to a MiB; 0 when too little is left to share (under 2 MiB).
+int64_t ShareableMemory(int64_t total, int64_t reserved_bytes);
 
 // One device of a ResourceSlice's spec.devices, and one of its
 // spec.sharedCounters.

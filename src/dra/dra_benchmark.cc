@@ -3,6 +3,8 @@
 // Results: docs/perf.md ("Selectors and the allocator").
 #include <benchmark/benchmark.h>
 
+#include <map>
+
 #include "cel/program.h"
 #include "dra/allocator.h"
 #include "dra/test_pools.h"
@@ -100,6 +102,7 @@ void BM_AllocateCelSelector(benchmark::State& state) { Fill(state, {kSelectorEmp
 void BM_AllocateMatchAttribute(benchmark::State& state) { Fill(state, {}, 5, true); }
 BENCHMARK(BM_AllocateClassSelector)
     ->Args({500, 10})
+    ->Args({500, 8})
     ->Args({100, 10})
     ->Args({1000, 10})
     ->Args({500, 40})
@@ -136,6 +139,61 @@ void BM_AllocatePartitionable(benchmark::State& state) {
   state.SetItemsProcessed(allocated);
 }
 BENCHMARK(BM_AllocatePartitionable)->Arg(100)->Arg(500)->Unit(benchmark::kMillisecond);
+
+// Consumable capacity (issue 34): `nodes` x 8 40Gi GPUs published for
+// sharing (40448Mi each after the 512Mi margin), each already holding 1-8
+// shares of 4Gi (loaded with MarkAllocated, as the cluster's existing
+// allocations are); then claims for a 4Gi share until every GPU is full (9
+// shares). Each claim goes to the first node and GPU with room left.
+void BM_AllocateShares(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  constexpr int64_t kShare = int64_t{4} << 30;
+  std::vector<DevicePool> pools;
+  for (int n = 0; n < nodes; ++n) {
+    std::vector<GpuInfo> gpus;
+    for (int i = 0; i < 8; ++i) gpus.push_back(testing::TestGpu(i));
+    pools.push_back(BuildDevicePool(gpus, StrCat("node-", n), {.sharing = true}));
+  }
+  // 1-8 existing shares per GPU, spread evenly (a fixed pattern, so every
+  // run does the same work).
+  auto existing = [](int n, int g) { return 1 + (n * 8 + g) * 5 % 8; };
+  int claims = 0;
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < 8; ++g) claims += 9 - existing(n, g);
+  RequestSpec spec{.device_class = "gpu"};
+  spec.capacity_requests["memory"] = kShare;
+  Claim claim{"", {{"gpu", {spec}, false}}, {}};
+  const std::map<std::string, int64_t> held{{"memory", kShare}};
+  int64_t allocated = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto allocator = Allocator::Create({{"gpu", {kGpuClassSelector}}}, pools);
+    for (int n = 0; n < nodes; ++n) {
+      for (int g = 0; g < 8; ++g) {
+        for (int k = 0; k < existing(n, g); ++k) {
+          (void)(*allocator)->MarkAllocated(StrCat("node-", n), StrCat("gpu-", g), "held", &held);
+        }
+      }
+    }
+    state.ResumeTiming();
+    for (int c = 0; c < claims; ++c) {
+      claim.name = StrCat("claim-", c);
+      auto result = (*allocator)->Allocate(claim);
+      if (!result.ok()) {
+        state.SkipWithError(std::string(result.status().message()).c_str());
+        return;
+      }
+      ++allocated;
+    }
+    state.PauseTiming();
+    // The cluster is full now: one more share fits nowhere.
+    if ((*allocator)->Allocate(claim).ok()) state.SkipWithError("a share too many fitted");
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(allocated);
+  state.counters["claims"] = claims;
+}
+BENCHMARK(BM_AllocateShares)->Arg(100)->Arg(500)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace canhazgpu::dra

@@ -15,6 +15,17 @@ static constexpr auto Fields(Tag<DeviceAttribute>) {
                     Member("string", &T::string_value), Member("version", &T::version)};
 }
 
+static constexpr auto Fields(Tag<CapacityRequestPolicyRange>) {
+  using T = CapacityRequestPolicyRange;
+  return std::tuple{Member("min", &T::min), Member("max", &T::max), Member("step", &T::step)};
+}
+
+static constexpr auto Fields(Tag<CapacityRequestPolicy>) {
+  using T = CapacityRequestPolicy;
+  return std::tuple{Member("default", &T::default_value), Member("validValues", &T::valid_values),
+                    Member("validRange", &T::valid_range)};
+}
+
 static constexpr auto Fields(Tag<DeviceCapacity>) {
   using T = DeviceCapacity;
   return std::tuple{Member("value", &T::value), Member("requestPolicy", &T::request_policy)};
@@ -255,6 +266,8 @@ static constexpr auto Fields(Tag<DeviceTaintRule>) {
 }
 
 template struct JsonObject<DeviceAttribute>;
+template struct JsonObject<CapacityRequestPolicyRange>;
+template struct JsonObject<CapacityRequestPolicy>;
 template struct JsonObject<DeviceCapacity>;
 template struct JsonObject<Counter>;
 template struct JsonObject<CounterSet>;

@@ -3,10 +3,9 @@
 // DeviceClass, and DeviceTaintRule. Field names follow the JSON names in
 // snake_case; see shared/reference/dra.md §2 for what each one means. What a
 // DRA driver and our CLI read and write is modeled; deeper or rarely used parts
-// (node selectors, opaque parameters, capacity request policies, device
-// status data) stay nlohmann::json, and fields not listed here at all are kept
-// in each struct's `unknown` and written back unchanged (json_object.h).
-// Quantities and times stay the strings the server sent (quantity.h parses
+// (node selectors, opaque parameters, device status data) stay nlohmann::json, and fields not
+// listed here at all are kept in each struct's `unknown` and written back unchanged
+// (json_object.h). Quantities and times stay the strings the server sent (quantity.h parses
 // quantities). Plain values; not thread-safe to mutate from two threads.
 #pragma once
 
@@ -37,9 +36,23 @@ struct DeviceAttribute : JsonObject<DeviceAttribute> {
   std::optional<std::string> version;       // semver 2.0.0
 };
 
+// Consumable capacity (KEP-5075): quantities as the server sent them.
+struct CapacityRequestPolicyRange : JsonObject<CapacityRequestPolicyRange> {
+  std::string min;  // required
+  std::string max;
+  std::string step;
+};
+
+// validValues and validRange are one-of.
+struct CapacityRequestPolicy : JsonObject<CapacityRequestPolicy> {
+  std::string default_value;  // "default"
+  std::vector<std::string> valid_values;
+  CapacityRequestPolicyRange valid_range;
+};
+
 struct DeviceCapacity : JsonObject<DeviceCapacity> {
-  std::string value;              // quantity, e.g. "80Gi"
-  nlohmann::json request_policy;  // CapacityRequestPolicy (consumable capacity)
+  std::string value;                     // quantity, e.g. "80Gi"
+  CapacityRequestPolicy request_policy;  // only with allowMultipleAllocations
 };
 
 struct Counter : JsonObject<Counter> {

@@ -85,6 +85,12 @@ TEST(ObjectsTest, ResourceSliceFixtureRoundTripsAndIsModeled) {
   EXPECT_EQ(device.attributes.at("attributesKey").int_value, 2);
   EXPECT_EQ(device.attributes.at("attributesKey").version, "versionValue");
   EXPECT_EQ(device.capacity.at("capacityKey").value, "0");
+  const CapacityRequestPolicy& policy = device.capacity.at("capacityKey").request_policy;
+  EXPECT_EQ(policy.default_value, "0");
+  EXPECT_EQ(policy.valid_values.at(0), "0");
+  EXPECT_EQ(policy.valid_range.min, "0");
+  EXPECT_EQ(policy.valid_range.step, "0");
+  EXPECT_THAT(Keys(policy.unknown), IsEmpty());
   EXPECT_EQ(device.consumes_counters.at(0).counters.at("countersKey").value, "0");
   EXPECT_EQ(device.taints.at(0).time_added, "2004-01-01T01:01:01Z");
   EXPECT_EQ(device.allow_multiple_allocations, true);

@@ -4,6 +4,7 @@
 
 #include "core/strings.h"
 #include "kube/resource_rules.h"
+#include "kubesim/capacity_rules.h"
 #include "kubesim/cel_selectors.h"
 #include "kubesim/openapi_documents.h"
 
@@ -232,6 +233,7 @@ Validation Validate(const ResourceType& type, json& object, const json* old) {
   };
   if (type.kind == "ResourceSlice") {
     add(kube::CheckResourceSliceSpec(spec));
+    add(CheckSliceCapacity(spec));
     if (old != nullptr) {
       for (const char* field : {"driver", "nodeName"}) {
         const json before = old->value("spec", json::object()).value(field, json());
@@ -243,11 +245,15 @@ Validation Validate(const ResourceType& type, json& object, const json* old) {
     }
   } else if (type.kind == "ResourceClaim") {
     add(kube::CheckDeviceClaimSpec("spec", spec));
+    add(CheckCapacityRequests("spec", spec));
+    const json status = object.value("status", json::object());
+    if (status.is_object()) add(CheckClaimShares(status));
     if (old != nullptr && old->value("spec", json::object()) != spec) {
       out.causes.push_back(kube::ImmutableField("spec", spec));
     }
   } else if (type.kind == "ResourceClaimTemplate") {
     add(kube::CheckDeviceClaimSpec("spec.spec", spec.value("spec", json::object())));
+    add(CheckCapacityRequests("spec.spec", spec.value("spec", json::object())));
   } else if (type.kind == "DeviceClass") {
     add(kube::CheckSelectors("spec.selectors", spec.value("selectors", json::array())));
   }

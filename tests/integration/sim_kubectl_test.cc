@@ -376,5 +376,92 @@ spec:
   EXPECT_THAT(bad.err, Not(HasSubstr("exactly")));
 }
 
+// Issue 34: a GPU shared by memory (consumable capacity) - kubectl's own
+// validation against the served 1.34 schema accepts the fields, the server
+// checks their rules, and kubectl shows them back.
+TEST_F(SimKubectlTest, SharedGpuSliceClaimAndShareAreAcceptedCheckedAndShown) {
+  WriteFile(dir_ + "/shared.yaml", R"(apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node1-shared
+spec:
+  driver: gpu.canhazgpu.dev
+  nodeName: node1
+  pool: {name: node1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    allowMultipleAllocations: true
+    attributes:
+      memoryIsolation: {string: none}
+    capacity:
+      memory:
+        value: 80384Mi
+        requestPolicy:
+          default: 80384Mi
+          validRange: {min: 1Mi, max: 80384Mi, step: 1Mi}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: share1
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.canhazgpu.dev
+        capacity:
+          requests: {memory: 10Gi}
+)");
+  CliResult apply = Kubectl({"apply", "-f", dir_ + "/shared.yaml"});
+  ASSERT_EQ(apply.exit_code, 0) << apply.err;
+  const json slice = GetJson({"resourceslice", "node1-shared"});
+  EXPECT_EQ(slice["spec"]["devices"][0]["allowMultipleAllocations"], true);
+  EXPECT_EQ(
+      slice["spec"]["devices"][0]["capacity"]["memory"]["requestPolicy"]["validRange"]["step"],
+      "1Mi");
+  EXPECT_EQ(GetJson({"resourceclaim", "share1"})["spec"]["devices"]["requests"][0]["exactly"]
+                                                ["capacity"]["requests"]["memory"],
+            "10Gi");
+
+  // The scheduler's write: a share with its id and consumed capacity.
+  const std::string allocation = R"({"status": {"allocation": {"devices": {"results": [
+      {"request": "gpu", "driver": "gpu.canhazgpu.dev", "pool": "node1", "device": "gpu-0",
+       "shareID": "SHARE_ID", "consumedCapacity": {"memory": "10Gi"}}]}}}})";
+  auto patch = [&](const std::string& id) {
+    return Kubectl({"patch", "resourceclaim", "share1", "--subresource=status", "--type=merge",
+                    "-p", std::regex_replace(allocation, std::regex("SHARE_ID"), id)});
+  };
+  CliResult bad_id = patch("share-1");
+  EXPECT_NE(bad_id.exit_code, 0);
+  EXPECT_THAT(bad_id.err, HasSubstr("status.allocation.devices.results[0].shareID: Invalid value: "
+                                    "\"share-1\": must be a lowercase UUID"));
+  CliResult good = patch("0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9");
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  const json result =
+      GetJson({"resourceclaim", "share1"})["status"]["allocation"]["devices"]["results"][0];
+  EXPECT_EQ(result["shareID"], "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9");
+  EXPECT_EQ(result["consumedCapacity"]["memory"], "10Gi");
+
+  // A request policy on a device that cannot be shared is refused.
+  WriteFile(dir_ + "/bad.yaml", R"(apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node2-bad
+spec:
+  driver: gpu.canhazgpu.dev
+  nodeName: node2
+  pool: {name: node2, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    capacity:
+      memory: {value: 80Gi, requestPolicy: {default: 80Gi}}
+)");
+  CliResult bad = Kubectl({"apply", "-f", dir_ + "/bad.yaml"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("spec.devices[0].capacity[memory].requestPolicy: Forbidden: "
+                                 "requires allowMultipleAllocations to be true"));
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing
