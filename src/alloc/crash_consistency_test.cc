@@ -12,12 +12,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
 
 #include "alloc/reservations.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "host/testing/fake_clock.h"
 #include "host/testing/fake_process_table.h"
 #include "store/sqlite_state_store.h"
@@ -29,7 +31,8 @@ namespace {
 using std::chrono::hours;
 using store::testing::FaultAction;
 using store::testing::FaultVfs;
-using Held = std::map<int, std::string>;  // gpu -> user
+// gpu -> its holder ("alice"), or its shares' holders, sorted ("alice:20Gi,bob:10Gi").
+using Held = std::map<int, std::string>;
 
 // Far more than one reserve or release passes (about 20-40 each).
 constexpr int kMaxKillPoints = 400;
@@ -105,7 +108,15 @@ class CrashConsistencyTest : public ::testing::Test {
     EXPECT_TRUE((*store)
                     ->Read([&](store::StateTransaction& t) -> absl::Status {
                       ASSIGN_OR_RETURN(std::vector<Reservation> list, t.ListReservations());
-                      for (const Reservation& r : list) held[r.gpu] = r.user;
+                      std::map<int, std::vector<std::string>> holders;
+                      for (const Reservation& r : list) {
+                        holders[r.gpu].push_back(
+                            r.IsShare() ? StrCat(r.user, ":", r.memory >> 30, "Gi") : r.user);
+                      }
+                      for (auto& [gpu, names] : holders) {
+                        std::sort(names.begin(), names.end());
+                        held[gpu] = Join(names, ",");
+                      }
                       return absl::OkStatus();
                     })
                     .ok());
@@ -202,6 +213,43 @@ TEST_F(CrashConsistencyTest, ReserveThatCheckpointsTheWalKilledAtEveryKillPoint)
   int points = KillEverywhere(reserve, {{0, "alice"}}, {{0, "alice"}, {1, "bob"}},
                               /*checkpoints=*/true);
   EXPECT_GT(points, 10);
+  RecordProperty("kill_points", points);
+}
+
+// Shares (ADR 0018) at every kill point: a share added beside another on
+// one GPU, and one of two shares released, are each all or nothing.
+class ShareCrashConsistencyTest : public CrashConsistencyTest {
+ protected:
+  absl::Status Share(store::StateStore& s, const Caller& who, uint64_t gib) {
+    return ReserveGpus(s, gpus_, who, {.ids = {1}, .duration = hours(1), .memory = gib << 30},
+                       machine_)
+        .status();
+  }
+  void AddToBase(const Caller& who, uint64_t gib) {
+    auto base = store::SqliteStateStore::Open(Base());
+    ASSERT_TRUE(base.ok());
+    ASSERT_TRUE(Share(**base, who, gib).ok());
+  }
+};
+
+TEST_F(ShareCrashConsistencyTest, ShareBesideAnotherKilledAtEveryKillPointIsAllOrNothing) {
+  AddToBase(bob_, 10);
+  auto share = [this](store::StateStore& s) { return Share(s, alice_, 20); };
+  int points = KillEverywhere(share, {{0, "alice"}, {1, "bob:10Gi"}},
+                              {{0, "alice"}, {1, "alice:20Gi,bob:10Gi"}});
+  EXPECT_GT(points, 5);
+  RecordProperty("kill_points", points);
+}
+
+TEST_F(ShareCrashConsistencyTest, ReleaseOfOneShareKilledAtEveryKillPointIsAllOrNothing) {
+  AddToBase(bob_, 10);
+  AddToBase(alice_, 20);
+  auto release = [this](store::StateStore& s) {
+    return ReleaseGpus(s, bob_, {1}, false, machine_).status();
+  };
+  int points = KillEverywhere(release, {{0, "alice"}, {1, "alice:20Gi,bob:10Gi"}},
+                              {{0, "alice"}, {1, "alice:20Gi"}});
+  EXPECT_GT(points, 5);
   RecordProperty("kill_points", points);
 }
 

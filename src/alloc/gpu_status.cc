@@ -1,8 +1,11 @@
 #include "alloc/gpu_status.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "core/strings.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::alloc {
 namespace {
@@ -79,13 +82,53 @@ std::vector<GpuUsage> DescribeGpus(const std::vector<GpuInfo>& gpus,
   return out;
 }
 
+namespace {
+
+// GpuStatus::share_overuse of `s`, whose shares and processes are filled in.
+std::vector<std::string> ShareOveruse(const GpuStatus& s, uint64_t threshold) {
+  struct Use {
+    std::string user;
+    uint64_t used = 0, share = 0;
+  };
+  std::map<uint32_t, Use> by_uid;
+  std::vector<uint32_t> order;  // first seen, for a stable message
+  auto use_of = [&](uint32_t uid, const std::string& user) -> Use& {
+    auto [it, added] = by_uid.try_emplace(uid, Use{.user = user});
+    if (added) order.push_back(uid);
+    return it->second;
+  };
+  for (const Reservation& r : s.shares) use_of(r.uid, r.user).share += r.memory;
+  for (const ProcessUsage& p : s.processes) use_of(p.uid, p.user).used += p.used_memory_bytes;
+  std::vector<std::string> out;
+  for (uint32_t uid : order) {
+    const Use& u = by_uid[uid];
+    if (u.share == 0 && u.used > threshold) {
+      out.push_back(StrCat(u.user, " uses ", store::FormatBytes(u.used), " without a share"));
+    } else if (u.share > 0 && u.used > u.share) {
+      out.push_back(StrCat(u.user, " uses ", store::FormatBytes(u.used), ", ",
+                           store::FormatBytes(u.used - u.share), " over a ",
+                           store::FormatBytes(u.share), " share"));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<GpuStatus> BuildStatus(const StatusInput& input) {
   std::vector<GpuStatus> out;
   for (int id = 0; id < input.gpu_count; ++id) {
     GpuStatus s{.gpu = id};
-    auto reservation = std::find_if(input.reservations.begin(), input.reservations.end(),
-                                    [id](const Reservation& r) { return r.gpu == id; });
-    if (reservation != input.reservations.end()) s.reservation = *reservation;
+    for (const Reservation& r : input.reservations) {
+      if (r.gpu != id) continue;
+      if (!s.reservation) s.reservation = r;
+      if (r.IsShare()) s.shares.push_back(r);
+    }
+    // Oldest share first (then by user): the order status lists holders in.
+    std::sort(s.shares.begin(), s.shares.end(), [](const Reservation& a, const Reservation& b) {
+      return std::tie(a.start, a.user, a.share) < std::tie(b.start, b.user, b.share);
+    });
+    if (!s.shares.empty()) s.reservation = s.shares.front();
     auto released = input.last_released.find(id);
     if (released != input.last_released.end()) s.last_released = released->second;
     if (static_cast<size_t>(id) < input.gpus.size()) {
@@ -97,6 +140,7 @@ std::vector<GpuStatus> BuildStatus(const StatusInput& input) {
     } else {
       s.error = StrCat("not reported by the ", input.provider, " provider");
     }
+    if (!s.shares.empty()) s.share_overuse = ShareOveruse(s, input.threshold_bytes);
     if (s.reservation) {
       s.state = GpuState::kInUse;
     } else if (!s.error.empty()) {

@@ -37,7 +37,17 @@ struct ProcessUsage {
 struct GpuStatus {
   int gpu = 0;
   GpuState state = GpuState::kAvailable;
+  // The whole-GPU reservation; for a shared GPU, its first share (so code
+  // that asks only "is it held, and by whom" reads a shared GPU as held).
   std::optional<Reservation> reservation;
+  // Every share of a shared GPU (ADR 0018), by share id; empty otherwise. A
+  // shared GPU is kInUse: a whole-GPU request waits until its shares end.
+  std::vector<Reservation> shares;
+  // A shared GPU's use beyond its shares, as unreserved use is reported:
+  // "bob uses 30Gi, 6Gi over a 24Gi share", "carol uses 2Gi without a
+  // share". Processes of one user are summed against that user's shares of
+  // the GPU; a user without a share counts only above the threshold.
+  std::vector<std::string> share_overuse;
   std::optional<GpuInfo> info;  // nullopt when the provider did not report it
   std::vector<ProcessUsage> processes;
   std::optional<ModelInfo> model;  // first model found among the processes

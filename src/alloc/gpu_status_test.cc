@@ -70,5 +70,34 @@ TEST_F(GpuStatusTest, ThresholdIsConfigurable) {
   EXPECT_EQ(BuildStatus(input)[0].state, GpuState::kAvailable);
 }
 
+// A shared GPU (ADR 0018): each user's processes are compared with that
+// user's shares; a user with no share is reported above the threshold.
+TEST_F(GpuStatusTest, SharedGpuReportsUseBeyondEachShare) {
+  table_.AddUser(1002, "carol");
+  table_.Add({.pid = 300, .ppid = 1, .uid = 1002, .argv = {"python", "x.py"}});
+  // alice (100 + 101) uses 30Gi against 24Gi; bob 1Gi of 10Gi; carol 2Gi.
+  GpuInfo gpu = Gpu(
+      0, 33 * 1024,
+      {{100, 20 * 1024 * kMiB}, {101, 10 * 1024 * kMiB}, {200, 1024 * kMiB}, {300, 2048 * kMiB}});
+  StatusInput input{.gpu_count = 1, .gpus = DescribeGpus({gpu}, table_)};
+  auto share = [](uint32_t uid, std::string user, uint64_t gib, int64_t start) {
+    return Reservation{.gpu = 0,
+                       .memory = gib << 30,
+                       .share = user + "-share",
+                       .shareable = 79 * (uint64_t{1} << 30),
+                       .uid = uid,
+                       .user = std::move(user),
+                       .start = FromEpochMillis(start)};
+  };
+  input.reservations = {share(1001, "bob", 10, 2), share(1000, "alice", 24, 1)};
+  GpuStatus s = BuildStatus(input)[0];
+  EXPECT_EQ(s.state, GpuState::kInUse);
+  ASSERT_EQ(s.shares.size(), 2u);
+  EXPECT_EQ(s.shares[0].user, "alice") << "oldest share first";
+  EXPECT_EQ(s.reservation->user, "alice");
+  EXPECT_THAT(s.share_overuse, ElementsAre("alice uses 30Gi, 6Gi over a 24Gi share",
+                                           "carol uses 2Gi without a share"));
+}
+
 }  // namespace
 }  // namespace canhazgpu::alloc

@@ -7,6 +7,7 @@
 #include "alloc/choose_gpus.h"
 #include "alloc/report.h"
 #include "alloc/reservations_internal.h"
+#include "alloc/shares.h"
 #include "core/duration.h"
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
@@ -68,6 +69,68 @@ Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& 
   r.forced_over = std::move(forced_over);
   if (request.duration) r.expires = now + *request.duration;
   return r;
+}
+
+// Each GPU's room for a share behind the waiters ahead of entry `before`
+// (nullopt: every waiter, as a newcomer sees them). The backfill rule for
+// shares: whole-GPU waiters ahead keep the free GPUs they would take now
+// (ClaimedAhead), and each share waiter ahead that fits now, in arrival
+// order, keeps the room it would take. What is left is what this request
+// may have without delaying anyone who came first.
+std::vector<ShareRoom> RoomsBehind(const std::vector<QueueEntry>& queue,
+                                   const std::vector<GpuStatus>& status,
+                                   std::optional<int64_t> before) {
+  std::vector<ShareRoom> rooms = RoomsOf(status);
+  for (const auto& [gpu, entry] : ClaimedAhead(queue, status, before)) {
+    if (entry->memory > 0) continue;  // a share waiter keeps room, below
+    ShareRoom& r = rooms[static_cast<size_t>(gpu)];
+    r.shareable = r.whole_free = false;
+    r.reason = StrCat("wanted by ", entry->user, ", who queued first");
+  }
+  for (const QueueEntry& e : queue) {
+    if (before && e.id >= *before) break;
+    if (e.memory == 0) continue;
+    absl::StatusOr<std::vector<int>> ahead = ChooseShareGpus(
+        rooms, {}, {.count = e.count, .memory = e.memory, .ids = e.ids, .eligible = e.eligible});
+    if (!ahead.ok()) continue;  // it waits for room; what fits behind it goes
+    for (int gpu : *ahead) {
+      ShareRoom& r = rooms[static_cast<size_t>(gpu)];
+      r.used += e.memory;
+      r.whole_free = false;
+    }
+  }
+  return rooms;
+}
+
+// The GPUs request (entry `id`, or a newcomer) gets shares on now, with the
+// allocator's errors (ResourceExhausted: not now).
+absl::StatusOr<std::vector<int>> SharesToTake(store::StateTransaction& txn,
+                                              const std::vector<GpuStatus>& status,
+                                              const std::vector<QueueEntry>& queue,
+                                              const Caller& caller, const ReserveRequest& request,
+                                              std::optional<int64_t> id, TimePoint now) {
+  ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
+                   Candidates(txn, status, caller, now, std::nullopt));
+  return ChooseShareGpus(RoomsBehind(queue, status, id), candidates,
+                         {.count = request.count,
+                          .memory = request.memory,
+                          .ids = request.ids,
+                          .eligible = request.eligible});
+}
+
+// Records one share per GPU in `gpus`, each with a fresh id.
+absl::Status InsertShares(store::StateTransaction& txn, const std::vector<int>& gpus,
+                          const std::vector<GpuStatus>& status, const Caller& caller,
+                          const ReserveRequest& request, TimePoint now) {
+  const std::vector<ShareRoom> rooms = RoomsOf(status);
+  for (int gpu : gpus) {
+    Reservation r = NewReservation(gpu, caller, request, now);
+    r.memory = request.memory;
+    r.share = NewShareId();
+    r.shareable = rooms[static_cast<size_t>(gpu)].limit;
+    RETURN_IF_ERROR(txn.InsertReservation(r));
+  }
+  return absl::OkStatus();
 }
 
 // "alice (0,1)" per holder of a GPU the request could use (`ids`; empty:
@@ -243,6 +306,16 @@ absl::StatusOr<std::optional<WaitProgress>> LookWithoutWriting(store::StateStore
     ASSIGN_OR_RETURN(std::vector<int> held,
                      ReadProgress(txn, pool, id, request, usage, &status, &queue, &progress));
     if (progress.held >= progress.wanted) return absl::OkStatus();
+    if (request.memory > 0) {
+      absl::StatusOr<std::vector<int>> shares =
+          SharesToTake(txn, status, queue, caller, request, id, machine.clock.Now());
+      if (!shares.ok() && !absl::IsResourceExhausted(shares.status())) return shares.status();
+      if (!shares.ok()) {
+        progress.blockers = {std::string(shares.status().message())};
+        out = std::move(progress);
+      }
+      return absl::OkStatus();
+    }
     ASSIGN_OR_RETURN(std::vector<int> take,
                      ToTake(txn, status, queue, caller, request, id, held, machine.clock.Now()));
     if (take.empty()) out = std::move(progress);
@@ -263,6 +336,25 @@ absl::StatusOr<int> PositionOf(store::StateStore& store, int64_t id) {
     return absl::OkStatus();
   }));
   return position;
+}
+
+// A share request's poll (no partial holds: a share needs its memory on
+// every GPU at once): takes its shares and leaves the queue when they fit
+// behind the waiters ahead, else says what is in the way.
+absl::Status PollShares(store::StateTransaction& txn, const std::vector<GpuStatus>& status,
+                        const std::vector<QueueEntry>& queue, const Caller& caller,
+                        const ReserveRequest& request, int64_t id, TimePoint now, PollResult* out) {
+  absl::StatusOr<std::vector<int>> shares =
+      SharesToTake(txn, status, queue, caller, request, id, now);
+  if (absl::IsResourceExhausted(shares.status())) {
+    out->progress.blockers = {std::string(shares.status().message())};
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(shares.status());
+  RETURN_IF_ERROR(txn.DeleteQueueEntry(id));
+  RETURN_IF_ERROR(InsertShares(txn, *shares, status, caller, request, now));
+  out->ids = *shares;
+  return absl::OkStatus();
 }
 
 // One poll of entry `id`: take what is free that no earlier waiter can use;
@@ -291,6 +383,7 @@ absl::StatusOr<PollResult> Poll(store::StateStore& store, int64_t id, const Call
     ASSIGN_OR_RETURN(std::vector<int> held,
                      ReadProgress(txn, pool, id, request, usage, &status, &queue, &out.progress));
     TimePoint now = machine.clock.Now();
+    if (request.memory > 0) return PollShares(txn, status, queue, caller, request, id, now, &out);
     ASSIGN_OR_RETURN(std::vector<int> taken,
                      ToTake(txn, status, queue, caller, request, id, held, now));
     if (!taken.empty()) {
@@ -385,6 +478,28 @@ absl::StatusOr<std::vector<int>> WaitInQueue(store::StateStore& store, int64_t e
   }
 }
 
+// Puts the request at the back of the queue; returns its entry's id.
+absl::StatusOr<int64_t> Enqueue(store::StateTransaction& txn, const Caller& caller,
+                                const ReserveRequest& request, const ProcessRef& waiter,
+                                TimePoint now) {
+  QueueEntry entry{.uid = caller.uid,
+                   .user = caller.user,
+                   .display_user = request.display_user,
+                   .kind = request.kind,
+                   .count = Wanted(request),
+                   .memory = request.memory,
+                   .ids = request.ids,
+                   .duration = request.duration,
+                   .force = request.force,
+                   .note = request.note,
+                   .command = request.command,
+                   .selector = request.selector,
+                   .eligible = request.eligible,
+                   .waiter = waiter,
+                   .enqueued = now};
+  return txn.InsertQueueEntry(entry);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Caller& caller,
@@ -405,6 +520,17 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
     // can use it (backfill): taking it delays nobody who came first.
     ASSIGN_OR_RETURN(std::vector<GpuStatus> status,
                      StatusInTxn(txn, pool, usage, request.threshold_bytes));
+    if (request.memory > 0) {
+      absl::StatusOr<std::vector<int>> shares =
+          SharesToTake(txn, status, queue, caller, request, std::nullopt, now);
+      if (shares.ok()) {
+        chosen = *shares;
+        return InsertShares(txn, chosen, status, caller, request, now);
+      }
+      if (!absl::IsResourceExhausted(shares.status()) || !options.block) return shares.status();
+      ASSIGN_OR_RETURN(entry_id, Enqueue(txn, caller, request, options.waiter, now));
+      return absl::OkStatus();
+    }
     const std::map<int, const QueueEntry*> claimed = ClaimedAhead(queue, status, std::nullopt);
     ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
                      CandidatesBehind(txn, status, caller, now, std::nullopt, claimed));
@@ -435,21 +561,7 @@ absl::StatusOr<std::vector<int>> AcquireGpus(store::StateStore& store, const Cal
                        " request(s) already waiting ahead (see 'canhazgpu queue')"));
     }
     if (!options.block) return unavailable;
-    QueueEntry entry{.uid = caller.uid,
-                     .user = caller.user,
-                     .display_user = request.display_user,
-                     .kind = request.kind,
-                     .count = Wanted(request),
-                     .ids = request.ids,
-                     .duration = request.duration,
-                     .force = request.force,
-                     .note = request.note,
-                     .command = request.command,
-                     .selector = request.selector,
-                     .eligible = request.eligible,
-                     .waiter = options.waiter,
-                     .enqueued = now};
-    ASSIGN_OR_RETURN(entry_id, txn.InsertQueueEntry(entry));
+    ASSIGN_OR_RETURN(entry_id, Enqueue(txn, caller, request, options.waiter, now));
     return absl::OkStatus();
   }));
   if (entry_id == 0) {

@@ -38,7 +38,7 @@ bool IsStale(const Reservation& r, const Machine& machine, ReleaseReason* reason
 
 absl::Status End(store::StateTransaction& txn, const Reservation& r, ReleaseReason reason,
                  TimePoint now) {
-  RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+  RETURN_IF_ERROR(txn.DeleteReservation(r.gpu, r.share));
   return txn.AppendHistory(EndReservation(r, now, reason));
 }
 
@@ -277,6 +277,35 @@ absl::Status InitializePool(store::StateStore& store, const PoolConfig& pool, bo
   });
 }
 
+namespace {
+
+// Whether `caller` may end `r` by naming its GPU (`release --gpu-ids`).
+absl::Status MayEnd(const Reservation& r, const Caller& caller, bool force) {
+  // Its pod is computing on it: not even root's --force ends it here
+  // (`admin --force` resets the whole pool, this included).
+  if (r.kind == ReservationKind::kK8s) {
+    return absl::FailedPreconditionError(
+        StrCat("gpu ", r.gpu, " belongs to Kubernetes ",
+               r.claim ? DescribeClaim(*r.claim) : std::string("claim"),
+               "; it is released by deleting the pod or the claim"));
+  }
+  if (r.uid != caller.uid && !(caller.IsRoot() && force)) {
+    return absl::PermissionDeniedError(
+        StrCat("gpu ", r.gpu, " is reserved by ", r.user, "; only ", r.user,
+               caller.IsRoot() ? " can release it, or root with --force"
+                               : " (or root with --force) can release it"));
+  }
+  if (r.queue_id) {
+    return absl::FailedPreconditionError(
+        StrCat("gpu ", r.gpu,
+               " is held for a request waiting in the queue; interrupt that "
+               "request to give it back"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Caller& caller,
                                              const std::vector<int>& ids, bool force,
                                              const Machine& machine) {
@@ -285,11 +314,18 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
     ASSIGN_OR_RETURN(PoolConfig pool, PoolIn(txn));
     RETURN_IF_ERROR(ReapStale(txn, machine).status());
     ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
-    auto held = [&](int id) -> const Reservation* {
+    // What of GPU `id` the caller would end: its own reservations there (a
+    // shared GPU may hold several users' shares), or with root's --force
+    // every one; otherwise the first holder, whom the refusal names.
+    auto held = [&](int id) {
+      std::vector<const Reservation*> on, mine;
       for (const Reservation& r : reservations) {
-        if (r.gpu == id) return &r;
+        if (r.gpu != id) continue;
+        on.push_back(&r);
+        if (r.uid == caller.uid || (caller.IsRoot() && force)) mine.push_back(&r);
       }
-      return nullptr;
+      if (mine.empty() && !on.empty()) mine.push_back(on.front());
+      return mine;
     };
     std::vector<const Reservation*> to_end;
     if (ids.empty()) {
@@ -305,30 +341,11 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
         return absl::InvalidArgumentError(
             StrCat("gpu id ", id, " is out of range: the pool has GPUs 0-", pool.gpu_count - 1));
       }
-      const Reservation* r = held(id);
-      if (r == nullptr)
+      const std::vector<const Reservation*> parts = held(id);
+      if (parts.empty())
         return absl::FailedPreconditionError(StrCat("gpu ", id, " is not reserved"));
-      // Its pod is computing on it: not even root's --force ends it here
-      // (`admin --force` resets the whole pool, this included).
-      if (r->kind == ReservationKind::kK8s) {
-        return absl::FailedPreconditionError(
-            StrCat("gpu ", id, " belongs to Kubernetes ",
-                   r->claim ? DescribeClaim(*r->claim) : std::string("claim"),
-                   "; it is released by deleting the pod or the claim"));
-      }
-      if (r->uid != caller.uid && !(caller.IsRoot() && force)) {
-        return absl::PermissionDeniedError(
-            StrCat("gpu ", id, " is reserved by ", r->user, "; only ", r->user,
-                   caller.IsRoot() ? " can release it, or root with --force"
-                                   : " (or root with --force) can release it"));
-      }
-      if (r->queue_id) {
-        return absl::FailedPreconditionError(
-            StrCat("gpu ", id,
-                   " is held for a request waiting in the queue; interrupt that "
-                   "request to give it back"));
-      }
-      to_end.push_back(r);
+      for (const Reservation* r : parts) RETURN_IF_ERROR(MayEnd(*r, caller, force));
+      to_end.insert(to_end.end(), parts.begin(), parts.end());
     }
     const TimePoint now = machine.clock.Now();
     for (const Reservation* r : to_end) {
@@ -338,6 +355,8 @@ absl::StatusOr<std::vector<int>> ReleaseGpus(store::StateStore& store, const Cal
     return absl::OkStatus();
   }));
   std::sort(released.begin(), released.end());
+  // Two shares of one GPU are one GPU released.
+  released.erase(std::unique(released.begin(), released.end()), released.end());
   return released;
 }
 
@@ -360,7 +379,7 @@ absl::Status MarkCommandExited(store::StateStore& store, const ProcessRef& proce
     for (Reservation r : reservations) {
       if (r.process != process || r.command_exited) continue;
       r.command_exited = machine.clock.Now();
-      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu, r.share));
       RETURN_IF_ERROR(txn.InsertReservation(r));
     }
     return absl::OkStatus();
@@ -374,7 +393,7 @@ absl::Status RecordJobProcesses(store::StateStore& store, const ProcessRef& proc
     for (Reservation r : reservations) {
       if (r.process != process || r.job_processes == processes) continue;
       r.job_processes = processes;
-      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu, r.share));
       RETURN_IF_ERROR(txn.InsertReservation(r));
     }
     return absl::OkStatus();

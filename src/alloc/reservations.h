@@ -73,6 +73,9 @@ struct ReserveRequest {
   std::optional<std::vector<int>> eligible;
   std::string selector;
   uint64_t threshold_bytes = kDefaultMemoryThresholdMiB * kMiB;
+  // --gpu-mem: a share of this many bytes (a whole number of MiB) on each
+  // of `count` distinct GPUs (alloc/shares.h); 0: whole GPUs.
+  uint64_t memory = 0;
 };
 
 // Reserves atomically without waiting: AcquireGpus() with block = false

@@ -36,6 +36,17 @@ std::optional<ReservationKind> ParseKind(std::string_view name) {
   return std::nullopt;
 }
 
+uint64_t ShareableMemory(uint64_t total_bytes) {
+  if (total_bytes <= kShareMarginBytes) return 0;
+  uint64_t left = total_bytes - kShareMarginBytes;
+  return left - left % kShareStepBytes;
+}
+
+uint64_t RoundUpToShareStep(uint64_t bytes) {
+  uint64_t rest = bytes % kShareStepBytes;
+  return rest == 0 ? bytes : bytes + (kShareStepBytes - rest);
+}
+
 std::string DescribeClaim(const KubeClaimRef& claim) {
   std::string out = StrCat("claim ", claim.namespace_name, "/", claim.name);
   if (!claim.pod.empty()) out += StrCat(" (pod ", claim.pod, ")");
@@ -95,6 +106,7 @@ HistoryRecord EndReservation(const Reservation& r, TimePoint end, ReleaseReason 
   if (r.claim)
     note = note.empty() ? DescribeClaim(*r.claim) : StrCat(note, "; ", DescribeClaim(*r.claim));
   return HistoryRecord{.gpu = r.gpu,
+                       .memory = r.memory,
                        .uid = r.uid,
                        .user = r.user,
                        .kind = r.kind,

@@ -57,10 +57,33 @@ struct KubeClaimRef {
 // "claim ns/name (pod p)", or "claim ns/name" when the pod is unknown.
 std::string DescribeClaim(const KubeClaimRef& claim);
 
-// One GPU held by one user. Keyed by GPU, so two holders of one GPU cannot be
-// represented at all.
+// The margin of a GPU's memory left to the driver's own use: never shared
+// (ADR 0018, KAI#2212).
+inline constexpr uint64_t kShareMarginBytes = uint64_t{512} << 20;
+inline constexpr uint64_t kShareStepBytes = uint64_t{1} << 20;  // shares count in MiB
+
+// What of a GPU with `total_bytes` of memory shares may hold together: the
+// total less kShareMarginBytes, rounded down to a MiB; 0 when nothing is left.
+uint64_t ShareableMemory(uint64_t total_bytes);
+// `bytes` rounded up to a whole MiB, as a share request is.
+uint64_t RoundUpToShareStep(uint64_t bytes);
+
+// One GPU, or one share of a GPU's memory, held by one user. The store keys
+// reservations by (gpu, share): a GPU is held either whole by one
+// reservation or by shares whose memory sums to at most its shareable
+// memory (ADR 0018).
 struct Reservation {
   int gpu = 0;
+  // Bytes of the GPU's memory this reservation holds; 0: the whole GPU (every
+  // reservation before sharing).
+  uint64_t memory = 0;
+  // The share's id (a fresh UUID for a local share, the allocation's shareID
+  // for a pod); empty exactly for a whole GPU.
+  std::string share;
+  // For a share: the GPU's shareable memory (ShareableMemory()) when the
+  // share was made, so the store checks the sum without probing the GPU.
+  uint64_t shareable = 0;
+  bool IsShare() const { return memory > 0; }
   uint32_t uid = 0;
   std::string user;
   // The name the holder gave with --user (a person behind a shared account),
@@ -108,7 +131,10 @@ struct QueueEntry {
   std::string user;
   std::string display_user;  // as Reservation::display_user
   ReservationKind kind = ReservationKind::kManual;
-  int count = 0;                     // GPUs wanted in total (the number of ids, if any)
+  int count = 0;  // GPUs wanted in total (the number of ids, if any)
+  // --gpu-mem: bytes wanted on each of `count` distinct GPUs (one share
+  // each); 0: whole GPUs.
+  uint64_t memory = 0;
   std::vector<int> ids;              // specific GPUs, or empty for any `count`
   std::optional<Duration> duration;  // manual: counted from completion
   bool force = false;                // may take GPUs in use without reservation
@@ -132,6 +158,7 @@ std::optional<ReleaseReason> ParseReason(std::string_view name);
 
 struct HistoryRecord {
   int gpu = 0;
+  uint64_t memory = 0;  // a share's bytes; 0: the whole GPU
   uint32_t uid = 0;
   std::string user;
   ReservationKind kind = ReservationKind::kManual;

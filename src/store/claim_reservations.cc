@@ -62,19 +62,25 @@ absl::StatusOr<Placement> Place(StateTransaction& txn, const std::vector<int>& g
       out.outside.push_back(gpu);
       continue;
     }
-    auto held = std::find_if(reservations.begin(), reservations.end(),
-                             [gpu](const Reservation& r) { return r.gpu == gpu; });
-    if (held == reservations.end()) {
+    // Whole or shared (ADR 0018): every reservation of the GPU counts.
+    bool ours = false;
+    std::string conflict;
+    for (const Reservation& held : reservations) {
+      if (held.gpu != gpu) continue;
+      if (held.claim && held.claim->uid == claim.uid) {
+        ours = true;  // prepared before: kept as it is
+      } else if (held.expires && now >= *held.expires) {
+        // Stale: ended as ReapStale would, so a GPU status shows free is free.
+        RETURN_IF_ERROR(txn.DeleteReservation(gpu, held.share));
+        RETURN_IF_ERROR(txn.AppendHistory(EndReservation(held, now, ReleaseReason::kExpired)));
+      } else if (conflict.empty()) {
+        conflict = StrCat("gpu ", gpu, ": ", DescribeHolder(held));
+      }
+    }
+    if (!conflict.empty()) {
+      out.conflicts.push_back(std::move(conflict));
+    } else if (!ours) {
       out.free.push_back(gpu);
-    } else if (held->claim && held->claim->uid == claim.uid) {
-      continue;  // prepared before: kept as it is
-    } else if (held->expires && now >= *held->expires) {
-      // Stale: ended as ReapStale would, so a GPU status shows free is free.
-      RETURN_IF_ERROR(txn.DeleteReservation(gpu));
-      RETURN_IF_ERROR(txn.AppendHistory(EndReservation(*held, now, ReleaseReason::kExpired)));
-      out.free.push_back(gpu);
-    } else {
-      out.conflicts.push_back(StrCat("gpu ", gpu, ": ", DescribeHolder(*held)));
     }
   }
   return out;
@@ -145,7 +151,7 @@ absl::Status ReleaseClaim(StateStore& store, const std::string& claim_uid, TimeP
     ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
     for (const Reservation& r : reservations) {
       if (!r.claim || r.claim->uid != claim_uid) continue;
-      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu));
+      RETURN_IF_ERROR(txn.DeleteReservation(r.gpu, r.share));
       RETURN_IF_ERROR(txn.AppendHistory(EndReservation(r, now, ReleaseReason::kReleased)));
     }
     return absl::OkStatus();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::store {
 namespace {
@@ -29,15 +30,24 @@ class MemoryTransaction : public StateTransaction {
       return absl::InvalidArgumentError(
           StrCat("gpu ", r.gpu, ": a k8s reservation, and only one, names a claim"));
     }
-    if (!state_.reservations.emplace(r.gpu, r).second) {
-      return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
+    std::vector<HeldPart> held;
+    for (auto it = state_.reservations.lower_bound({r.gpu, ""});
+         it != state_.reservations.end() && it->first.first == r.gpu; ++it) {
+      held.push_back({.share = it->second.share,
+                      .memory = it->second.memory,
+                      .shareable = it->second.shareable});
     }
+    absl::Status fits = CheckMayHold(held, r);
+    if (!fits.ok()) return fits;
+    state_.reservations.emplace(std::pair(r.gpu, r.share), r);
     return absl::OkStatus();
   }
-  absl::Status DeleteReservation(int gpu) override {
+  using StateTransaction::DeleteReservation;
+  absl::Status DeleteReservation(int gpu, const std::string& share) override {
     if (!writable_) return ReadOnly();
-    if (state_.reservations.erase(gpu) == 0) {
-      return absl::NotFoundError(StrCat("gpu ", gpu, " is not reserved"));
+    if (state_.reservations.erase({gpu, share}) == 0) {
+      if (share.empty()) return absl::NotFoundError(StrCat("gpu ", gpu, " is not reserved"));
+      return absl::NotFoundError(StrCat("gpu ", gpu, " has no share ", share));
     }
     return absl::OkStatus();
   }

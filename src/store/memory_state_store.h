@@ -4,6 +4,8 @@
 #pragma once
 
 #include <map>
+#include <string>
+#include <utility>
 
 #include "core/mutex.h"
 #include "store/state_store.h"
@@ -17,7 +19,8 @@ class MemoryStateStore : public StateStore {
 
   struct State {
     std::optional<PoolConfig> pool;
-    std::map<int, Reservation> reservations;
+    // Keyed by (gpu, share id): ordered as ListReservations() returns them.
+    std::map<std::pair<int, std::string>, Reservation> reservations;
     std::vector<HistoryRecord> history;
     std::vector<UsageSample> samples;
     std::vector<QueueEntry> queue;

@@ -13,6 +13,7 @@
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "store/share_check.h"
 #include "store/sqlite_statement.h"
 #include "store/state_file.h"
 
@@ -162,6 +163,58 @@ ALTER TABLE queue ADD COLUMN display_user TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE queue ADD COLUMN eligible TEXT;
 )sql",
+    // 10: shares of a GPU's memory (ADR 0018). The key becomes (gpu, share):
+    // the table is rebuilt with its columns in the same order and the share
+    // columns added; every existing row is a whole GPU (share '', memory 0).
+    // Whole-or-shares, and the sum of shares, are checked by the insert in
+    // its transaction (share_check.h): SQL constraints cannot sum rows.
+    R"sql(
+CREATE TABLE reservations_v10 (
+  gpu INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  user TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('run', 'manual', 'k8s')),
+  start_ms INTEGER NOT NULL,
+  expires_ms INTEGER,
+  pid INTEGER,
+  pid_start INTEGER,
+  note TEXT NOT NULL DEFAULT '',
+  command TEXT NOT NULL DEFAULT '',
+  wrapper_pid INTEGER,
+  wrapper_start INTEGER,
+  command_exited_ms INTEGER,
+  queue_id INTEGER,
+  job_processes TEXT NOT NULL DEFAULT '',
+  forced_over TEXT NOT NULL DEFAULT '',
+  job_cgroup TEXT,
+  claim_namespace TEXT,
+  claim_name TEXT,
+  claim_uid TEXT,
+  claim_pod TEXT,
+  display_user TEXT NOT NULL DEFAULT '',
+  share TEXT NOT NULL DEFAULT '',
+  memory INTEGER NOT NULL DEFAULT 0 CHECK (memory >= 0),
+  shareable INTEGER NOT NULL DEFAULT 0 CHECK (shareable >= memory),
+  CHECK ((kind = 'k8s') = (claim_uid IS NOT NULL AND claim_namespace IS NOT NULL AND
+                           claim_name IS NOT NULL AND claim_pod IS NOT NULL)),
+  CHECK ((share = '') = (memory = 0)),
+  PRIMARY KEY (gpu, share)
+) STRICT;
+INSERT INTO reservations_v10 (gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note,
+    command, wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over,
+    job_cgroup, claim_namespace, claim_name, claim_uid, claim_pod, display_user)
+  SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, wrapper_pid,
+    wrapper_start, command_exited_ms, queue_id, job_processes, forced_over, job_cgroup,
+    claim_namespace, claim_name, claim_uid, claim_pod, display_user
+  FROM reservations;
+DROP TABLE reservations;
+ALTER TABLE reservations_v10 RENAME TO reservations;
+CREATE INDEX reservations_by_claim ON reservations (claim_uid) WHERE claim_uid IS NOT NULL;
+-- A share's bytes in the history, and a waiting request's bytes per GPU;
+-- 0: whole GPUs.
+ALTER TABLE history ADD COLUMN memory INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE queue ADD COLUMN memory INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -224,8 +277,8 @@ class SqliteTransaction : public StateTransaction {
         statements_, path_,
         "SELECT gpu, uid, user, kind, start_ms, expires_ms, pid, pid_start, note, command, "
         "wrapper_pid, wrapper_start, command_exited_ms, queue_id, job_processes, forced_over, "
-        "job_cgroup, claim_namespace, claim_name, claim_uid, claim_pod, display_user "
-        "FROM reservations ORDER BY gpu");
+        "job_cgroup, claim_namespace, claim_name, claim_uid, claim_pod, display_user, share, "
+        "memory, shareable FROM reservations ORDER BY gpu, share");
     std::vector<Reservation> out;
     while (s.Step()) {
       Reservation r;
@@ -273,6 +326,9 @@ class SqliteTransaction : public StateTransaction {
                                .pod = s.OptionalText(20).value_or("")};
       }
       r.display_user = s.Text(21);
+      r.share = s.Text(22);
+      r.memory = static_cast<uint64_t>(s.Int(23));
+      r.shareable = static_cast<uint64_t>(s.Int(24));
       out.push_back(std::move(r));
     }
     RETURN_IF_ERROR(s.status());
@@ -303,13 +359,16 @@ class SqliteTransaction : public StateTransaction {
       claim_uid = r.claim->uid;
       claim_pod = r.claim->pod;
     }
+    ASSIGN_OR_RETURN(std::vector<HeldPart> held, HeldOf(r.gpu));
+    RETURN_IF_ERROR(CheckMayHold(held, r));
     absl::Status status =
         Statement(statements_, path_,
                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, expires_ms, pid, "
                   "pid_start, note, command, wrapper_pid, wrapper_start, command_exited_ms, "
                   "queue_id, job_processes, forced_over, job_cgroup, claim_namespace, claim_name, "
-                  "claim_uid, claim_pod, display_user) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                  "claim_uid, claim_pod, display_user, share, memory, shareable) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                  "?)")
             .Bind(r.gpu)
             .Bind(static_cast<int64_t>(r.uid))
             .Bind(r.user)
@@ -332,6 +391,9 @@ class SqliteTransaction : public StateTransaction {
             .BindOptional(claim_uid)
             .BindOptional(claim_pod)
             .Bind(r.display_user)
+            .Bind(r.share)
+            .Bind(static_cast<int64_t>(r.memory))
+            .Bind(static_cast<int64_t>(r.shareable))
             .Exec();
     if (absl::IsAlreadyExists(status)) {
       return absl::AlreadyExistsError(StrCat("gpu ", r.gpu, " is already reserved"));
@@ -339,11 +401,16 @@ class SqliteTransaction : public StateTransaction {
     return status;
   }
 
-  absl::Status DeleteReservation(int gpu) override {
+  using StateTransaction::DeleteReservation;
+  absl::Status DeleteReservation(int gpu, const std::string& share) override {
     RETURN_IF_ERROR(
-        Statement(statements_, path_, "DELETE FROM reservations WHERE gpu = ?").Bind(gpu).Exec());
+        Statement(statements_, path_, "DELETE FROM reservations WHERE gpu = ? AND share = ?")
+            .Bind(gpu)
+            .Bind(share)
+            .Exec());
     if (sqlite3_changes(db_) == 0) {
-      return absl::NotFoundError(StrCat("gpu ", gpu, " is not reserved"));
+      if (share.empty()) return absl::NotFoundError(StrCat("gpu ", gpu, " is not reserved"));
+      return absl::NotFoundError(StrCat("gpu ", gpu, " has no share ", share));
     }
     return absl::OkStatus();
   }
@@ -351,7 +418,7 @@ class SqliteTransaction : public StateTransaction {
   absl::StatusOr<std::vector<QueueEntry>> ListQueue() override {
     Statement s(statements_, path_,
                 "SELECT id, uid, user, kind, count, ids, duration_ms, force, note, command, "
-                "waiter_pid, waiter_start, enqueued_ms, selector, display_user, eligible "
+                "waiter_pid, waiter_start, enqueued_ms, selector, display_user, eligible, memory "
                 "FROM queue ORDER BY id");
     std::vector<QueueEntry> out;
     while (s.Step()) {
@@ -383,6 +450,7 @@ class SqliteTransaction : public StateTransaction {
       e.selector = s.Text(13);
       e.display_user = s.Text(14);
       if (eligible_text) e.eligible = *eligible;
+      e.memory = static_cast<uint64_t>(s.Int(16));
       if (times.bad()) {
         return absl::DataLossError(
             StrCat("state file ", path_, ": bad time in queue entry ", e.id));
@@ -401,8 +469,8 @@ class SqliteTransaction : public StateTransaction {
     RETURN_IF_ERROR(Statement(statements_, path_,
                               "INSERT INTO queue (uid, user, kind, count, ids, duration_ms, force, "
                               "note, command, waiter_pid, waiter_start, enqueued_ms, selector, "
-                              "display_user, eligible) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                              "display_user, eligible, memory) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                         .Bind(static_cast<int64_t>(e.uid))
                         .Bind(e.user)
                         .Bind(KindText(e.kind))
@@ -420,6 +488,7 @@ class SqliteTransaction : public StateTransaction {
                         .BindOptional(e.eligible
                                           ? std::optional<std::string>(JoinGpuIds(*e.eligible))
                                           : std::nullopt)
+                        .Bind(static_cast<int64_t>(e.memory))
                         .Exec());
     return sqlite3_last_insert_rowid(db_);
   }
@@ -435,8 +504,8 @@ class SqliteTransaction : public StateTransaction {
 
   absl::Status AppendHistory(const HistoryRecord& h) override {
     return Statement(statements_, path_,
-                     "INSERT INTO history (gpu, uid, user, kind, start_ms, end_ms, reason, note) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                     "INSERT INTO history (gpu, uid, user, kind, start_ms, end_ms, reason, note, "
+                     "memory) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .Bind(h.gpu)
         .Bind(static_cast<int64_t>(h.uid))
         .Bind(h.user)
@@ -445,6 +514,7 @@ class SqliteTransaction : public StateTransaction {
         .Bind(ToEpochMillis(h.end))
         .Bind(ReasonName(h.reason))
         .Bind(h.note)
+        .Bind(static_cast<int64_t>(h.memory))
         .Exec();
   }
 
@@ -504,7 +574,7 @@ class SqliteTransaction : public StateTransaction {
 
   absl::StatusOr<std::vector<HistoryRecord>> HistorySince(TimePoint since) override {
     Statement s(statements_, path_,
-                "SELECT gpu, uid, user, kind, start_ms, end_ms, reason, note FROM history "
+                "SELECT gpu, uid, user, kind, start_ms, end_ms, reason, note, memory FROM history "
                 "WHERE end_ms >= ? ORDER BY end_ms, id");
     s.Bind(ToEpochMillis(since));
     std::vector<HistoryRecord> out;
@@ -521,6 +591,7 @@ class SqliteTransaction : public StateTransaction {
         return absl::DataLossError(StrCat("state file ", path_, ": bad history time"));
       h.reason = ParseReason(s.Text(6)).value_or(ReleaseReason::kReleased);
       h.note = s.Text(7);
+      h.memory = static_cast<uint64_t>(s.Int(8));
       out.push_back(std::move(h));
     }
     RETURN_IF_ERROR(s.status());
@@ -528,6 +599,21 @@ class SqliteTransaction : public StateTransaction {
   }
 
  private:
+  // The GPU's current reservations, for CheckMayHold().
+  absl::StatusOr<std::vector<HeldPart>> HeldOf(int gpu) {
+    Statement s(statements_, path_,
+                "SELECT share, memory, shareable FROM reservations WHERE gpu = ? ORDER BY share");
+    s.Bind(gpu);
+    std::vector<HeldPart> out;
+    while (s.Step()) {
+      out.push_back({.share = s.Text(0),
+                     .memory = static_cast<uint64_t>(s.Int(1)),
+                     .shareable = static_cast<uint64_t>(s.Int(2))});
+    }
+    RETURN_IF_ERROR(s.status());
+    return out;
+  }
+
   absl::StatusOr<std::optional<TimePoint>> MaybeTime(Statement& s) {
     std::optional<TimePoint> out;
     FileTimes times;

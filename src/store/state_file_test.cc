@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "store/sqlite_state_store.h"
 #include "store/testing/fault_vfs.h"
 
@@ -431,14 +432,24 @@ void KillMigrationAtEveryPoint(const std::string& dir, const std::string& path, 
                   "0")
             << "kill point " << at;
       }
+      if (from < 8) {
+        EXPECT_EQ(Sql(trial,
+                      "SELECT count(*) FROM pragma_table_info('reservations') "
+                      "WHERE name = 'display_user'"),
+                  "0")
+            << "kill point " << at;
+      }
       EXPECT_EQ(Sql(trial,
                     "SELECT count(*) FROM pragma_table_info('reservations') "
-                    "WHERE name = 'display_user'"),
+                    "WHERE name = 'share'"),
                 "0")
           << "kill point " << at;
-      EXPECT_EQ(Sql(trial, "SELECT count(*) FROM sqlite_master WHERE name = 'reservations_v7'"),
-                "0")
-          << "kill point " << at;
+      for (const char* table : {"reservations_v7", "reservations_v10"}) {
+        EXPECT_EQ(
+            Sql(trial, StrCat("SELECT count(*) FROM sqlite_master WHERE name = '", table, "'")),
+            "0")
+            << "kill point " << at;
+      }
     }
     ExpectMigratedKeepingReservations(trial, "kill point " + std::to_string(at));
   }
@@ -508,6 +519,63 @@ TEST_F(StateFileTest, VersionSevenFileGainsDisplayUsersKeepingReservations) {
 TEST_F(StateFileTest, MigrationFromSevenKilledAtAnyPointLeavesVersionSevenOrCurrent) {
   WriteOldVersion(path_, 7);
   KillMigrationAtEveryPoint(dir_, path_, 7);
+}
+
+// Schema 10 (ADR 0018) rebuilds the reservations table keyed by (gpu, share):
+// every reservation of a schema 9 file stays a whole GPU, its claim kept,
+// and the GPUs it holds whole exclude shares.
+TEST_F(StateFileTest, VersionNineFileKeepsWholeGpusAndGainsShares) {
+  WriteOldVersion(path_, 9);
+  ASSERT_TRUE(Exec(path_,
+                   "INSERT INTO reservations (gpu, uid, user, kind, start_ms, claim_namespace, "
+                   "claim_name, claim_uid, claim_pod, display_user) VALUES (3, 0, 'k8s:ml', "
+                   "'k8s', 6000, 'ml', 'c', 'u-3', 'p', 'team');"
+                   "INSERT INTO queue (uid, user, kind, count, waiter_pid, waiter_start, "
+                   "enqueued_ms) VALUES (1000, 'alice', 'run', 1, 7, 8, 9000)"));
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), std::to_string(kSchemaVersion));
+  EXPECT_EQ(Sql(path_, "PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(Sql(path_, "SELECT count(*) FROM sqlite_master WHERE name = 'reservations_by_claim'"),
+            "1")
+      << "the claim index was rebuilt with the table";
+  constexpr uint64_t kGi = uint64_t{1} << 30;
+  absl::Status checked = (*store)->Update([&](StateTransaction& t) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<Reservation> list, t.ListReservations());
+    EXPECT_EQ(list.size(), 3u);
+    for (const Reservation& r : list) {
+      EXPECT_EQ(r.memory, 0u) << r.gpu;
+      EXPECT_EQ(r.share, "") << r.gpu;
+    }
+    if (list.size() == 3) {
+      EXPECT_EQ(list[2].claim->uid, "u-3");
+      EXPECT_EQ(list[2].display_user, "team");
+    }
+    ASSIGN_OR_RETURN(std::vector<QueueEntry> queue, t.ListQueue());
+    EXPECT_EQ(queue.size(), 1u);
+    if (!queue.empty()) {
+      EXPECT_EQ(queue[0].memory, 0u) << "an old request wants whole GPUs";
+    }
+    ASSIGN_OR_RETURN(std::vector<HistoryRecord> history, t.HistorySince(FromEpochMillis(0)));
+    EXPECT_EQ(history.size(), 1u);
+    if (!history.empty()) {
+      EXPECT_EQ(history[0].memory, 0u);
+    }
+    Reservation share{.gpu = 0, .memory = 10 * kGi, .share = "s", .shareable = 40 * kGi};
+    EXPECT_EQ(t.InsertReservation(share).code(), absl::StatusCode::kAlreadyExists)
+        << "gpu 0 is held whole";
+    share.gpu = 1;
+    RETURN_IF_ERROR(t.InsertReservation(share));
+    share.share = "t";
+    return t.InsertReservation(share);
+  });
+  ASSERT_TRUE(checked.ok()) << checked;
+  EXPECT_EQ(Sql(path_, "SELECT count(*) FROM reservations WHERE gpu = 1"), "2");
+}
+
+TEST_F(StateFileTest, MigrationFromNineKilledAtAnyPointLeavesVersionNineOrCurrent) {
+  WriteOldVersion(path_, 9);
+  KillMigrationAtEveryPoint(dir_, path_, 9);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,12 +31,20 @@ class StateTransaction {
   virtual absl::StatusOr<std::optional<PoolConfig>> GetPool() = 0;
   virtual absl::Status SetPool(const PoolConfig& pool) = 0;
 
-  // All reservations, ordered by GPU.
+  // All reservations, ordered by GPU, then share id (a whole GPU first).
   virtual absl::StatusOr<std::vector<Reservation>> ListReservations() = 0;
-  // AlreadyExists when the GPU is held.
+  // The one check of sharing (ADR 0018): a GPU is held either whole by one
+  // reservation or by shares whose memory sums to at most its shareable
+  // memory. AlreadyExists when a whole GPU is asked for and the GPU is held
+  // (whole or shared), when a share is asked for and the GPU is held whole,
+  // or when the share id is taken; ResourceExhausted when the share does not
+  // fit in what the GPU's shares leave; InvalidArgument for a share without
+  // id, shareable memory, or with more memory than the GPU may share.
   virtual absl::Status InsertReservation(const Reservation& reservation) = 0;
-  // NotFound when the GPU is not held.
-  virtual absl::Status DeleteReservation(int gpu) = 0;
+  // NotFound when no such reservation exists. `share` is "" for a whole GPU.
+  virtual absl::Status DeleteReservation(int gpu, const std::string& share) = 0;
+  // The whole-GPU reservation of `gpu` (share "").
+  absl::Status DeleteReservation(int gpu) { return DeleteReservation(gpu, ""); }
 
   // Waiting requests, oldest (the head) first.
   virtual absl::StatusOr<std::vector<QueueEntry>> ListQueue() = 0;

@@ -447,6 +447,122 @@ TEST_P(StoreConformanceTest, HistoryAnswersLastReleasedAndLastUsedBy) {
                   .ok());
 }
 
+// Shares of a GPU's memory (ADR 0018): the store alone keeps "whole GPU, or
+// shares summing to at most the shareable memory".
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+Reservation Share(int gpu, std::string id, uint64_t gib, std::string user) {
+  return Reservation{.gpu = gpu,
+                     .memory = gib * kGiB,
+                     .share = std::move(id),
+                     .shareable = 79 * kGiB + 512 * (kGiB >> 10),
+                     .uid = 1000,
+                     .user = std::move(user),
+                     .kind = ReservationKind::kManual,
+                     .start = FromEpochMillis(1'000'000)};
+}
+
+absl::Status InsertOne(StateStore& store, const Reservation& r) {
+  return store.Update([&](StateTransaction& t) { return t.InsertReservation(r); });
+}
+
+TEST_P(StoreConformanceTest, SharesRoundTripAndListAfterTheirGpu) {
+  ASSERT_TRUE(InsertOne(*store_, Share(1, "s-b", 24, "bob")).ok());
+  ASSERT_TRUE(InsertOne(*store_, Share(1, "s-a", 50, "alice")).ok());
+  ASSERT_TRUE(InsertOne(*store_, Manual(0, 1000, "carol")).ok());
+  std::vector<Reservation> list = List();
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].memory, 0u) << "a whole GPU";
+  EXPECT_EQ(list[0].share, "");
+  EXPECT_EQ(list[1].share, "s-a") << "ordered by gpu, then share";
+  EXPECT_EQ(list[1].memory, 50 * kGiB);
+  EXPECT_EQ(list[1].shareable, Share(1, "x", 1, "x").shareable);
+  EXPECT_EQ(list[2].user, "bob");
+}
+
+TEST_P(StoreConformanceTest, WholeGpuExcludesSharesAndSharesExcludeTheWholeGpu) {
+  ASSERT_TRUE(InsertOne(*store_, Manual(0, 1000, "alice")).ok());
+  absl::Status share = InsertOne(*store_, Share(0, "s-1", 10, "bob"));
+  EXPECT_EQ(share.code(), absl::StatusCode::kAlreadyExists) << share;
+  EXPECT_NE(share.message().find("reserved whole"), std::string::npos) << share;
+
+  ASSERT_TRUE(InsertOne(*store_, Share(1, "s-2", 10, "bob")).ok());
+  absl::Status whole = InsertOne(*store_, Manual(1, 1000, "alice"));
+  EXPECT_EQ(whole.code(), absl::StatusCode::kAlreadyExists) << whole;
+  EXPECT_NE(whole.message().find("gpu 1 is shared (1 share)"), std::string::npos) << whole;
+  EXPECT_EQ(List().size(), 2u);
+}
+
+TEST_P(StoreConformanceTest, SharesFillTheGpuUpToItsShareableMemoryAndNoFurther) {
+  ASSERT_TRUE(InsertOne(*store_, Share(0, "s-a", 50, "alice")).ok());
+  ASSERT_TRUE(InsertOne(*store_, Share(0, "s-b", 24, "bob")).ok());
+  absl::Status over = InsertOne(*store_, Share(0, "s-c", 6, "carol"));
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted) << over;
+  EXPECT_EQ(over.message(), "gpu 0: 6Gi asked, only 5.5Gi of 79.5Gi left to share");
+  Reservation exact = Share(0, "s-c", 0, "carol");
+  exact.memory = 5 * kGiB + kGiB / 2;
+  EXPECT_TRUE(InsertOne(*store_, exact).ok()) << "exactly what is left fits";
+  EXPECT_EQ(List().size(), 3u);
+}
+
+TEST_P(StoreConformanceTest, ShareIdsAreUniquePerGpuAndSharesNeedTheirFields) {
+  ASSERT_TRUE(InsertOne(*store_, Share(0, "s-a", 10, "alice")).ok());
+  EXPECT_EQ(InsertOne(*store_, Share(0, "s-a", 10, "bob")).code(),
+            absl::StatusCode::kAlreadyExists);
+  Reservation no_id = Share(0, "", 10, "bob");
+  Reservation no_limit = Share(0, "s-b", 10, "bob");
+  no_limit.shareable = 0;
+  Reservation too_big = Share(0, "s-c", 80, "bob");
+  Reservation whole_with_id = Manual(1, 1000, "bob");
+  whole_with_id.share = "s-d";
+  for (const Reservation& r : {no_id, no_limit, too_big, whole_with_id}) {
+    absl::Status s = InsertOne(*store_, r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  }
+  EXPECT_EQ(List().size(), 1u);
+}
+
+TEST_P(StoreConformanceTest, DeletingOneShareLeavesTheOthers) {
+  ASSERT_TRUE(InsertOne(*store_, Share(0, "s-a", 50, "alice")).ok());
+  ASSERT_TRUE(InsertOne(*store_, Share(0, "s-b", 24, "bob")).ok());
+  ASSERT_TRUE(
+      store_->Update([](StateTransaction& t) { return t.DeleteReservation(0, "s-a"); }).ok());
+  absl::Status gone =
+      store_->Update([](StateTransaction& t) { return t.DeleteReservation(0, "s-a"); });
+  EXPECT_EQ(gone.code(), absl::StatusCode::kNotFound) << gone;
+  EXPECT_EQ(store_->Update([](StateTransaction& t) { return t.DeleteReservation(0); }).code(),
+            absl::StatusCode::kNotFound)
+      << "the whole GPU is not held";
+  std::vector<Reservation> list = List();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].share, "s-b");
+  EXPECT_TRUE(InsertOne(*store_, Share(0, "s-c", 50, "carol")).ok()) << "the memory came back";
+}
+
+TEST_P(StoreConformanceTest, HistoryAndQueueKeepTheMemory) {
+  QueueEntry entry{.uid = 1000, .user = "alice", .count = 2, .memory = 10 * kGiB};
+  ASSERT_TRUE(store_
+                  ->Update([&](StateTransaction& t) -> absl::Status {
+                    absl::Status s = t.AppendHistory(EndReservation(Share(0, "s-a", 10, "alice"),
+                                                                    FromEpochMillis(2'000'000),
+                                                                    ReleaseReason::kReleased));
+                    if (!s.ok()) return s;
+                    return t.InsertQueueEntry(entry).status();
+                  })
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->Read([](StateTransaction& t) {
+                    auto history = t.HistorySince(FromEpochMillis(0)).value();
+                    EXPECT_EQ(history.size(), 1u);
+                    EXPECT_EQ(history.at(0).memory, 10 * kGiB);
+                    auto queue = t.ListQueue().value();
+                    EXPECT_EQ(queue.size(), 1u);
+                    EXPECT_EQ(queue.at(0).memory, 10 * kGiB);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStores, StoreConformanceTest,
     ::testing::Values(StoreFactory{"memory",

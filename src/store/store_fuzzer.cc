@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ->Update([](StateTransaction& t) -> absl::Status {
         RETURN_IF_ERROR(ReadEverything(t));
         ASSIGN_OR_RETURN(auto reservations, t.ListReservations());
-        for (const auto& r : reservations) RETURN_IF_ERROR(t.DeleteReservation(r.gpu));
+        for (const auto& r : reservations) RETURN_IF_ERROR(t.DeleteReservation(r.gpu, r.share));
         return t.AppendUsageSamples({{.gpu = 0, .at = TimePoint(), .memory_used_bytes = 1}},
                                     TimePoint());
       })

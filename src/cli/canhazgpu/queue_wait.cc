@@ -13,6 +13,7 @@
 #include "core/strings.h"
 #include "host/signals.h"
 #include "store/change_watcher.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -79,18 +80,28 @@ class QueueSleeper {
 
 class ProgressPrinter {
  public:
-  ProgressPrinter(int wanted, std::string selector)
-      : tty_(isatty(STDERR_FILENO)), wanted_(wanted), selector_(std::move(selector)) {}
+  ProgressPrinter(int wanted, std::string selector, uint64_t memory)
+      : tty_(isatty(STDERR_FILENO)),
+        wanted_(wanted),
+        selector_(std::move(selector)),
+        memory_(memory) {}
   ~ProgressPrinter() {
     if (tty_ && printed_) std::fprintf(stderr, "\r\033[K");
   }
 
   void Print(const alloc::WaitProgress& p) {
     std::string line =
-        StrCat("canhazgpu: waiting for ", wanted_, " GPU(s)", selector_.empty() ? "" : " ",
-               selector_, ": position ", p.position, " of ", p.waiting, ", holding ", p.held, "/",
-               p.wanted, ", waited ", FormatDuration(p.waited));
-    if (!p.blockers.empty()) line += StrCat("; held by ", Join(p.blockers, ", "));
+        memory_ > 0
+            // A share is taken whole or not at all: nothing to hold meanwhile,
+            // and the blocker is the allocator's one-line reason.
+            ? StrCat("canhazgpu: waiting for ", store::FormatBytes(memory_), " on each of ",
+                     wanted_, " GPU(s)", selector_.empty() ? "" : " ", selector_, ": position ",
+                     p.position, " of ", p.waiting, ", waited ", FormatDuration(p.waited),
+                     p.blockers.empty() ? "" : "; ", Join(p.blockers, "; "))
+            : StrCat("canhazgpu: waiting for ", wanted_, " GPU(s)", selector_.empty() ? "" : " ",
+                     selector_, ": position ", p.position, " of ", p.waiting, ", holding ", p.held,
+                     "/", p.wanted, ", waited ", FormatDuration(p.waited),
+                     p.blockers.empty() ? "" : "; held by ", Join(p.blockers, ", "));
     if (tty_) {
       std::fprintf(stderr, "\r\033[K%s", line.c_str());
     } else if (p.position != last_.position || p.held != last_.held || !printed_) {
@@ -105,6 +116,7 @@ class ProgressPrinter {
   bool tty_;
   int wanted_;
   std::string selector_;
+  uint64_t memory_ = 0;  // --gpu-mem: bytes per share; 0: whole GPUs
   bool printed_ = false;
   alloc::WaitProgress last_;
 };
@@ -135,7 +147,8 @@ absl::StatusOr<std::vector<int>> AcquireWithQueue(Context& ctx, store::StateStor
   QueueSleeper sleeper(ctx.state_path);
   options.sleep = [&](Duration d) { return sleeper.Sleep(d); };
   ProgressPrinter printer(
-      request.ids.empty() ? request.count : static_cast<int>(request.ids.size()), request.selector);
+      request.ids.empty() ? request.count : static_cast<int>(request.ids.size()), request.selector,
+      request.memory);
   options.on_progress = [&](const alloc::WaitProgress& p) { printer.Print(p); };
   return alloc::AcquireGpus(store, ctx.caller, request, *ctx.machine, options);
 }

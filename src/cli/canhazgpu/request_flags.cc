@@ -3,6 +3,8 @@
 #include "cli/common/device_flags.h"
 #include "core/duration.h"
 #include "core/gpu_ids.h"
+#include "core/quantity.h"
+#include "core/reservation.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "host/self_executable.h"
@@ -19,6 +21,11 @@ std::vector<FlagSpec> RequestFlags() {
                                    .help = "exactly these GPUs, e.g. 1,3",
                                    .kind = FlagKind::kGpuIds});
   const std::vector<FlagSpec> host = {
+      {.name = "gpu-mem",
+       .has_value = true,
+       .value_name = "QUANTITY",
+       .help = "a share of this much of each GPU's memory, e.g. 10Gi, 512Mi, 20G (rounded up to "
+               "a MiB); several users share one GPU"},
       {.name = "note",
        .short_name = 'n',
        .has_value = true,
@@ -63,6 +70,17 @@ absl::Status CheckDisplayUser(const std::string& user) {
   return absl::OkStatus();
 }
 
+// --gpu-mem: a Kubernetes quantity of bytes, rounded up to a MiB as the
+// store counts shares (ADR 0018).
+absl::StatusOr<uint64_t> ParseGpuMem(const std::string& text) {
+  absl::StatusOr<int64_t> bytes = QuantityValue(text);
+  if (!bytes.ok() || *bytes <= 0) {
+    return absl::InvalidArgumentError(
+        StrCat("--gpu-mem '", text, "': expected an amount of memory such as 10Gi, 512Mi or 20G"));
+  }
+  return RoundUpToShareStep(static_cast<uint64_t>(*bytes));
+}
+
 }  // namespace
 
 absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags,
@@ -90,6 +108,18 @@ absl::StatusOr<alloc::ReserveRequest> ParseRequestFlags(const ParsedFlags& flags
   if (!wants.empty() && !request.ids.empty()) {
     return absl::InvalidArgumentError(StrCat("--gpu-ids names the GPUs; ", wants.Describe(),
                                              " chooses them: use one or the other"));
+  }
+  if (auto mem = flags.Value("gpu-mem")) {
+    ASSIGN_OR_RETURN(request.memory, ParseGpuMem(*mem));
+    if (wants.mig_profile) {
+      return absl::InvalidArgumentError(
+          "--gpu-mem shares whole GPUs; MIG instances are not shared");
+    }
+    if (flags.Has("force")) {
+      return absl::InvalidArgumentError(
+          "--force takes whole GPUs in use without reservation; it cannot be combined with "
+          "--gpu-mem");
+    }
   }
   *wants_out = std::move(wants);
   if (auto user = flags.Value("user")) {

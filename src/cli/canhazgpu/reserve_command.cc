@@ -11,6 +11,7 @@
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -57,8 +58,16 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
     std::printf("%s%s", visible.c_str(), isatty(STDOUT_FILENO) ? "\n" : "");
     return absl::OkStatus();
   }
-  std::printf("Reserved %zu GPU(s): %s for %s\n\n", ids.size(), list.c_str(),
-              FormatDuration(duration).c_str());
+  if (request.memory > 0) {
+    std::printf(
+        "Reserved %s of each of %zu GPU(s): %s for %s (shared; memory isolation: none, "
+        "the share is booked, not enforced)\n\n",
+        store::FormatBytes(request.memory).c_str(), ids.size(), list.c_str(),
+        FormatDuration(duration).c_str());
+  } else {
+    std::printf("Reserved %zu GPU(s): %s for %s\n\n", ids.size(), list.c_str(),
+                FormatDuration(duration).c_str());
+  }
   std::printf("Run the following command to run only on %s:\n",
               selection.mig_uuid.empty() ? "these GPUs" : "these MIG instances");
   std::printf("export CUDA_VISIBLE_DEVICES=%s\n", visible.c_str());

@@ -20,6 +20,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "host/gated_child.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -145,10 +146,24 @@ absl::StatusOr<int> Run(Context& ctx, const ParsedFlags& flags) {
     return ids.status();
   }
   std::fprintf(
-      stderr, "canhazgpu: reserved %zu GPU(s): %s for command execution%s\n", ids->size(),
-      JoinGpuIds(*ids).c_str(),
+      stderr, "canhazgpu: reserved %s%zu GPU(s): %s for command execution%s\n",
+      request.memory > 0 ? StrCat(store::FormatBytes(request.memory), " of each of ").c_str() : "",
+      ids->size(), JoinGpuIds(*ids).c_str(),
       policy.timeout ? StrCat(" (timeout ", FormatDuration(*policy.timeout), ")").c_str() : "");
-  absl::Status started = child.Start(GpuEnvironment(pool.provider, *ids, selection));
+  if (request.memory > 0) {
+    std::fprintf(stderr,
+                 "canhazgpu: memory isolation: none (the share is booked, not enforced; the job "
+                 "is told CANHAZGPU_GPU_MEM)\n");
+  }
+  std::vector<host::EnvEdit> environment = GpuEnvironment(pool.provider, *ids, selection);
+  if (request.memory > 0) {
+    // The share's size, for the job and for what enforces it. Nothing
+    // limits the job here yet: enforcement (MPS, ADR 0018) is wired in at
+    // this point by src/mps, and until then the share is booked, not
+    // enforced.
+    environment.push_back({"CANHAZGPU_GPU_MEM", std::to_string(request.memory)});
+  }
+  absl::Status started = child.Start(environment);
   absl::StatusOr<int> exit_status = 0;
   if (!started.ok()) {
     std::fprintf(

@@ -6,9 +6,11 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
+#include "alloc/shares.h"
 #include "cli/common/table.h"
 #include "core/duration.h"
 #include "core/strings.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -199,12 +201,13 @@ std::vector<Column> StatusColumns(const Json& gpus, bool color, std::vector<bool
   bool any_model = false, any_note_seen = false, any_product = false, any_memory = false;
   for (const Json& g : gpus) {
     static const std::map<std::string, std::pair<const char*, const char*>> kLabels = {
-        {"AVAILABLE", {"● AVAILABLE", "1;32"}},
-        {"IN_USE", {"● IN_USE", "34"}},
-        {"UNRESERVED", {"⚠ UNRESERVED", "1;33"}},
+        {"AVAILABLE", {"● AVAILABLE", "1;32"}}, {"IN_USE", {"● IN_USE", "34"}},
+        {"SHARED", {"◐ SHARED", "35"}},         {"UNRESERVED", {"⚠ UNRESERVED", "1;33"}},
         {"ERROR", {"✗ ERROR", "1;31"}},
     };
-    const std::string state = Text(g, "status");
+    // A shared GPU is IN_USE to scripts (a whole-GPU request waits for it)
+    // and SHARED to a person.
+    const std::string state = g.value("shared", false) ? std::string("SHARED") : Text(g, "status");
     auto label = kLabels.find(state);
     int64_t seconds = Number(g, "duration_seconds");
     std::string model = g.contains("model") ? Text(g["model"], "model") : "";
@@ -280,6 +283,56 @@ void AddOwnStatusFields(nlohmann::ordered_json& g, const GpuStatus& s, TimePoint
                     {"pod", r.claim->pod}};
     }
     if (!r.forced_over.empty()) g["forced_over"] = r.forced_over;
+  }
+}
+
+// A GPU shared by memory (ADR 0018): the row speaks for every share, and
+// `shares` lists them.
+void AddShareFields(nlohmann::ordered_json& g, const GpuStatus& s, TimePoint now) {
+  using nlohmann::ordered_json;
+  std::vector<std::string> users;
+  ordered_json shares = ordered_json::array();
+  uint64_t used = 0;
+  TimePoint oldest = s.shares.front().start;
+  for (const Reservation& r : s.shares) {
+    used += r.memory;
+    oldest = std::min(oldest, r.start);
+    std::string user = UserWithDisplayName(r.user, r.display_user);
+    if (std::find(users.begin(), users.end(), user) == users.end()) users.push_back(user);
+    ordered_json j = {{"share_id", r.share},
+                      {"user", r.user},
+                      {"memory_bytes", r.memory},
+                      {"memory", store::FormatBytes(r.memory)},
+                      {"type", std::string(KindLabel(r.kind))},
+                      {"reserved_at", FormatTimestamp(r.start)},
+                      {"duration_seconds", Since(r.start, now).count() / 1000}};
+    if (!r.display_user.empty()) j["display_user"] = r.display_user;
+    if (r.expires) j["expires_at"] = FormatTimestamp(*r.expires);
+    if (r.process) j["pid"] = r.process->pid;
+    if (!r.command.empty()) j["command"] = r.command;
+    if (!r.note.empty()) j["note"] = r.note;
+    if (r.queue_id) j["queued_request"] = *r.queue_id;
+    shares.push_back(j);
+  }
+  const std::vector<alloc::ShareRoom> room = alloc::RoomsOf({s});
+  g["shared"] = true;
+  g["user"] = Join(users, ", ");
+  g.erase("display_user");
+  g["type"] = "SHARED";
+  g["duration"] = FormatDuration(Since(oldest, now));
+  g["duration_seconds"] = Since(oldest, now).count() / 1000;
+  g["details"] = alloc::DescribeShares(s);
+  g["memory_shareable_bytes"] = room[0].limit;
+  g["memory_shared_bytes"] = used;
+  g["memory_left_bytes"] = room[0].Left();
+  g["shares"] = shares;
+  // Use beyond the shares is reported where unreserved use is: the
+  // VALIDATION cell, and `share_overuse` in JSON.
+  g["share_overuse"] = s.share_overuse;
+  if (!s.share_overuse.empty()) g["validation"] = StrCat("⚠ ", Join(s.share_overuse, "; "));
+  for (const char* single : {"note", "pid", "command", "command_exited_at", "queued_request",
+                             "expires_at", "expiry_time", "job_pids", "cgroup", "claim"}) {
+    g.erase(single);  // one share's, not the GPU's: each share has its own
   }
 }
 
@@ -373,6 +426,7 @@ nlohmann::ordered_json QueueJson(const std::vector<alloc::QueueRow>& rows, TimeP
     j["user"] = e.user;
     j["type"] = std::string(KindLabel(e.kind));
     j["requested_gpus"] = e.count;
+    if (e.memory > 0) j["requested_memory_bytes"] = e.memory;  // --gpu-mem, per GPU
     if (!e.ids.empty()) j["requested_ids"] = e.ids;
     if (!e.selector.empty()) j["selector"] = e.selector;
     j["held_gpus"] = row.held;
@@ -434,6 +488,7 @@ nlohmann::ordered_json StatusJson(const alloc::HostStatus& status, TimePoint now
     }
     if (!s.error.empty()) g["error"] = s.error;
     AddOwnStatusFields(g, s, now);
+    if (!s.shares.empty()) AddShareFields(g, s, now);
     out.push_back(g);
   }
   return out;

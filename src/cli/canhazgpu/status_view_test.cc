@@ -298,5 +298,55 @@ TEST(StatusViewTest, FormatsUserLists) {
   EXPECT_EQ(FormatUserList({"a", "b", "c", "d"}), "a, b and 2 more");
 }
 
+// A GPU shared by memory (ADR 0018): one row for the GPU, SHARED, its
+// holders and what is left, readable in 100 columns; each share in JSON.
+alloc::HostStatus SharedSample(TimePoint now) {
+  alloc::HostStatus status = Sample(now);
+  alloc::GpuStatus& g = status.gpus[1];
+  auto share = [&](uint32_t uid, std::string user, uint64_t gib, int ago) {
+    return Reservation{.gpu = 1,
+                       .memory = gib << 30,
+                       .share = user + "-id",
+                       .shareable = (81559 - 512) * kMiB,
+                       .uid = uid,
+                       .user = std::move(user),
+                       .start = now - minutes(ago),
+                       .expires = now + minutes(60),
+                       .note = "n"};
+  };
+  g.shares = {share(1000, "alice", 50, 90), share(1001, "bob", 24, 30)};
+  g.reservation = g.shares[0];
+  g.share_overuse = {"carol uses 2Gi without a share"};
+  return status;
+}
+
+TEST(StatusViewTest, SharedGpuShowsItsSharesAndWhatIsLeft) {
+  TimePoint now = FromEpochMillis(1'790'000'000'000);
+  nlohmann::ordered_json json = StatusJson(SharedSample(now), now);
+  const nlohmann::ordered_json& g = json[1];
+  EXPECT_EQ(g["status"], "IN_USE");
+  EXPECT_EQ(g["shared"], true);
+  EXPECT_EQ(g["user"], "alice, bob");
+  EXPECT_EQ(g["type"], "SHARED");
+  EXPECT_EQ(g["details"], "5.1Gi of 79.1Gi left (alice 50Gi, bob 24Gi)");
+  EXPECT_EQ(g["memory_left_bytes"], (81559 - 512 - 74 * 1024) * kMiB);
+  EXPECT_EQ(g["validation"], "⚠ carol uses 2Gi without a share");
+  EXPECT_FALSE(g.contains("note")) << "a share's note is in its share";
+  ASSERT_EQ(g["shares"].size(), 2u);
+  EXPECT_EQ(g["shares"][1]["user"], "bob");
+  EXPECT_EQ(g["shares"][1]["memory"], "24Gi");
+  EXPECT_EQ(g["shares"][1]["share_id"], "bob-id");
+  EXPECT_EQ(g["shares"][1]["note"], "n");
+  // Readable in 100 columns (no model, nobody over a share: the common case).
+  alloc::HostStatus plain = SharedSample(now);
+  plain.gpus[1].model.reset();
+  plain.gpus[1].processes.clear();
+  plain.gpus[1].share_overuse.clear();
+  const std::string table = RenderStatusTable(StatusJson(plain, now), {.width = 100});
+  EXPECT_THAT(table, HasSubstr("◐ SHARED"));
+  EXPECT_THAT(table, HasSubstr("5.1Gi of 79.1Gi left (alice 50Gi, bob 24Gi)"));
+  for (const std::string& line : Lines(table)) EXPECT_LE(DisplayWidth(line), 100u) << line;
+}
+
 }  // namespace
 }  // namespace canhazgpu::cli
