@@ -26,7 +26,7 @@ namespace canhazgpu::alloc {
 // What one GPU offers a share.
 struct ShareRoom {
   int gpu = 0;
-  bool shareable = false;  // may hold a share at all (else `reason` says why)
+  bool shareable = false;   // may hold a share at all (else `reason` says why)
   bool whole_free = false;  // free: a share would be its first
   uint64_t limit = 0;       // its shareable memory
   uint64_t used = 0;        // held by its shares
@@ -38,9 +38,9 @@ struct ShareRoom {
 std::vector<ShareRoom> RoomsOf(const std::vector<GpuStatus>& status);
 
 struct ShareWant {
-  int count = 1;          // distinct GPUs, one share each
-  uint64_t memory = 0;    // bytes per share, a whole number of MiB
-  std::vector<int> ids;   // explicit GPUs, all or nothing
+  int count = 1;                             // distinct GPUs, one share each
+  uint64_t memory = 0;                       // bytes per share, a whole number of MiB
+  std::vector<int> ids;                      // explicit GPUs, all or nothing
   std::optional<std::vector<int>> eligible;  // as AllocationRequest
 };
 

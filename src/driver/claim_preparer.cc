@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -41,6 +42,32 @@ absl::Status SameClaim(const ClaimRef& ref, const std::string& namespace_name,
              " on this node; a request must name the claim its uid belongs to"));
 }
 
+// What the claim holds in the host store: each GPU whole once (a MIG
+// instance holds its GPU), each share by its id.
+std::vector<store::ClaimGpu> ClaimGpusOf(const CheckpointClaim& claim) {
+  std::vector<store::ClaimGpu> out;
+  std::set<int> whole;
+  for (const CheckpointDevice& d : claim.devices) {
+    if (!d.share_id.empty()) {
+      out.push_back(
+          {.gpu = d.gpu, .memory = d.memory, .share = d.share_id, .shareable = d.shareable});
+    } else if (whole.insert(d.gpu).second) {
+      out.push_back({.gpu = d.gpu});
+    }
+  }
+  return out;
+}
+
+// The environment of a share's containers (docs/sharing.md): its memory,
+// the GPU's and the isolation it gets, so that a program (vLLM) can size
+// itself and nobody reads more into a share than there is.
+std::vector<std::string> ShareEnv(const CheckpointDevice& d, uint64_t total) {
+  std::vector<std::string> env = {StrCat("CANHAZGPU_GPU_MEM=", d.memory)};
+  if (total > 0) env.push_back(StrCat("CANHAZGPU_GPU_MEM_TOTAL=", total));
+  env.push_back(StrCat("CANHAZGPU_MEMORY_ISOLATION=", d.isolation.empty() ? "none" : d.isolation));
+  return env;
+}
+
 std::string DeviceList(const dra::DevicePool& pool) {
   std::string names;
   for (const dra::Device& d : pool.devices) names += StrCat(names.empty() ? "" : ", ", d.name);
@@ -54,10 +81,12 @@ std::vector<PreparedDevice> PreparedDevicesOf(const CheckpointClaim& claim) {
   for (const CheckpointDevice& d : claim.devices) {
     // As containers name them: the kubelet matches a container's request
     // to these exactly, and a container names "gpu", never "gpu/small".
-    out.push_back({.request_names = BaseRequestNames(d.requests),
-                   .pool = d.pool,
-                   .device = d.device,
-                   .cdi_device_ids = d.cdi_device_ids});
+    out.push_back(
+        {.request_names = BaseRequestNames(d.requests),
+         .pool = d.pool,
+         .device = d.device,
+         .cdi_device_ids = d.cdi_device_ids,
+         .share_id = d.share_id.empty() ? std::nullopt : std::optional<std::string>(d.share_id)});
   }
   return out;
 }
@@ -170,7 +199,6 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
                          .name = ref.name,
                          .user = user,
                          .pod = allocation.pods.empty() ? "" : allocation.pods.front()};
-  std::set<int> gpus;
   for (const AllocatedDevice& a : allocation.devices) {
     const dra::Device* device = FindDevice(node.pool, a.device);
     if (device == nullptr) {
@@ -193,26 +221,42 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
             " (the GPU reported a fault); delete the pod so it is scheduled on a healthy GPU"));
       }
     }
+    const bool share = !a.share_id.empty();
+    auto shared = node.shared.find(a.device);
+    if (share && (shared == node.shared.end() || a.memory == 0)) {
+      return absl::FailedPreconditionError(
+          StrCat(id, ": it was allocated share ", a.share_id, " of ", a.device, " on node ", pool,
+                 a.memory == 0 ? ", which consumes no memory" : ", which this node does not share",
+                 "; delete the pod so it is scheduled again"));
+    }
     for (const auto& [other_uid, other] : checkpoint_.claims()) {
       if (other_uid == ref.uid || a.admin_access) continue;
       for (const CheckpointDevice& d : other.devices) {
-        if (d.device != a.device) continue;
+        // Shares of one GPU sit side by side; the host store checks that
+        // they fit, and says who holds what when they do not.
+        if (d.device != a.device || share || !d.share_id.empty()) continue;
         return absl::FailedPreconditionError(
             StrCat(id, ": ", a.device, " on node ", pool, " is already prepared for claim ",
                    other.namespace_name, "/", other.name,
                    "; the scheduler allocated it twice: delete this pod so it is scheduled again"));
       }
     }
-    gpus.insert(device->gpu_index);
     record.devices.push_back(
-        {.requests = a.requests, .pool = pool, .device = a.device, .gpu = device->gpu_index});
+        {.requests = a.requests,
+         .pool = pool,
+         .device = a.device,
+         .gpu = device->gpu_index,
+         .share_id = a.share_id,
+         .memory = share ? a.memory : 0,
+         .shareable = share ? shared->second.shareable : 0,
+         .isolation = share ? device->StringAttribute(dra::kMemoryIsolationAttribute) : ""});
   }
 
   RETURN_IF_ERROR(checkpoint_.Put(record));  // PrepareStarted: what to undo after a crash
   const KubeClaimRef claim_ref{
       .namespace_name = ref.namespace_name, .name = ref.name, .uid = ref.uid, .pod = record.pod};
-  absl::Status reserved = store::ReserveForClaim(store_, std::vector<int>(gpus.begin(), gpus.end()),
-                                                 claim_ref, user, /*uid=*/0, clock_.Now());
+  absl::Status reserved = store::ReserveClaimGpus(store_, ClaimGpusOf(record), claim_ref, user,
+                                                  /*uid=*/0, clock_.Now());
   if (!reserved.ok()) {
     (void)checkpoint_.Remove(ref.uid);
     return absl::FailedPreconditionError(StrCat(
@@ -220,7 +264,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
         "; the pod starts once it is released, or delete the pod to be scheduled elsewhere"));
   }
   for (CheckpointDevice& d : record.devices) {
-    d.cdi_device_ids = CdiDeviceIdsFor(ref.uid, d.device, d.requests);
+    d.cdi_device_ids = CdiDeviceIdsFor(ref.uid, CdiShareName(d.device, d.share_id), d.requests);
   }
   record.state = PrepareState::kCompleted;
   if (absl::Status s = WriteSpec(record, node); !s.ok()) {
@@ -244,13 +288,17 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
       return absl::FailedPreconditionError(
           StrCat(d.device, " is no longer a device of node ", node.pool.pool));
     }
-    CdiDevice cdi{.name = d.device,
+    CdiDevice cdi{.name = CdiShareName(d.device, d.share_id),
                   .uuid = device->StringAttribute("uuid"),
                   .gpu_minor = MinorOf(node.pool, *device),
                   .is_mig = device->is_mig,
                   .requests = d.requests};
     if (device->is_mig) {
       ASSIGN_OR_RETURN(cdi.extra_device_nodes, MigNodes(*device, cdi.gpu_minor, mig_minors));
+    }
+    if (!d.share_id.empty()) {
+      auto shared = node.shared.find(d.device);
+      cdi.env = ShareEnv(d, shared == node.shared.end() ? 0 : shared->second.total);
     }
     input.devices.push_back(std::move(cdi));
     uuids.push_back(device->StringAttribute("uuid"));
@@ -358,27 +406,27 @@ std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
   MutexLock lock(mu_);
   // Looked at with one read first: this runs at every commit to the store,
   // and a write transaction per claim would hold off local commands each time.
-  std::set<std::pair<int, std::string>> held;  // gpu, claim uid
+  std::set<std::tuple<int, std::string, std::string>> held;  // gpu, share, claim uid
   absl::StatusOr<std::vector<Reservation>> listed = store::ListClaimReservations(store_);
   if (listed.ok()) {
-    for (const Reservation& r : *listed) held.emplace(r.gpu, r.claim ? r.claim->uid : "");
+    for (const Reservation& r : *listed) held.emplace(r.gpu, r.share, r.claim ? r.claim->uid : "");
   }
   std::vector<LostReservation> out;
   for (const auto& [claim_uid, claim] : checkpoint_.claims()) {
     // A claim still being prepared has its reservation made (or not) by
     // that prepare, under this lock: only completed ones are owed one.
     if (claim.state != PrepareState::kCompleted) continue;
-    std::set<int> gpus;
-    for (const CheckpointDevice& d : claim.devices) gpus.insert(d.gpu);
+    const std::vector<store::ClaimGpu> gpus = ClaimGpusOf(claim);
     const std::string& uid = claim_uid;  // clang 14 cannot capture a structured binding
-    const bool whole = listed.ok() && std::all_of(gpus.begin(), gpus.end(), [&](int gpu) {
-                         return held.contains({gpu, uid});
-                       });
+    const bool whole =
+        listed.ok() && std::all_of(gpus.begin(), gpus.end(), [&](const store::ClaimGpu& g) {
+          return held.contains({g.gpu, g.memory > 0 ? g.share : "", uid});
+        });
     if (gpus.empty() || whole) continue;
     const KubeClaimRef ref{
         .namespace_name = claim.namespace_name, .name = claim.name, .uid = uid, .pod = claim.pod};
-    absl::StatusOr<store::ClaimRestore> restored = store::RestoreClaim(
-        store_, std::vector<int>(gpus.begin(), gpus.end()), ref, claim.user, clock_.Now());
+    absl::StatusOr<store::ClaimRestore> restored =
+        store::RestoreClaimGpus(store_, gpus, ref, claim.user, clock_.Now());
     LostReservation lost{
         .claim = {.namespace_name = claim.namespace_name, .uid = uid, .name = claim.name}};
     if (!restored.ok()) {

@@ -10,15 +10,18 @@
 #include <thread>
 
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "dra/test_pools.h"
 #include "driver/api_claim_source.h"
 #include "driver/cdi_spec.h"
+#include "driver/shared_gpus.h"
 #include "driver/testing/allocated_claim.h"
 #include "driver/testing/cdi_schema.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/testing/fake_clock.h"
 #include "kubesim/testing/test_api_server.h"
+#include "store/claim_reservations.h"
 #include "store/sqlite_state_store.h"
 
 namespace canhazgpu::driver {
@@ -656,6 +659,134 @@ TEST_F(ClaimPreparerTest, ReservationsTheStoreLostArePutBackAndAConflictIsNamed)
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0].restored, std::vector<int>{3});
   EXPECT_TRUE(preparer_->ReassertReservations().empty());
+}
+
+// A node that shares its GPUs by memory (--gpu-sharing=memory): 40 GiB GPUs,
+// 39.5 GiB of each to share.
+class SharedGpuPreparerTest : public ClaimPreparerTest {
+ protected:
+  void SetUp() override {
+    ClaimPreparerTest::SetUp();
+    std::vector<GpuInfo> gpus;
+    for (int i = 0; i < 4; ++i) gpus.push_back(TestGpu(i));
+    const SharingOptions sharing{.enabled = true, .driver_root = dir_ + "/driver-root"};
+    node_ = NodeDevices{.pool = dra::BuildDevicePool(gpus, "node-a", PoolOptionsFor(sharing))};
+    ApplySharing(node_, gpus, {}, sharing);
+  }
+  ClaimRef Share(const std::string& name, const std::string& device, const std::string& share_id,
+                 const std::string& memory) {
+    return testing::CreateAllocatedShareClaim(*client_, "ml", name, {{device, share_id, memory}},
+                                              "node-a", name + "-pod")
+        .value();
+  }
+  json Spec(const std::string& uid) {
+    std::ifstream in(SpecFile(uid));
+    return json::parse(in);
+  }
+};
+
+constexpr char kShareA[] = "0a0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+constexpr char kShareB[] = "0b0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+constexpr char kShareC[] = "0c0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+
+TEST_F(SharedGpuPreparerTest, TwoSharesOfOneGpuEachWithItsOwnSpecAndReservation) {
+  const ClaimRef a = Share("a", "gpu-0", kShareA, "10Gi");
+  const ClaimRef b = Share("b", "gpu-0", kShareB, "10Gi");
+  PrepareResult ra = preparer_->PrepareClaims({a}, {})[a.uid];
+  PrepareResult rb = preparer_->PrepareClaims({b}, {})[b.uid];
+  ASSERT_EQ(ra.error, "");
+  ASSERT_EQ(rb.error, "");
+  ASSERT_EQ(ra.devices.size(), 1u);
+  EXPECT_EQ(ra.devices[0].device, "gpu-0");
+  EXPECT_EQ(ra.devices[0].share_id, kShareA);
+  EXPECT_EQ(rb.devices[0].share_id, kShareB);
+  EXPECT_EQ(ra.devices[0].cdi_device_ids[0],
+            StrCat("k8s.gpu.canhazgpu.dev/claim=", a.uid, "-gpu-0-share-", kShareA));
+
+  std::vector<Reservation> held = Reservations();
+  ASSERT_EQ(held.size(), 2u);
+  for (const Reservation& r : held) {
+    EXPECT_EQ(r.gpu, 0);
+    EXPECT_EQ(r.memory, uint64_t{10} << 30);
+    EXPECT_EQ(r.shareable, uint64_t{40448} << 20);
+    EXPECT_EQ(r.kind, ReservationKind::kK8s);
+  }
+  EXPECT_THAT((std::vector<std::string>{held[0].share, held[1].share}),
+              ::testing::UnorderedElementsAre(kShareA, kShareB));
+
+  const json spec = Spec(a.uid);
+  EXPECT_EQ(spec["devices"][0]["name"], StrCat(a.uid, "-gpu-0-share-", kShareA));
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["env"],
+            json({"CANHAZGPU_GPU_MEM=10737418240", "CANHAZGPU_GPU_MEM_TOTAL=42949672960",
+                  "CANHAZGPU_MEMORY_ISOLATION=none"}));
+  EXPECT_EQ(checkpoint_->Find(b.uid)->devices[0].share_id, kShareB);
+
+  // One share's unprepare leaves the other's.
+  EXPECT_EQ(preparer_->UnprepareClaims({a}, {})[a.uid], "");
+  held = Reservations();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].share, kShareB);
+  EXPECT_TRUE(fs::exists(SpecFile(b.uid)));
+  EXPECT_FALSE(fs::exists(SpecFile(a.uid)));
+}
+
+TEST_F(SharedGpuPreparerTest, AWholeClaimAndAShareThatDoesNotFitWaitNamingTheHolders) {
+  const ClaimRef a = Share("a", "gpu-0", kShareA, "30Gi");
+  ASSERT_EQ(preparer_->PrepareClaims({a}, {})[a.uid].error, "");
+  const ClaimRef whole = Allocated("whole", {"gpu-0"});
+  const std::string refused = preparer_->PrepareClaims({whole}, {})[whole.uid].error;
+  EXPECT_THAT(refused, HasSubstr("claim ml/a"));
+  EXPECT_THAT(refused, HasSubstr("a share of 30Gi"));
+  EXPECT_THAT(refused, HasSubstr("the pod starts once it is released"));
+  const ClaimRef big = Share("big", "gpu-0", kShareB, "10Gi");
+  const std::string too_big = preparer_->PrepareClaims({big}, {})[big.uid].error;
+  EXPECT_THAT(too_big, HasSubstr("a share of 10Gi does not fit, only 9.5Gi of 39.5Gi left"));
+  EXPECT_EQ(Reservations().size(), 1u);
+  EXPECT_EQ(checkpoint_->Find(big.uid), nullptr);
+}
+
+TEST_F(SharedGpuPreparerTest, HostSharesAndPodSharesNeverAddUpToMoreThanTheGpu) {
+  ASSERT_TRUE(store_
+                  ->Update([&](store::StateTransaction& tx) {
+                    return tx.InsertReservation(Reservation{.gpu = 1,
+                                                            .memory = uint64_t{20} << 30,
+                                                            .share = "local-1",
+                                                            .shareable = uint64_t{40448} << 20,
+                                                            .uid = 1000,
+                                                            .user = "alice",
+                                                            .kind = ReservationKind::kManual,
+                                                            .start = clock_.Now()});
+                  })
+                  .ok());
+  const ClaimRef fits = Share("fits", "gpu-1", kShareA, "19Gi");
+  EXPECT_EQ(preparer_->PrepareClaims({fits}, {})[fits.uid].error, "");
+  const ClaimRef over = Share("over", "gpu-1", kShareC, "1Gi");
+  const std::string error = preparer_->PrepareClaims({over}, {})[over.uid].error;
+  EXPECT_THAT(error, HasSubstr("alice"));
+  EXPECT_THAT(error, HasSubstr("only 512Mi of 39.5Gi left"));
+}
+
+TEST_F(SharedGpuPreparerTest, ALostShareReservationIsPutBack) {
+  const ClaimRef a = Share("a", "gpu-2", kShareA, "10Gi");
+  const ClaimRef b = Share("b", "gpu-2", kShareB, "10Gi");
+  ASSERT_EQ(preparer_->PrepareClaims({a, b}, {})[b.uid].error, "");
+  ASSERT_TRUE(store::ReleaseClaim(*store_, a.uid, clock_.Now()).ok());
+  std::vector<LostReservation> lost = preparer_->ReassertReservations();
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].claim.uid, a.uid);
+  EXPECT_THAT(lost[0].restored, ElementsAre(2));
+  std::vector<Reservation> held = Reservations();
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_TRUE(preparer_->ReassertReservations().empty());
+}
+
+TEST_F(ClaimPreparerTest, AShareOnANodeThatDoesNotShareIsRefused) {
+  const ClaimRef a = testing::CreateAllocatedShareClaim(*client_, "ml", "a",
+                                                        {{"gpu-0", kShareA, "10Gi"}}, "node-a")
+                         .value();
+  EXPECT_THAT(preparer_->PrepareClaims({a}, {})[a.uid].error,
+              HasSubstr("which this node does not share"));
+  EXPECT_TRUE(Reservations().empty());
 }
 
 }  // namespace
