@@ -68,6 +68,47 @@ std::vector<std::string> ShareEnv(const CheckpointDevice& d, uint64_t total) {
   return env;
 }
 
+// OK unless `a`'s device has a NoSchedule or NoExecute taint its allocation
+// does not tolerate.
+absl::Status RefuseTaints(const std::string& id, const AllocatedDevice& a,
+                          const NodeDevices& node) {
+  auto t = node.taints.find(a.device);
+  if (t == node.taints.end()) return absl::OkStatus();
+  for (const Taint& taint : t->second) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    const bool tolerated = std::any_of(
+        a.tolerations.begin(), a.tolerations.end(),
+        [&](const auto& tol) { return Tolerates(tol, taint.key, taint.value, taint.effect); });
+    if (tolerated) continue;
+    return absl::FailedPreconditionError(
+        StrCat(id, ": ", a.device, " on node ", node.pool.pool, " is tainted ", taint.key,
+               taint.value.empty() ? "" : "=" + taint.value, ":", taint.effect,
+               taint.time_added.empty() ? "" : " since " + taint.time_added,
+               " (the GPU reported a fault); delete the pod so it is scheduled on a healthy GPU"));
+  }
+  return absl::OkStatus();
+}
+
+// OK unless `a`'s device is prepared whole for another claim than `uid`,
+// or whole now beside another's: shares of one GPU sit side by side, and
+// the host store checks that they fit (saying who holds what when not).
+absl::Status RefuseTwice(const std::string& id, const std::string& uid, const AllocatedDevice& a,
+                         const std::string& pool,
+                         const std::map<std::string, CheckpointClaim>& claims) {
+  if (a.admin_access || !a.share_id.empty()) return absl::OkStatus();
+  for (const auto& [other_uid, other] : claims) {
+    if (other_uid == uid) continue;
+    for (const CheckpointDevice& d : other.devices) {
+      if (d.device != a.device || !d.share_id.empty()) continue;
+      return absl::FailedPreconditionError(
+          StrCat(id, ": ", a.device, " on node ", pool, " is already prepared for claim ",
+                 other.namespace_name, "/", other.name,
+                 "; the scheduler allocated it twice: delete this pod so it is scheduled again"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string DeviceList(const dra::DevicePool& pool) {
   std::string names;
   for (const dra::Device& d : pool.devices) names += StrCat(names.empty() ? "" : ", ", d.name);
@@ -207,20 +248,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
           "); the node changed after scheduling: delete the pod "
           "so it is scheduled again"));
     }
-    if (auto t = node.taints.find(a.device); t != node.taints.end()) {
-      for (const Taint& taint : t->second) {
-        if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-        const bool tolerated = std::any_of(
-            a.tolerations.begin(), a.tolerations.end(),
-            [&](const auto& tol) { return Tolerates(tol, taint.key, taint.value, taint.effect); });
-        if (tolerated) continue;
-        return absl::FailedPreconditionError(StrCat(
-            id, ": ", a.device, " on node ", pool, " is tainted ", taint.key,
-            taint.value.empty() ? "" : "=" + taint.value, ":", taint.effect,
-            taint.time_added.empty() ? "" : " since " + taint.time_added,
-            " (the GPU reported a fault); delete the pod so it is scheduled on a healthy GPU"));
-      }
-    }
+    RETURN_IF_ERROR(RefuseTaints(id, a, node));
     const bool share = !a.share_id.empty();
     auto shared = node.shared.find(a.device);
     if (share && (shared == node.shared.end() || a.memory == 0)) {
@@ -229,18 +257,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
                  a.memory == 0 ? ", which consumes no memory" : ", which this node does not share",
                  "; delete the pod so it is scheduled again"));
     }
-    for (const auto& [other_uid, other] : checkpoint_.claims()) {
-      if (other_uid == ref.uid || a.admin_access) continue;
-      for (const CheckpointDevice& d : other.devices) {
-        // Shares of one GPU sit side by side; the host store checks that
-        // they fit, and says who holds what when they do not.
-        if (d.device != a.device || share || !d.share_id.empty()) continue;
-        return absl::FailedPreconditionError(
-            StrCat(id, ": ", a.device, " on node ", pool, " is already prepared for claim ",
-                   other.namespace_name, "/", other.name,
-                   "; the scheduler allocated it twice: delete this pod so it is scheduled again"));
-      }
-    }
+    RETURN_IF_ERROR(RefuseTwice(id, ref.uid, a, pool, checkpoint_.claims()));
     record.devices.push_back(
         {.requests = a.requests,
          .pool = pool,
