@@ -109,6 +109,29 @@ absl::Status RefuseTwice(const std::string& id, const std::string& uid, const Al
   return absl::OkStatus();
 }
 
+// Whether a share of this isolation runs under its GPU's MPS daemon.
+bool UsesMps(const CheckpointDevice& d) {
+  return !d.share_id.empty() && (d.isolation == "mps" || d.isolation == "mps-dmem");
+}
+
+// The MPS shares of the claims prepared to completion.
+std::vector<mps::MpsShare> LiveMpsShares(const std::map<std::string, CheckpointClaim>& claims,
+                                         const NodeDevices& node) {
+  std::vector<mps::MpsShare> live;
+  for (const auto& [uid, claim] : claims) {
+    if (claim.state != PrepareState::kCompleted) continue;
+    for (const CheckpointDevice& d : claim.devices) {
+      const dra::Device* device = FindDevice(node.pool, d.device);
+      if (!UsesMps(d) || device == nullptr) continue;
+      live.push_back({.gpu_uuid = device->StringAttribute("uuid"),
+                      .share_id = d.share_id,
+                      .share_bytes = d.memory,
+                      .shareable_bytes = d.shareable});
+    }
+  }
+  return live;
+}
+
 std::string DeviceList(const dra::DevicePool& pool) {
   std::string names;
   for (const dra::Device& d : pool.devices) names += StrCat(names.empty() ? "" : ", ", d.name);
@@ -316,6 +339,7 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
     if (!d.share_id.empty()) {
       auto shared = node.shared.find(d.device);
       cdi.env = ShareEnv(d, shared == node.shared.end() ? 0 : shared->second.total);
+      RETURN_IF_ERROR(AddMps(d, *device, cdi));
     }
     input.devices.push_back(std::move(cdi));
     uuids.push_back(device->StringAttribute("uuid"));
@@ -325,6 +349,38 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
     input.driver_files = FindDriverFiles(options_.driver_root);
   }
   return WriteCdiSpec(options_.cdi_dir, claim.uid, ClaimCdiSpec(input));
+}
+
+absl::Status ClaimPreparer::AddMps(const CheckpointDevice& d, const dra::Device& device,
+                                   CdiDevice& cdi) {
+  if (!UsesMps(d)) return absl::OkStatus();
+  const std::string uuid = device.StringAttribute("uuid");
+  if (options_.mps == nullptr) {
+    return absl::FailedPreconditionError(StrCat("share ", d.share_id, " of ", d.device,
+                                                " needs MPS, and this node runs no MPS daemons"));
+  }
+  // The same share again (a retried prepare, a restart) gets the same answer.
+  ASSIGN_OR_RETURN(std::vector<mps::EnvVar> env,
+                   options_.mps->Acquire({.gpu_uuid = uuid,
+                                          .share_id = d.share_id,
+                                          .share_bytes = d.memory,
+                                          .shareable_bytes = d.shareable}));
+  for (const mps::EnvVar& e : env) cdi.env.push_back(StrCat(e.name, "=", e.value));
+  // The container reaches the daemon through its pipe directory.
+  cdi.mounts.push_back(options_.mps->PipeDir(uuid));
+  return absl::OkStatus();
+}
+
+absl::Status ClaimPreparer::ReleaseMpsLocked(const std::string& uid) {
+  const CheckpointClaim* claim = checkpoint_.Find(uid);
+  if (claim == nullptr || options_.mps == nullptr) return absl::OkStatus();
+  for (const CheckpointDevice& d : claim->devices) {
+    if (!UsesMps(d)) continue;
+    absl::Status s = options_.mps->Release(d.share_id);
+    // Never acquired (a prepare that failed first), or released already.
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::string>> ClaimPreparer::MigNodes(
@@ -370,11 +426,13 @@ absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
   // step is idempotent, so the kubelet's retry of a failed unprepare (or the
   // next prepare or start) finishes what failed here.
   absl::Status spec = RemoveCdiSpec(options_.cdi_dir, uid);
+  // Before the record goes: it says which shares the claim held.
+  absl::Status mps = ReleaseMpsLocked(uid);
   absl::Status reservation = store::ReleaseClaim(store_, uid, clock_.Now());
-  absl::Status record = checkpoint_.Remove(uid);
+  absl::Status record = mps.ok() ? checkpoint_.Remove(uid) : absl::OkStatus();
   std::vector<std::string> failed;
   absl::StatusCode code = absl::StatusCode::kOk;
-  for (const absl::Status* s : {&spec, &reservation, &record}) {
+  for (const absl::Status* s : {&spec, &mps, &reservation, &record}) {
     if (s->ok()) continue;
     if (code == absl::StatusCode::kOk) code = s->code();
     failed.emplace_back(s->message());
@@ -408,6 +466,13 @@ std::vector<std::string> ClaimPreparer::Restore() {
   std::vector<std::string> problems = SweepTempFiles(options_.cdi_dir, IsCdiSpecFileName);
   const NodeDevices node = devices_();
   const std::map<std::string, CheckpointClaim> claims = checkpoint_.claims();
+  if (options_.mps != nullptr) {
+    // A daemon killed with shares prepared: their MPS daemons are adopted,
+    // those of shares it never completed (or of none) stopped and removed.
+    if (absl::Status s = options_.mps->Recover(LiveMpsShares(claims, node)); !s.ok()) {
+      problems.push_back(StrCat("MPS daemons: ", s.message()));
+    }
+  }
   for (const auto& [uid, claim] : claims) {
     absl::Status s =
         claim.state == PrepareState::kCompleted ? WriteSpec(claim, node) : RollBackLocked(uid);

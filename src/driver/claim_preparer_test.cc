@@ -19,8 +19,10 @@
 #include "driver/testing/cdi_schema.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/linux_process_table.h"
 #include "host/testing/fake_clock.h"
 #include "kubesim/testing/test_api_server.h"
+#include "mps/mps_daemons.h"
 #include "store/claim_reservations.h"
 #include "store/sqlite_state_store.h"
 
@@ -787,6 +789,111 @@ TEST_F(ClaimPreparerTest, AShareOnANodeThatDoesNotShareIsRefused) {
   EXPECT_THAT(preparer_->PrepareClaims({a}, {})[a.uid].error,
               HasSubstr("which this node does not share"));
   EXPECT_TRUE(Reservations().empty());
+}
+
+// Shares under MPS: the stand-in nvidia-cuda-mps-control (tests/fake_mps)
+// under the driver root makes the GPUs' isolation "mps".
+class MpsSharePreparerTest : public SharedGpuPreparerTest {
+ protected:
+  void SetUp() override {
+    SharedGpuPreparerTest::SetUp();
+    char state[] = "/tmp/mpsdrvXXXXXX";  // short: MPS sockets live below it
+    ASSERT_NE(mkdtemp(state), nullptr);
+    mps_state_ = state;
+    std::vector<GpuInfo> gpus;
+    for (int i = 0; i < 4; ++i) gpus.push_back(TestGpu(i));
+    const SharingOptions sharing{.enabled = true, .driver_root = FAKE_MPS_DRIVER_ROOT};
+    node_ = NodeDevices{.pool = dra::BuildDevicePool(gpus, "node-a", PoolOptionsFor(sharing))};
+    ApplySharing(node_, gpus, {}, sharing);
+    mps_ = NewDaemons();
+    PreparerOptions options = Options();
+    options.mps = mps_.get();
+    MakePreparer(options);
+  }
+  void TearDown() override {
+    // Nothing is left running, whatever the test did.
+    NewDaemons()->Recover({}).IgnoreError();
+    fs::remove_all(mps_state_);
+    SharedGpuPreparerTest::TearDown();
+  }
+  std::unique_ptr<mps::MpsDaemons> NewDaemons() {
+    return std::make_unique<mps::MpsDaemons>(
+        mps::MpsOptions{.driver_root = FAKE_MPS_DRIVER_ROOT, .state_dir = mps_state_ + "/s"},
+        processes_, RealClock());
+  }
+  std::string mps_state_;
+  host::LinuxProcessTable processes_;
+  std::unique_ptr<mps::MpsDaemons> mps_;
+};
+
+TEST_F(MpsSharePreparerTest, TheFirstShareStartsTheGpusDaemonTheLastStopsIt) {
+  EXPECT_EQ(node_.pool.devices[0].StringAttribute(dra::kMemoryIsolationAttribute), "mps");
+  const ClaimRef a = Share("a", "gpu-0", kShareA, "10Gi");
+  const ClaimRef b = Share("b", "gpu-0", kShareB, "20Gi");
+  ASSERT_EQ(preparer_->PrepareClaims({a}, {})[a.uid].error, "");
+  const std::optional<int64_t> pid = mps_->DaemonPid("GPU-00000000");
+  ASSERT_TRUE(pid.has_value());
+  ASSERT_EQ(preparer_->PrepareClaims({b}, {})[b.uid].error, "");
+  EXPECT_EQ(mps_->DaemonPid("GPU-00000000"), pid);  // one daemon per GPU
+  EXPECT_THAT(mps_->Shares("GPU-00000000"), ElementsAre(kShareA, kShareB));
+
+  // Each share's limits, in its own CDI device.
+  const std::string pipe = mps_->PipeDir("GPU-00000000");
+  const json edits_a = Spec(a.uid)["devices"][0]["containerEdits"];
+  EXPECT_EQ(edits_a["env"],
+            json({"CANHAZGPU_GPU_MEM=10737418240", "CANHAZGPU_GPU_MEM_TOTAL=42949672960",
+                  "CANHAZGPU_MEMORY_ISOLATION=mps", "CUDA_MPS_PIPE_DIRECTORY=" + pipe,
+                  "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-00000000=10240M",
+                  "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=26"}));
+  EXPECT_EQ(edits_a["mounts"][0]["hostPath"], pipe);
+  const json env_b = Spec(b.uid)["devices"][0]["containerEdits"]["env"];
+  EXPECT_THAT(env_b.dump(), HasSubstr("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-00000000=20480M"));
+  EXPECT_THAT(env_b.dump(), HasSubstr("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=51"));
+
+  EXPECT_EQ(preparer_->UnprepareClaims({a}, {})[a.uid], "");
+  EXPECT_EQ(mps_->DaemonPid("GPU-00000000"), pid);  // b still has it
+  EXPECT_EQ(preparer_->UnprepareClaims({b}, {})[b.uid], "");
+  EXPECT_EQ(mps_->DaemonPid("GPU-00000000"), std::nullopt);
+  EXPECT_FALSE(fs::exists(pipe));
+}
+
+TEST_F(MpsSharePreparerTest, ARestartedDaemonAdoptsTheLiveSharesAndDropsTheHalfDone) {
+  const ClaimRef a = Share("a", "gpu-1", kShareA, "10Gi");
+  ASSERT_EQ(preparer_->PrepareClaims({a}, {})[a.uid].error, "");
+  const std::optional<int64_t> pid = mps_->DaemonPid("GPU-00000001");
+  ASSERT_TRUE(pid.has_value());
+  // A share whose prepare never completed (killed before PrepareCompleted),
+  // and the MPS share a killed daemon had acquired for it.
+  CheckpointClaim half{.uid = "half-uid", .namespace_name = "ml", .name = "half"};
+  half.devices.push_back({.requests = {"gpu"},
+                          .pool = "node-a",
+                          .device = "gpu-2",
+                          .gpu = 2,
+                          .share_id = kShareC,
+                          .memory = uint64_t{1} << 30,
+                          .shareable = uint64_t{40448} << 20,
+                          .isolation = "mps"});
+  ASSERT_TRUE(checkpoint_->Put(half).ok());
+  ASSERT_TRUE(mps_->Acquire({.gpu_uuid = "GPU-00000002",
+                             .share_id = kShareC,
+                             .share_bytes = uint64_t{1} << 30,
+                             .shareable_bytes = uint64_t{40448} << 20})
+                  .ok());
+  ASSERT_TRUE(mps_->DaemonPid("GPU-00000002").has_value());
+
+  // The node daemon starts again: new MPS daemons object, new preparer.
+  mps_ = NewDaemons();
+  PreparerOptions options = Options();
+  options.mps = mps_.get();
+  MakePreparer(options);
+  EXPECT_THAT(preparer_->Restore(), ::testing::IsEmpty());
+  EXPECT_EQ(mps_->DaemonPid("GPU-00000001"), pid);  // adopted, still serving
+  EXPECT_EQ(mps_->DaemonPid("GPU-00000002"), std::nullopt);
+  EXPECT_EQ(checkpoint_->Find("half-uid"), nullptr);
+  EXPECT_THAT(Spec(a.uid)["devices"][0]["containerEdits"]["env"].dump(),
+              HasSubstr("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-00000001=10240M"));
+  EXPECT_EQ(preparer_->UnprepareClaims({a}, {})[a.uid], "");
+  EXPECT_EQ(mps_->DaemonPid("GPU-00000001"), std::nullopt);
 }
 
 }  // namespace
