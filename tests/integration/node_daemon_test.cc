@@ -382,6 +382,10 @@ TEST(NodeDaemonFlagsTest, BadCacheFlagsAreOneLineUsageErrors) {
        "invalid value 'many' for --kube-api-burst: expected an integer from 1 to 100000"},
       {{"--provider", "intel"},
        "invalid value 'intel' for --provider: expected nvidia, amd or fake"},
+      {{"--gpu-sharing", "mps"}, "invalid value 'mps' for --gpu-sharing: expected none or memory"},
+      {{"--gpu-reserved-memory", "lots"},
+       "--gpu-reserved-memory: expected a byte count such as 512Mi or 1Gi, got 'lots'"},
+      {{"--gpu-reserved-memory", "-1Gi"}, "--gpu-reserved-memory: expected a byte count"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {K8SHAZGPU_NODE_BINARY, "--node-name", "n"};
