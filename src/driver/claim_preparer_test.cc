@@ -782,6 +782,15 @@ TEST_F(SharedGpuPreparerTest, ALostShareReservationIsPutBack) {
   EXPECT_TRUE(preparer_->ReassertReservations().empty());
 }
 
+TEST_F(SharedGpuPreparerTest, AFaultOnAGpuRefusesEveryShareOfIt) {
+  node_.taints["gpu-3"] = {{.key = "gpu.canhazgpu.dev/xid", .value = "79", .effect = "NoExecute"}};
+  for (const char* share : {kShareA, kShareB}) {
+    const ClaimRef c = Share(std::string("c") + share[1], "gpu-3", share, "1Gi");
+    EXPECT_THAT(preparer_->PrepareClaims({c}, {})[c.uid].error, HasSubstr("is tainted"));
+  }
+  EXPECT_TRUE(Reservations().empty());
+}
+
 TEST_F(ClaimPreparerTest, AShareOnANodeThatDoesNotShareIsRefused) {
   const ClaimRef a = testing::CreateAllocatedShareClaim(*client_, "ml", "a",
                                                         {{"gpu-0", kShareA, "10Gi"}}, "node-a")
