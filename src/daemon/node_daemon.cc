@@ -87,6 +87,27 @@ class MeteredNodeService : public driver::NodeService {
   const Clock& clock_;
 };
 
+// The MPS daemons of a node that shares GPUs (docs/sharing.md): under the
+// host's driver root, their state beside the host store's file.
+std::unique_ptr<mps::MpsDaemons> NewMpsDaemons(const NodeDaemonOptions& options,
+                                               const driver::NodeParts& parts) {
+  mps::MpsOptions mps{.driver_root = parts.sharing.driver_root, .state_dir = options.mps_state_dir};
+  if (mps.state_dir.empty()) {
+    const size_t slash = options.state_path.rfind('/');
+    mps.state_dir =
+        StrCat(slash == std::string::npos ? "." : options.state_path.substr(0, slash), "/mps");
+  }
+  // In the node's container the host's driver is not at /: the control
+  // program needs its libraries.
+  if (mps.driver_root != "/" && !mps.driver_root.empty()) {
+    const std::string& root = mps.driver_root;
+    mps.extra_env.push_back(
+        {"LD_LIBRARY_PATH", StrCat(root, "/usr/lib/x86_64-linux-gnu:", root,
+                                   "/usr/lib/aarch64-linux-gnu:", root, "/usr/lib64")});
+  }
+  return std::make_unique<mps::MpsDaemons>(std::move(mps), parts.processes, RealClock());
+}
+
 }  // namespace
 
 NodeDaemon::NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube::Client& client,
@@ -163,12 +184,14 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
     d->devices_ = std::move(view->devices);
   }
 
+  if (parts.sharing.enabled) d->mps_ = NewMpsDaemons(d->options_, parts);
   d->preparer_ = std::make_unique<driver::ClaimPreparer>(
       driver::PreparerOptions{.driver = kubeletplugin::kDriverName,
                               .cdi_dir = d->options_.cdi_dir,
                               .toolkit_spec_dirs = d->options_.toolkit_spec_dirs,
                               .driver_root = d->options_.driver_root,
                               .mig_minors_path = d->options_.mig_minors_path,
+                              .mps = d->mps_.get(),
                               .before_prepare_completed = d->options_.before_prepare_completed},
       d->claims_, [raw = d.get()] { return raw->Devices(); }, parts.store, *d->checkpoint_, clock);
   for (const std::string& problem : d->preparer_->Restore()) d->options_.log.Warning(problem);
@@ -244,6 +267,12 @@ void NodeDaemon::ReassertReservations(bool resync) {
 void NodeDaemon::SyncSlices(bool verify) {
   // The store first agrees with the checkpoint, so that the slices follow.
   ReassertReservations(/*resync=*/verify);
+  // A shared GPU's MPS daemon that died is started again at the resync.
+  if (verify && mps_) {
+    if (absl::Status s = mps_->Check(); !s.ok()) {
+      options_.log.Warning(StrCat("MPS daemons: ", s.message()));
+    }
+  }
   std::string uid;
   {
     MutexLock lock(mu_);

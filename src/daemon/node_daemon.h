@@ -37,6 +37,7 @@
 #include "kube/events.h"
 #include "kubeletplugin/plugin_server.h"
 #include "metrics/registry.h"
+#include "mps/mps_daemons.h"
 
 namespace canhazgpu::daemon {
 
@@ -49,6 +50,10 @@ struct NodeDaemonOptions {
   std::string mig_minors_path = host::kMigMinorsPath;
   std::vector<std::string> toolkit_spec_dirs = {"/etc/cdi", "/var/run/cdi"};
   std::string boot_id;
+  // Where the MPS daemons of shared GPUs keep their pipe and log directories
+  // and share records (--gpu-sharing=memory); keep it short, MPS puts unix
+  // sockets below it. Empty: beside state_path, in "mps".
+  std::string mps_state_dir;
   std::chrono::milliseconds resync = std::chrono::seconds(30);
   // Test-only (PreparerOptions::before_prepare_completed).
   std::function<void()> before_prepare_completed;
@@ -111,6 +116,7 @@ class NodeDaemon {
   std::optional<kube::NodeGpuStatus> pending_status_;
   MonoTime status_written_at_{};
   driver::HealthBoard health_board_;
+  std::unique_ptr<mps::MpsDaemons> mps_;  // when the node shares GPUs
   std::unique_ptr<driver::ClaimPreparer> preparer_;
   std::unique_ptr<driver::NodeService> metered_;  // the preparer, counted and timed
   std::unique_ptr<kubeletplugin::PluginServer> plugin_;

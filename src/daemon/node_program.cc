@@ -117,7 +117,8 @@ absl::Status NodeProgram::Parts::StartGpus() {
                                .store = *store,
                                .processes = processes,
                                .health = health.get(),
-                               .threshold_bytes = 1024 * kMiB};
+                               .threshold_bytes = 1024 * kMiB,
+                               .sharing = settings.sharing};
   absl::StatusOr<std::unique_ptr<NodeDaemon>> started =
       NodeDaemon::Start(std::move(options), std::move(node_parts), *client, RealClock());
   if (!started.ok()) return started.status();

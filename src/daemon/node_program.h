@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "driver/shared_gpus.h"
 
 namespace canhazgpu::daemon {
 
@@ -42,6 +43,7 @@ struct NodeProgramSettings {
   std::string cdi_dir;
   std::string driver_root;
   std::string mig_minors_path;
+  driver::SharingOptions sharing;  // --gpu-sharing, --gpu-reserved-memory
   std::string http_host;
   int http_port = 8081;
   Duration resync = std::chrono::seconds(30);

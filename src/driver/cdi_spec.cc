@@ -55,6 +55,10 @@ std::string CdiDeviceId(const std::string& claim_uid, const std::string& device)
   return StrCat(kCdiVendor, "/", kCdiClass, "=", claim_uid, "-", device);
 }
 
+std::string CdiShareName(const std::string& device, const std::string& share_id) {
+  return share_id.empty() ? device : StrCat(device, "-share-", share_id);
+}
+
 std::string CdiSpecFileName(const std::string& claim_uid) {
   std::string id = claim_uid;
   std::replace(id.begin(), id.end(), '/', '_');
@@ -120,8 +124,14 @@ json ClaimCdiSpec(const ClaimCdiInput& input) {
   for (const CdiDevice& d : input.devices) {
     json nodes = {{{"path", StrCat("/dev/nvidia", d.gpu_minor)}}};
     for (const std::string& extra : d.extra_device_nodes) nodes.push_back({{"path", extra}});
-    devices.push_back({{"name", StrCat(input.claim_uid, "-", d.name)},
-                       {"containerEdits", {{"deviceNodes", nodes}}}});
+    json edits = {{"deviceNodes", nodes}};
+    if (!d.env.empty()) edits["env"] = d.env;
+    for (const std::string& dir : d.mounts) {
+      edits["mounts"].push_back({{"hostPath", dir},
+                                 {"containerPath", dir},
+                                 {"options", {"rw", "nosuid", "nodev", "bind"}}});
+    }
+    devices.push_back({{"name", StrCat(input.claim_uid, "-", d.name)}, {"containerEdits", edits}});
   }
   for (const RequestEnvironment& r : RequestEnvironments(input.devices)) {
     devices.push_back({{"name", RequestEnvDeviceName(input.claim_uid, r.request)},

@@ -42,6 +42,11 @@ struct CdiDevice {
   // The claim's requests it serves, as allocated ("gpu", "gpu/small"); empty
   // for a device that serves the whole claim.
   std::vector<std::string> requests;
+  // A share of the GPU (name is then CdiShareName's): the environment its
+  // containers get (CANHAZGPU_GPU_MEM..., MPS's) and directories bound in
+  // read-write (the GPU's MPS pipe directory).
+  std::vector<std::string> env;
+  std::vector<std::string> mounts;
 };
 
 // The driver's user-space files a container needs when the node has no
@@ -61,6 +66,10 @@ struct ClaimCdiInput {
 
 // "k8s.gpu.canhazgpu.dev/claim=<uid>-gpu-3"
 std::string CdiDeviceId(const std::string& claim_uid, const std::string& device);
+
+// The CDI device name of a device, or of one share of it: "gpu-3", or
+// "gpu-3-share-<shareID>" (a claim may hold two shares of one GPU).
+std::string CdiShareName(const std::string& device, const std::string& share_id);
 
 // The request a container's resources.claims[].request names for an
 // allocated request: "gpu" for the subrequest "gpu/small" of a

@@ -59,6 +59,12 @@ json DeviceJson(const CheckpointDevice& d) {
   j["device"] = d.device;
   j["gpu"] = d.gpu;
   j["cdiDeviceIds"] = Strings(d.cdi_device_ids);
+  if (!d.share_id.empty()) {
+    j["shareID"] = d.share_id;
+    j["memory"] = d.memory;
+    j["shareable"] = d.shareable;
+    j["isolation"] = d.isolation;
+  }
   return j;
 }
 
@@ -92,6 +98,12 @@ std::optional<CheckpointDevice> ParseDevice(json rest) {
   if (!rest.is_object() || !Take(rest, "requests", d.requests) || !Take(rest, "pool", d.pool) ||
       !Take(rest, "device", d.device) || !Take(rest, "gpu", d.gpu) ||
       !Take(rest, "cdiDeviceIds", d.cdi_device_ids)) {
+    return std::nullopt;
+  }
+  // A share's fields: absent for a whole device and from older daemons.
+  if (rest.contains("shareID") &&
+      (!Take(rest, "shareID", d.share_id) || !Take(rest, "memory", d.memory) ||
+       !Take(rest, "shareable", d.shareable) || !Take(rest, "isolation", d.isolation))) {
     return std::nullopt;
   }
   d.unknown = std::move(rest);

@@ -11,6 +11,7 @@
 // driver holds its lock around it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,13 @@ struct CheckpointDevice {
   std::string device;  // the ResourceSlice device name
   int gpu = -1;        // the host GPU index (the parent's, for MIG)
   std::vector<std::string> cdi_device_ids;
+  // A share of the GPU's memory (consumable capacity): the allocation's
+  // shareID, its bytes, the GPU's shareable bytes and the memoryIsolation it
+  // was prepared with; empty and 0 for a whole device.
+  std::string share_id;
+  uint64_t memory = 0;
+  uint64_t shareable = 0;
+  std::string isolation;
   nlohmann::json unknown = nlohmann::json::object();  // fields of newer daemons
 };
 

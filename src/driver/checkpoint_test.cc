@@ -112,6 +112,29 @@ TEST_F(CheckpointTest, TheReservationsUserAndPodAreKeptAndOptional) {
   EXPECT_TRUE(again.Find("u1")->unknown.empty());
 }
 
+TEST_F(CheckpointTest, ASharesIdMemoryAndIsolationAreKept) {
+  Checkpoint c = Load();
+  CheckpointClaim claim = Claim("u1", PrepareState::kCompleted);
+  ASSERT_FALSE(claim.devices.empty());
+  claim.devices[0].share_id = "0b0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+  claim.devices[0].memory = uint64_t{10} << 30;
+  claim.devices[0].shareable = uint64_t{79} << 30;
+  claim.devices[0].isolation = "mps";
+  ASSERT_TRUE(c.Put(claim).ok());
+  ASSERT_TRUE(c.Put(Claim("u2", PrepareState::kCompleted)).ok());
+  Checkpoint again = Load();
+  EXPECT_EQ(note_, "");
+  const CheckpointDevice& d = again.Find("u1")->devices[0];
+  EXPECT_EQ(d.share_id, "0b0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10");
+  EXPECT_EQ(d.memory, uint64_t{10} << 30);
+  EXPECT_EQ(d.shareable, uint64_t{79} << 30);
+  EXPECT_EQ(d.isolation, "mps");
+  EXPECT_TRUE(d.unknown.empty());
+  // A whole device writes none of them.
+  EXPECT_FALSE(json::parse(Text())["claims"]["u2"]["devices"][0].contains("shareID"));
+  EXPECT_EQ(again.Find("u2")->devices[0].share_id, "");
+}
+
 TEST_F(CheckpointTest, FieldsOfANewerDaemonAreKept) {
   CheckpointClaim claim = Claim("u1", PrepareState::kCompleted);
   claim.unknown = {{"sharing", {{"mps", true}}}};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/quantity.h"
 #include "core/strings.h"
 
 namespace canhazgpu::driver {
@@ -52,10 +53,22 @@ absl::StatusOr<ClaimAllocation> OurAllocation(const kube::ResourceClaim& claim,
       same->tolerations.insert(same->tolerations.end(), r.tolerations.begin(), r.tolerations.end());
       continue;
     }
+    uint64_t memory = 0;
+    if (auto consumed = r.consumed_capacity.find("memory");
+        !r.share_id.empty() && consumed != r.consumed_capacity.end()) {
+      absl::StatusOr<int64_t> bytes = QuantityValue(consumed->second);
+      if (!bytes.ok() || *bytes <= 0) {
+        return absl::FailedPreconditionError(StrCat(
+            id, ": share ", r.share_id, " of ", r.device, " consumes memory '", consumed->second,
+            "', not a byte count; delete the pod so it is scheduled again"));
+      }
+      memory = static_cast<uint64_t>(*bytes);
+    }
     out.devices.push_back({.device = r.device,
                            .requests = {r.request},
                            .admin_access = r.admin_access.value_or(false),
                            .share_id = r.share_id,
+                           .memory = memory,
                            .tolerations = r.tolerations});
   }
   if (out.devices.empty()) {

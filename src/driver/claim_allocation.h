@@ -5,6 +5,7 @@
 // event). Pure; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct AllocatedDevice {
   std::vector<std::string> requests;  // the results' request names ("gpu", "gpu/small")
   bool admin_access = false;          // monitoring access: shares the device
   std::string share_id;               // consumable capacity (1.35+)
+  uint64_t memory = 0;                // its consumedCapacity memory, bytes (a share)
   // The taints the scheduler let this allocation tolerate.
   std::vector<kube::DeviceToleration> tolerations;
 };
@@ -38,7 +40,8 @@ bool Tolerates(const kube::DeviceToleration& toleration, const std::string& key,
 // Our part of `claim`, which the kubelet asked for by `uid`: the results of
 // `driver` in `pool`. FailedPrecondition when the claim was replaced (another
 // uid), is not allocated, has no device of ours, or was allocated a device of
-// ours in another node's pool.
+// ours in another node's pool, or a share whose consumedCapacity memory is
+// not a byte count.
 absl::StatusOr<ClaimAllocation> OurAllocation(const kube::ResourceClaim& claim,
                                               const std::string& uid, const std::string& driver,
                                               const std::string& pool);

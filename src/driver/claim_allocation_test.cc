@@ -60,6 +60,27 @@ TEST(ClaimAllocationTest, EachRefusalSaysWhatToDo) {
               HasSubstr("was allocated gpu-3 of pool node-b, but this node is node-a"));
 }
 
+TEST(ClaimAllocationTest, ASharesIdAndConsumedMemory) {
+  json a = Result("gpu", "gpu-0");
+  a["shareID"] = "0b0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+  a["consumedCapacity"] = {{"memory", "10Gi"}};
+  json b = Result("gpu", "gpu-0");
+  b["shareID"] = "1b0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+  b["consumedCapacity"] = {{"memory", "512Mi"}};
+  absl::StatusOr<ClaimAllocation> got =
+      OurAllocation(Claim({a, b, Result("gpu", "gpu-1")}), "uid-1", "gpu.canhazgpu.dev", "node-a");
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->devices.size(), 3u);  // two shares of one GPU stay two
+  EXPECT_EQ(got->devices[0].share_id, "0b0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10");
+  EXPECT_EQ(got->devices[0].memory, uint64_t{10} << 30);
+  EXPECT_EQ(got->devices[1].memory, uint64_t{512} << 20);
+  EXPECT_EQ(got->devices[2].share_id, "");
+  EXPECT_EQ(got->devices[2].memory, 0u);
+  a["consumedCapacity"] = {{"memory", "lots"}};
+  EXPECT_THAT(OurAllocation(Claim({a}), "uid-1", "gpu.canhazgpu.dev", "node-a").status().message(),
+              HasSubstr("not a byte count"));
+}
+
 TEST(ClaimAllocationTest, TolerationsFollowKubernetesRules) {
   auto tol = [](std::string key, std::string op, std::string value, std::string effect) {
     kube::DeviceToleration t;

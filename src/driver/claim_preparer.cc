@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -41,6 +42,96 @@ absl::Status SameClaim(const ClaimRef& ref, const std::string& namespace_name,
              " on this node; a request must name the claim its uid belongs to"));
 }
 
+// What the claim holds in the host store: each GPU whole once (a MIG
+// instance holds its GPU), each share by its id.
+std::vector<store::ClaimGpu> ClaimGpusOf(const CheckpointClaim& claim) {
+  std::vector<store::ClaimGpu> out;
+  std::set<int> whole;
+  for (const CheckpointDevice& d : claim.devices) {
+    if (!d.share_id.empty()) {
+      out.push_back(
+          {.gpu = d.gpu, .memory = d.memory, .share = d.share_id, .shareable = d.shareable});
+    } else if (whole.insert(d.gpu).second) {
+      out.push_back({.gpu = d.gpu});
+    }
+  }
+  return out;
+}
+
+// The environment of a share's containers (docs/sharing.md): its memory,
+// the GPU's and the isolation it gets, so that a program (vLLM) can size
+// itself and nobody reads more into a share than there is.
+std::vector<std::string> ShareEnv(const CheckpointDevice& d, uint64_t total) {
+  std::vector<std::string> env = {StrCat("CANHAZGPU_GPU_MEM=", d.memory)};
+  if (total > 0) env.push_back(StrCat("CANHAZGPU_GPU_MEM_TOTAL=", total));
+  env.push_back(StrCat("CANHAZGPU_MEMORY_ISOLATION=", d.isolation.empty() ? "none" : d.isolation));
+  return env;
+}
+
+// OK unless `a`'s device has a NoSchedule or NoExecute taint its allocation
+// does not tolerate.
+absl::Status RefuseTaints(const std::string& id, const AllocatedDevice& a,
+                          const NodeDevices& node) {
+  auto t = node.taints.find(a.device);
+  if (t == node.taints.end()) return absl::OkStatus();
+  for (const Taint& taint : t->second) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    const bool tolerated = std::any_of(
+        a.tolerations.begin(), a.tolerations.end(),
+        [&](const auto& tol) { return Tolerates(tol, taint.key, taint.value, taint.effect); });
+    if (tolerated) continue;
+    return absl::FailedPreconditionError(
+        StrCat(id, ": ", a.device, " on node ", node.pool.pool, " is tainted ", taint.key,
+               taint.value.empty() ? "" : "=" + taint.value, ":", taint.effect,
+               taint.time_added.empty() ? "" : " since " + taint.time_added,
+               " (the GPU reported a fault); delete the pod so it is scheduled on a healthy GPU"));
+  }
+  return absl::OkStatus();
+}
+
+// OK unless `a`'s device is prepared whole for another claim than `uid`,
+// or whole now beside another's: shares of one GPU sit side by side, and
+// the host store checks that they fit (saying who holds what when not).
+absl::Status RefuseTwice(const std::string& id, const std::string& uid, const AllocatedDevice& a,
+                         const std::string& pool,
+                         const std::map<std::string, CheckpointClaim>& claims) {
+  if (a.admin_access || !a.share_id.empty()) return absl::OkStatus();
+  for (const auto& [other_uid, other] : claims) {
+    if (other_uid == uid) continue;
+    for (const CheckpointDevice& d : other.devices) {
+      if (d.device != a.device || !d.share_id.empty()) continue;
+      return absl::FailedPreconditionError(
+          StrCat(id, ": ", a.device, " on node ", pool, " is already prepared for claim ",
+                 other.namespace_name, "/", other.name,
+                 "; the scheduler allocated it twice: delete this pod so it is scheduled again"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Whether a share of this isolation runs under its GPU's MPS daemon.
+bool UsesMps(const CheckpointDevice& d) {
+  return !d.share_id.empty() && (d.isolation == "mps" || d.isolation == "mps-dmem");
+}
+
+// The MPS shares of the claims prepared to completion.
+std::vector<mps::MpsShare> LiveMpsShares(const std::map<std::string, CheckpointClaim>& claims,
+                                         const NodeDevices& node) {
+  std::vector<mps::MpsShare> live;
+  for (const auto& [uid, claim] : claims) {
+    if (claim.state != PrepareState::kCompleted) continue;
+    for (const CheckpointDevice& d : claim.devices) {
+      const dra::Device* device = FindDevice(node.pool, d.device);
+      if (!UsesMps(d) || device == nullptr) continue;
+      live.push_back({.gpu_uuid = device->StringAttribute("uuid"),
+                      .share_id = d.share_id,
+                      .share_bytes = d.memory,
+                      .shareable_bytes = d.shareable});
+    }
+  }
+  return live;
+}
+
 std::string DeviceList(const dra::DevicePool& pool) {
   std::string names;
   for (const dra::Device& d : pool.devices) names += StrCat(names.empty() ? "" : ", ", d.name);
@@ -54,10 +145,12 @@ std::vector<PreparedDevice> PreparedDevicesOf(const CheckpointClaim& claim) {
   for (const CheckpointDevice& d : claim.devices) {
     // As containers name them: the kubelet matches a container's request
     // to these exactly, and a container names "gpu", never "gpu/small".
-    out.push_back({.request_names = BaseRequestNames(d.requests),
-                   .pool = d.pool,
-                   .device = d.device,
-                   .cdi_device_ids = d.cdi_device_ids});
+    out.push_back(
+        {.request_names = BaseRequestNames(d.requests),
+         .pool = d.pool,
+         .device = d.device,
+         .cdi_device_ids = d.cdi_device_ids,
+         .share_id = d.share_id.empty() ? std::nullopt : std::optional<std::string>(d.share_id)});
   }
   return out;
 }
@@ -170,7 +263,6 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
                          .name = ref.name,
                          .user = user,
                          .pod = allocation.pods.empty() ? "" : allocation.pods.front()};
-  std::set<int> gpus;
   for (const AllocatedDevice& a : allocation.devices) {
     const dra::Device* device = FindDevice(node.pool, a.device);
     if (device == nullptr) {
@@ -179,40 +271,32 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
           "); the node changed after scheduling: delete the pod "
           "so it is scheduled again"));
     }
-    if (auto t = node.taints.find(a.device); t != node.taints.end()) {
-      for (const Taint& taint : t->second) {
-        if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-        const bool tolerated = std::any_of(
-            a.tolerations.begin(), a.tolerations.end(),
-            [&](const auto& tol) { return Tolerates(tol, taint.key, taint.value, taint.effect); });
-        if (tolerated) continue;
-        return absl::FailedPreconditionError(StrCat(
-            id, ": ", a.device, " on node ", pool, " is tainted ", taint.key,
-            taint.value.empty() ? "" : "=" + taint.value, ":", taint.effect,
-            taint.time_added.empty() ? "" : " since " + taint.time_added,
-            " (the GPU reported a fault); delete the pod so it is scheduled on a healthy GPU"));
-      }
+    RETURN_IF_ERROR(RefuseTaints(id, a, node));
+    const bool share = !a.share_id.empty();
+    auto shared = node.shared.find(a.device);
+    if (share && (shared == node.shared.end() || a.memory == 0)) {
+      return absl::FailedPreconditionError(
+          StrCat(id, ": it was allocated share ", a.share_id, " of ", a.device, " on node ", pool,
+                 a.memory == 0 ? ", which consumes no memory" : ", which this node does not share",
+                 "; delete the pod so it is scheduled again"));
     }
-    for (const auto& [other_uid, other] : checkpoint_.claims()) {
-      if (other_uid == ref.uid || a.admin_access) continue;
-      for (const CheckpointDevice& d : other.devices) {
-        if (d.device != a.device) continue;
-        return absl::FailedPreconditionError(
-            StrCat(id, ": ", a.device, " on node ", pool, " is already prepared for claim ",
-                   other.namespace_name, "/", other.name,
-                   "; the scheduler allocated it twice: delete this pod so it is scheduled again"));
-      }
-    }
-    gpus.insert(device->gpu_index);
+    RETURN_IF_ERROR(RefuseTwice(id, ref.uid, a, pool, checkpoint_.claims()));
     record.devices.push_back(
-        {.requests = a.requests, .pool = pool, .device = a.device, .gpu = device->gpu_index});
+        {.requests = a.requests,
+         .pool = pool,
+         .device = a.device,
+         .gpu = device->gpu_index,
+         .share_id = a.share_id,
+         .memory = share ? a.memory : 0,
+         .shareable = share ? shared->second.shareable : 0,
+         .isolation = share ? device->StringAttribute(dra::kMemoryIsolationAttribute) : ""});
   }
 
   RETURN_IF_ERROR(checkpoint_.Put(record));  // PrepareStarted: what to undo after a crash
   const KubeClaimRef claim_ref{
       .namespace_name = ref.namespace_name, .name = ref.name, .uid = ref.uid, .pod = record.pod};
-  absl::Status reserved = store::ReserveForClaim(store_, std::vector<int>(gpus.begin(), gpus.end()),
-                                                 claim_ref, user, /*uid=*/0, clock_.Now());
+  absl::Status reserved = store::ReserveClaimGpus(store_, ClaimGpusOf(record), claim_ref, user,
+                                                  /*uid=*/0, clock_.Now());
   if (!reserved.ok()) {
     (void)checkpoint_.Remove(ref.uid);
     return absl::FailedPreconditionError(StrCat(
@@ -220,7 +304,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
         "; the pod starts once it is released, or delete the pod to be scheduled elsewhere"));
   }
   for (CheckpointDevice& d : record.devices) {
-    d.cdi_device_ids = CdiDeviceIdsFor(ref.uid, d.device, d.requests);
+    d.cdi_device_ids = CdiDeviceIdsFor(ref.uid, CdiShareName(d.device, d.share_id), d.requests);
   }
   record.state = PrepareState::kCompleted;
   if (absl::Status s = WriteSpec(record, node); !s.ok()) {
@@ -244,13 +328,18 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
       return absl::FailedPreconditionError(
           StrCat(d.device, " is no longer a device of node ", node.pool.pool));
     }
-    CdiDevice cdi{.name = d.device,
+    CdiDevice cdi{.name = CdiShareName(d.device, d.share_id),
                   .uuid = device->StringAttribute("uuid"),
                   .gpu_minor = MinorOf(node.pool, *device),
                   .is_mig = device->is_mig,
                   .requests = d.requests};
     if (device->is_mig) {
       ASSIGN_OR_RETURN(cdi.extra_device_nodes, MigNodes(*device, cdi.gpu_minor, mig_minors));
+    }
+    if (!d.share_id.empty()) {
+      auto shared = node.shared.find(d.device);
+      cdi.env = ShareEnv(d, shared == node.shared.end() ? 0 : shared->second.total);
+      RETURN_IF_ERROR(AddMps(d, *device, cdi));
     }
     input.devices.push_back(std::move(cdi));
     uuids.push_back(device->StringAttribute("uuid"));
@@ -260,6 +349,38 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
     input.driver_files = FindDriverFiles(options_.driver_root);
   }
   return WriteCdiSpec(options_.cdi_dir, claim.uid, ClaimCdiSpec(input));
+}
+
+absl::Status ClaimPreparer::AddMps(const CheckpointDevice& d, const dra::Device& device,
+                                   CdiDevice& cdi) {
+  if (!UsesMps(d)) return absl::OkStatus();
+  const std::string uuid = device.StringAttribute("uuid");
+  if (options_.mps == nullptr) {
+    return absl::FailedPreconditionError(StrCat("share ", d.share_id, " of ", d.device,
+                                                " needs MPS, and this node runs no MPS daemons"));
+  }
+  // The same share again (a retried prepare, a restart) gets the same answer.
+  ASSIGN_OR_RETURN(std::vector<mps::EnvVar> env,
+                   options_.mps->Acquire({.gpu_uuid = uuid,
+                                          .share_id = d.share_id,
+                                          .share_bytes = d.memory,
+                                          .shareable_bytes = d.shareable}));
+  for (const mps::EnvVar& e : env) cdi.env.push_back(StrCat(e.name, "=", e.value));
+  // The container reaches the daemon through its pipe directory.
+  cdi.mounts.push_back(options_.mps->PipeDir(uuid));
+  return absl::OkStatus();
+}
+
+absl::Status ClaimPreparer::ReleaseMpsLocked(const std::string& uid) {
+  const CheckpointClaim* claim = checkpoint_.Find(uid);
+  if (claim == nullptr || options_.mps == nullptr) return absl::OkStatus();
+  for (const CheckpointDevice& d : claim->devices) {
+    if (!UsesMps(d)) continue;
+    absl::Status s = options_.mps->Release(d.share_id);
+    // Never acquired (a prepare that failed first), or released already.
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::string>> ClaimPreparer::MigNodes(
@@ -305,11 +426,13 @@ absl::Status ClaimPreparer::RollBackLocked(const std::string& uid) {
   // step is idempotent, so the kubelet's retry of a failed unprepare (or the
   // next prepare or start) finishes what failed here.
   absl::Status spec = RemoveCdiSpec(options_.cdi_dir, uid);
+  // Before the record goes: it says which shares the claim held.
+  absl::Status mps = ReleaseMpsLocked(uid);
   absl::Status reservation = store::ReleaseClaim(store_, uid, clock_.Now());
-  absl::Status record = checkpoint_.Remove(uid);
+  absl::Status record = mps.ok() ? checkpoint_.Remove(uid) : absl::OkStatus();
   std::vector<std::string> failed;
   absl::StatusCode code = absl::StatusCode::kOk;
-  for (const absl::Status* s : {&spec, &reservation, &record}) {
+  for (const absl::Status* s : {&spec, &mps, &reservation, &record}) {
     if (s->ok()) continue;
     if (code == absl::StatusCode::kOk) code = s->code();
     failed.emplace_back(s->message());
@@ -343,6 +466,13 @@ std::vector<std::string> ClaimPreparer::Restore() {
   std::vector<std::string> problems = SweepTempFiles(options_.cdi_dir, IsCdiSpecFileName);
   const NodeDevices node = devices_();
   const std::map<std::string, CheckpointClaim> claims = checkpoint_.claims();
+  if (options_.mps != nullptr) {
+    // A daemon killed with shares prepared: their MPS daemons are adopted,
+    // those of shares it never completed (or of none) stopped and removed.
+    if (absl::Status s = options_.mps->Recover(LiveMpsShares(claims, node)); !s.ok()) {
+      problems.push_back(StrCat("MPS daemons: ", s.message()));
+    }
+  }
   for (const auto& [uid, claim] : claims) {
     absl::Status s =
         claim.state == PrepareState::kCompleted ? WriteSpec(claim, node) : RollBackLocked(uid);
@@ -358,27 +488,27 @@ std::vector<LostReservation> ClaimPreparer::ReassertReservations() {
   MutexLock lock(mu_);
   // Looked at with one read first: this runs at every commit to the store,
   // and a write transaction per claim would hold off local commands each time.
-  std::set<std::pair<int, std::string>> held;  // gpu, claim uid
+  std::set<std::tuple<int, std::string, std::string>> held;  // gpu, share, claim uid
   absl::StatusOr<std::vector<Reservation>> listed = store::ListClaimReservations(store_);
   if (listed.ok()) {
-    for (const Reservation& r : *listed) held.emplace(r.gpu, r.claim ? r.claim->uid : "");
+    for (const Reservation& r : *listed) held.emplace(r.gpu, r.share, r.claim ? r.claim->uid : "");
   }
   std::vector<LostReservation> out;
   for (const auto& [claim_uid, claim] : checkpoint_.claims()) {
     // A claim still being prepared has its reservation made (or not) by
     // that prepare, under this lock: only completed ones are owed one.
     if (claim.state != PrepareState::kCompleted) continue;
-    std::set<int> gpus;
-    for (const CheckpointDevice& d : claim.devices) gpus.insert(d.gpu);
+    const std::vector<store::ClaimGpu> gpus = ClaimGpusOf(claim);
     const std::string& uid = claim_uid;  // clang 14 cannot capture a structured binding
-    const bool whole = listed.ok() && std::all_of(gpus.begin(), gpus.end(), [&](int gpu) {
-                         return held.contains({gpu, uid});
-                       });
+    const bool whole =
+        listed.ok() && std::all_of(gpus.begin(), gpus.end(), [&](const store::ClaimGpu& g) {
+          return held.contains({g.gpu, g.memory > 0 ? g.share : "", uid});
+        });
     if (gpus.empty() || whole) continue;
     const KubeClaimRef ref{
         .namespace_name = claim.namespace_name, .name = claim.name, .uid = uid, .pod = claim.pod};
-    absl::StatusOr<store::ClaimRestore> restored = store::RestoreClaim(
-        store_, std::vector<int>(gpus.begin(), gpus.end()), ref, claim.user, clock_.Now());
+    absl::StatusOr<store::ClaimRestore> restored =
+        store::RestoreClaimGpus(store_, gpus, ref, claim.user, clock_.Now());
     LostReservation lost{
         .claim = {.namespace_name = claim.namespace_name, .uid = uid, .name = claim.name}};
     if (!restored.ok()) {

@@ -25,12 +25,14 @@
 #include "absl/status/statusor.h"
 #include "core/clock.h"
 #include "core/mutex.h"
+#include "driver/cdi_spec.h"
 #include "driver/checkpoint.h"
 #include "driver/claim_allocation.h"
 #include "driver/node_service.h"
 #include "driver/slices.h"
 #include "host/mig_minors.h"
 #include "kube/objects_resource.h"
+#include "mps/mps_daemons.h"
 #include "store/state_store.h"
 
 namespace canhazgpu::driver {
@@ -78,6 +80,11 @@ struct PreparerOptions {
   // behind the pod ("k8s:<namespace>" without it), so a slow API server
   // does not get to hold the prepare for the rest of the kubelet's deadline.
   std::chrono::milliseconds pod_lookup_timeout{5'000};
+  // The node's MPS control daemons, one per shared GPU (--gpu-sharing=memory):
+  // a share whose GPU's isolation is mps or mps-dmem acquires its GPU's
+  // daemon when prepared and releases it when unprepared. nullptr: the node
+  // does not share GPUs. Must outlive the preparer.
+  mps::MpsDaemons* mps = nullptr;
   // Test-only: called between the two checkpoint phases of a prepare (the
   // end-to-end tests crash the daemon there). Unset in production.
   std::function<void()> before_prepare_completed;
@@ -127,6 +134,11 @@ class ClaimPreparer : public NodeService {
                                                             const std::string& user)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteSpec(const CheckpointClaim& claim, const NodeDevices& node);
+  // A share's environment and mounts under MPS: its GPU's daemon acquired
+  // (started on the first share), nothing for isolation none.
+  absl::Status AddMps(const CheckpointDevice& d, const dra::Device& device, CdiDevice& cdi);
+  // Releases the MPS shares of the claim `uid` recorded in the checkpoint.
+  absl::Status ReleaseMpsLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A MIG device's capability device nodes; `minors` is read on first use.
   absl::StatusOr<std::vector<std::string>> MigNodes(const dra::Device& device, int gpu_minor,
                                                     std::optional<host::MigMinors>& minors) const;

@@ -27,9 +27,10 @@ absl::StatusOr<NodeView> ReadNode(const NodeParts& parts, const std::string& nod
   }));
   NodeView out;
   NodeDevices& devices = out.devices;
-  devices.pool = dra::BuildDevicePool(gpus, parts.node_name);
+  devices.pool = dra::BuildDevicePool(gpus, parts.node_name, PoolOptionsFor(parts.sharing));
   out.statuses = alloc::BuildStatus(input);
-  devices.withheld = WithheldDevices(devices.pool, out.statuses);
+  devices.withheld = WithheldDevices(devices.pool, out.statuses, parts.sharing.enabled);
+  ApplySharing(devices, gpus, out.statuses, parts.sharing);
   if (parts.health != nullptr) {
     devices.taints = DeviceTaints(devices.pool, parts.health->Snapshot());
   }

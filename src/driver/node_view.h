@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloc/gpu_status.h"
+#include "driver/shared_gpus.h"
 #include "driver/slices.h"
 #include "gpu/gpu_health.h"
 #include "gpu/gpu_provider.h"
@@ -23,6 +24,7 @@ struct NodeParts {
   const host::ProcessTable& processes;
   gpu::HealthMonitor* health = nullptr;  // none: no taints
   uint64_t threshold_bytes = 0;          // busy above this much memory
+  SharingOptions sharing;                // off: every GPU for exclusive use
 };
 
 // One reading of the node.

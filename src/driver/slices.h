@@ -4,6 +4,7 @@
 // server accepts. Pure; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -29,6 +30,14 @@ struct NodeDevices {
   dra::DevicePool pool;                              // every device; pool.pool is the node name
   std::set<std::string> withheld;                    // device names not to publish now
   std::map<std::string, std::vector<Taint>> taints;  // by device name
+  // Not published: each GPU that may be shared, by device name; empty when
+  // the node does not share GPUs.
+  struct SharedGpu {
+    uint64_t total = 0;      // its memory, bytes
+    uint64_t shareable = 0;  // less the reserved margin (before local shares)
+    bool operator==(const SharedGpu&) const = default;
+  };
+  std::map<std::string, SharedGpu> shared;
   // The Node object that owns the slices (garbage-collected with it); an
   // empty uid publishes them without an owner.
   std::string node_uid;

@@ -5,6 +5,7 @@
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::store {
 namespace {
@@ -19,7 +20,12 @@ std::string DescribeHolder(const Reservation& r) {
   return StrCat(what, ")", since);
 }
 
-absl::Status CheckRequest(const std::vector<int>& gpus, const KubeClaimRef& claim) {
+std::string DescribePart(const Reservation& r) {
+  if (!r.IsShare()) return DescribeHolder(r);
+  return StrCat(DescribeHolder(r), " (a share of ", FormatBytes(r.memory), ")");
+}
+
+absl::Status CheckRequest(const std::vector<ClaimGpu>& gpus, const KubeClaimRef& claim) {
   if (claim.uid.empty() || claim.namespace_name.empty() || claim.name.empty()) {
     return absl::InvalidArgumentError(StrCat("claim '", claim.namespace_name, "/", claim.name,
                                              "' (uid '", claim.uid,
@@ -28,27 +34,61 @@ absl::Status CheckRequest(const std::vector<int>& gpus, const KubeClaimRef& clai
   if (gpus.empty()) {
     return absl::InvalidArgumentError(StrCat(DescribeClaim(claim), ": no GPUs to reserve"));
   }
-  std::vector<int> sorted = gpus;
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const ClaimGpu& g : gpus) {
+    if (g.gpu < 0) return absl::InvalidArgumentError(StrCat("gpu id ", g.gpu, " < 0"));
+    if (g.memory > 0 && (g.share.empty() || g.shareable == 0)) {
+      return absl::InvalidArgumentError(StrCat(DescribeClaim(claim), ": the share of gpu ", g.gpu,
+                                               " needs an id and the GPU's shareable memory"));
+    }
+    sorted.emplace_back(g.gpu, g.memory > 0 ? g.share : "");
+  }
   std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] < 0) return absl::InvalidArgumentError(StrCat("gpu id ", sorted[i], " < 0"));
-    if (i > 0 && sorted[i] == sorted[i - 1]) {
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    // The same share twice, or the whole GPU beside anything else of it.
+    if (sorted[i].first == sorted[i - 1].first &&
+        (sorted[i] == sorted[i - 1] || sorted[i].second.empty() || sorted[i - 1].second.empty())) {
       return absl::InvalidArgumentError(
-          StrCat(DescribeClaim(claim), ": gpu ", sorted[i], " requested twice"));
+          StrCat(DescribeClaim(claim), ": gpu ", sorted[i].first, " requested twice"));
     }
   }
   return absl::OkStatus();
 }
 
-// Where each of `gpus` (sorted) stands for `claim` inside `txn`.
+// Where each of `gpus` stands for `claim` inside `txn`.
 struct Placement {
-  std::vector<int> free;               // to reserve (expired manual reservations were ended)
+  std::vector<ClaimGpu> free;          // to reserve (expired manual reservations were ended)
   std::vector<std::string> conflicts;  // "gpu 3: reserved by alice (manual) since ..."
   std::vector<int> outside;            // not in the pool
   int pool_size = 0;
 };
 
-absl::StatusOr<Placement> Place(StateTransaction& txn, const std::vector<int>& gpus,
+// Why `want` cannot have its GPU beside `others` (the GPU's other live
+// reservations); "" when it can.
+std::string ConflictOf(const ClaimGpu& want, const std::vector<const Reservation*>& others) {
+  if (others.empty()) return "";
+  std::vector<std::string> holders;
+  uint64_t used = 0;
+  uint64_t limit = want.shareable;
+  bool whole = false;
+  for (const Reservation* r : others) {
+    holders.push_back(DescribePart(*r));
+    whole = whole || !r->IsShare();
+    used += r->memory;
+    if (r->IsShare()) limit = std::min(limit, r->shareable);
+  }
+  if (want.memory == 0) {
+    // Whole: every holder named, so the pod's owner sees who to wait for.
+    return StrCat("gpu ", want.gpu, ": ", Join(holders, "; "));
+  }
+  if (whole) return StrCat("gpu ", want.gpu, ": ", holders.front());
+  if (used + want.memory <= limit) return "";
+  return StrCat("gpu ", want.gpu, ": a share of ", FormatBytes(want.memory), " does not fit, only ",
+                FormatBytes(used >= limit ? 0 : limit - used), " of ", FormatBytes(limit),
+                " left to share (", Join(holders, "; "), ")");
+}
+
+absl::StatusOr<Placement> Place(StateTransaction& txn, const std::vector<ClaimGpu>& gpus,
                                 const KubeClaimRef& claim, TimePoint now) {
   ASSIGN_OR_RETURN(std::optional<PoolConfig> pool, txn.GetPool());
   if (!pool) {
@@ -57,41 +97,54 @@ absl::StatusOr<Placement> Place(StateTransaction& txn, const std::vector<int>& g
   }
   Placement out{.pool_size = pool->gpu_count};
   ASSIGN_OR_RETURN(std::vector<Reservation> reservations, txn.ListReservations());
-  for (int gpu : gpus) {
-    if (gpu >= pool->gpu_count) {
-      out.outside.push_back(gpu);
+  std::vector<bool> ended(reservations.size(), false);
+  for (const ClaimGpu& want : gpus) {
+    if (want.gpu >= pool->gpu_count) {
+      out.outside.push_back(want.gpu);
       continue;
     }
-    // Whole or shared (ADR 0018): every reservation of the GPU counts.
     bool ours = false;
-    std::string conflict;
-    for (const Reservation& held : reservations) {
-      if (held.gpu != gpu) continue;
+    std::vector<const Reservation*> others;
+    for (size_t i = 0; i < reservations.size(); ++i) {
+      const Reservation& held = reservations[i];
+      if (held.gpu != want.gpu || ended[i]) continue;
       if (held.claim && held.claim->uid == claim.uid) {
-        ours = true;  // prepared before: kept as it is
+        // Prepared before: kept as it is. The claim's other shares of the
+        // GPU are its own and count like anyone's.
+        if (held.share == (want.memory > 0 ? want.share : "")) {
+          ours = true;
+        } else {
+          others.push_back(&held);
+        }
       } else if (held.expires && now >= *held.expires) {
         // Stale: ended as ReapStale would, so a GPU status shows free is free.
-        RETURN_IF_ERROR(txn.DeleteReservation(gpu, held.share));
+        RETURN_IF_ERROR(txn.DeleteReservation(held.gpu, held.share));
         RETURN_IF_ERROR(txn.AppendHistory(EndReservation(held, now, ReleaseReason::kExpired)));
-      } else if (conflict.empty()) {
-        conflict = StrCat("gpu ", gpu, ": ", DescribeHolder(held));
+        ended[i] = true;
+      } else {
+        others.push_back(&held);
       }
     }
-    if (!conflict.empty()) {
+    if (ours) continue;
+    if (std::string conflict = ConflictOf(want, others); !conflict.empty()) {
       out.conflicts.push_back(std::move(conflict));
-    } else if (!ours) {
-      out.free.push_back(gpu);
+    } else {
+      out.free.push_back(want);
     }
   }
   return out;
 }
 
-absl::Status InsertForClaim(StateTransaction& txn, const std::vector<int>& gpus,
+absl::Status InsertForClaim(StateTransaction& txn, const std::vector<ClaimGpu>& gpus,
                             const KubeClaimRef& claim, const std::string& user, uint32_t uid,
                             TimePoint now) {
-  for (int gpu : gpus) {
+  for (const ClaimGpu& g : gpus) {
+    const bool share = g.memory > 0;
     RETURN_IF_ERROR(txn.InsertReservation(
-        Reservation{.gpu = gpu,
+        Reservation{.gpu = g.gpu,
+                    .memory = g.memory,
+                    .share = share ? g.share : "",
+                    .shareable = share ? g.shareable : 0,
                     .uid = uid,
                     .user = user.empty() ? StrCat("k8s:", claim.namespace_name) : user,
                     .kind = ReservationKind::kK8s,
@@ -101,14 +154,31 @@ absl::Status InsertForClaim(StateTransaction& txn, const std::vector<int>& gpus,
   return absl::OkStatus();
 }
 
+std::vector<ClaimGpu> WholeGpus(const std::vector<int>& gpus) {
+  std::vector<ClaimGpu> out;
+  for (int gpu : gpus) out.push_back({.gpu = gpu});
+  return out;
+}
+
+std::vector<ClaimGpu> SortedByGpu(std::vector<ClaimGpu> gpus) {
+  std::stable_sort(gpus.begin(), gpus.end(),
+                   [](const ClaimGpu& a, const ClaimGpu& b) { return a.gpu < b.gpu; });
+  return gpus;
+}
+
 }  // namespace
 
 absl::Status ReserveForClaim(StateStore& store, const std::vector<int>& gpus,
                              const KubeClaimRef& claim, const std::string& user, uint32_t uid,
                              TimePoint now) {
+  return ReserveClaimGpus(store, WholeGpus(gpus), claim, user, uid, now);
+}
+
+absl::Status ReserveClaimGpus(StateStore& store, const std::vector<ClaimGpu>& gpus,
+                              const KubeClaimRef& claim, const std::string& user, uint32_t uid,
+                              TimePoint now) {
   RETURN_IF_ERROR(CheckRequest(gpus, claim));
-  std::vector<int> sorted = gpus;
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<ClaimGpu> sorted = SortedByGpu(gpus);
   return store.Update([&](StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(Placement placed, Place(txn, sorted, claim, now));
     if (!placed.outside.empty()) {
@@ -127,13 +197,18 @@ absl::Status ReserveForClaim(StateStore& store, const std::vector<int>& gpus,
 absl::StatusOr<ClaimRestore> RestoreClaim(StateStore& store, const std::vector<int>& gpus,
                                           const KubeClaimRef& claim, const std::string& user,
                                           TimePoint now) {
+  return RestoreClaimGpus(store, WholeGpus(gpus), claim, user, now);
+}
+
+absl::StatusOr<ClaimRestore> RestoreClaimGpus(StateStore& store, const std::vector<ClaimGpu>& gpus,
+                                              const KubeClaimRef& claim, const std::string& user,
+                                              TimePoint now) {
   RETURN_IF_ERROR(CheckRequest(gpus, claim));
-  std::vector<int> sorted = gpus;
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<ClaimGpu> sorted = SortedByGpu(gpus);
   ClaimRestore out;
   RETURN_IF_ERROR(store.Update([&](StateTransaction& txn) -> absl::Status {
     ASSIGN_OR_RETURN(Placement placed, Place(txn, sorted, claim, now));
-    out.restored = placed.free;
+    for (const ClaimGpu& g : placed.free) out.restored.push_back(g.gpu);
     out.conflicts = std::move(placed.conflicts);
     for (int gpu : placed.outside) {
       out.conflicts.push_back(

@@ -6,7 +6,9 @@
 //
 // Each function is one store transaction. A local reserve and a prepare
 // racing for one GPU are serialised by it, and the reservations table is keyed
-// by GPU: exactly one of them gets the GPU.
+// by (GPU, share): exactly one of them gets the GPU, or the memory that is
+// left of it (ADR 0018: host shares and pod shares never add up to more than
+// the GPU).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,14 @@
 #include "store/state_store.h"
 
 namespace canhazgpu::store {
+
+// One GPU a claim was allocated: whole, or a share of its memory.
+struct ClaimGpu {
+  int gpu = 0;
+  uint64_t memory = 0;     // a share's bytes; 0: the whole GPU
+  std::string share;       // the allocation's shareID; "" for the whole GPU
+  uint64_t shareable = 0;  // a share's GPU's shareable bytes
+};
 
 // Reserves `gpus` for `claim`, all or nothing. `user` is the pod's
 // canhazgpu.dev/user label ("" when it has none: "k8s:<namespace>" is
@@ -39,6 +49,13 @@ namespace canhazgpu::store {
 absl::Status ReserveForClaim(StateStore& store, const std::vector<int>& gpus,
                              const KubeClaimRef& claim, const std::string& user, uint32_t uid,
                              TimePoint now);
+// The same for GPUs and shares: a share is refused (FailedPrecondition) when
+// the GPU is held whole, or when its memory does not fit beside the GPU's
+// other shares, naming every holder and what is left; a whole GPU while it
+// has shares, naming each. A GPU may appear once per share.
+absl::Status ReserveClaimGpus(StateStore& store, const std::vector<ClaimGpu>& gpus,
+                              const KubeClaimRef& claim, const std::string& user, uint32_t uid,
+                              TimePoint now);
 
 // What RestoreClaim found.
 struct ClaimRestore {
@@ -58,6 +75,9 @@ struct ClaimRestore {
 absl::StatusOr<ClaimRestore> RestoreClaim(StateStore& store, const std::vector<int>& gpus,
                                           const KubeClaimRef& claim, const std::string& user,
                                           TimePoint now);
+absl::StatusOr<ClaimRestore> RestoreClaimGpus(StateStore& store, const std::vector<ClaimGpu>& gpus,
+                                              const KubeClaimRef& claim, const std::string& user,
+                                              TimePoint now);
 
 // Ends every reservation of the claim `claim_uid` (history: released). OK
 // when it holds none, so a repeated unprepare succeeds.

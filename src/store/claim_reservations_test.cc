@@ -61,6 +61,62 @@ class ClaimReservationsTest : public ::testing::Test {
   MemoryStateStore store_;
 };
 
+constexpr uint64_t kClaimGiB = uint64_t{1} << 30;
+constexpr uint64_t kClaimShareable = 79 * kClaimGiB;
+
+ClaimGpu ShareOf(int gpu, uint64_t gib, const std::string& id) {
+  return {.gpu = gpu, .memory = gib * kClaimGiB, .share = id, .shareable = kClaimShareable};
+}
+
+TEST_F(ClaimReservationsTest, SharesOfClaimsAndLocalUsersFitTogetherOrAreRefusedNamingTheHolders) {
+  Insert(Reservation{.gpu = 1,
+                     .memory = 40 * kClaimGiB,
+                     .share = "local",
+                     .shareable = kClaimShareable,
+                     .uid = 1000,
+                     .user = "alice",
+                     .kind = ReservationKind::kManual,
+                     .start = At(1)});
+  ASSERT_TRUE(ReserveClaimGpus(store_, {ShareOf(1, 30, "s-train")}, kTrain, "", 0, At(2)).ok());
+  // Again (a retried prepare): kept as it is.
+  ASSERT_TRUE(ReserveClaimGpus(store_, {ShareOf(1, 30, "s-train")}, kTrain, "", 0, At(3)).ok());
+  ASSERT_EQ(All().size(), 2u);
+  absl::Status over = ReserveClaimGpus(store_, {ShareOf(1, 10, "s-eval")}, kEval, "", 0, At(4));
+  EXPECT_EQ(over.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(over.message(), HasSubstr("a share of 10Gi does not fit, only 9Gi of 79Gi left"));
+  EXPECT_THAT(over.message(), HasSubstr("reserved by alice (manual)"));
+  EXPECT_THAT(over.message(), HasSubstr("claim ml/train"));
+  absl::Status whole = ReserveForClaim(store_, {1}, kEval, "", 0, At(4));
+  EXPECT_THAT(whole.message(), HasSubstr("a share of 40Gi"));
+  EXPECT_THAT(whole.message(), HasSubstr("a share of 30Gi"));
+  ASSERT_TRUE(ReserveClaimGpus(store_, {ShareOf(1, 9, "s-eval")}, kEval, "", 0, At(4)).ok());
+  // A share of a GPU held whole is refused too.
+  ASSERT_TRUE(ReserveForClaim(store_, {2}, kTrain, "", 0, At(5)).ok());
+  EXPECT_FALSE(ReserveClaimGpus(store_, {ShareOf(2, 1, "s-x")}, kEval, "", 0, At(5)).ok());
+  // Releasing a claim ends its share and whole GPU, nobody else's.
+  ASSERT_TRUE(ReleaseClaim(store_, kTrain.uid, At(6)).ok());
+  std::vector<Reservation> left = All();
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].share == "local" ? left[1].share : left[0].share, "s-eval");
+}
+
+TEST_F(ClaimReservationsTest, ALostShareIsRestoredWhereItStillFits) {
+  ASSERT_TRUE(
+      ReserveClaimGpus(store_, {ShareOf(0, 30, "s-a"), ShareOf(0, 20, "s-b")}, kTrain, "", 0, At(1))
+          .ok());
+  ASSERT_TRUE(ReleaseClaim(store_, kTrain.uid, At(2)).ok());
+  absl::StatusOr<ClaimRestore> restored =
+      RestoreClaimGpus(store_, {ShareOf(0, 30, "s-a"), ShareOf(0, 20, "s-b")}, kTrain, "", At(3));
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->restored, (std::vector<int>{0, 0}));
+  EXPECT_TRUE(restored->conflicts.empty());
+  EXPECT_EQ(All().size(), 2u);
+  // The same share twice in one request is bad input.
+  EXPECT_EQ(ReserveClaimGpus(store_, {ShareOf(3, 1, "s"), ShareOf(3, 1, "s")}, kEval, "", 0, At(4))
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(ClaimReservationsTest, ReservesEveryGpuAsK8sForTheClaim) {
   ASSERT_TRUE(ReserveForClaim(store_, {2, 0}, kTrain, "alice", 1000, At(5)).ok());
   std::vector<Reservation> all = All();

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -276,6 +277,75 @@ TEST_F(NodeDaemonTest, ACrashBetweenTheCheckpointPhasesIsRolledBackAtRestart) {
   EXPECT_EQ(TakenGpus(), std::vector<int>{1});
 }
 
+// The GPUs' MPS state beside the host store: one directory per GPU with
+// shares, each holding its shares' records.
+std::map<std::string, std::vector<std::string>> MpsShares(const std::string& state) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::error_code ec;
+  for (const auto& gpu : std::filesystem::directory_iterator(state, ec)) {
+    if (!gpu.is_directory()) continue;
+    std::vector<std::string>& shares = out[gpu.path().filename()];
+    for (const auto& s : std::filesystem::directory_iterator(gpu.path() / "shares", ec)) {
+      shares.push_back(s.path().filename());
+    }
+    std::sort(shares.begin(), shares.end());
+  }
+  return out;
+}
+
+TEST_F(NodeDaemonTest, SharesUnderMpsSurviveASigkillAtEveryKillPoint) {
+  constexpr char kShareA[] = "0a0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+  constexpr char kShareB[] = "0b0e8a51-7c33-4a43-a0b4-2f1f7e0c6f10";
+  const std::map<std::string, std::string> sharing = {
+      {"K8SHAZGPU_GPU_SHARING", "memory"}, {"K8SHAZGPU_DRIVER_ROOT", FAKE_MPS_DRIVER_ROOT}};
+  kill(node_, SIGTERM);
+  ASSERT_EQ(ExitCodeOf(node_), 0);
+  StartNode(sharing);
+  auto kubelet = kubeletplugin::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef a = driver::testing::CreateAllocatedShareClaim(
+                                 *client_, "default", "a", {{"gpu-1", kShareA, "10Gi"}})
+                                 .value();
+  ASSERT_EQ((*(*kubelet)->NodePrepareResources({a}))[a.uid].error, "")
+      << ReadFile(dir_ + "/node.log");
+  const std::string mps = dir_ + "/mps";
+  ASSERT_EQ(MpsShares(mps).size(), 1u);
+  const std::string gpu = MpsShares(mps).begin()->first;
+  EXPECT_EQ(MpsShares(mps)[gpu], std::vector<std::string>{kShareA});
+
+  // Killed after a share's MPS daemon, spec and reservation, before
+  // PrepareCompleted.
+  kill(node_, SIGKILL);
+  ExitCodeOf(node_);
+  std::map<std::string, std::string> crashing = sharing;
+  crashing["K8SHAZGPU_TEST_CRASH_BEFORE_PREPARE_COMPLETED"] = "1";
+  StartNode(crashing);
+  kubelet = kubeletplugin::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  const driver::ClaimRef b = driver::testing::CreateAllocatedShareClaim(
+                                 *client_, "default", "b", {{"gpu-1", kShareB, "20Gi"}})
+                                 .value();
+  EXPECT_FALSE((*kubelet)->NodePrepareResources({b}).ok());
+  EXPECT_EQ(ExitCodeOf(node_), 128 + SIGKILL);
+  EXPECT_EQ(MpsShares(mps)[gpu], (std::vector<std::string>{kShareA, kShareB}));
+
+  // Restarted: a is kept whole (its share, its MPS daemon), b is undone.
+  StartNode(sharing);
+  kubelet = kubeletplugin::KubeletClient::Register(RegistrationSocket());
+  ASSERT_TRUE(kubelet.ok()) << kubelet.status();
+  EXPECT_EQ(CheckpointStates(), (std::map<std::string, std::string>{{a.uid, "PrepareCompleted"}}));
+  EXPECT_EQ(MpsShares(mps)[gpu], std::vector<std::string>{kShareA});
+  EXPECT_TRUE(std::filesystem::exists(mps + "/" + gpu + "/pipe/nvidia-cuda-mps-control.pid"));
+  EXPECT_EQ(CdiFiles(), std::vector<std::string>{driver::CdiSpecFileName(a.uid)});
+  EXPECT_EQ(TakenGpus(), std::vector<int>{1});
+
+  // The last share's unprepare stops the daemon and leaves nothing behind.
+  EXPECT_EQ((*(*kubelet)->NodeUnprepareResources({a}))[a.uid], "");
+  EXPECT_TRUE(MpsShares(mps).empty());
+  EXPECT_TRUE(CdiFiles().empty());
+  EXPECT_TRUE(TakenGpus().empty());
+}
+
 TEST_F(NodeDaemonTest, BadClaimsInARequestEachGetALineAndChangeNothing) {
   absl::StatusOr<std::unique_ptr<kubeletplugin::KubeletClient>> kubelet =
       kubeletplugin::KubeletClient::Register(RegistrationSocket());
@@ -382,6 +452,10 @@ TEST(NodeDaemonFlagsTest, BadCacheFlagsAreOneLineUsageErrors) {
        "invalid value 'many' for --kube-api-burst: expected an integer from 1 to 100000"},
       {{"--provider", "intel"},
        "invalid value 'intel' for --provider: expected nvidia, amd or fake"},
+      {{"--gpu-sharing", "mps"}, "invalid value 'mps' for --gpu-sharing: expected none or memory"},
+      {{"--gpu-reserved-memory", "lots"},
+       "--gpu-reserved-memory: expected a byte count such as 512Mi or 1Gi, got 'lots'"},
+      {{"--gpu-reserved-memory", "-1Gi"}, "--gpu-reserved-memory: expected a byte count"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {K8SHAZGPU_NODE_BINARY, "--node-name", "n"};

@@ -72,6 +72,14 @@ std::vector<cli::FlagSpec> Flags() {
            "/var/lib/kubelet/plugins_registry"),
       Text("cdi-dir", "DIR", "where CDI specs are written", "/var/run/cdi"),
       Text("driver-root", "DIR", "the host's root as mounted here (driver libraries)", "/"),
+      Choice("gpu-sharing", {"none", "memory"},
+             "none: every GPU is allocated whole; memory: full GPUs are also shared by memory "
+             "(consumable capacity, docs/sharing.md)",
+             "none"),
+      Text("gpu-reserved-memory", "QUANTITY",
+           "memory of a shared GPU kept back for the driver's own use, never shared", "512Mi"),
+      Text("cgroup-root", "DIR", "the cgroup v2 mount (memory isolation: the dmem controller)",
+           "/sys/fs/cgroup"),
       Text("mig-minors", "FILE", "the NVIDIA driver's MIG capability minors", host::kMigMinorsPath),
       Text("http-listen", "HOST:PORT", "/healthz, /readyz and /metrics", "127.0.0.1:8081"),
       Choice("log-format", {"text", "json"}, "how log lines look", "text"),
@@ -150,6 +158,16 @@ absl::StatusOr<daemon::NodeProgramSettings> SettingsFrom(const cli::ParsedFlags&
   if (s.node_name.empty()) {
     return absl::InvalidArgumentError("--node-name (or K8SHAZGPU_NODE_NAME) is required");
   }
+  s.sharing.enabled = value("gpu-sharing") == "memory";
+  s.sharing.driver_root = s.driver_root;
+  s.sharing.cgroup_root = value("cgroup-root");
+  absl::StatusOr<int64_t> reserved = QuantityValue(value("gpu-reserved-memory"));
+  if (!reserved.ok() || *reserved < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("--gpu-reserved-memory: expected a byte count such as 512Mi or 1Gi, got '",
+               value("gpu-reserved-memory"), "'"));
+  }
+  s.sharing.reserved_bytes = *reserved;
   absl::StatusOr<cli::ListenAddress> listen = cli::ParseListenAddress(value("http-listen"));
   if (!listen.ok()) return usage("http-listen", listen.status());
   s.http_host = listen->host;

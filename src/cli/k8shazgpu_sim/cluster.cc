@@ -325,7 +325,8 @@ absl::Status SimCluster::StartNodeDaemon(SimNode& node, const std::string& host_
                                    "--registrar-dir", node.dir + "/plugins_registry",
                                    "--cdi-dir",       node.dir + "/cdi",
                                    "--mig-minors",    mig_minors,
-                                   "--http-listen",   "127.0.0.1:0"};
+                                   "--http-listen",   "127.0.0.1:0",
+                                   "--gpu-sharing",   options_.gpu_sharing};
   args.insert(args.end(), cache_args.begin(), cache_args.end());
   node.daemon = std::make_unique<NodeProcess>(NodeProcessOptions{.binary = options_.node_binary,
                                                                  .args = std::move(args),

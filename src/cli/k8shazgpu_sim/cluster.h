@@ -80,6 +80,8 @@ struct ClusterOptions {
   std::string listen_host = "127.0.0.1";
   int port = 0;             // 0: a free one
   std::string node_binary;  // k8shazgpu-node; unused with kNvidia
+  // Each k8shazgpu-node's --gpu-sharing: none, or memory (ADR 0018).
+  std::string gpu_sharing = "none";
   // The k8shazgpu CLI, linked into every node root as
   // /usr/local/bin/k8shazgpu (pods' init containers run it); empty: no link.
   std::string cli_binary;

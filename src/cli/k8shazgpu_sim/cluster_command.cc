@@ -84,6 +84,11 @@ const std::vector<cli::FlagSpec> kClusterFlags = {
      .help = "whose DRA driver the nodes run: canhazgpu (ours, the real k8shazgpu-node) or "
              "nvidia (a stand-in for NVIDIA's gpu.nvidia.com driver)",
      .default_value = "canhazgpu"},
+    {.name = "gpu-sharing",
+     .has_value = true,
+     .value_name = "none|memory",
+     .help = "each k8shazgpu-node's --gpu-sharing: memory also shares full GPUs by memory",
+     .default_value = "none"},
     {.name = "nvidia-consumable-shares",
      .help = "with --driver nvidia: its --consumable-shares=memory mode, GPUs shared by memory "
              "(booked, not limited)"},
@@ -162,6 +167,12 @@ std::optional<int> ClusterOptionsFromFlags(const cli::ParsedFlags& flags, Cluste
     return cli::kExitUsage;
   }
   options->hf_endpoint = value("hf-endpoint");
+  options->gpu_sharing = value("gpu-sharing");
+  if (options->gpu_sharing != "none" && options->gpu_sharing != "memory") {
+    std::cerr << "k8shazgpu-sim: --gpu-sharing: expected none or memory, got '"
+              << options->gpu_sharing << "'\n";
+    return cli::kExitUsage;
+  }
   for (const std::string& image : flags.Values("image")) options->images.push_back(image);
   if (std::optional<int> exit = ReadNodeShapes(flags, options)) return exit;
   absl::StatusOr<cli::ListenAddress> listen = cli::ParseListenAddress(value("listen"));

@@ -44,4 +44,49 @@ inline absl::StatusOr<ClaimRef> CreateAllocatedClaim(kube::Client& client, const
   return ClaimRef{.namespace_name = ns, .uid = created["metadata"]["uid"], .name = name};
 }
 
+// One share of a device in an allocation (consumable capacity).
+struct AllocatedShare {
+  std::string device;
+  std::string share_id;  // a lowercase UUID, as the API server requires
+  std::string memory;    // its consumedCapacity memory: "10Gi"
+};
+
+// Creates claim `name` in `ns` asking for `shares.front().memory` of a GPU
+// and allocated `shares` of `pool`, reserved for `pod` when not empty.
+inline absl::StatusOr<ClaimRef> CreateAllocatedShareClaim(kube::Client& client,
+                                                          const std::string& ns,
+                                                          const std::string& name,
+                                                          const std::vector<AllocatedShare>& shares,
+                                                          const std::string& pool = "node-a",
+                                                          const std::string& pod = "") {
+  nlohmann::json claim = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           {{{"name", "gpu"},
+             {"exactly",
+              {{"deviceClassName", "gpu.canhazgpu.dev"},
+               {"capacity", {{"requests", {{"memory", shares.front().memory}}}}}}}}}}}}}}};
+  ASSIGN_OR_RETURN(nlohmann::json created, client.CreateObject(kube::kResourceClaims, ns, claim));
+  nlohmann::json results = nlohmann::json::array();
+  for (const AllocatedShare& s : shares) {
+    results.push_back({{"request", "gpu"},
+                       {"driver", "gpu.canhazgpu.dev"},
+                       {"pool", pool},
+                       {"device", s.device},
+                       {"shareID", s.share_id},
+                       {"consumedCapacity", {{"memory", s.memory}}}});
+  }
+  created["status"] = {{"allocation", {{"devices", {{"results", results}}}}}};
+  if (!pod.empty()) {
+    created["status"]["reservedFor"] = {
+        {{"resource", "pods"}, {"name", pod}, {"uid", "uid-" + pod}}};
+  }
+  ASSIGN_OR_RETURN(created, client.UpdateStatus(kube::kResourceClaims, ns, created));
+  return ClaimRef{.namespace_name = ns, .uid = created["metadata"]["uid"], .name = name};
+}
+
 }  // namespace canhazgpu::driver::testing

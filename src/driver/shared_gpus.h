@@ -1,0 +1,45 @@
+// How a node that shares GPUs by memory (`k8shazgpu-node --gpu-sharing=memory`,
+// ADR 0018) publishes them: each shareable full GPU with
+// allowMultipleAllocations, a memory request policy and the memoryIsolation
+// its shares get here (detected, never assumed), less the memory that local
+// users' canhazgpu shares hold on it now. MIG instances are never shared.
+// Pure but for the isolation probe's file reads; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "alloc/gpu_status.h"
+#include "core/gpu.h"
+#include "dra/devices.h"
+#include "driver/slices.h"
+
+namespace canhazgpu::driver {
+
+struct SharingOptions {
+  bool enabled = false;  // --gpu-sharing=memory
+  // --gpu-reserved-memory: kept back for the driver's own use (KAI#2212).
+  int64_t reserved_bytes = 512 * static_cast<int64_t>(kMiB);
+  // Where the isolation probe looks: the MPS control program under the
+  // driver root, the dmem controller under the cgroup v2 mount.
+  std::string driver_root = "/";
+  std::string cgroup_root = "/sys/fs/cgroup";
+};
+
+// The device model's options for `sharing`.
+dra::PoolOptions PoolOptionsFor(const SharingOptions& sharing);
+
+// The memory local (non-Kubernetes) shares hold on GPU `gpu`, in bytes.
+uint64_t LocalShareBytes(const std::vector<alloc::GpuStatus>& statuses, int gpu);
+
+// For `devices.pool` built with PoolOptionsFor(sharing): records each shared
+// GPU's memory (devices.shared), sets its memoryIsolation as
+// detected on this host for it, and takes what local shares hold off its
+// published memory (value, default and range max); a shared GPU with less
+// than 1 MiB left is withheld.
+void ApplySharing(NodeDevices& devices, const std::vector<GpuInfo>& gpus,
+                  const std::vector<alloc::GpuStatus>& statuses, const SharingOptions& sharing);
+
+}  // namespace canhazgpu::driver

@@ -1,0 +1,173 @@
+// GPUs shared by memory on the simulated cluster (ADR 0018): nodes running
+// k8shazgpu-node --gpu-sharing=memory, pods with plain ResourceClaims that
+// ask for capacity.requests.memory, the simulated scheduler allocating
+// shares, the node preparing them per share beside local canhazgpu shares.
+#include <signal.h>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/cli_runner.h"
+#include "integration/sim_cluster_fixture.h"
+
+namespace canhazgpu::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// One node with one 80 GB GPU (81559 MiB; 81047 MiB to share).
+class SimClusterShareTest : public SimClusterTest {
+ protected:
+  void SetUp() override {
+    StartCluster({"--gpu-sharing", "memory"}, "nodes:\n- model: H100-80GB\n  gpus: 1\n");
+  }
+  // A claim template asking for `memory` of one GPU ("" for the whole GPU)
+  // and a pod using it that runs `script`.
+  void CreateSharePod(const std::string& name, const std::string& memory,
+                      const std::string& script) {
+    json exactly = {{"deviceClassName", "gpu.canhazgpu.dev"}, {"count", 1}};
+    if (!memory.empty()) exactly["capacity"] = {{"requests", {{"memory", memory}}}};
+    const json template_object = {
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceClaimTemplate"},
+        {"metadata", {{"name", name + "-gpus"}}},
+        {"spec",
+         {{"spec", {{"devices", {{"requests", {{{"name", "gpus"}, {"exactly", exactly}}}}}}}}}}};
+    ASSERT_TRUE(client_->CreateObject(kTemplates, "default", template_object).ok());
+    const json pod = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"labels", {{"canhazgpu.dev/user", "alice"}}}}},
+        {"spec",
+         {{"restartPolicy", "Never"},
+          {"resourceClaims", {{{"name", "gpus"}, {"resourceClaimTemplateName", name + "-gpus"}}}},
+          {"containers",
+           {{{"name", "main"},
+             {"image", "ubuntu"},
+             {"command", {"sh", "-c", script}},
+             {"resources", {{"claims", {{{"name", "gpus"}}}}}}}}}}}};
+    absl::StatusOr<json> created = client_->CreateObject(kube::kPods, "default", pod);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+  std::string EnvScript(const std::string& name) {
+    return "echo MEM=$CANHAZGPU_GPU_MEM TOTAL=$CANHAZGPU_GPU_MEM_TOTAL "
+           "ISOLATION=$CANHAZGPU_MEMORY_ISOLATION; " +
+           WaitForGate(name);
+  }
+  // The pod's allocated shareID; "" when it has none (yet).
+  std::string ShareIdOf(const std::string& pod) {
+    const json p = Pod(pod);
+    if (!p["status"].contains("resourceClaimStatuses")) return "";
+    const std::string claim = p["status"]["resourceClaimStatuses"][0]["resourceClaimName"];
+    const json c = client_->Get(kube::kResourceClaims, "default", claim).value_or(json::object());
+    const json results = c.value("status", json::object())
+                             .value("allocation", json::object())
+                             .value("devices", json::object())
+                             .value("results", json::array());
+    return results.empty() ? "" : results[0].value("shareID", "");
+  }
+  // Why the scheduler left the pod Pending; "" while it has not said.
+  std::string Unschedulable(const std::string& name) {
+    for (const json& c : Pod(name)["status"].value("conditions", json::array())) {
+      if (c["type"] == "PodScheduled" && c["status"] == "False") return c.value("message", "");
+    }
+    return "";
+  }
+  // The published memory of gpu-0 on node-0.
+  std::string PublishedMemory() {
+    absl::StatusOr<json> slices = client_->ListAll(kube::kResourceSlices, "");
+    if (!slices.ok()) return "";
+    for (const json& s : (*slices)["items"]) {
+      for (const json& d : s["spec"].value("devices", json::array())) {
+        if (d["name"] == "gpu-0") return d["capacity"]["memory"]["value"];
+      }
+    }
+    return "";
+  }
+};
+
+TEST_F(SimClusterShareTest, TwoPodsShareAGpuAThirdAndAWholeClaimWaitWithTheReason) {
+  ASSERT_EQ(PublishedMemory(), "81047Mi") << ReadFile(NodeDir("node-0") + "/node.log");
+  CreateSharePod("a", "10Gi", EnvScript("a"));
+  CreateSharePod("b", "10Gi", EnvScript("b"));
+  ASSERT_TRUE(Eventually([&] {
+    return Logs("a").starts_with("MEM=") && Logs("b").starts_with("MEM=");
+  })) << Pod("a").dump()
+      << Pod("b").dump() << ReadFile(NodeDir("node-0") + "/node.log");
+  // The kubelet posts the phase a moment after the output.
+  EXPECT_TRUE(Eventually([&] { return Phase("a") == "Running" && Phase("b") == "Running"; }));
+  const std::string env = "MEM=10737418240 TOTAL=85520809984 ISOLATION=none\n";
+  EXPECT_EQ(Logs("a"), env);
+  EXPECT_EQ(Logs("b"), env);
+  EXPECT_NE(ShareIdOf("a"), "");
+  EXPECT_NE(ShareIdOf("a"), ShareIdOf("b"));
+  // The node's own canhazgpu sees both shares.
+  CliResult status = RunProgram({CANHAZGPU_BINARY, "status"}, NodeEnv("node-0"));
+  EXPECT_THAT(status.out, HasSubstr("10Gi")) << status.out;
+
+  // 59Gi left: 70Gi does not fit, nor the whole GPU.
+  CreateSharePod("big", "70Gi", "echo big ran");
+  CreateSharePod("whole", "", "echo whole ran");
+  ASSERT_TRUE(Eventually([&] {
+    return !Unschedulable("big").empty() && !Unschedulable("whole").empty();
+  })) << Pod("big").dump();
+  EXPECT_THAT(Unschedulable("big"), HasSubstr("0/1 nodes are available"));
+  EXPECT_EQ(Phase("big"), "Pending");
+  EXPECT_EQ(Phase("whole"), "Pending");
+
+  WriteFile(Gate("a"), "");
+  WriteFile(Gate("b"), "");
+  EXPECT_TRUE(Eventually([&] { return Phase("big") == "Succeeded"; })) << Pod("big").dump();
+  EXPECT_TRUE(Eventually([&] { return Phase("whole") == "Succeeded"; })) << Pod("whole").dump();
+  EXPECT_EQ(Logs("whole"), "whole ran\n");
+}
+
+TEST_F(SimClusterShareTest, ALocalShareAndPodSharesNeverExceedTheGpu) {
+  CliResult reserve =
+      RunProgram({CANHAZGPU_BINARY, "reserve", "--gpu-mem", "60Gi"}, NodeEnv("node-0"));
+  ASSERT_EQ(reserve.exit_code, 0) << reserve.err;
+  // 81047Mi less the local 60Gi.
+  ASSERT_TRUE(Eventually([&] { return PublishedMemory() == "19607Mi"; }))
+      << PublishedMemory() << ReadFile(NodeDir("node-0") + "/node.log");
+  CreateSharePod("fits", "10Gi", EnvScript("fits"));
+  ASSERT_TRUE(Eventually([&] { return Logs("fits").starts_with("MEM="); })) << Pod("fits").dump();
+  CreateSharePod("over", "10Gi", "echo over ran");
+  ASSERT_TRUE(Eventually([&] { return !Unschedulable("over").empty(); })) << Pod("over").dump();
+  EXPECT_EQ(Phase("over"), "Pending");
+  // The host's own view: the local share and the pod's, together within the GPU.
+  CliResult status = RunProgram({CANHAZGPU_BINARY, "status"}, NodeEnv("node-0"));
+  EXPECT_THAT(status.out, HasSubstr("60Gi")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("10Gi")) << status.out;
+  WriteFile(Gate("fits"), "");
+}
+
+TEST_F(SimClusterShareTest, SharesSurviveASigkilledNodeDaemonAndAreUnpreparedAfter) {
+  CreateSharePod("a", "10Gi", EnvScript("a"));
+  CreateSharePod("b", "20Gi", EnvScript("b"));
+  ASSERT_TRUE(Eventually([&] {
+    return Logs("a").starts_with("MEM=") && Logs("b").starts_with("MEM=");
+  })) << ReadFile(NodeDir("node-0") + "/node.log");
+  const int first = DaemonPid("node-0");
+  ASSERT_GT(first, 0);
+  kill(first, SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return DaemonPid("node-0") != first && DaemonPid("node-0") > 0; }));
+  // The restarted daemon keeps both shares: the GPU still has 49Gi taken.
+  ASSERT_TRUE(Eventually([&] {
+    const std::string status = RunProgram({CANHAZGPU_BINARY, "status"}, NodeEnv("node-0")).out;
+    return status.find("20Gi") != std::string::npos && status.find("10Gi") != std::string::npos;
+  }));
+  EXPECT_TRUE(Eventually([&] { return Phase("a") == "Running" && Phase("b") == "Running"; }));
+  WriteFile(Gate("a"), "");
+  WriteFile(Gate("b"), "");
+  EXPECT_TRUE(Eventually([&] { return Phase("a") == "Succeeded" && Phase("b") == "Succeeded"; }));
+  // Unprepared: no CDI spec, no reservation left.
+  EXPECT_TRUE(Eventually([&] { return std::filesystem::is_empty(NodeDir("node-0") + "/cdi"); }))
+      << ReadFile(NodeDir("node-0") + "/node.log");
+  EXPECT_TRUE(Eventually([&] {
+    return RunProgram({CANHAZGPU_BINARY, "status"}, NodeEnv("node-0")).out.find("alice") ==
+           std::string::npos;
+  }));
+}
+
+}  // namespace
+}  // namespace canhazgpu::testing
