@@ -31,6 +31,27 @@ TEST_F(K8shazgpuRunTest, GpuMemOnANodeThatDoesNotShareSaysTheGpuIsHeldWhole) {
   EXPECT_THAT(big.err, HasSubstr("memory"));
 }
 
+// Our driver with --gpu-sharing=memory: two runs share the GPU, each told
+// its share and the isolation its node offers (the simulated node has no
+// MPS, so: none, booked and said so); status speaks in shares; a whole-GPU
+// run cannot have it now.
+TEST_F(K8shazgpuRunTest, OurDriverSharingByMemoryServesTwoRunsAndSaysTheIsolation) {
+  StartCluster(1, 1, 0, "canhazgpu", {"--gpu-sharing", "memory"});
+  for (const std::string name : {"first", "second"}) {
+    CliResult r = K8s({"run", "--detach", "--name", name, "--gpu-mem", "10Gi", "--", "sh", "-c",
+                       WaitForGate(name)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("a 10Gi share of gpu-0 on node-0 (memory isolation: none - the "
+                                 "share is booked, not enforced)"));
+  }
+  CliResult status = K8s({"status"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("10Gi"));
+  CliResult whole = K8s({"run", "--nonblock", "--", "true"});
+  EXPECT_EQ(whole.exit_code, 3) << whole.err;
+  for (const std::string name : {"first", "second"}) WriteFile(Gate(name), "");
+}
+
 // NVIDIA's driver in its consumable-shares mode (the stand-in): two runs
 // share one GPU by memory, a third that does not fit is refused with
 // --nonblock, and each run is told the driver publishes no isolation -
