@@ -197,7 +197,7 @@ void Allocator::RecountFree(int node) {
       for (const auto& [name, value] : dev.device->capacity) {
         const int64_t left = value - dev.used[k++];
         auto it = std::find_if(n.max_left.begin(), n.max_left.end(),
-                               [&](const auto& m) { return m.first == name; });
+                               [&name = name](const auto& m) { return m.first == name; });
         if (it == n.max_left.end()) {
           n.max_left.emplace_back(name, left);
         } else {
@@ -226,7 +226,7 @@ bool Allocator::MayFitAShare(const std::vector<CompiledSpec>& specs, const Node&
     bool fits = true;
     for (const auto& [name, amount] : s.spec->capacity_requests) {
       auto it = std::find_if(node.max_left.begin(), node.max_left.end(),
-                             [&](const auto& m) { return m.first == name; });
+                             [&name = name](const auto& m) { return m.first == name; });
       fits &= it != node.max_left.end() && it->second >= amount;
     }
     if (fits) return true;
