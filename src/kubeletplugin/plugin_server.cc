@@ -25,9 +25,12 @@ namespace {
 // kubelet retries a cancelled prepare, so this only needs to cover the
 // common case of a call about to end.
 constexpr std::chrono::seconds kShutdownGrace{5};
-// Enough for a health stream to see stopping_ (resource_health_service.cc
-// looks every 100 ms) and send its end.
-constexpr std::chrono::milliseconds kHealthStreamsEnd{300};
+// For what is left once our handlers have returned (WaitForNone): gRPC
+// sending their final statuses. Shutdown returns as soon as that is done, so
+// this bound only matters on a loaded machine, where 300 ms was sometimes too
+// short and a health stream that had ended cleanly reached the kubelet as
+// UNAVAILABLE ("Broken pipe").
+constexpr std::chrono::seconds kHealthStreamsEnd{2};
 
 std::vector<std::string> DefaultVersions(bool with_health) {
   std::vector<std::string> versions = {std::string(DraV1::kService),
