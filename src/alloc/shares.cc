@@ -7,6 +7,7 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "core/uuid.h"
 #include "store/share_check.h"
 
 namespace canhazgpu::alloc {
@@ -144,16 +145,6 @@ std::string DescribeShares(const GpuStatus& s) {
                 " left (", Join(holders, ", "), ")");
 }
 
-std::string NewShareId() {
-  std::random_device random;
-  std::uniform_int_distribution<uint32_t> word;
-  uint32_t w[4] = {word(random), word(random), word(random), word(random)};
-  w[1] = (w[1] & 0xffff0fffu) | 0x00004000u;  // version 4
-  w[2] = (w[2] & 0x3fffffffu) | 0x80000000u;  // variant 10
-  char text[37];
-  std::snprintf(text, sizeof(text), "%08x-%04x-%04x-%04x-%04x%08x", w[0], w[1] >> 16,
-                w[1] & 0xffffu, w[2] >> 16, w[2] & 0xffffu, w[3]);
-  return text;
-}
+std::string NewShareId() { return RandomUuid(); }
 
 }  // namespace canhazgpu::alloc

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "core/strings.h"
+#include "core/uuid.h"
 
 namespace canhazgpu::dra {
 namespace {
@@ -97,16 +98,7 @@ bool CapacityDemand(const Device& device, const std::map<std::string, int64_t>& 
   return true;
 }
 
-std::string NewShareId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  const uint64_t a = rng(), b = rng();
-  char out[37];
-  snprintf(out, sizeof(out), "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-           static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
-           static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
-           static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return out;
-}
+std::string NewShareId() { return RandomUuid(); }
 
 bool IsShareId(std::string_view id) {
   if (id.size() != 36) return false;

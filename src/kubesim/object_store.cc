@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/strings.h"
+#include "core/uuid.h"
 #include "kubesim/validation.h"
 #include "kubesim/workloads.h"
 
@@ -19,16 +20,7 @@ using nlohmann::json;
 
 constexpr char kSep = '\x1f';
 
-std::string RandomUid() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  const uint64_t a = rng(), b = rng();
-  char out[37];
-  snprintf(out, sizeof(out), "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-           static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
-           static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
-           static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return out;
-}
+std::string RandomUid() { return RandomUuid(); }
 
 // generateName's suffix: five characters of the alphabet the server uses
 // (no vowels, no look-alikes).
