@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "clusterview/gang_view.h"
 #include "core/duration.h"
 #include "core/quantity.h"
 #include "core/status_macros.h"
@@ -128,6 +129,7 @@ std::optional<TimePoint> ClaimSince(const View& view, const json& claim,
   return ParseTime(TextAt(claim, "/metadata/creationTimestamp"_json_pointer));
 }
 
+
 ClaimHolder HolderOf(const View& view, const json& claim) {
   ClaimHolder h;
   h.namespace_name = TextAt(claim, "/metadata/namespace"_json_pointer);
@@ -135,7 +137,14 @@ ClaimHolder HolderOf(const View& view, const json& claim) {
   if (claim.contains("status")) {
     for (const json& ref : Items(claim["status"], "reservedFor")) {
       if (StringField(ref, "resource") != "pods" || !StringField(ref, "apiGroup").empty()) continue;
-      h.pods.push_back({h.namespace_name, StringField(ref, "name")});
+      PodRef& p = h.pods.emplace_back();
+      p.namespace_name = h.namespace_name;
+      p.name = StringField(ref, "name");
+      if (auto pod = view.pods.find(StrCat(p.namespace_name, "/", p.name));
+          pod != view.pods.end()) {
+        p.job = GangJobOf(pod->second);
+        if (!p.job.empty()) p.rank = GangRankOf(pod->second);
+      }
     }
   }
   h.user = UserOf(view, claim, h.pods);
@@ -219,6 +228,11 @@ int64_t Seconds(const std::optional<TimePoint>& since, TimePoint now) {
 }
 
 }  // namespace
+
+std::string PodRef::Text() const {
+  if (job.empty()) return StrCat(namespace_name, "/", name);
+  return StrCat("job ", namespace_name, "/", job, " rank ", rank);
+}
 
 const char* GpuStateName(GpuState state) {
   switch (state) {
@@ -372,7 +386,11 @@ void SetRowState(const View& view, const NodeReport* r, GpuRow& row) {
       const std::string& ns = c.namespace_name;
       if (view.claims.contains(StrCat(ns, "/", c.name))) continue;
       ClaimHolder h{.namespace_name = ns, .name = c.name};
-      for (const std::string& pod : c.pods) h.pods.push_back({ns, pod});
+      for (const std::string& pod : c.pods) {
+        PodRef& p = h.pods.emplace_back();
+        p.namespace_name = ns;
+        p.name = pod;
+      }
       row.claims.push_back(std::move(h));
     }
     if (!row.claims.empty()) row.state = GpuState::kClaimed;
@@ -497,7 +515,7 @@ TextRows StatusRows(const GpuStatusReport& report) {
         std::vector<std::string> claims;
         for (const ClaimHolder& c : row.claims) {
           std::vector<std::string> pods;
-          for (const PodRef& p : c.pods) pods.push_back(StrCat(p.namespace_name, "/", p.name));
+          for (const PodRef& p : c.pods) pods.push_back(p.Text());
           const std::string who =
               pods.empty() ? StrCat("claim ", c.namespace_name, "/", c.name) : Join(pods, ", ");
           holders.push_back(c.user.empty() ? who : StrCat(c.user, " (from label; ", who, ")"));
@@ -575,6 +593,36 @@ ordered_json CountsJson(const DeviceCounts& c) {
       {"inUse", c.in_use}, {"tainted", c.tainted}, {"unavailable", c.unavailable}};
 }
 
+// devices[].claims of StatusJson.
+ordered_json ClaimsJson(const std::vector<ClaimHolder>& holders, TimePoint now) {
+  ordered_json claims = ordered_json::array();
+  for (const ClaimHolder& c : holders) {
+    ordered_json pods = ordered_json::array();
+    for (const PodRef& p : c.pods) {
+      pods.push_back({{"namespace", p.namespace_name}, {"name", p.name}});
+      if (!p.job.empty()) {
+        pods.back()["job"] = p.job;
+        pods.back()["rank"] = p.rank;
+      }
+    }
+    ordered_json j = {{"namespace", c.namespace_name},
+                      {"name", c.name},
+                      {"pods", std::move(pods)},
+                      {"user", c.user}};
+    if (!c.note.empty()) j["note"] = c.note;
+    if (!c.share_id.empty()) {
+      j["shareID"] = c.share_id;
+      j["memoryBytes"] = c.memory_bytes;
+    }
+    if (c.since) {
+      j["since"] = FormatTimestampSeconds(*c.since);
+      j["seconds"] = Seconds(c.since, now);
+    }
+    claims.push_back(std::move(j));
+  }
+  return claims;
+}
+
 }  // namespace
 
 ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
@@ -602,28 +650,7 @@ ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
         d["memoryLeftBytes"] = row.memory_left;
       }
       if (!row.claims.empty()) {
-        ordered_json claims = ordered_json::array();
-        for (const ClaimHolder& c : row.claims) {
-          ordered_json pods = ordered_json::array();
-          for (const PodRef& p : c.pods) {
-            pods.push_back({{"namespace", p.namespace_name}, {"name", p.name}});
-          }
-          ordered_json j = {{"namespace", c.namespace_name},
-                            {"name", c.name},
-                            {"pods", std::move(pods)},
-                            {"user", c.user}};
-          if (!c.note.empty()) j["note"] = c.note;
-          if (!c.share_id.empty()) {
-            j["shareID"] = c.share_id;
-            j["memoryBytes"] = c.memory_bytes;
-          }
-          if (c.since) {
-            j["since"] = FormatTimestampSeconds(*c.since);
-            j["seconds"] = Seconds(c.since, report.now);
-          }
-          claims.push_back(std::move(j));
-        }
-        d["claims"] = std::move(claims);
+        d["claims"] = ClaimsJson(row.claims, report.now);
       }
       if (row.held) {
         ordered_json h = {{"user", row.held->user}, {"kind", row.held->kind}};

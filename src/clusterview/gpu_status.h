@@ -56,6 +56,13 @@ const char* GpuStateName(GpuState state);
 struct PodRef {
   std::string namespace_name;
   std::string name;
+  // A rank of a multi-node run (gang_view.h): its Job and rank; "" and -1
+  // for any other pod.
+  std::string job;
+  int rank = -1;
+
+  // "ml/train-0", or "job ml/gang rank 1" for a rank.
+  std::string Text() const;
 };
 
 struct ClaimHolder {
@@ -163,8 +170,8 @@ struct TextRows {
 
 // NODE DEVICE TYPE PRODUCT MEMORY STATE HOLDER FOR NOTE, one row per device:
 //   Claimed  HOLDER "alice (ml/train-0)" (the pods, or "claim ns/name" with
-//            none), FOR how long, NOTE the run's --note in quotes, then
-//            "claim ml/train-gpu"; on a GPU shared by memory each holder
+//            none; a multi-node run's rank as "job ml/gang rank 1"), FOR how long, NOTE the run's
+//            --note in quotes, then "claim ml/train-gpu"; on a GPU shared by memory each holder
 //            with its share ("alice (ml/train-0) 10Gi") and NOTE first
 //            "shared: 6Gi of 80Gi left";
 //   Held     HOLDER "alice (canhazgpu)", FOR how long, NOTE "until
@@ -188,7 +195,8 @@ TextRows SummaryRows(const GpuStatusReport& report);
 //              statusUpdateTime (RFC 3339, when the node has a NodeGpuStatus)
 //   devices[]: node, driver, device, type, product, memoryBytes (0: unknown),
 //              state (GpuStateName),
-//              claims[] {namespace, name, pods[] {namespace, name}, user,
+//              claims[] {namespace, name, pods[] {namespace, name, job and
+//                        rank for a multi-node run's rank}, user,
 //                        note (when any), since, seconds}  (state Claimed)
 //              held {user, kind, since, until, seconds}   (state Held)
 //              usage {users[], memoryUsedBytes}  (when reported)

@@ -9,6 +9,7 @@
 
 #include "clusterview/node_attempt.h"
 #include "clusterview/node_fit.h"
+#include "clusterview/pod_affinity.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
 #include "kube/objects_resource.h"
@@ -230,7 +231,8 @@ Placement PlacePod(const View& view, const json& pod) {
   std::map<std::string, int> reasons;
   std::optional<Attempt> closest;
   for (const std::string& name : NodesByLoad(view)) {
-    const std::string mismatch = NodeMismatch(pod, view.nodes.at(name));
+    std::string mismatch = NodeMismatch(pod, view.nodes.at(name));
+    if (mismatch.empty()) mismatch = PodAntiAffinityMismatch(view, pod, name);
     if (!mismatch.empty()) {
       ++reasons[mismatch];
       continue;

@@ -1,10 +1,12 @@
 #include "clusterview/queue.h"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "absl/time/time.h"
 #include "clusterview/explain.h"
+#include "clusterview/gang_view.h"
 #include "clusterview/node_attempt.h"
 #include "clusterview/placement.h"
 #include "core/duration.h"
@@ -72,7 +74,12 @@ std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now) {
   }
   std::sort(pending.begin(), pending.end());
   std::vector<QueueEntry> out;
+  std::set<std::string> gangs_listed;  // "ns/job"
   for (const auto& [created, key, pod] : pending) {
+    // A multi-node run waits as one: listed once, where its first rank came.
+    const std::string job = GangJobOf(*pod);
+    const std::string ns = kube::StringAt(*pod, "/metadata/namespace"_json_pointer);
+    if (!job.empty() && !gangs_listed.insert(StrCat(ns, "/", job)).second) continue;
     QueueEntry e;
     e.position = static_cast<int>(out.size()) + 1;
     e.ns = kube::StringAt(*pod, "/metadata/namespace"_json_pointer);
@@ -82,7 +89,16 @@ std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now) {
     e.note = NoteOf(*pod);
     e.asks = Asks(view, *pod);
     e.age = std::max(Duration(0), std::chrono::duration_cast<Duration>(now - created));
-    Diagnosis d = ExplainPod(view, *pod, now);
+    Diagnosis d;
+    if (job.empty()) {
+      d = ExplainPod(view, *pod, now);
+    } else {
+      const std::vector<json> ranks = PendingRanks(view, ns, job);
+      d = ExplainGang(view, job, ranks, now);
+      e.name = job;
+      e.ranks = static_cast<int>(ranks.size());
+      for (std::string& ask : e.asks) ask = StrCat(e.ranks, " ranks × ", ask);
+    }
     e.never = d.never;
     e.why = d.summary;  // starts "can never run: " when it never can
     out.push_back(std::move(e));
@@ -93,7 +109,8 @@ std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now) {
 std::vector<std::vector<std::string>> QueueRows(const std::vector<QueueEntry>& queue) {
   std::vector<std::vector<std::string>> rows = {{"#", "POD", "USER", "NOTE", "ASKS", "AGE", "WHY"}};
   for (const QueueEntry& e : queue) {
-    rows.push_back({std::to_string(e.position), StrCat(e.ns, "/", e.name),
+    rows.push_back({std::to_string(e.position),
+                    StrCat(e.ns, "/", e.name, e.ranks > 0 ? StrCat(" (", e.ranks, " ranks)") : ""),
                     e.user.empty() ? "-" : LabelledUser(e.user), e.note.empty() ? "-" : e.note,
                     Join(e.asks, "; "), FormatDurationShort(e.age), e.why});
   }
@@ -112,7 +129,8 @@ nlohmann::ordered_json QueueJson(const std::vector<QueueEntry>& queue) {
                    {"asks", e.asks},
                    {"ageSeconds", std::chrono::duration_cast<std::chrono::seconds>(e.age).count()},
                    {"never", e.never},
-                   {"why", e.why}});
+                   {"why", e.why},
+                   {"ranks", e.ranks}});
   }
   return out;
 }

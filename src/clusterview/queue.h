@@ -29,17 +29,21 @@ struct QueueEntry {
   Duration age{0};
   bool never = false;
   std::string why;  // the explanation's summary ("can never run: ..." when never)
+  // A multi-node run (gang_view.h) is one entry: `name` is its Job, this
+  // many of its ranks wait; 0 for a single pod.
+  int ranks = 0;
 };
 
 std::vector<QueueEntry> PendingQueue(const View& view, TimePoint now);
 
 // Rows for a table: the header first ("#", "POD", "USER", "NOTE", "ASKS",
 // "AGE", "WHY"), then a row per entry (asks joined with "; ", POD
-// "ns/name", "-" for no user or note).
+// "ns/name", "ns/job (N ranks)" for a multi-node run, "-" for no user or
+// note).
 std::vector<std::vector<std::string>> QueueRows(const std::vector<QueueEntry>& queue);
 
 // [{"position", "namespace", "name", "user", "run", "note", "asks",
-//   "ageSeconds", "never", "why"}].
+//   "ageSeconds", "never", "why", "ranks"}].
 nlohmann::ordered_json QueueJson(const std::vector<QueueEntry>& queue);
 
 }  // namespace canhazgpu::clusterview

@@ -53,7 +53,9 @@ inline const ResourceRef kNamespaces{"", "v1", "namespaces", false};
 inline const ResourceRef kConfigMaps{"", "v1", "configmaps", true};
 inline const ResourceRef kSecrets{"", "v1", "secrets", true};
 inline const ResourceRef kEvents{"", "v1", "events", true};
+inline const ResourceRef kServices{"", "v1", "services", true};
 inline const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
+inline const ResourceRef kJobs{"batch", "v1", "jobs", true};
 inline const ResourceRef kResourceSlices{"resource.k8s.io", "v1", "resourceslices", false};
 inline const ResourceRef kResourceClaims{"resource.k8s.io", "v1", "resourceclaims", true};
 inline const ResourceRef kResourceClaimTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates",

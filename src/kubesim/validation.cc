@@ -7,6 +7,7 @@
 #include "kubesim/capacity_rules.h"
 #include "kubesim/cel_selectors.h"
 #include "kubesim/openapi_documents.h"
+#include "kubesim/pod_rules.h"
 
 namespace canhazgpu::kubesim {
 namespace {
@@ -224,6 +225,10 @@ Validation Validate(const ResourceType& type, json& object, const json* old) {
                               StrCat("spec.versions[", i, "].schema.openAPIV3Schema")});
       }
     }
+  }
+  if (!out.decode_error && type.group.empty() && type.kind == "Pod") {
+    std::vector<kube::StatusCause> gates = CheckSchedulingGates(object, old);
+    out.causes.insert(out.causes.end(), gates.begin(), gates.end());
   }
   if (out.decode_error || type.group != "resource.k8s.io") return out;
   const json spec = object.value("spec", json::object());

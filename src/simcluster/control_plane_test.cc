@@ -437,6 +437,44 @@ TEST_F(ControlPlaneTest, ManyPodsAtOnceNeverShareADevice) {
   EXPECT_EQ(waiting, 3);
 }
 
+// A gated pod (spec.schedulingGates) waits, says why, and holds nothing;
+// removing its gates schedules it; a gate cannot be added back (ADR 0019:
+// k8shazgpu's gangs are released this way).
+TEST_F(ControlPlaneTest, GatedPodWaitsHoldingNothingUntilItsGatesAreRemoved) {
+  AddNode("node-0");
+  AddSlice("node-0", {dra::testing::TestGpu(0)});
+  AddTemplate("one-gpu", Request(kGpuClass));
+  StartPlane();
+  AddPod("rank-0", "one-gpu", "", {{"schedulingGates", {{{"name", "canhazgpu.dev/gang"}}}}});
+  json pod = WaitFor(kube::kPods, "rank-0", [](const json& p) {
+    for (const json& c : p.value("/status/conditions"_json_pointer, json::array()))
+      if (c.value("type", "") == "PodScheduled") return true;
+    return false;
+  });
+  const json condition = pod["status"]["conditions"][0];
+  EXPECT_EQ(condition["status"], "False");
+  EXPECT_EQ(condition["reason"], "SchedulingGated");
+  EXPECT_EQ(condition["message"], "Scheduling is blocked due to non-empty scheduling gates");
+  EXPECT_FALSE(pod["spec"].contains("nodeName"));
+  // Its claim exists but holds no device, and no FailedScheduling was said.
+  EXPECT_FALSE(Get(kube::kResourceClaims, ClaimOf("rank-0"))["status"].contains("allocation"));
+  for (const json& e : (*client_->List(kube::kEvents, "default"))["items"])
+    EXPECT_NE(e["reason"], "FailedScheduling") << e.dump();
+
+  json fresh = Get(kube::kPods, "rank-0");  // the claim controller wrote its status since
+  fresh["spec"].erase("schedulingGates");
+  absl::StatusOr<json> ungated = client_->Update(kube::kPods, "default", fresh);
+  ASSERT_TRUE(ungated.ok()) << ungated.status();
+  EXPECT_EQ(WaitBound("rank-0")["spec"]["nodeName"], "node-0");
+
+  json regated = Get(kube::kPods, "rank-0");
+  regated["spec"]["schedulingGates"] = {{{"name", "again"}}};
+  absl::StatusOr<json> refused = client_->Update(kube::kPods, "default", regated);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("only deletion is allowed, but found new scheduling gate 'again'"));
+}
+
 TEST_F(ControlPlaneTest, PodsWithoutClaimsSpreadOverReadyNodes) {
   AddNode("node-0");
   AddNode("node-1");

@@ -146,13 +146,24 @@ void JobController::Sync(View& view, const KindInPass& jobs) {
 void JobController::CreatePod(View& view, const json& job, std::optional<int64_t> index) {
   const std::string name = kube::StringAt(job, "/metadata/name"_json_pointer);
   const json pod_template = job.value("/spec/template"_json_pointer, json::object());
+  // The labels the API server's Job defaulting puts on the template, which
+  // clients select a Job's pods by.
+  const std::string uid = kube::StringAt(job, "/metadata/uid"_json_pointer);
+  auto label = [&](json& pod) {
+    json& labels = pod["metadata"]["labels"];
+    labels["batch.kubernetes.io/job-name"] = name;
+    labels["job-name"] = name;
+    labels["batch.kubernetes.io/controller-uid"] = uid;
+    labels["controller-uid"] = uid;
+  };
   if (!index) {
-    writer_.CreatePod(view, job, "batch/v1", "Job", pod_template, name + "-");
+    writer_.CreatePod(view, job, "batch/v1", "Job", pod_template, name + "-", label);
     return;
   }
   const std::string text = std::to_string(*index);
   writer_.CreatePod(view, job, "batch/v1", "Job", pod_template, StrCat(name, "-", text, "-"),
                     [&](json& pod) {
+                      label(pod);
                       pod["metadata"]["annotations"][kJobCompletionIndex] = text;
                       pod["metadata"]["labels"][kJobCompletionIndex] = text;
                       json& spec = pod["spec"];

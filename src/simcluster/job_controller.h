@@ -9,7 +9,10 @@
 //     batch.kubernetes.io/job-completion-index, hostname "<job>-<index>",
 //     JOB_COMPLETION_INDEX in every container from that annotation), lowest
 //     missing index first, until every index has succeeded; status says
-//     which in completedIndexes ("0-2,4").
+//     which in completedIndexes ("0-2,4");
+//   - every pod labelled batch.kubernetes.io/job-name, job-name and
+//     (batch.kubernetes.io/)controller-uid, as the API server defaults a
+//     Job's template;
 // It fails when more pods failed (plus container restarts, for
 // restartPolicy OnFailure) than spec.backoffLimit allows, or when it ran
 // longer than activeDeadlineSeconds; a failing or finished Job's running

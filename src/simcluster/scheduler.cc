@@ -33,6 +33,13 @@ bool Pending(const json& pod, const std::string& scheduler_name) {
   return name == scheduler_name;
 }
 
+// spec.schedulingGates not empty: the pod waits until whoever set the gates
+// removes them (k8shazgpu's gangs, ADR 0019).
+bool Gated(const json& pod) {
+  const json gates = pod.value("/spec/schedulingGates"_json_pointer, json::array());
+  return gates.is_array() && !gates.empty();
+}
+
 }  // namespace
 
 Scheduler::Scheduler(kube::Client& client, Overlay& pods, Overlay& claims, const Clock& clock,
@@ -63,14 +70,21 @@ void Scheduler::ScheduleAll(View& view) {
   std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
-  for (const auto& [created, key, pod] : pending) Schedule(view, view.pods.at(key));
+  for (const auto& [created, key, pod] : pending) {
+    if (Gated(pod)) {
+      ReportNotScheduled(view, view.pods.at(key), "SchedulingGated",
+                         "Scheduling is blocked due to non-empty scheduling gates");
+    } else {
+      Schedule(view, view.pods.at(key));
+    }
+  }
 }
 
 void Scheduler::Schedule(View& view, const json& pod_in) {
   const json pod = pod_in;  // the view's copy changes as we write
   Placement placement = PlacePod(view, pod);
   if (placement.node.empty()) {
-    ReportUnschedulable(view, pod, placement.message);
+    ReportNotScheduled(view, pod, "Unschedulable", placement.message);
     return;
   }
   for (const ClaimPlan& plan : placement.claims) {
@@ -139,18 +153,19 @@ void Scheduler::Bind(View& view, const json& pod, const std::string& node) {
                        StrCat("Successfully assigned ", ns, "/", name, " to ", node));
 }
 
-void Scheduler::ReportUnschedulable(View& view, const json& pod, const std::string& message) {
+void Scheduler::ReportNotScheduled(View& view, const json& pod, const std::string& reason,
+                                   const std::string& message) {
   json conditions = pod.value("/status/conditions"_json_pointer, json::array());
   auto it = std::find_if(conditions.begin(), conditions.end(),
                          [](const json& c) { return c.value("type", "") == "PodScheduled"; });
   if (it != conditions.end() && it->value("status", "") == "False" &&
-      it->value("reason", "") == "Unschedulable" && it->value("message", "") == message) {
+      it->value("reason", "") == reason && it->value("message", "") == message) {
     return;  // said already
   }
   json condition = {
-      {"type", "PodScheduled"},    {"status", "False"},
-      {"lastProbeTime", nullptr},  {"lastTransitionTime", FormatTimestampSeconds(clock_.Now())},
-      {"reason", "Unschedulable"}, {"message", message}};
+      {"type", "PodScheduled"},   {"status", "False"},
+      {"lastProbeTime", nullptr}, {"lastTransitionTime", FormatTimestampSeconds(clock_.Now())},
+      {"reason", reason},         {"message", message}};
   if (it != conditions.end() && it->value("status", "") == "False")
     condition["lastTransitionTime"] = it->value("lastTransitionTime", json());
   if (it != conditions.end()) {
@@ -167,6 +182,7 @@ void Scheduler::ReportUnschedulable(View& view, const json& pod, const std::stri
     return;
   }
   Wrote(pods_, view.pods, *written);
+  if (reason != "Unschedulable") return;  // a gated pod is waiting, not failing
   auto recorded =
       events_.Record(kube::ReferenceTo(pod), kube::kEventWarning, "FailedScheduling", message);
   if (!recorded.ok())

@@ -4,9 +4,13 @@
 // binder do: the delete-protection finalizer on each claim it allocates,
 // then status.allocation and the pod in status.reservedFor (one
 // resourceVersion-checked status update per claim), then a Binding to
-// pods/<name>/binding (Client::BindPod) and a Scheduled event. A pod that cannot be placed gets
+// pods/<name>/binding (Client::BindPod) and a Scheduled event. A pod that
+// cannot be placed gets
 // PodScheduled False, reason Unschedulable, with PlacePod's message, and a
 // FailedScheduling warning event — written only when the message changes.
+// A pod with scheduling gates (spec.schedulingGates) is not placed: it gets
+// PodScheduled False, reason SchedulingGated, and no event, as
+// kube-scheduler's PreEnqueue does, until its gates are removed.
 // Not thread-safe: the control plane's one loop thread calls it.
 #pragma once
 
@@ -36,8 +40,10 @@ class Scheduler {
   bool Commit(clusterview::View& view, const nlohmann::json& pod, const std::string& key,
               const nlohmann::json& allocation);
   void Bind(clusterview::View& view, const nlohmann::json& pod, const std::string& node);
-  void ReportUnschedulable(clusterview::View& view, const nlohmann::json& pod,
-                           const std::string& message);
+  // PodScheduled=False with `reason` ("Unschedulable", "SchedulingGated")
+  // and `message`, once; a FailedScheduling event for Unschedulable.
+  void ReportNotScheduled(clusterview::View& view, const nlohmann::json& pod,
+                          const std::string& reason, const std::string& message);
 
   kube::Client& client_;
   Overlay& pods_;

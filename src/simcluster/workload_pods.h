@@ -28,7 +28,7 @@ namespace canhazgpu::simcluster {
 inline const kube::ResourceRef kDeployments{"apps", "v1", "deployments", true};
 inline const kube::ResourceRef kReplicaSets{"apps", "v1", "replicasets", true};
 inline const kube::ResourceRef kDaemonSets{"apps", "v1", "daemonsets", true};
-inline const kube::ResourceRef kJobs{"batch", "v1", "jobs", true};
+using kube::kJobs;
 
 // The workload objects of one pass, by "ns/name".
 struct Workloads {

@@ -54,19 +54,25 @@ absl::StatusOr<int> Cleanup(Context& ctx, const ParsedFlags& flags) {
                    Labelled(client, kube::kResourceClaimTemplates, ns));
   ASSIGN_OR_RETURN(std::vector<json> claims, Labelled(client, kube::kResourceClaims, ns));
   ASSIGN_OR_RETURN(std::vector<json> config_maps, Labelled(client, kube::kConfigMaps, ns));
+  ASSIGN_OR_RETURN(std::vector<json> jobs, Labelled(client, kube::kJobs, ns));
+  ASSIGN_OR_RETURN(std::vector<json> services, Labelled(client, kube::kServices, ns));
   CleanupScope scope{.name = flags.Value("name"),
                      .all_users = flags.Has("all-users"),
                      .me = UserLabelValue(ctx.user),
                      .include_reservations = flags.Has("include-reservations")};
-  ASSIGN_OR_RETURN(CleanupPlan plan, PlanCleanup(pods, templates, claims, scope, config_maps));
+  ASSIGN_OR_RETURN(CleanupPlan plan,
+                   PlanCleanup(pods, templates, claims, scope, config_maps, jobs, services));
   if (!plan.reservations_skipped.empty() && ctx.stdin_tty && ctx.stderr_tty &&
       AskAboutReservations(plan.reservations_skipped)) {
     scope.include_reservations = true;
-    ASSIGN_OR_RETURN(plan, PlanCleanup(pods, templates, claims, scope, config_maps));
+    ASSIGN_OR_RETURN(plan,
+                     PlanCleanup(pods, templates, claims, scope, config_maps, jobs, services));
   }
   absl::Status first_error;
   for (const CleanupTarget& t : plan.targets) {
-    absl::Status s = client.Delete(t.ref, ns, t.name);
+    // A Job's ranks go with it (the garbage collector), not left behind.
+    absl::Status s =
+        client.Delete(t.ref, ns, t.name, {.propagation = t.kind == "job" ? "Background" : ""});
     // Gone already: the garbage collector took it with its pod.
     if (kube::IsApiNotFound(s)) continue;
     if (!s.ok()) {

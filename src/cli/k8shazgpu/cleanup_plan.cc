@@ -3,6 +3,7 @@
 #include <set>
 
 #include "cli/k8shazgpu/run_objects.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli::k8s {
@@ -38,6 +39,31 @@ std::pair<bool, bool> ClaimOwnership(const json& claim, const std::set<std::stri
   return {still_used, owned_by_chosen};
 }
 
+// The name of the Job that controls `pod`, or "".
+std::string ControllingJob(const json& pod) {
+  for (const json& ref : pod.value("/metadata/ownerReferences"_json_pointer, json::array())) {
+    if (ref.value("kind", "") == "Job" && ref.value("controller", false))
+      return ref.value("name", "");
+  }
+  return "";
+}
+
+// Whether the scope takes the run whose pod (or Job) is `o`: not when
+// --name names another, nor another user's without all_users (skipped by
+// --all and said; PermissionDenied when named).
+absl::StatusOr<bool> Takes(const json& o, const CleanupScope& scope, CleanupPlan& plan) {
+  const bool named = scope.name && Name(o) == *scope.name;
+  if (scope.name && !named) return false;
+  if (scope.all_users || Label(o, kUserLabel) == scope.me) return true;
+  if (named) {
+    return absl::PermissionDeniedError(StrCat("run '", Name(o), "' is ", Label(o, kUserLabel),
+                                              "'s, not yours (", scope.me,
+                                              "); add --all-users to delete it anyway"));
+  }
+  plan.others_skipped.push_back(Name(o));
+  return false;
+}
+
 // A `reserve` pod that has not ended: someone may be using what it holds.
 bool HoldingReservation(const json& pod) {
   if (Label(pod, kKindLabel) != kReservationKind) return false;
@@ -45,44 +71,64 @@ bool HoldingReservation(const json& pod) {
   return phase != "Succeeded" && phase != "Failed";
 }
 
+// The runs the scope takes, by their pods and by multi-node runs' Jobs.
+struct ChosenRuns {
+  std::set<std::string> live_runs;    // run ids that have a pod (or a job)
+  std::set<std::string> chosen_runs;  // ... that we delete
+  std::set<std::string> live_pods;    // pod names that stay
+  std::set<std::string> chosen_jobs;
+  std::vector<CleanupTarget> targets;  // the chosen pods and Jobs
+};
+
+absl::StatusOr<ChosenRuns> ChooseRuns(const std::vector<json>& pods, const std::vector<json>& jobs,
+                                      const CleanupScope& scope, CleanupPlan& plan) {
+  ChosenRuns c;
+  // A multi-node run is its Job: deleting the Job deletes its ranks (a
+  // rank deleted alone would be made again by the Job).
+  for (const json& job : jobs) {
+    c.live_runs.insert(Label(job, kRunLabel));
+    ASSIGN_OR_RETURN(bool take, Takes(job, scope, plan));
+    if (!take) continue;
+    c.chosen_runs.insert(Label(job, kRunLabel));
+    c.chosen_jobs.insert(Name(job));
+    c.targets.push_back({kube::kJobs, "job", Name(job)});
+  }
+  for (const json& pod : pods) {
+    c.live_runs.insert(Label(pod, kRunLabel));
+    if (const std::string job = ControllingJob(pod); !job.empty()) {
+      if (!c.chosen_jobs.contains(job)) c.live_pods.insert(Name(pod));
+      continue;
+    }
+    ASSIGN_OR_RETURN(bool take, Takes(pod, scope, plan));
+    if (take && !scope.name && !scope.include_reservations && HoldingReservation(pod)) {
+      plan.reservations_skipped.push_back(Name(pod));
+      take = false;
+    }
+    if (!take) {
+      c.live_pods.insert(Name(pod));
+      continue;
+    }
+    c.chosen_runs.insert(Label(pod, kRunLabel));
+    c.targets.push_back({kube::kPods, "pod", Name(pod)});
+  }
+  return c;
+}
+
 }  // namespace
 
 absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
                                         const std::vector<json>& templates,
                                         const std::vector<json>& claims, const CleanupScope& scope,
-                                        const std::vector<json>& config_maps) {
+                                        const std::vector<json>& config_maps,
+                                        const std::vector<json>& jobs,
+                                        const std::vector<json>& services) {
   CleanupPlan plan;
   auto mine = [&](const json& o) { return scope.all_users || Label(o, kUserLabel) == scope.me; };
-  std::set<std::string> live_runs;    // run ids that have a pod
-  std::set<std::string> chosen_runs;  // ... that we delete
-  std::set<std::string> live_pods;    // pod names that stay
-  std::vector<CleanupTarget> chosen_pods;
-  for (const json& pod : pods) {
-    const std::string run = Label(pod, kRunLabel);
-    live_runs.insert(run);
-    const bool named = scope.name && Name(pod) == *scope.name;
-    if (scope.name && !named) {
-      live_pods.insert(Name(pod));
-      continue;
-    }
-    if (!mine(pod)) {
-      if (named) {
-        return absl::PermissionDeniedError(
-            StrCat("run '", Name(pod), "' is ", Label(pod, kUserLabel), "'s, not yours (", scope.me,
-                   "); add --all-users to delete it anyway"));
-      }
-      plan.others_skipped.push_back(Name(pod));
-      live_pods.insert(Name(pod));
-      continue;
-    }
-    if (!scope.name && !scope.include_reservations && HoldingReservation(pod)) {
-      plan.reservations_skipped.push_back(Name(pod));
-      live_pods.insert(Name(pod));
-      continue;
-    }
-    chosen_runs.insert(run);
-    chosen_pods.push_back({kube::kPods, "pod", Name(pod)});
-  }
+  ASSIGN_OR_RETURN(ChosenRuns chosen, ChooseRuns(pods, jobs, scope, plan));
+  const std::set<std::string>& live_runs = chosen.live_runs;
+  const std::set<std::string>& chosen_runs = chosen.chosen_runs;
+  const std::set<std::string>& live_pods = chosen.live_pods;
+  const std::vector<CleanupTarget>& chosen_pods = chosen.targets;
   // A leftover (no pod of its run) belongs to --name NAME when run would
   // have named it so: "<pod>-gpus-<id>" for a template and its claims,
   // "<pod>-changes-<i>" for a ConfigMap.
@@ -90,14 +136,20 @@ absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<json>& pods,
     if (live_runs.contains(Label(o, kRunLabel)) || !mine(o)) return false;
     return !scope.name || Name(o).starts_with(*scope.name + infix);
   };
-  for (const json& t : templates) {
-    if (chosen_runs.contains(Label(t, kRunLabel)) || leftover_in_scope(t)) {
-      plan.targets.push_back({kube::kResourceClaimTemplates, "resourceclaimtemplate", Name(t)});
-    }
-  }
-  for (const json& m : config_maps) {
-    if (chosen_runs.contains(Label(m, kRunLabel)) || leftover_in_scope(m, "-changes-")) {
-      plan.targets.push_back({kube::kConfigMaps, "configmap", Name(m)});
+  struct Leftovers {
+    const std::vector<json>* objects;
+    kube::ResourceRef ref;
+    const char* kind;
+    const char* infix;  // "": named exactly as the run (a Service)
+  };
+  for (const Leftovers& l :
+       {Leftovers{&templates, kube::kResourceClaimTemplates, "resourceclaimtemplate", "-gpus-"},
+        Leftovers{&config_maps, kube::kConfigMaps, "configmap", "-changes-"},
+        Leftovers{&services, kube::kServices, "service", ""}}) {
+    for (const json& o : *l.objects) {
+      const bool exact = *l.infix != '\0' || !scope.name || Name(o) == *scope.name;
+      if (chosen_runs.contains(Label(o, kRunLabel)) || (leftover_in_scope(o, l.infix) && exact))
+        plan.targets.push_back({l.ref, l.kind, Name(o)});
     }
   }
   plan.targets.insert(plan.targets.end(), chosen_pods.begin(), chosen_pods.end());

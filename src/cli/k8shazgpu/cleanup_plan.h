@@ -28,7 +28,9 @@ struct CleanupScope {
 
 struct CleanupTarget {
   kube::ResourceRef ref;
-  std::string kind;  // "pod", "resourceclaimtemplate", "resourceclaim", "configmap": for the output
+  // "pod", "job", "service", "resourceclaimtemplate", "resourceclaim",
+  // "configmap": for the output
+  std::string kind;
   std::string name;
 };
 
@@ -40,13 +42,17 @@ struct CleanupPlan {
   std::vector<std::string> reservations_skipped;  // running reservations --all left
 };
 
-// `pods`, `templates`, `claims` and `config_maps` (vllm run's change
-// sets): the namespace's objects with the run label. NotFound when --name matches nothing;
-// PermissionDenied when it names another user's run without all_users.
+// `pods`, `templates`, `claims`, `config_maps` (vllm run's change sets),
+// `jobs` and `services` (multi-node runs: a Job is deleted as the run, its
+// ranks with it): the namespace's objects with the run label. NotFound when
+// --name matches nothing; PermissionDenied when it names another user's run
+// without all_users.
 absl::StatusOr<CleanupPlan> PlanCleanup(const std::vector<nlohmann::json>& pods,
                                         const std::vector<nlohmann::json>& templates,
                                         const std::vector<nlohmann::json>& claims,
                                         const CleanupScope& scope,
-                                        const std::vector<nlohmann::json>& config_maps = {});
+                                        const std::vector<nlohmann::json>& config_maps = {},
+                                        const std::vector<nlohmann::json>& jobs = {},
+                                        const std::vector<nlohmann::json>& services = {});
 
 }  // namespace canhazgpu::cli::k8s

@@ -134,5 +134,32 @@ TEST(CleanupPlanTest, AllLeavesRunningReservationsUnlessIncluded) {
   EXPECT_THAT(Names(*plan), ElementsAre("resourceclaimtemplate/held-gpus-r5", "pod/held"));
 }
 
+// A multi-node run is its Job: cleanup deletes the Job (its ranks with it),
+// its Service and template, never the ranks one by one (the Job would make
+// them again); another run's ranks stay.
+TEST(CleanupPlanTest, AMultiNodeRunIsDeletedAsItsJob) {
+  json rank0 = Object("g-0-abcde", "r9", "alice");
+  rank0["metadata"]["ownerReferences"] = {{{"kind", "Job"}, {"name", "g"}, {"controller", true}}};
+  json rank1 = rank0;
+  rank1["metadata"]["name"] = "g-1-fghij";
+  const std::vector<json> pods = {rank0, rank1, Object("a", "r1", "alice")};
+  const std::vector<json> jobs = {Object("g", "r9", "alice")};
+  const std::vector<json> services = {Object("g", "r9", "alice"), Object("gone", "r8", "alice")};
+  const std::vector<json> templates = {Object("g-gpus-r9", "r9", "alice")};
+  absl::StatusOr<CleanupPlan> named =
+      PlanCleanup(pods, templates, {}, {.name = "g", .me = "alice"}, {}, jobs, services);
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_THAT(Names(*named), ElementsAre("resourceclaimtemplate/g-gpus-r9", "service/g", "job/g"));
+  // --all: the Job, the plain run, and the Service a run left without its Job.
+  absl::StatusOr<CleanupPlan> all =
+      PlanCleanup(pods, templates, {}, {.me = "alice"}, {}, jobs, services);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT(Names(*all), ElementsAre("resourceclaimtemplate/g-gpus-r9", "service/g",
+                                       "service/gone", "job/g", "pod/a"));
+  absl::StatusOr<CleanupPlan> bobs =
+      PlanCleanup(pods, templates, {}, {.name = "g", .me = "bob"}, {}, jobs, services);
+  EXPECT_TRUE(absl::IsPermissionDenied(bobs.status())) << bobs.status();
+}
+
 }  // namespace
 }  // namespace canhazgpu::cli::k8s

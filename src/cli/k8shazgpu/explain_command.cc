@@ -6,6 +6,7 @@
 #include "cli/k8shazgpu/cluster_read.h"
 #include "cli/k8shazgpu/commands.h"
 #include "clusterview/explain.h"
+#include "clusterview/gang_view.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
@@ -62,6 +63,11 @@ int ExplainCommand(Context& ctx, const Args& args) {
           diagnosis = clusterview::ExplainPod(view, it->second, c.clock->Now());
         } else if (auto it = view.claims.find(key); target.claim && it != view.claims.end()) {
           diagnosis = clusterview::ExplainClaim(view, it->second, c.clock->Now());
+        } else if (std::vector<nlohmann::json> ranks =
+                       clusterview::PendingRanks(view, c.namespace_name, target.name);
+                   target.pod && !ranks.empty()) {
+          // A multi-node run, by its name: the run as one (gang_view.h).
+          diagnosis = clusterview::ExplainGang(view, target.name, ranks, c.clock->Now());
         } else {
           const char* what = target.pod && target.claim ? "pod or resourceclaim"
                              : target.pod               ? "pod"

@@ -3,8 +3,11 @@
 // reserve` does on one host - a placeholder pod with the claim, made as
 // `run` makes its objects and labelled a reservation, that sleeps until
 // `release` or its deadline (--duration, activeDeadlineSeconds) ends it.
+// With --nodes N --gpus-per-node G: N such placeholders on N nodes, held
+// all at once, as `run --nodes` admits its ranks (gang_run.h).
 #include "cli/k8shazgpu/cluster_defaults.h"
 #include "cli/k8shazgpu/commands.h"
+#include "cli/k8shazgpu/gang_run.h"
 #include "cli/k8shazgpu/run_command.h"
 #include "core/duration.h"
 #include "core/status_macros.h"
@@ -37,6 +40,10 @@ std::vector<FlagSpec> ReserveFlags() {
   flags.push_back({.name = "short",
                    .short_name = 's',
                    .help = "print only the devices, like gpu-0,gpu-1 (for scripts)"});
+  // A set of nodes held together, as `run --nodes` runs on them.
+  for (FlagSpec& f : GangFlags()) {
+    if (f.name == "nodes" || f.name == "gpus-per-node") flags.push_back(std::move(f));
+  }
   return flags;
 }
 
@@ -65,6 +72,9 @@ int ReserveCommand(Context& ctx, const Args& args) {
                           ASSIGN_OR_RETURN(RunRequest request,
                                            ParseReserveRequest(flags, kDefaultRunImage));
                           RETURN_IF_ERROR(ApplyClusterDefaults(c, flags, request));
+                          if (request.nodes > 0) {
+                            return RunGang(c, request, DefaultRunHooks(*c.clock));
+                          }
                           return Run(c, request, DefaultRunHooks(*c.clock));
                         });
 }

@@ -9,6 +9,7 @@
 
 #include "cli/k8shazgpu/cluster_defaults.h"
 #include "cli/k8shazgpu/commands.h"
+#include "cli/k8shazgpu/gang_run.h"
 #include "cli/k8shazgpu/interrupt.h"
 #include "cli/k8shazgpu/log_follow.h"
 #include "cli/k8shazgpu/pod_outcome.h"
@@ -478,6 +479,8 @@ int RunCommand(Context& ctx, const Args& args) {
                           RunHooks hooks = DefaultRunHooks(*c.clock);
                           // The working directory goes with the command (workdir_sync.h).
                           RETURN_IF_ERROR(ShipWorkdir(c, flags, request, hooks));
+                          // Many nodes, one line: all ranks or none (gang_run.h).
+                          if (request.nodes > 0) return RunGang(c, request, hooks);
                           return Run(c, request, hooks);
                         });
 }

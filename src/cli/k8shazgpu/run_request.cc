@@ -1,5 +1,7 @@
 #include "cli/k8shazgpu/run_request.h"
 
+#include <cctype>
+
 #include "cli/common/device_flags.h"
 #include "cli/k8shazgpu/run_objects.h"
 #include "core/duration.h"
@@ -90,7 +92,83 @@ absl::Status ParseLifecycle(const ParsedFlags& flags, RunRequest& r) {
   return absl::OkStatus();
 }
 
+// --nodes, --gpus-per-node, --logs, --queue: a multi-node run (ADR 0019).
+absl::Status ParseGang(const ParsedFlags& flags, RunRequest& r) {
+  auto nodes = flags.Value("nodes");
+  if (!nodes) {
+    for (const char* only : {"gpus-per-node", "logs", "queue"}) {
+      if (flags.Has(only))
+        return absl::InvalidArgumentError(StrCat("--", only, " needs --nodes N"));
+    }
+    return absl::OkStatus();
+  }
+  r.nodes = std::stoi(*nodes);
+  if (auto g = flags.Value("gpus-per-node")) {
+    if (flags.Has("gpus")) {
+      return Conflict("--gpus", "--gpus-per-node", "with --nodes, --gpus-per-node is the count");
+    }
+    r.gpus = std::stoi(*g);
+  }
+  // Each rank has its own claim on its own node.
+  for (const char* single : {"share", "node", "gpu-ids", "port"}) {
+    if (flags.Has(single)) {
+      return Conflict("--nodes", StrCat("--", single),
+                      "a multi-node run places one rank on each of N nodes, each with its own "
+                      "claim");
+    }
+  }
+  // The Service and the ranks' hostnames ("<name>-<rank>") are DNS labels.
+  if (!r.name.empty() &&
+      (r.name.size() > 56 || r.name.find('.') != std::string::npos || !isalpha(r.name[0]))) {
+    return absl::InvalidArgumentError(
+        StrCat("--name '", r.name,
+               "': a multi-node run's name must start with a letter, have no '.', and be at "
+               "most 56 characters (it names the ranks' hosts)"));
+  }
+  if (auto rank = flags.Value("logs")) {
+    r.logs_rank = std::stoi(*rank);
+    if (*r.logs_rank >= r.nodes) {
+      return absl::InvalidArgumentError(
+          StrCat("--logs ", *r.logs_rank, ": the run has ranks 0 to ", r.nodes - 1));
+    }
+  }
+  if (auto q = flags.Value("queue")) {
+    if (!ValidObjectName(*q)) {
+      return absl::InvalidArgumentError(StrCat("--queue '", *q, "' is not a valid queue name"));
+    }
+    r.kueue_queue = *q;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::vector<FlagSpec> GangFlags() {
+  return {
+      {.name = "nodes",
+       .has_value = true,
+       .value_name = "N",
+       .help = "run N ranks, one per node, started together or not at all",
+       .kind = FlagKind::kPositiveInt,
+       .max = kMaxRunNodes},
+      {.name = "gpus-per-node",
+       .has_value = true,
+       .value_name = "G",
+       .help = "with --nodes: the devices each rank holds (default 1)",
+       .kind = FlagKind::kPositiveInt,
+       .max = kMaxRunGpus},
+      {.name = "logs",
+       .has_value = true,
+       .value_name = "RANK",
+       .help = "with --nodes: copy only this rank's output (default: every rank's, prefixed)",
+       .kind = FlagKind::kCount,
+       .max = kMaxRunNodes - 1},
+      {.name = "queue",
+       .has_value = true,
+       .value_name = "NAME",
+       .help = "with --nodes: let Kueue admit the run from this LocalQueue"},
+  };
+}
 
 std::vector<FlagSpec> PlacementFlags() {
   std::vector<FlagSpec> flags = DeviceSelectionFlags(kMaxRunGpus);
@@ -186,6 +264,7 @@ std::vector<FlagSpec> RunFlags() {
   };
   flags.insert(flags.end(), command.begin(), command.end());
   for (FlagSpec& f : WaitFlags()) flags.push_back(std::move(f));
+  for (FlagSpec& f : GangFlags()) flags.push_back(std::move(f));
   return flags;
 }
 
@@ -278,6 +357,7 @@ absl::StatusOr<RunRequest> ParseRunRequest(const ParsedFlags& flags, const RunDe
   }
   if (auto p = flags.Value("port")) r.port = std::stoi(*p);
   RETURN_IF_ERROR(ParseLifecycle(flags, r));
+  RETURN_IF_ERROR(ParseGang(flags, r));
   if (!flags.positional.empty()) {
     return absl::InvalidArgumentError(StrCat("unexpected argument '", flags.positional[0],
                                              "'; the command goes after --: run [flags] -- CMD"));

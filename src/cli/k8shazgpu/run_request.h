@@ -65,7 +65,17 @@ struct RunRequest {
   std::optional<int64_t> wait_seconds;
   bool nonblock = false;
   bool short_output = false;  // reserve --short: only the devices on stdout
+  // --nodes N: a multi-node run of N ranks, one per node, each with `gpus`
+  // devices (--gpus-per-node), admitted all at once (ADR 0019); 0: one pod.
+  int nodes = 0;
+  // --logs RANK: copy only this rank's output (multi-node runs); all when unset.
+  std::optional<int> logs_rank;
+  // --queue NAME: let Kueue admit the multi-node run from this LocalQueue.
+  std::string kueue_queue;
 };
+
+// The most ranks one multi-node run may have.
+inline constexpr int kMaxRunNodes = 64;
 
 // The defaults a front-end (run, vllm run) gives where a flag is absent.
 struct RunDefaults {
@@ -98,6 +108,9 @@ inline constexpr char kDefaultRunTtl[] = "1h";
 // take the devices before the scheduler places the pod; this long for the
 // scheduler, then exit 3 as if it had not fit.
 inline constexpr int64_t kNonblockPlacementSeconds = 10;
+
+// A multi-node run's flags: --nodes, --gpus-per-node, --logs, --queue.
+std::vector<FlagSpec> GangFlags();
 
 // The flags of `run`: placement, --share, the pod, the command's
 // environment and lifecycle, without the global ones; `vllm run` takes the

@@ -1,5 +1,6 @@
 #include "cli/k8shazgpu/vllm_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -225,6 +226,13 @@ absl::Status LimitToShare(Context& ctx, RunRequest& request) {
 
 std::vector<FlagSpec> VllmRunFlags() {
   std::vector<FlagSpec> flags = RunFlags();
+  // One vLLM server per run: its multi-node form (data-parallel ranks)
+  // needs its own launch, not --nodes' torchrun variables.
+  for (const FlagSpec& gang : GangFlags()) {
+    flags.erase(std::remove_if(flags.begin(), flags.end(),
+                               [&](const FlagSpec& f) { return f.name == gang.name; }),
+                flags.end());
+  }
   flags.push_back({.name = "fetch",
                    .help = "fetch the checkout's upstream remote before finding the merge-base"});
   flags.push_back({.name = "rebuild",
