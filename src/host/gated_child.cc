@@ -196,6 +196,11 @@ absl::StatusOr<GatedChild> GatedChild::Fork(std::vector<std::string> argv) {
 
 absl::StatusOr<std::string> GatedChild::EnterCgroup(uint64_t start_ticks) {
   ASSIGN_OR_RETURN(std::string parent, OwnCgroupDirectory());
+  return EnterCgroupIn(parent, start_ticks);
+}
+
+absl::StatusOr<std::string> GatedChild::EnterCgroupIn(const std::string& parent,
+                                                      uint64_t start_ticks) {
   ASSIGN_OR_RETURN(JobCgroup cgroup, JobCgroup::Create(parent, {pid_, start_ticks}, processes_));
   cgroup_ = std::move(cgroup);
   return cgroup_->dir();

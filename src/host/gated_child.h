@@ -82,6 +82,11 @@ class GatedChild {
   // (no cgroup v2, no permission) leaves the job followed as before.
   absl::StatusOr<std::string> EnterCgroup(uint64_t start_ticks);
 
+  // The same below the cgroup v2 directory `parent` instead (the admin's
+  // dmem parent of `run --gpu-mem`, docs/sharing.md): the caller must be
+  // allowed to move its child there. Errors as JobCgroup::Create's.
+  absl::StatusOr<std::string> EnterCgroupIn(const std::string& parent, uint64_t start_ticks);
+
   // Opens the gate. On exec failure returns NotFound (the command does not
   // exist: exit 127) or PermissionDenied (not executable: exit 126), with the
   // child already reaped.

@@ -91,6 +91,10 @@ class MpsDaemons {
   // The pid of the GPU's running control daemon; nullopt when none runs.
   std::optional<int64_t> DaemonPid(std::string_view gpu_uuid) const;
 
+  // The GPUs (UUIDs, sorted) that have a directory under the state
+  // directory: a daemon, shares, or what a killed process left.
+  std::vector<std::string> GpusOnDisk() const;
+
   // The share ids recorded for the GPU, sorted.
   std::vector<std::string> Shares(std::string_view gpu_uuid) const;
 
@@ -101,7 +105,6 @@ class MpsDaemons {
   std::string GpuDir(std::string_view gpu_uuid) const;
   std::string LogDir(std::string_view gpu_uuid) const;
   std::string SharesDir(std::string_view gpu_uuid) const;
-  std::vector<std::string> GpusOnDisk() const;
   std::optional<MpsShare> ReadShare(std::string_view gpu_uuid, std::string_view share_id) const;
   absl::StatusOr<std::string> FindShareGpu(std::string_view share_id) const;
   absl::Status WriteShare(const MpsShare& share) const;

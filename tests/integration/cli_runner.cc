@@ -148,6 +148,11 @@ CliHost::CliHost() {
   env_["NO_COLOR"] = "1";
   // A developer's own ~/.canhazgpu.yaml must not leak into the tests.
   env_["HOME"] = dir_;
+  // Nor the machine's MPS and cgroups into what `run --gpu-mem` gets: no
+  // control program, no dmem, unless a test installs them below its own
+  // directory (cli_share_isolation_test.cc).
+  env_["CANHAZGPU_DRIVER_ROOT"] = dir_;
+  env_["CANHAZGPU_CGROUP_ROOT"] = dir_;
 }
 
 CliHost::~CliHost() { std::filesystem::remove_all(dir_); }

@@ -41,6 +41,49 @@ std::vector<FlagSpec> GlobalFlagsInEffect(
   return flags;
 }
 
+namespace {
+
+// The host's share isolation (docs/sharing.md, "On a host"): settings only,
+// an admin's (or a test's) choice, not a flag of every command.
+void AddSharingSettings(std::vector<FlagSpec>& flags) {
+  flags.push_back({.name = "share-isolation",
+                   .has_value = true,
+                   .value_name = "LEVEL",
+                   .help = "how run limits a --gpu-mem share: auto (MPS, and dmem where "
+                           "configured, as the host offers them) or none (booked only)",
+                   .kind = FlagKind::kChoice,
+                   .choices = {"auto", "none"},
+                   .default_value = "auto",
+                   .config_only = true});
+  flags.push_back({.name = "driver-root",
+                   .has_value = true,
+                   .value_name = "DIR",
+                   .help = "the NVIDIA driver's root: MPS is <DIR>/usr/bin/nvidia-cuda-mps-control",
+                   .default_value = "/",
+                   .config_only = true});
+  flags.push_back({.name = "cgroup-root",
+                   .has_value = true,
+                   .value_name = "DIR",
+                   .help = "the cgroup v2 mount, where the dmem controller is looked for",
+                   .default_value = "/sys/fs/cgroup",
+                   .config_only = true});
+  flags.push_back({.name = "dmem-cgroup",
+                   .has_value = true,
+                   .value_name = "DIR",
+                   .help = "a cgroup with dmem in its cgroup.subtree_control where run puts a "
+                           "--gpu-mem job, its share as dmem.max; unset: no dmem limits",
+                   .config_only = true});
+  flags.push_back({.name = "mps-dir",
+                   .has_value = true,
+                   .value_name = "DIR",
+                   .help = "where each user's MPS directory canhazgpu-mps-<uid> is made (keep "
+                           "it short: MPS puts sockets there)",
+                   .default_value = "/tmp",
+                   .config_only = true});
+}
+
+}  // namespace
+
 std::vector<FlagSpec> SettingFlags() {
   std::vector<FlagSpec> flags = {
       {.name = "state",
@@ -63,6 +106,7 @@ std::vector<FlagSpec> SettingFlags() {
        .kind = FlagKind::kList,
        .config_only = true},
   };
+  AddSharingSettings(flags);
   // The Go tool's Redis connection: accepted (scripts and config files
   // still pass them) and ignored, with a notice (GoToolNotices).
   for (const char* name : {"redis-host", "redis-port", "redis-db"}) {
@@ -102,6 +146,44 @@ const std::vector<std::string>& GoToolOnlyKeys() {
   return kKeys;
 }
 
+namespace {
+
+// The sharing settings; each path absolute (the MPS daemon and the kernel
+// would read a relative one from elsewhere), an empty one its default. "%u"
+// in dmem-cgroup is the caller's uid: one line in /etc/canhazgpu/config.yaml
+// can name each user's own delegated cgroup.
+absl::Status ApplySharingSettings(const ParsedFlags& flags, uint32_t uid, HostSharing& sharing) {
+  HostSharing defaults;
+  sharing.enforce = flags.Value("share-isolation").value_or("auto") != "none";
+  struct PathSetting {
+    const char* name;
+    std::string* value;
+    std::string fallback;
+  };
+  for (PathSetting p : {PathSetting{"driver-root", &sharing.driver_root, defaults.driver_root},
+                        PathSetting{"cgroup-root", &sharing.cgroup_root, defaults.cgroup_root},
+                        PathSetting{"dmem-cgroup", &sharing.dmem_cgroup, defaults.dmem_cgroup},
+                        PathSetting{"mps-dir", &sharing.mps_dir, defaults.mps_dir}}) {
+    *p.value = flags.Value(p.name).value_or("");
+    if (p.value->empty()) *p.value = p.fallback;
+    if (p.value == &sharing.dmem_cgroup) {
+      const std::string id = std::to_string(uid);
+      for (size_t at = p.value->find("%u"); at != std::string::npos;
+           at = p.value->find("%u", at + id.size())) {
+        p.value->replace(at, 2, id);
+      }
+    }
+    if (!p.value->empty() && (*p.value)[0] != '/') {
+      return absl::InvalidArgumentError(StrCat("the setting ", p.name,
+                                               " must be an absolute path, not '",
+                                               EscapeForDisplay(*p.value), "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx) {
   ctx.state_path = flags.Value("state").value_or(kDefaultStatePath);
   if (ctx.state_path.empty()) return absl::InvalidArgumentError("--state must not be empty");
@@ -109,6 +191,9 @@ absl::Status ApplyGlobalFlags(const ParsedFlags& flags, Context& ctx) {
   if (auto threshold = flags.Value("memory-threshold")) ParseInt(*threshold, &mib);
   ctx.threshold_bytes = static_cast<uint64_t>(mib) * kMiB;
   ctx.no_color = flags.Has("no-color");
+  if (absl::Status s = ApplySharingSettings(flags, ctx.caller.uid, ctx.sharing); !s.ok()) {
+    return s;
+  }
   ctx.remote_hosts.clear();
   const std::string hosts = flags.Value("remote_hosts").value_or("");
   for (std::string_view host : Split(hosts, ',')) {

@@ -21,6 +21,16 @@ namespace canhazgpu::cli {
 
 inline constexpr char kDefaultStatePath[] = "/var/lib/canhazgpu/state.db";
 
+// How `run --gpu-mem` limits a share on this host (docs/sharing.md, "On a
+// host"): settings, from the config file or the environment.
+struct HostSharing {
+  bool enforce = true;                         // share-isolation: auto (true) or none
+  std::string driver_root = "/";               // MPS: <root>/usr/bin/nvidia-cuda-mps-control
+  std::string cgroup_root = "/sys/fs/cgroup";  // the cgroup v2 mount: dmem.capacity
+  std::string dmem_cgroup;                     // the delegated parent of jobs' dmem cgroups
+  std::string mps_dir = "/tmp";                // holds each user's canhazgpu-mps-<uid>
+};
+
 struct ProviderOptions {
   std::string name;       // "nvidia", "amd", "fake"
   std::string fake_host;  // for "fake"
@@ -32,6 +42,7 @@ struct Context {
   uint64_t threshold_bytes = alloc::kDefaultMemoryThresholdMiB * kMiB;
   bool no_color = false;
   std::vector<std::string> remote_hosts;
+  HostSharing sharing;
   // The config file in effect, if any, and where options come from.
   std::optional<config::ConfigFile> config;
   std::function<std::optional<std::string>(const std::string&)> getenv =

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/host_mps.h"
 #include "cli/common/exit_code.h"
 #include "core/gpu_ids.h"
 #include "core/status_macros.h"
@@ -37,6 +38,8 @@ absl::Status Release(Context& ctx, const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(std::unique_ptr<store::StateStore> store, ctx.open_store(ctx.state_path, false));
   ASSIGN_OR_RETURN(std::vector<int> released,
                    alloc::ReleaseGpus(*store, ctx.caller, ids, force, *ctx.machine));
+  // Stops what a killed `run --gpu-mem` of the caller left under MPS.
+  RecoverOwnMps(ctx, *store);
   if (released.empty()) {
     std::printf("No manual reservations of yours to release\n");
   } else {

@@ -4,8 +4,10 @@
 #include <cstdio>
 
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/host_mps.h"
 #include "cli/canhazgpu/queue_wait.h"
 #include "cli/canhazgpu/request_flags.h"
+#include "cli/canhazgpu/share_isolation.h"
 #include "cli/common/exit_code.h"
 #include "core/duration.h"
 #include "core/gpu_ids.h"
@@ -48,8 +50,8 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
   ASSIGN_OR_RETURN(PoolConfig pool, alloc::ReadPool(*store));
   ASSIGN_OR_RETURN(std::vector<GpuInfo> gpus, QueryGpusOrFail(ctx, pool));
   ASSIGN_OR_RETURN(dra::HostSelection selection, SelectDevices(gpus, wants, &request));
-  ASSIGN_OR_RETURN(std::vector<int> ids,
-                   AcquireWithQueue(ctx, *store, pool, request, flags, std::move(gpus)));
+  RecoverOwnMps(ctx, *store);
+  ASSIGN_OR_RETURN(std::vector<int> ids, AcquireWithQueue(ctx, *store, pool, request, flags, gpus));
   std::string list = JoinGpuIds(ids);
   // What CUDA_VISIBLE_DEVICES takes: the ids, or the MIG instances' UUIDs.
   std::string visible = Join(VisibleDevices(ids, selection), ",");
@@ -59,11 +61,12 @@ absl::Status Reserve(Context& ctx, const ParsedFlags& flags) {
     return absl::OkStatus();
   }
   if (request.memory > 0) {
-    std::printf(
-        "Reserved %s of each of %zu GPU(s): %s for %s (shared; memory isolation: none, "
-        "the share is booked, not enforced)\n\n",
-        store::FormatBytes(request.memory).c_str(), ids.size(), list.c_str(),
-        FormatDuration(duration).c_str());
+    // Processes started later cannot be given a share's MPS environment:
+    // the level is none, and the line says what gives more (run_share.h).
+    std::printf("Reserved %s of each of %zu GPU(s): %s for %s (shared; %s)\n\n",
+                store::FormatBytes(request.memory).c_str(), ids.size(), list.c_str(),
+                FormatDuration(duration).c_str(),
+                ReservationIsolation(ctx.sharing, gpus, ids).c_str());
   } else {
     std::printf("Reserved %zu GPU(s): %s for %s\n\n", ids.size(), list.c_str(),
                 FormatDuration(duration).c_str());

@@ -9,6 +9,7 @@
 
 #include "alloc/queue.h"
 #include "cli/canhazgpu/commands.h"
+#include "cli/canhazgpu/host_mps.h"
 #include "cli/canhazgpu/remote_status.h"
 #include "cli/canhazgpu/status_view.h"
 #include "cli/common/exit_code.h"
@@ -58,6 +59,8 @@ absl::StatusOr<Json> LocalReport(Context& ctx, bool summary, absl::Status* provi
   ASSIGN_OR_RETURN(alloc::HostStatus status,
                    alloc::CollectStatus(*store, gpus, ctx.threshold_bytes, *ctx.machine));
   WarnReadOnlyView(status.write_error);
+  // Stops what a killed `run --gpu-mem` of this user left under MPS.
+  if (status.write_error.empty()) RecoverOwnMps(ctx, *store);
   Json json = StatusJson(status, ctx.machine->clock.Now());
   if (!summary) return json;
   std::string write_error;

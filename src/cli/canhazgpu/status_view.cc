@@ -310,6 +310,7 @@ void AddShareFields(nlohmann::ordered_json& g, const GpuStatus& s, TimePoint now
     if (r.expires) j["expires_at"] = FormatTimestamp(*r.expires);
     if (r.process) j["pid"] = r.process->pid;
     if (!r.command.empty()) j["command"] = r.command;
+    if (r.job_cgroup) j["cgroup"] = *r.job_cgroup;
     if (!r.note.empty()) j["note"] = r.note;
     if (r.queue_id) j["queued_request"] = *r.queue_id;
     shares.push_back(j);
