@@ -131,6 +131,30 @@ TEST_F(CliStatusTest, SummaryHasOneLinePerHost) {
   ExitCodeOf(waiter);
 }
 
+// A GPU held by shares is counted once, as shared, with the memory its
+// shares leave; the summary of a host without shares is as it was.
+TEST_F(CliStatusTest, SummaryCountsASharedGpuOnceAsSharedWithItsMemoryLeft) {
+  CliResult before = host_.Run({"status", "--summary"});
+  EXPECT_THAT(before.out, Not(HasSubstr("SHARED")));
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "10Gi"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "20Gi"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"reserve", "-g", "1"}).exit_code, 0);
+  CliResult r = host_.Run({"status", "--summary", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json local = json::parse(r.out)["localhost"];
+  EXPECT_EQ(local["gpus"], 2);
+  EXPECT_EQ(local["available"], 0);
+  EXPECT_EQ(local["in_use"], 1) << "the GPU held whole only";
+  EXPECT_EQ(local["shared"], 1);
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  EXPECT_EQ(local["shared_memory_left_bytes"], (81559 - 512 - 30 * 1024) * kMiB);
+  EXPECT_EQ(local["shared_memory_left_most_bytes"], (81559 - 512 - 30 * 1024) * kMiB);
+  CliResult table = host_.Run({"status", "--summary"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("IN USE │ SHARED"));
+  EXPECT_THAT(table.out, HasSubstr("│ 1 (49.1Gi left) │"));
+}
+
 TEST_F(CliStatusTest, HostNamesNeverBecomeOptionsOrShellText) {
   CliResult option = host_.Run({"status", "--remote", "-oProxyCommand=touch /tmp/x"});
   EXPECT_EQ(option.exit_code, 2);
