@@ -199,6 +199,13 @@ CREATE INDEX reservations_by_claim ON reservations (claim_uid) WHERE claim_uid I
 ALTER TABLE history ADD COLUMN memory INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE queue ADD COLUMN memory INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 11: beside a share's bytes in the history, its GPU's shareable memory
+    // when it was made, so `report` counts a share as its part of the GPU
+    // (0: a whole GPU; a share that ended before this schema reads 0 too,
+    // and is counted as a whole GPU, the most it could have been).
+    R"sql(
+ALTER TABLE history ADD COLUMN shareable INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

@@ -310,7 +310,7 @@ class SqliteTransaction : public StateTransaction {
   absl::Status AppendHistory(const HistoryRecord& h) override {
     return Statement(statements_, path_,
                      "INSERT INTO history (gpu, uid, user, kind, start_ms, end_ms, reason, note, "
-                     "memory) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                     "memory, shareable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .Bind(h.gpu)
         .Bind(static_cast<int64_t>(h.uid))
         .Bind(h.user)
@@ -320,6 +320,7 @@ class SqliteTransaction : public StateTransaction {
         .Bind(ReasonName(h.reason))
         .Bind(h.note)
         .Bind(static_cast<int64_t>(h.memory))
+        .Bind(static_cast<int64_t>(h.shareable))
         .Exec();
   }
 
@@ -379,7 +380,8 @@ class SqliteTransaction : public StateTransaction {
 
   absl::StatusOr<std::vector<HistoryRecord>> HistorySince(TimePoint since) override {
     Statement s(statements_, path_,
-                "SELECT gpu, uid, user, kind, start_ms, end_ms, reason, note, memory FROM history "
+                "SELECT gpu, uid, user, kind, start_ms, end_ms, reason, note, memory, shareable "
+                "FROM history "
                 "WHERE end_ms >= ? ORDER BY end_ms, id");
     s.Bind(ToEpochMillis(since));
     std::vector<HistoryRecord> out;
@@ -397,6 +399,7 @@ class SqliteTransaction : public StateTransaction {
       h.reason = ParseReason(s.Text(6)).value_or(ReleaseReason::kReleased);
       h.note = s.Text(7);
       h.memory = static_cast<uint64_t>(s.Int(8));
+      h.shareable = static_cast<uint64_t>(s.Int(9));
       out.push_back(std::move(h));
     }
     RETURN_IF_ERROR(s.status());
