@@ -1,5 +1,6 @@
-// ClaimedAhead over hand-built snapshots: which free GPUs the waiters ahead
-// of a request would take. The queue tests cover the rule through the store;
+// ClaimedAhead and ShareRoomsBehind over hand-built snapshots: which free
+// GPUs the waiters ahead of a request would take, and the room they leave a
+// share. The queue tests cover the rule through the store;
 // these pin the cases that are awkward to reach there (--force, holds,
 // preferences among more GPUs than a waiter lacks).
 #include "alloc/backfill.h"
@@ -134,6 +135,65 @@ TEST(ClaimedAheadTest, ConsidersIdsThenEligibleThenAny) {
   selector.eligible = std::vector<int>{};  // the selection matched nothing
   EXPECT_FALSE(Considers(selector, 0));
   EXPECT_TRUE(Considers(Waiter(3, 1), 7));
+}
+
+constexpr uint64_t kRoomGi = uint64_t{1} << 30;
+
+// A GPU of 80Gi held by one share of `gib` (79.5Gi to share).
+GpuStatus SharedBy(int gpu, uint64_t gib) {
+  GpuStatus s{.gpu = gpu, .state = GpuState::kInUse};
+  s.info = GpuInfo{.index = gpu, .memory_total_bytes = 80 * kRoomGi};
+  s.shares = {Reservation{.gpu = gpu,
+                          .memory = gib * kRoomGi,
+                          .share = "s" + std::to_string(gpu),
+                          .shareable = 79 * kRoomGi + kRoomGi / 2,
+                          .user = "carol"}};
+  s.reservation = s.shares[0];
+  return s;
+}
+
+// What a share may have behind the waiters: a whole-GPU waiter keeps the
+// shared GPU it waits for (of those it could use, the least used), a share
+// waiter that does not fit keeps its memory on the GPU it waits for, and
+// each waiter sees only what those before it keep.
+TEST(ShareRoomsBehindTest, KeepsWhatEarlierWaitersWaitFor) {
+  QueueEntry whole = Waiter(1, 1);
+  whole.eligible = std::vector<int>{1, 2};
+  QueueEntry share = Waiter(2, 1, kBobUid);
+  share.memory = 60 * kRoomGi;
+  share.ids = {0};
+  const std::vector<QueueEntry> queue = {whole, share};
+  const std::vector<GpuStatus> status = {SharedBy(0, 50), SharedBy(1, 20), SharedBy(2, 30)};
+
+  std::vector<ShareRoom> rooms = ShareRoomsBehind(queue, status, std::nullopt);
+  ASSERT_EQ(rooms.size(), 3u);
+  EXPECT_EQ(rooms[0].Left(), 0u) << "bob's 60Gi is kept beside carol's 50Gi";
+  EXPECT_EQ(rooms[0].kept_for, std::vector<std::string>{"60Gi kept for bob, who queued first"});
+  EXPECT_FALSE(rooms[1].shareable) << "the least used GPU alice could use";
+  EXPECT_EQ(rooms[1].reason, "wanted whole by alice, who queued first (waiting for its shares)");
+  EXPECT_TRUE(rooms[2].shareable);
+  EXPECT_EQ(rooms[2].Left(), 49 * kRoomGi + kRoomGi / 2);
+
+  // Bob sees only what alice keeps.
+  rooms = ShareRoomsBehind(queue, status, 2);
+  EXPECT_EQ(rooms[0].Left(), 29 * kRoomGi + kRoomGi / 2);
+  EXPECT_TRUE(rooms[0].kept_for.empty());
+  EXPECT_FALSE(rooms[1].shareable);
+  // Alice sees nothing kept.
+  rooms = ShareRoomsBehind(queue, status, 1);
+  EXPECT_TRUE(rooms[1].shareable);
+}
+
+// A whole-GPU waiter that gets a free GPU now keeps no shared GPU as well.
+TEST(ShareRoomsBehindTest, AWaiterServedByAFreeGpuKeepsNoSharedOne) {
+  GpuStatus idle = Free(1);
+  idle.info = GpuInfo{.index = 1, .memory_total_bytes = 80 * kRoomGi};
+  const std::vector<GpuStatus> status = {SharedBy(0, 10), idle};
+  ASSERT_TRUE(RoomsOf(status)[1].shareable);
+  std::vector<ShareRoom> rooms = ShareRoomsBehind({Waiter(1, 1)}, status, std::nullopt);
+  EXPECT_TRUE(rooms[0].shareable);
+  EXPECT_FALSE(rooms[1].shareable);
+  EXPECT_EQ(rooms[1].reason, "wanted by alice, who queued first");
 }
 
 }  // namespace

@@ -71,37 +71,6 @@ Reservation NewReservation(int gpu, const Caller& caller, const ReserveRequest& 
   return r;
 }
 
-// Each GPU's room for a share behind the waiters ahead of entry `before`
-// (nullopt: every waiter, as a newcomer sees them). The backfill rule for
-// shares: whole-GPU waiters ahead keep the free GPUs they would take now
-// (ClaimedAhead), and each share waiter ahead that fits now, in arrival
-// order, keeps the room it would take. What is left is what this request
-// may have without delaying anyone who came first.
-std::vector<ShareRoom> RoomsBehind(const std::vector<QueueEntry>& queue,
-                                   const std::vector<GpuStatus>& status,
-                                   std::optional<int64_t> before) {
-  std::vector<ShareRoom> rooms = RoomsOf(status);
-  for (const auto& [gpu, entry] : ClaimedAhead(queue, status, before)) {
-    if (entry->memory > 0) continue;  // a share waiter keeps room, below
-    ShareRoom& r = rooms[static_cast<size_t>(gpu)];
-    r.shareable = r.whole_free = false;
-    r.reason = StrCat("wanted by ", entry->user, ", who queued first");
-  }
-  for (const QueueEntry& e : queue) {
-    if (before && e.id >= *before) break;
-    if (e.memory == 0) continue;
-    absl::StatusOr<std::vector<int>> ahead = ChooseShareGpus(
-        rooms, {}, {.count = e.count, .memory = e.memory, .ids = e.ids, .eligible = e.eligible});
-    if (!ahead.ok()) continue;  // it waits for room; what fits behind it goes
-    for (int gpu : *ahead) {
-      ShareRoom& r = rooms[static_cast<size_t>(gpu)];
-      r.used += e.memory;
-      r.whole_free = false;
-    }
-  }
-  return rooms;
-}
-
 // The GPUs request (entry `id`, or a newcomer) gets shares on now, with the
 // allocator's errors (ResourceExhausted: not now).
 absl::StatusOr<std::vector<int>> SharesToTake(store::StateTransaction& txn,
@@ -111,7 +80,7 @@ absl::StatusOr<std::vector<int>> SharesToTake(store::StateTransaction& txn,
                                               std::optional<int64_t> id, TimePoint now) {
   ASSIGN_OR_RETURN(std::vector<GpuCandidate> candidates,
                    Candidates(txn, status, caller, now, std::nullopt));
-  return ChooseShareGpus(RoomsBehind(queue, status, id), candidates,
+  return ChooseShareGpus(ShareRoomsBehind(queue, status, id), candidates,
                          {.count = request.count,
                           .memory = request.memory,
                           .ids = request.ids,

@@ -24,6 +24,17 @@
 // those no later waiter asks for by id or selector. A request for specific
 // ids holds each of them as it frees, until it has them all.
 //
+// Shares (--gpu-mem) wait in the same line under the same rule, counted in
+// memory (ShareRoomsBehind() in backfill.h): a later share may have only
+// the room no earlier waiter needs. A whole-GPU waiter needs the free GPUs
+// it would take now and, for what it still lacks, as many of the shared
+// GPUs it could use (the least used first): no new share lands there while
+// it waits for their shares to end. A share waiter needs its memory on the
+// GPUs it would get now, or else on those it waits for. So a stream of
+// small shares starves neither a whole-GPU waiter nor a large share, and
+// each waits with a reason naming whom it waits behind. A share waiter
+// takes all its shares at once (no partial holds of memory).
+//
 // The waiter drives its own entry: every poll is one store transaction that
 // reaps what is stale (including waiters that died: their entries and holds
 // go) and takes what the rule gives it. A poll that has nothing to take reads

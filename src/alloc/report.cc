@@ -1,6 +1,7 @@
 #include "alloc/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -64,7 +65,30 @@ struct Interval {
   ReservationKind kind;
   int64_t start;
   int64_t end;
+  double part;  // of the GPU: 1 for a whole GPU, a share's memory over its GPU's
+  bool share;
 };
+
+// A share's part of its GPU; 1 for a whole GPU, and for a share whose GPU's
+// shareable memory was not recorded (the most it could have been).
+double PartOfGpu(uint64_t memory, uint64_t shareable) {
+  if (memory == 0 || shareable == 0) return 1.0;
+  return std::min(1.0, static_cast<double>(memory) / static_cast<double>(shareable));
+}
+
+// `split` counted at `part`, as whole milliseconds adding up to `counted`
+// (that part of its time). A whole GPU (part 1) keeps it as it is.
+BusySplit PartOf(const BusySplit& split, double part, int64_t counted) {
+  if (part == 1.0) return split;
+  BusySplit out{.busy_ms = std::llround(static_cast<double>(split.busy_ms) * part),
+                .idle_ms = std::llround(static_cast<double>(split.idle_ms) * part)};
+  out.unknown_ms = counted - out.busy_ms - out.idle_ms;
+  if (out.unknown_ms < 0) {  // both rounded up: the excess comes off idle
+    out.idle_ms += out.unknown_ms;
+    out.unknown_ms = 0;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -91,11 +115,13 @@ UsageReport BuildReport(const ReportInput& input) {
   report.available_ms = std::max<int64_t>(0, to - from) * input.gpu_count;
   std::vector<Interval> intervals;
   for (const HistoryRecord& h : input.history) {
-    intervals.push_back({h.gpu, h.uid, h.user, h.kind, Ms(h.start), Ms(h.end)});
+    intervals.push_back({h.gpu, h.uid, h.user, h.kind, Ms(h.start), Ms(h.end),
+                         PartOfGpu(h.memory, h.shareable), h.memory > 0});
   }
   for (const Reservation& r : input.active) {
     if (r.queue_id) continue;  // a partial hold of a waiting request: not yet in use
-    intervals.push_back({r.gpu, r.uid, r.user, r.kind, Ms(r.start), to});
+    intervals.push_back({r.gpu, r.uid, r.user, r.kind, Ms(r.start), to,
+                         PartOfGpu(r.memory, r.shareable), r.IsShare()});
   }
   std::map<int, SampleSpan> by_gpu;
   for (auto it = input.samples.begin(); it != input.samples.end();) {
@@ -114,10 +140,14 @@ UsageReport BuildReport(const ReportInput& input) {
     if (end <= start && !instant) continue;
     UserUsage& u = users[i.user];
     u.user = i.user;
-    KindTime(u, i.kind) += end - start;
+    const int64_t counted =
+        i.part == 1.0 ? end - start : std::llround(static_cast<double>(end - start) * i.part);
+    KindTime(u, i.kind) += counted;
+    if (i.share) u.shared_ms += counted;
     auto samples = by_gpu.find(i.gpu);
-    Add(u.split, samples == by_gpu.end() ? BusySplit{.unknown_ms = end - start}
-                                         : Split(samples->second, start, end));
+    Add(u.split, PartOf(samples == by_gpu.end() ? BusySplit{.unknown_ms = end - start}
+                                                : Split(samples->second, start, end),
+                        i.part, counted));
     if (seen.insert({i.uid, static_cast<int>(i.kind), i.start}).second) {
       u.reservations++;
       u.run_count += i.kind == ReservationKind::kRun;
@@ -130,6 +160,7 @@ UsageReport BuildReport(const ReportInput& input) {
     report.total.run_ms += u.run_ms;
     report.total.manual_ms += u.manual_ms;
     report.total.k8s_ms += u.k8s_ms;
+    report.total.shared_ms += u.shared_ms;
     Add(report.total.split, u.split);
     report.total.reservations += u.reservations;
     report.total.run_count += u.run_count;

@@ -3,7 +3,11 @@
 // reservations, clipped to the period. Busy/idle comes from usage samples
 // recorded whenever canhazgpu looks at the GPUs (RecordUsage); a sample
 // speaks for at most kSampleSpan after it, and reserved time no sample speaks
-// for is reported as unknown, never as idle.
+// for is reported as unknown, never as idle. A share of a GPU's memory (ADR
+// 0018) counts as its part of the GPU: its memory over the GPU's shareable
+// memory as recorded with the share (10Gi of 80Gi for an hour is 0.125
+// GPU-hours, its busy/idle/unknown split alike); a share recorded without
+// the GPU's figure (ended before schema 11) counts as a whole GPU.
 #pragma once
 
 #include <string>
@@ -42,6 +46,9 @@ struct UserUsage {
   int64_t run_ms = 0;
   int64_t manual_ms = 0;
   int64_t k8s_ms = 0;  // GPUs prepared for Kubernetes claims
+  // Of run_ms + manual_ms + k8s_ms, what shares of GPUs count (each its
+  // part of the GPU).
+  int64_t shared_ms = 0;
   BusySplit split;
   int reservations = 0;  // a 4-GPU reservation counts once
   int run_count = 0;     // of `reservations`, those of kind run

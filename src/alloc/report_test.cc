@@ -84,6 +84,49 @@ TEST(ReportTest, MultiGpuReservationCountsOnceAndQueueHoldsNotAtAll) {
   EXPECT_EQ(r.total.total_ms(), 20 * kMin);
 }
 
+// A share counts as its part of the GPU (ADR 0018): 10Gi of a GPU with 80Gi
+// to share, for 80 minutes, is 10 GPU-minutes, and its busy/idle split is
+// that part too; a share recorded without its GPU's figure (before schema
+// 11) counts as a whole GPU, the most it could have been.
+TEST(ReportTest, AShareCountsItsPartOfTheGpu) {
+  constexpr uint64_t kGi = uint64_t{1} << 30;
+  ReportInput input{.from = At(0), .to = At(200), .gpu_count = 2};
+  HistoryRecord share = Record(0, "alice", ReservationKind::kRun, 0, 80);
+  share.memory = 10 * kGi;
+  share.shareable = 80 * kGi;
+  HistoryRecord old_share = Record(1, "bob", ReservationKind::kManual, 0, 30);
+  old_share.memory = 10 * kGi;
+  input.history = {share, old_share, Record(1, "bob", ReservationKind::kManual, 40, 50)};
+  Reservation live{.gpu = 0,
+                   .memory = 40 * kGi,
+                   .share = "s-1",
+                   .shareable = 80 * kGi,
+                   .uid = 'c',
+                   .user = "carol",
+                   .kind = ReservationKind::kManual,
+                   .start = At(180)};
+  input.active = {live};  // 20 minutes until now, half the GPU
+  // Busy from 0 to 40 (samples speak for 5 minutes each), nothing after.
+  for (int64_t m = 0; m < 40; m += 5) input.samples.push_back({.at = At(m), .busy = true});
+  UsageReport r = BuildReport(input);
+  ASSERT_EQ(r.users.size(), 3u);
+  EXPECT_EQ(r.users[0].user, "bob");
+  EXPECT_EQ(r.users[0].manual_ms, 40 * kMin) << "the old share counts whole";
+  EXPECT_EQ(r.users[0].shared_ms, 30 * kMin);
+  EXPECT_EQ(r.users[1].user, "alice");
+  EXPECT_EQ(r.users[1].run_ms, 10 * kMin);
+  EXPECT_EQ(r.users[1].shared_ms, 10 * kMin);
+  EXPECT_EQ(r.users[1].split.busy_ms, 5 * kMin) << "an eighth of 40 busy minutes";
+  EXPECT_EQ(r.users[1].split.unknown_ms, 5 * kMin);
+  EXPECT_EQ(r.users[1].longest_ms, 80 * kMin) << "the longest is time, not GPU-time";
+  EXPECT_EQ(r.users[2].user, "carol");
+  EXPECT_EQ(r.users[2].manual_ms, 10 * kMin);
+  EXPECT_EQ(r.users[2].shared_ms, 10 * kMin);
+  EXPECT_EQ(r.total.shared_ms, 50 * kMin);
+  EXPECT_EQ(r.total.total_ms(), 60 * kMin);
+  EXPECT_EQ(r.total.reservations, 4);
+}
+
 TEST(ReportTest, ARunShorterThanAMillisecondCountsWithNoTime) {
   ReportInput input{.from = At(0), .to = At(100), .gpu_count = 1};
   input.history = {Record(0, "a", ReservationKind::kRun, 30, 30),

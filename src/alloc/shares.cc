@@ -24,8 +24,12 @@ bool Fits(const ShareRoom& r, uint64_t memory) { return r.shareable && r.Left() 
 
 // Why `r` cannot take a share now, for the shortage message.
 std::string WhyNot(const ShareRoom& r) {
-  if (!r.shareable || !r.reason.empty()) return StrCat("gpu ", r.gpu, ": ", r.reason);
-  return StrCat("gpu ", r.gpu, ": ", FormatBytes(r.Left()), " of ", FormatBytes(r.limit), " left");
+  if (!r.shareable) return StrCat("gpu ", r.gpu, ": ", r.reason);
+  std::string why = r.reason.empty() ? StrCat("gpu ", r.gpu, ": ", FormatBytes(r.Left()), " of ",
+                                              FormatBytes(r.limit), " left")
+                                     : StrCat("gpu ", r.gpu, ": ", r.reason);
+  for (const std::string& kept : r.kept_for) why += StrCat("; ", kept);
+  return why;
 }
 
 // Free GPUs in the order a whole-GPU request takes them.

@@ -31,6 +31,9 @@ struct ShareRoom {
   uint64_t limit = 0;       // its shareable memory
   uint64_t used = 0;        // held by its shares
   std::string reason;       // why not: "reserved by alice", "in MIG mode"
+  // Memory that waiters ahead keep here (counted in `used`), for messages:
+  // "10Gi kept for carol, who queued first".
+  std::vector<std::string> kept_for;
   uint64_t Left() const { return used >= limit ? 0 : limit - used; }
 };
 

@@ -189,20 +189,110 @@ TEST_F(SharesTest, WholeGpuRequestWaitsWhileSharesExist) {
 }
 
 // Backfill with shares: a small share that fits now goes ahead of a waiting
-// larger one, beside the room the waiters ahead would take.
+// larger one where it does not take the memory the larger one waits for.
 TEST_F(SharesTest, SmallShareBackfillsBesideWaitersAhead) {
   gpus_.resize(2);
   ASSERT_TRUE(InitializePool(store_, {2, "fake", ""}, true, machine_).ok());
   ASSERT_TRUE(Share(alice_, 70, 1, {0}).ok());
-  ASSERT_TRUE(ReserveGpus(store_, gpus_, alice_, {.ids = {1}}, machine_).ok());
+  ASSERT_TRUE(Share(alice_, 60, 1, {1}).ok());
+  // Carol's 20Gi fits nowhere now; she waits for gpu 1, the most room.
   Waits({.uid = 1002, .user = "carol", .count = 1, .memory = 20 * kGi});
-  EXPECT_THAT(*Share(bob_, 5), ElementsAre(0)) << "5Gi fits beside alice; carol's 20Gi does not";
+  EXPECT_THAT(*Share(bob_, 5), ElementsAre(0)) << "5Gi fits beside alice on the GPU carol "
+                                                  "does not wait for";
+  auto on_hers = Share(bob_, 5, 1, {1});
+  EXPECT_TRUE(absl::IsResourceExhausted(on_hers.status())) << on_hers.status();
+  EXPECT_EQ(on_hers.status().message(),
+            "gpu 1: 19.5Gi of 79.5Gi left (alice 60Gi); 20Gi kept for carol, who queued first; "
+            "5Gi asked");
   ASSERT_TRUE(ReleaseGpus(store_, alice_, {1}, false, machine_).ok());
   // Carol would take 20Gi of gpu 1 now; 60Gi more would not fit beside her.
   auto too_much = Share(bob_, 60, 1, {1});
   EXPECT_TRUE(absl::IsResourceExhausted(too_much.status()));
-  EXPECT_EQ(too_much.status().message(), "gpu 1: 59.5Gi of 79.5Gi left; 60Gi asked");
+  EXPECT_EQ(too_much.status().message(),
+            "gpu 1: 59.5Gi of 79.5Gi left; 20Gi kept for carol, who queued first; 60Gi asked");
   EXPECT_TRUE(Share(bob_, 50, 1, {1}).ok());
+}
+
+// Bob waits for a whole GPU behind alice's share, and every sleep of his
+// wait a newcomer asks for a small share: each is refused naming him, none
+// lands on the GPU he waits for, so he gets it as soon as alice's ends.
+TEST_F(SharesTest, StreamOfSharesDoesNotStarveAWholeGpuWaiter) {
+  gpus_.resize(1);
+  ASSERT_TRUE(InitializePool(store_, {1, "fake", ""}, true, machine_).ok());
+  ASSERT_TRUE(Share(alice_, 10).ok());
+  int sleeps = 0;
+  std::vector<std::string> refusals;
+  WaitOptions options{
+      .waiter = {700, 9},
+      .query_gpus = [&]() -> absl::StatusOr<std::vector<GpuInfo>> { return gpus_; },
+      .sleep =
+          [&](Duration) {
+            ++sleeps;
+            auto newcomer = Share(carol_, 5);
+            refusals.push_back(newcomer.ok() ? "served" : std::string(newcomer.status().message()));
+            if (sleeps == 3) {
+              EXPECT_TRUE(ReleaseGpus(store_, alice_, {}, false, machine_).ok());
+            }
+            return sleeps > 6 ? WakeReason::kSignal : WakeReason::kTimeout;
+          }};
+  auto ids = AcquireGpus(store_, bob_, {.count = 1}, machine_, options);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(0));
+  EXPECT_EQ(sleeps, 3) << "served at the poll after alice's share ended";
+  ASSERT_EQ(refusals.size(), 3u);
+  for (const std::string& why : refusals) {
+    EXPECT_THAT(why, HasSubstr("gpu 0: wanted whole by bob, who queued first"));
+  }
+  auto after = Share(carol_, 5);
+  EXPECT_THAT(std::string(after.status().message()), HasSubstr("gpu 0: reserved whole by bob"));
+}
+
+// A whole-GPU waiter keeps only as many shared GPUs as it lacks: the others
+// still take shares beside it.
+TEST_F(SharesTest, WholeGpuWaiterKeepsOnlyAsManySharedGpusAsItLacks) {
+  const uint64_t in_use[] = {10, 12, 11};
+  for (int gpu = 0; gpu < 3; ++gpu) ASSERT_TRUE(Share(alice_, in_use[gpu], 1, {gpu}).ok());
+  Waits({.uid = 1002, .user = "carol", .count = 1});
+  // Gpu 0 has the least in use: carol waits for it; of the others, gpu 1
+  // has the least room that fits (best fit).
+  EXPECT_THAT(*Share(bob_, 5), ElementsAre(1));
+  auto on_hers = Share(bob_, 5, 1, {0});
+  EXPECT_EQ(on_hers.status().message(),
+            "gpu 0: wanted whole by carol, who queued first (waiting for its shares); 5Gi asked");
+  EXPECT_THAT(*Share(bob_, 5, 1, {2}), ElementsAre(2));
+}
+
+// Alice's large share waits behind bob's; small shares asked for while it
+// waits do not take the memory it waits for, so it gets it when bob's ends.
+TEST_F(SharesTest, StreamOfSmallSharesDoesNotStarveALargeShare) {
+  gpus_.resize(1);
+  ASSERT_TRUE(InitializePool(store_, {1, "fake", ""}, true, machine_).ok());
+  ASSERT_TRUE(Share(alice_, 70).ok());
+  int sleeps = 0;
+  std::vector<std::string> refusals;
+  WaitOptions options{
+      .waiter = {700, 9},
+      .query_gpus = [&]() -> absl::StatusOr<std::vector<GpuInfo>> { return gpus_; },
+      .sleep =
+          [&](Duration) {
+            ++sleeps;
+            auto newcomer = Share(carol_, 5);
+            refusals.push_back(newcomer.ok() ? "served" : std::string(newcomer.status().message()));
+            if (sleeps == 2) {
+              EXPECT_TRUE(ReleaseGpus(store_, alice_, {}, false, machine_).ok());
+            }
+            return sleeps > 5 ? WakeReason::kSignal : WakeReason::kTimeout;
+          }};
+  auto ids = AcquireGpus(store_, bob_, {.count = 1, .memory = 20 * kGi}, machine_, options);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_EQ(sleeps, 2);
+  ASSERT_EQ(refusals.size(), 2u);
+  for (const std::string& why : refusals) {
+    EXPECT_THAT(why, HasSubstr("gpu 0: 9.5Gi of 79.5Gi left (alice 70Gi); 20Gi kept for bob, "
+                               "who queued first"));
+  }
+  EXPECT_TRUE(Share(carol_, 5).ok()) << "beside bob's share now";
+  EXPECT_EQ(Status()[0].shares.size(), 2u);
 }
 
 // ... and never takes the free GPU a whole-GPU waiter ahead gets.

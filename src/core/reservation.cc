@@ -107,6 +107,7 @@ HistoryRecord EndReservation(const Reservation& r, TimePoint end, ReleaseReason 
     note = note.empty() ? DescribeClaim(*r.claim) : StrCat(note, "; ", DescribeClaim(*r.claim));
   return HistoryRecord{.gpu = r.gpu,
                        .memory = r.memory,
+                       .shareable = r.shareable,
                        .uid = r.uid,
                        .user = r.user,
                        .kind = r.kind,

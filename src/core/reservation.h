@@ -159,6 +159,10 @@ std::optional<ReleaseReason> ParseReason(std::string_view name);
 struct HistoryRecord {
   int gpu = 0;
   uint64_t memory = 0;  // a share's bytes; 0: the whole GPU
+  // A share's GPU's shareable memory when the share was made (as
+  // Reservation::shareable), so `report` counts the share as its part of
+  // the GPU; 0 for a whole GPU, and for shares ended before schema 11.
+  uint64_t shareable = 0;
   uint32_t uid = 0;
   std::string user;
   ReservationKind kind = ReservationKind::kManual;

@@ -20,7 +20,7 @@ struct sqlite3;
 
 namespace canhazgpu::store {
 
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 
 class StatementCache;
 

@@ -439,9 +439,16 @@ void KillMigrationAtEveryPoint(const std::string& dir, const std::string& path, 
                   "0")
             << "kill point " << at;
       }
+      if (from < 10) {
+        EXPECT_EQ(Sql(trial,
+                      "SELECT count(*) FROM pragma_table_info('reservations') "
+                      "WHERE name = 'share'"),
+                  "0")
+            << "kill point " << at;
+      }
       EXPECT_EQ(Sql(trial,
-                    "SELECT count(*) FROM pragma_table_info('reservations') "
-                    "WHERE name = 'share'"),
+                    "SELECT count(*) FROM pragma_table_info('history') "
+                    "WHERE name = 'shareable'"),
                 "0")
           << "kill point " << at;
       for (const char* table : {"reservations_v7", "reservations_v10"}) {
@@ -576,6 +583,44 @@ TEST_F(StateFileTest, VersionNineFileKeepsWholeGpusAndGainsShares) {
 TEST_F(StateFileTest, MigrationFromNineKilledAtAnyPointLeavesVersionNineOrCurrent) {
   WriteOldVersion(path_, 9);
   KillMigrationAtEveryPoint(dir_, path_, 9);
+}
+
+// Schema 11 adds the GPU's shareable memory to the history, so `report`
+// counts a share as its part of the GPU: a schema 10 file's history is kept,
+// its share record reading 0 (counted as a whole GPU), and new records keep
+// theirs.
+TEST_F(StateFileTest, VersionTenHistoryIsKeptAndGainsTheShareable) {
+  WriteOldVersion(path_, 10);
+  constexpr uint64_t kGi = uint64_t{1} << 30;
+  ASSERT_TRUE(Exec(path_,
+                   "INSERT INTO history (gpu, uid, user, kind, start_ms, end_ms, reason, memory) "
+                   "VALUES (3, 1001, 'bob', 'manual', 1000, 3000, 'released', 10737418240)"));
+  auto store = SqliteStateStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(Sql(path_, "PRAGMA user_version"), std::to_string(kSchemaVersion));
+  EXPECT_EQ(Sql(path_, "PRAGMA integrity_check"), "ok");
+  absl::Status checked = (*store)->Update([&](StateTransaction& t) -> absl::Status {
+    ASSIGN_OR_RETURN(std::vector<HistoryRecord> history, t.HistorySince(FromEpochMillis(0)));
+    EXPECT_EQ(history.size(), 2u);
+    if (history.size() == 2) {
+      EXPECT_EQ(history[0].memory, 0u);
+      EXPECT_EQ(history[1].memory, 10 * kGi);
+      EXPECT_EQ(history[1].shareable, 0u) << "not recorded before schema 11";
+    }
+    return t.AppendHistory({.gpu = 2,
+                            .memory = 10 * kGi,
+                            .shareable = 80 * kGi,
+                            .user = "alice",
+                            .start = FromEpochMillis(4000),
+                            .end = FromEpochMillis(5000)});
+  });
+  ASSERT_TRUE(checked.ok()) << checked;
+  EXPECT_EQ(Sql(path_, "SELECT shareable FROM history WHERE gpu = 2"), std::to_string(80 * kGi));
+}
+
+TEST_F(StateFileTest, MigrationFromTenKilledAtAnyPointLeavesVersionTenOrCurrent) {
+  WriteOldVersion(path_, 10);
+  KillMigrationAtEveryPoint(dir_, path_, 10);
 }
 
 }  // namespace

@@ -539,7 +539,7 @@ TEST_P(StoreConformanceTest, DeletingOneShareLeavesTheOthers) {
   EXPECT_TRUE(InsertOne(*store_, Share(0, "s-c", 50, "carol")).ok()) << "the memory came back";
 }
 
-TEST_P(StoreConformanceTest, HistoryAndQueueKeepTheMemory) {
+TEST_P(StoreConformanceTest, HistoryAndQueueKeepTheMemoryAndTheShareable) {
   QueueEntry entry{.uid = 1000, .user = "alice", .count = 2, .memory = 10 * kGiB};
   ASSERT_TRUE(store_
                   ->Update([&](StateTransaction& t) -> absl::Status {
@@ -555,6 +555,8 @@ TEST_P(StoreConformanceTest, HistoryAndQueueKeepTheMemory) {
                     auto history = t.HistorySince(FromEpochMillis(0)).value();
                     EXPECT_EQ(history.size(), 1u);
                     EXPECT_EQ(history.at(0).memory, 10 * kGiB);
+                    EXPECT_EQ(history.at(0).shareable, 79 * kGiB + 512 * (kGiB >> 10))
+                        << "the GPU's shareable memory, for report";
                     auto queue = t.ListQueue().value();
                     EXPECT_EQ(queue.size(), 1u);
                     EXPECT_EQ(queue.at(0).memory, 10 * kGiB);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -138,6 +139,59 @@ TEST_F(CliQueueTest, NewcomerGetsGpusTheIdsHeadDidNotAskForAndTheHeadKeepsItsIds
   json status = Status();
   EXPECT_EQ(status[0]["note"], "pair");
   EXPECT_EQ(status[1]["note"], "pair");
+}
+
+// Shares do not starve a whole-GPU waiter: while it waits behind a share,
+// new shares are refused (--nonblock) or wait behind it, each saying whom
+// for; it gets the GPU as soon as the share ends, and the later share
+// then waits for it to be released.
+TEST_F(CliQueueTest, WholeGpuWaiterIsNotStarvedByAStreamOfShares) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "1", "--force"}).exit_code, 0);
+  const std::string me = getpwuid(geteuid())->pw_name;
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "10Gi", "--note", "first"}).exit_code, 0);
+  int whole = host_.Spawn({"reserve", "-g", "1", "--note", "whole"});
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 1; }));
+  for (int i = 0; i < 3; ++i) {
+    CliResult small = host_.Run({"reserve", "--gpu-mem", "1Gi", "--nonblock"});
+    EXPECT_EQ(small.exit_code, 3) << small.out;
+    EXPECT_THAT(small.err, HasSubstr("gpu 0: wanted whole by " + me + ", who queued first"));
+  }
+  std::string log = host_.dir() + "/later.log";
+  int later = host_.Spawn({"reserve", "--gpu-mem", "1Gi", "--note", "later"}, {.stderr_path = log});
+  ASSERT_TRUE(Eventually([&] {
+    return ReadFile(log).find("position 2 of 2") != std::string::npos;
+  })) << ReadFile(log);
+  EXPECT_THAT(ReadFile(log), HasSubstr("wanted whole by " + me + ", who queued first"));
+  EXPECT_EQ(Status()[0]["shares"].size(), 1u) << "no share landed on the GPU it waits for";
+
+  ASSERT_EQ(host_.Run({"release"}).exit_code, 0);  // the first share
+  EXPECT_EQ(ExitCodeOf(whole), 0);
+  EXPECT_EQ(Status()[0]["note"], "whole");
+  ASSERT_TRUE(Eventually([&] {
+    return ReadFile(log).find("gpu 0: reserved whole by " + me) != std::string::npos;
+  })) << ReadFile(log);
+  json q = Queue();
+  ASSERT_EQ(q["total_waiting"], 1);
+  EXPECT_EQ(q["entries"][0]["note"], "later");
+  kill(later, SIGTERM);
+  EXPECT_EQ(ExitCodeOf(later), 128 + SIGTERM);
+}
+
+// Nor a large share: small shares asked for while it waits leave it the
+// memory it waits for, and it is served when that memory frees.
+TEST_F(CliQueueTest, LargeShareIsNotStarvedBySmallOnes) {
+  ASSERT_EQ(host_.Run({"admin", "--provider", "fake", "--gpus", "1", "--force"}).exit_code, 0);
+  const std::string me = getpwuid(geteuid())->pw_name;
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "70Gi", "--note", "first"}).exit_code, 0);
+  int large = host_.Spawn({"reserve", "--gpu-mem", "20Gi", "--note", "large"});
+  ASSERT_TRUE(Eventually([&] { return Queue()["total_waiting"] == 1; }));
+  CliResult small = host_.Run({"reserve", "--gpu-mem", "1Gi", "--nonblock"});
+  EXPECT_EQ(small.exit_code, 3) << small.out;
+  EXPECT_THAT(small.err, HasSubstr("20Gi kept for " + me + ", who queued first"));
+  ASSERT_EQ(host_.Run({"release"}).exit_code, 0);
+  EXPECT_EQ(ExitCodeOf(large), 0);
+  EXPECT_EQ(Status()[0]["shares"][0]["note"], "large");
+  EXPECT_EQ(host_.Run({"reserve", "--gpu-mem", "1Gi", "--nonblock"}).exit_code, 0);
 }
 
 // Progress goes to stderr (stdout is for the ids): position, holds, time,

@@ -2,7 +2,9 @@
 // --summary and --watch, through the real binary.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <cctype>
@@ -131,6 +133,30 @@ TEST_F(CliStatusTest, SummaryHasOneLinePerHost) {
   ExitCodeOf(waiter);
 }
 
+// A GPU held by shares is counted once, as shared, with the memory its
+// shares leave; the summary of a host without shares is as it was.
+TEST_F(CliStatusTest, SummaryCountsASharedGpuOnceAsSharedWithItsMemoryLeft) {
+  CliResult before = host_.Run({"status", "--summary"});
+  EXPECT_THAT(before.out, Not(HasSubstr("SHARED")));
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "10Gi"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "20Gi"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"reserve", "-g", "1"}).exit_code, 0);
+  CliResult r = host_.Run({"status", "--summary", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json local = json::parse(r.out)["localhost"];
+  EXPECT_EQ(local["gpus"], 2);
+  EXPECT_EQ(local["available"], 0);
+  EXPECT_EQ(local["in_use"], 1) << "the GPU held whole only";
+  EXPECT_EQ(local["shared"], 1);
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  EXPECT_EQ(local["shared_memory_left_bytes"], (81559 - 512 - 30 * 1024) * kMiB);
+  EXPECT_EQ(local["shared_memory_left_most_bytes"], (81559 - 512 - 30 * 1024) * kMiB);
+  CliResult table = host_.Run({"status", "--summary"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("IN USE │ SHARED"));
+  EXPECT_THAT(table.out, HasSubstr("│ 1 (49.1Gi left) │"));
+}
+
 TEST_F(CliStatusTest, HostNamesNeverBecomeOptionsOrShellText) {
   CliResult option = host_.Run({"status", "--remote", "-oProxyCommand=touch /tmp/x"});
   EXPECT_EQ(option.exit_code, 2);
@@ -235,6 +261,64 @@ TEST_F(CliReportTest, ReportsReservationsPerUserWithSamplesAndGaps) {
   EXPECT_THAT(text.out, HasSubstr("(30 days), 4 GPUs"));
   EXPECT_THAT(text.out, HasSubstr("TOTAL"));
   EXPECT_THAT(text.out, HasSubstr("unknown (no usage samples)"));
+}
+
+// A share counts as its part of the GPU (ADR 0018): an hour of 10Gi of a
+// GPU with 80Gi to share is 0.125 GPU-hours, beside an hour of a whole GPU;
+// the report says which part came from shares. A share released through the
+// real binary records its GPU's shareable memory in the history for it.
+TEST_F(CliReportTest, AShareCountsItsPartOfTheGpuInJsonTextAndCsv) {
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "40Gi"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"release"}).exit_code, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(host_.state().c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT memory, shareable FROM history", -1, &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  EXPECT_EQ(sqlite3_column_int64(stmt, 0), 40 * 1024 * kMiB);
+  EXPECT_EQ(sqlite3_column_int64(stmt, 1), (81559 - 512) * kMiB) << "the GPU's shareable memory";
+  sqlite3_finalize(stmt);
+  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM history", nullptr, nullptr, nullptr), SQLITE_OK);
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const std::string me = getpwuid(geteuid())->pw_name;
+  // Two reservations of an hour each, a second apart (one start would be
+  // one reservation of two GPUs).
+  auto hour = [&](int64_t ago_ms) {
+    return std::to_string(now_ms - ago_ms - 3'600'000) + ", " + std::to_string(now_ms - ago_ms) +
+           ", 'released', ";
+  };
+  const std::string uid_user = std::to_string(geteuid()) + ", '" + me + "', 'manual', ";
+  const std::string insert =
+      "INSERT INTO history (gpu, uid, user, kind, start_ms, end_ms, reason, memory, shareable) "
+      "VALUES (0, " +
+      uid_user + hour(3'600'000) + std::to_string(10 * 1024 * kMiB) + ", " +
+      std::to_string(80 * 1024 * kMiB) + "), (1, " + uid_user + hour(3'601'000) + "0, 0)";
+  ASSERT_EQ(sqlite3_exec(db, insert.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+
+  CliResult r = host_.Run({"report", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json report = json::parse(r.out);
+  ASSERT_EQ(report["users"].size(), 1u);
+  const json& u = report["users"][0];
+  EXPECT_NEAR(u["gpu_hours"].get<double>(), 1.125, 1e-6);
+  EXPECT_NEAR(u["manual_gpu_hours"].get<double>(), 1.125, 1e-6);
+  EXPECT_NEAR(u["shared_gpu_hours"].get<double>(), 0.125, 1e-6);
+  EXPECT_NEAR(report["total"]["shared_gpu_hours"].get<double>(), 0.125, 1e-6);
+  EXPECT_EQ(u["reservations"], 2);
+
+  CliResult text = host_.Run({"report"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("FROM SHARES"));
+  EXPECT_THAT(text.out, HasSubstr("Of the reserved GPU-hours, 0.1 came from shares"));
+  CliResult csv = host_.Run({"report", "--csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr(",longest_seconds,shared_gpu_hours\n"));
+  EXPECT_THAT(csv.out, HasSubstr(",3600,0.125\n"));
 }
 
 TEST_F(CliReportTest, EmptyPeriodAndBadFlags) {

@@ -23,10 +23,27 @@ absl::Status CheckHostName(const std::string& host) {
   return absl::OkStatus();
 }
 
+uint64_t CountField(const Json& v, const char* key) {
+  auto it = v.find(key);
+  if (it == v.end() || !it->is_number_integer()) return 0;
+  if (it->is_number_unsigned()) return it->get<uint64_t>();
+  return static_cast<uint64_t>(std::max<int64_t>(0, it->get<int64_t>()));
+}
+
 Json SummaryJson(const Json& gpus, size_t waiting) {
   std::map<std::string, int> states, products;
+  uint64_t shared_left = 0, shared_left_most = 0;
   for (const Json& g : gpus) {
-    states[g.value("status", "")]++;
+    // A shared GPU is IN_USE in `status --json` (for scripts: a whole-GPU
+    // request waits for it); here it is counted once, as shared.
+    auto flag = g.find("shared");
+    const bool shared = flag != g.end() && flag->is_boolean() && flag->get<bool>();
+    states[shared ? "SHARED" : g.value("status", "")]++;
+    if (shared) {
+      const uint64_t left = CountField(g, "memory_left_bytes");
+      shared_left += left;
+      shared_left_most = std::max(shared_left_most, left);
+    }
     if (g.contains("product")) products[g["product"].get<std::string>()]++;
   }
   Json out = {{"gpus", gpus.size()},        {"available", states["AVAILABLE"]},
@@ -35,6 +52,9 @@ Json SummaryJson(const Json& gpus, size_t waiting) {
   std::vector<std::string> names;
   for (const auto& [name, n] : products) names.push_back(StrCat(n, "× ", name));
   out["products"] = Join(names, ", ");
+  out["shared"] = states["SHARED"];
+  out["shared_memory_left_bytes"] = shared_left;
+  out["shared_memory_left_most_bytes"] = shared_left_most;
   return out;
 }
 

@@ -6,6 +6,7 @@
 // out, and shares nothing between calls.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct HostReport {
 // A host name reaches ssh as its own argument after `--`; still, refuse
 // what cannot be a destination rather than pass it on.
 absl::Status CheckHostName(const std::string& host);
+
+// A count or a size in a status or summary, which may come from another
+// host and hold anything: 0 unless a whole number that is not negative.
+uint64_t CountField(const nlohmann::ordered_json& v, const char* key);
 
 // One host's line of `status --summary --json`, from its `status --json`
 // array and the number of queue entries waiting.

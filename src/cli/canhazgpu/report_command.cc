@@ -1,6 +1,7 @@
 // canhazgpu report [--days N] [--json|--csv]: GPU-hours per user over a
 // period, RUN, MANUAL and K8S apart, and how much of it the GPUs were busy, idle
-// or unknown (no samples), with totals against the GPU-hours available.
+// or unknown (no samples), with totals against the GPU-hours available; a
+// share of a GPU's memory counts as its part of the GPU (shared_gpu_hours).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -53,7 +54,9 @@ nlohmann::ordered_json UserJson(const alloc::UserUsage& u, int64_t whole) {
           {"idle_gpu_hours", Hours(u.split.idle_ms)},
           {"unknown_gpu_hours", Hours(u.split.unknown_ms)},
           {"reservations", u.reservations},
-          {"longest_seconds", u.longest_ms / 1000}};
+          {"longest_seconds", u.longest_ms / 1000},
+          // Of gpu_hours, what shares of GPUs count (each its part of the GPU).
+          {"shared_gpu_hours", Hours(u.shared_ms)}};
 }
 
 }  // namespace
@@ -85,7 +88,7 @@ namespace {
 std::string Csv(const alloc::UsageReport& r) {
   std::string out =
       "user,gpu_hours,run_gpu_hours,manual_gpu_hours,k8s_gpu_hours,busy_gpu_hours,"
-      "idle_gpu_hours,unknown_gpu_hours,reservations,longest_seconds\n";
+      "idle_gpu_hours,unknown_gpu_hours,reservations,longest_seconds,shared_gpu_hours\n";
   auto row = [&](const alloc::UserUsage& u) {
     // Names are user names; quote anyway, so a comma cannot shift columns,
     // and escape as everywhere, so a name cannot end the row.
@@ -95,10 +98,11 @@ std::string Csv(const alloc::UsageReport& r) {
       if (c == '"') name += '"';
       name += c;
     }
-    out += absl::StrFormat("\"%s\",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d\n", name,
-                           Hours(u.total_ms()), Hours(u.run_ms), Hours(u.manual_ms),
-                           Hours(u.k8s_ms), Hours(u.split.busy_ms), Hours(u.split.idle_ms),
-                           Hours(u.split.unknown_ms), u.reservations, u.longest_ms / 1000);
+    out +=
+        absl::StrFormat("\"%s\",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%.3f\n", name,
+                        Hours(u.total_ms()), Hours(u.run_ms), Hours(u.manual_ms), Hours(u.k8s_ms),
+                        Hours(u.split.busy_ms), Hours(u.split.idle_ms), Hours(u.split.unknown_ms),
+                        u.reservations, u.longest_ms / 1000, Hours(u.shared_ms));
   };
   for (const alloc::UserUsage& u : r.users) row(u);
   row(r.total);

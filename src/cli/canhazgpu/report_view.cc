@@ -42,6 +42,7 @@ std::string Tenths(int64_t tenths) { return absl::StrFormat("%d.%d", tenths / 10
 // The report's numbers as printed: hours in tenths, shares in percent.
 struct PrintedRow {
   int64_t run = 0, manual = 0, k8s = 0;  // tenths of GPU-hours
+  int64_t shared = 0;                    // of their sum, from shares
   int64_t total() const { return run + manual + k8s; }
 };
 
@@ -49,7 +50,10 @@ PrintedRow Printed(const alloc::UserUsage& u) {
   std::vector<int64_t> parts = RoundKeepingSum({static_cast<double>(u.run_ms) / kMsPerTenthHour,
                                                 static_cast<double>(u.manual_ms) / kMsPerTenthHour,
                                                 static_cast<double>(u.k8s_ms) / kMsPerTenthHour});
-  return {parts[0], parts[1], parts[2]};
+  // Rounded alone: a part of the total, never more than it as printed.
+  const int64_t shared = std::min(std::llround(static_cast<double>(u.shared_ms) / kMsPerTenthHour),
+                                  static_cast<long long>(parts[0] + parts[1] + parts[2]));
+  return {parts[0], parts[1], parts[2], shared};
 }
 
 // Busy, idle and unknown as whole percent of `u`'s time, adding up to 100.
@@ -81,11 +85,16 @@ std::string ReportText(const alloc::UsageReport& r, int days, bool color) {
     sum.run += rows.back().run;
     sum.manual += rows.back().manual;
     sum.k8s += rows.back().k8s;
+    sum.shared += rows.back().shared;
   }
-  // K8S only on hosts whose GPUs served Kubernetes claims in the period.
+  // K8S only on hosts whose GPUs served Kubernetes claims in the period;
+  // FROM SHARES only where GPUs were shared by memory (ADR 0018): a report
+  // without either reads as it always did.
   const bool k8s = r.total.k8s_ms > 0;
+  const bool from_shares = r.total.shared_ms > 0;
   std::vector<std::string> headers = {"USER", "GPU-HOURS", "", "RUN", "MANUAL"};
   if (k8s) headers.push_back("K8S");
+  if (from_shares) headers.push_back("FROM SHARES");
   for (const char* h : {"BUSY", "IDLE", "UNKNOWN", "RESERVATIONS", "LONGEST"}) headers.push_back(h);
   Table table(headers, MakeStyle(color, "1;36"));
   const int64_t top = std::max<int64_t>(1, r.users.front().total_ms());
@@ -101,6 +110,7 @@ std::string ReportText(const alloc::UsageReport& r, int days, bool color) {
     std::vector<Cell> cells = {
         {u.user}, {Tenths(p.total())}, {bar, bar_style}, {Tenths(p.run)}, {Tenths(p.manual)}};
     if (k8s) cells.push_back({Tenths(p.k8s)});
+    if (from_shares) cells.push_back({Tenths(p.shared)});
     for (std::string& share : Shares(u)) cells.push_back({std::move(share)});
     cells.push_back({std::to_string(u.reservations)});
     cells.push_back({FormatDuration(Duration(u.longest_ms))});
@@ -118,6 +128,11 @@ std::string ReportText(const alloc::UsageReport& r, int days, bool color) {
       Tenths(sum.total()), available_tenths / 10.0,
       Percent(static_cast<double>(t.total_ms()), static_cast<double>(r.available_ms)), shares[0],
       shares[1], shares[2]);
+  if (from_shares) {
+    out += StrCat("Of the reserved GPU-hours, ", Tenths(sum.shared),
+                  " came from shares of a GPU's memory (FROM SHARES), each counted as its part "
+                  "of the GPU: its memory over the GPU's shareable memory.\n");
+  }
   return out;
 }
 

@@ -12,6 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int64_t kHour = 3'600'000;
 
@@ -92,6 +93,38 @@ TEST(ReportTextTest, EveryRowsPartsAddUpToItsTotalAndTheTotalRowToTheRows) {
     EXPECT_NEAR(Number(cells["TOTAL"][header]), sum, 1e-9) << header << "\n" << text;
   }
   EXPECT_THAT(text, HasSubstr(StrCat("Reserved ", cells["TOTAL"]["GPU-HOURS"], " of 2880.0")));
+}
+
+// Shares of GPUs (ADR 0018) get a FROM SHARES column (a part of
+// GPU-HOURS, adding up like the others) and a line saying how they count; a
+// report without shares has neither.
+TEST(ReportTextTest, SharesHaveTheirOwnColumnAndLine) {
+  alloc::UsageReport report{.gpu_count = 2, .available_ms = 2 * 24 * kHour};
+  report.users = {User("alice", 1.0, 0.125, 0.0), User("bob", 0.0, 0.5, 0.0)};
+  report.users[0].shared_ms = kHour / 8;
+  report.users[1].shared_ms = kHour / 2;
+  for (const alloc::UserUsage& u : report.users) {
+    report.total.run_ms += u.run_ms;
+    report.total.manual_ms += u.manual_ms;
+    report.total.shared_ms += u.shared_ms;
+    report.total.split.unknown_ms += u.total_ms();
+  }
+  report.total.user = "TOTAL";
+  const std::string text = ReportText(report, 1, false);
+  auto cells = Cells(text);
+  ASSERT_EQ(cells.size(), 3u) << text;
+  EXPECT_EQ(cells["alice"]["FROM SHARES"], "0.1");
+  EXPECT_EQ(cells["bob"]["FROM SHARES"], "0.5");
+  EXPECT_EQ(cells["TOTAL"]["FROM SHARES"], "0.6");
+  EXPECT_THAT(text, HasSubstr("\nOf the reserved GPU-hours, 0.6 came from shares of a GPU's "
+                              "memory (FROM SHARES), each counted as its part of the GPU: its "
+                              "memory over the GPU's shareable memory.\n"));
+
+  for (alloc::UserUsage& u : report.users) u.shared_ms = 0;
+  report.total.shared_ms = 0;
+  const std::string whole = ReportText(report, 1, false);
+  EXPECT_THAT(whole, Not(HasSubstr("SHARES")));
+  EXPECT_THAT(whole, Not(HasSubstr("came from shares")));
 }
 
 TEST(ReportTextTest, AnEmptyPeriodSaysSo) {

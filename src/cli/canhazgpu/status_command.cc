@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <initializer_list>
 #include <thread>
 
 #include "alloc/queue.h"
@@ -18,6 +19,7 @@
 #include "core/json_text.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "store/share_check.h"
 
 namespace canhazgpu::cli {
 namespace {
@@ -77,32 +79,53 @@ size_t TerminalWidth() {
   return 0;
 }
 
+// A host's shared GPUs and the memory they have left: "1 (5.1Gi left)",
+// "2 (35.1Gi left, at most 30Gi on one)"; "0" when none.
+std::string SharedCell(const Json& v) {
+  const uint64_t shared = CountField(v, "shared");
+  if (shared == 0) return "0";
+  const uint64_t left = CountField(v, "shared_memory_left_bytes");
+  const uint64_t most = CountField(v, "shared_memory_left_most_bytes");
+  return shared == 1 ? StrCat("1 (", store::FormatBytes(left), " left)")
+                     : StrCat(shared, " (", store::FormatBytes(left), " left, at most ",
+                              store::FormatBytes(most), " on one)");
+}
+
 std::string RenderSummary(const std::vector<HostReport>& reports, bool color) {
-  Table table({"HOST", "GPUS", "PRODUCTS", "FREE", "IN USE", "UNRESERVED", "WAITING"},
-              MakeStyle(color, "1;36"));
+  // SHARED only where some host has GPUs shared by memory (ADR 0018): the
+  // table of hosts without shares is as it was.
+  bool any_shared = false;
+  for (const HostReport& r : reports) {
+    any_shared |= r.error.empty() && r.value.is_object() && CountField(r.value, "shared") > 0;
+  }
+  std::vector<std::string> headers = {"HOST", "GPUS", "PRODUCTS", "FREE", "IN USE"};
+  if (any_shared) headers.push_back("SHARED");
+  for (const char* h : {"UNRESERVED", "WAITING"}) headers.push_back(h);
+  Table table(headers, MakeStyle(color, "1;36"));
   Style red = MakeStyle(color, "1;31"), green = MakeStyle(color, "1;32");
   for (const HostReport& r : reports) {
+    std::vector<Cell> cells = {{r.host, MakeStyle(color, "1;35")}};
+    auto add = [&cells](std::initializer_list<Cell> more) {
+      cells.insert(cells.end(), more.begin(), more.end());
+    };
     if (!r.error.empty()) {
-      table.AddRow({{r.host, MakeStyle(color, "1;35")},
-                    {"-"},
-                    {StrCat("unreachable: ", r.error), red},
-                    {"-"},
-                    {"-"},
-                    {"-"},
-                    {"-"}});
+      add({{"-"}, {StrCat("unreachable: ", r.error), red}, {"-"}, {"-"}});
+      if (any_shared) add({{"-"}});
+      add({{"-"}, {"-"}});
+      table.AddRow(std::move(cells));
       continue;
     }
     const Json& v = r.value;
     auto n = [&](const char* key) { return std::to_string(v.value(key, 0)); };
     int free = v.value("available", 0);
-    table.AddRow(
-        {{r.host, MakeStyle(color, "1;35")},
-         {n("gpus")},
-         {v.value("products", std::string()).empty() ? "-" : v.value("products", std::string())},
+    const std::string products = v.value("products", std::string());
+    add({{n("gpus")},
+         {products.empty() ? "-" : products},
          {std::to_string(free), free > 0 ? green : red},
-         {n("in_use")},
-         {n("unreserved")},
-         {n("waiting")}});
+         {n("in_use")}});
+    if (any_shared) add({{SharedCell(v)}});
+    add({{n("unreserved")}, {n("waiting")}});
+    table.AddRow(std::move(cells));
   }
   return table.Render();
 }

@@ -193,7 +193,10 @@ function renderHosts(hosts) {
     const s = h.summary;
     return el('tr', { 'data-host': h.host }, name, el('td', { class: 'num' }, s.gpus),
               el('td', {}, s.products || '-'), el('td', { class: 'num' }, s.available),
-              el('td', { class: 'num' }, s.in_use), el('td', { class: 'num' }, s.unreserved),
+              // GPUs shared by memory are their own count (status --summary's SHARED).
+              el('td', { class: 'num' },
+                 s.shared > 0 ? `${s.in_use} + ${s.shared} shared` : s.in_use),
+              el('td', { class: 'num' }, s.unreserved),
               el('td', { class: 'num' }, s.waiting));
   });
   document.querySelector('#hosts tbody').replaceChildren(...rows);
