@@ -43,7 +43,8 @@ std::vector<json> PendingRanks(const View& view, const std::string& ns, const st
   for (const auto& [key, pod] : view.pods) {
     if (kube::StringAt(pod, "/metadata/namespace"_json_pointer) != ns || GangJobOf(pod) != job)
       continue;
-    if (!kube::StringAt(pod, "/spec/nodeName"_json_pointer).empty() || internal::PodDone(pod)) continue;
+    if (!kube::StringAt(pod, "/spec/nodeName"_json_pointer).empty() || internal::PodDone(pod))
+      continue;
     if (!kube::StringAt(pod, "/metadata/deletionTimestamp"_json_pointer).empty()) continue;
     by_rank[GangRankOf(pod)] = pod;
   }

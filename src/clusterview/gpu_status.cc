@@ -129,7 +129,6 @@ std::optional<TimePoint> ClaimSince(const View& view, const json& claim,
   return ParseTime(TextAt(claim, "/metadata/creationTimestamp"_json_pointer));
 }
 
-
 ClaimHolder HolderOf(const View& view, const json& claim) {
   ClaimHolder h;
   h.namespace_name = TextAt(claim, "/metadata/namespace"_json_pointer);
