@@ -592,24 +592,27 @@ void PodWorker::WriteStatus() {
     Record(*slot).allocated_resources_status =
         AllocatedResourcesStatus(Spec(*slot), prepared_, node_.health);
   }
+  json status = PodStatusJson(record_, scheduled, Now());
+  if (status != last_written_) {
+    kube::PatchOptions options;
+    options.subresource = "status";
+    absl::StatusOr<json> written = node_.client.Patch(
+        kube::kPods, ns_, name_, kube::PatchType::kMerge, {{"status", status}}, options);
+    if (written.ok()) {
+      last_written_ = std::move(status);
+    } else if (kube::IsApiNotFound(written.status())) {
+      Removed();
+    } else {
+      node_.log(StrCat("pod ", ns_, "/", name_, ": status: ", written.status().message()));
+    }
+  }
+  // Readiness reaches the Services' names after the status, as the
+  // endpoints follow a pod's status in a cluster.
   if (on_network_) {
     node_.network->SetReady(uid_, std::all_of(record_.containers.begin(), record_.containers.end(),
                                               [](const ContainerRecord& c) {
                                                 return c.state == ContainerRecord::State::kRunning;
                                               }));
-  }
-  json status = PodStatusJson(record_, scheduled, Now());
-  if (status == last_written_) return;
-  kube::PatchOptions options;
-  options.subresource = "status";
-  absl::StatusOr<json> written = node_.client.Patch(
-      kube::kPods, ns_, name_, kube::PatchType::kMerge, {{"status", status}}, options);
-  if (written.ok()) {
-    last_written_ = std::move(status);
-  } else if (kube::IsApiNotFound(written.status())) {
-    Removed();
-  } else {
-    node_.log(StrCat("pod ", ns_, "/", name_, ": status: ", written.status().message()));
   }
 }
 
