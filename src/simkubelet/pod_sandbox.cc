@@ -36,9 +36,16 @@ SandboxEntry::SandboxEntry(const PodSandbox& sandbox)
 int SandboxEntry::EnterInChild(const char** step) const {
   if (sandbox_.empty()) return 0;
   *step = "unshare";
-  const int flags = CLONE_NEWNS | CLONE_NEWUTS | (as_root_ ? 0 : CLONE_NEWUSER);
-  if (::unshare(flags) != 0) return errno;
-  if (!as_root_) {
+  constexpr int kFlags = CLONE_NEWNS | CLONE_NEWUTS;
+  // Root without CAP_SYS_ADMIN (a container's) may still own a user
+  // namespace.
+  bool with_user = !as_root_;
+  if (as_root_ && ::unshare(kFlags) != 0) {
+    if (errno != EPERM) return errno;
+    with_user = true;
+  }
+  if (with_user) {
+    if (::unshare(kFlags | CLONE_NEWUSER) != 0) return errno;
     *step = "deny setgroups";
     if (int err = WriteProcFile("/proc/self/setgroups", "deny"); err != 0) return err;
     *step = "map the user";

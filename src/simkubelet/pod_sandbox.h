@@ -5,9 +5,10 @@
 // container's process is started in a private mount namespace and UTS
 // namespace of its own instead:
 //   - as root: unshare(CLONE_NEWNS | CLONE_NEWUTS);
-//   - as anyone else: with a user namespace too, mapping only the caller's
-//     uid and gid to themselves (setgroups denied), so the process keeps
-//     its identity and loses the namespace's capabilities at exec;
+//   - as anyone else, or as root without CAP_SYS_ADMIN: with a user
+//     namespace too, mapping only the caller's uid and gid to themselves
+//     (setgroups denied), so the process keeps its identity and loses the
+//     namespace's capabilities at exec;
 // then every mount is made private (MS_REC | MS_PRIVATE on /, so nothing
 // propagates back to the machine), the pod's hosts file is bind-mounted
 // over /etc/hosts, and the hostname is set. The bind mount pins the file's
