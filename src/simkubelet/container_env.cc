@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/strings.h"
+#include "simkubelet/pod_hosts.h"
 
 namespace canhazgpu::simkubelet {
 namespace {
@@ -86,7 +87,10 @@ absl::StatusOr<std::string> FieldValue(const json& pod, const std::string& path,
   if (path == "metadata.uid") return text("/metadata/uid"_json_pointer);
   if (path == "spec.nodeName") return text("/spec/nodeName"_json_pointer);
   if (path == "spec.serviceAccountName") return text("/spec/serviceAccountName"_json_pointer);
-  if (path == "status.hostIP" || path == "status.podIP") return context.host_ip;
+  if (path == "status.hostIP" || path == "status.hostIPs") return context.host_ip;
+  if (path == "status.podIP" || path == "status.podIPs") {
+    return context.pod_ip.empty() ? context.host_ip : context.pod_ip;
+  }
   std::string key;
   if (Subscript(path, "metadata.labels", key)) {
     return text(json::json_pointer("/metadata/labels") / key);
@@ -108,7 +112,7 @@ absl::StatusOr<std::vector<std::string>> ContainerEnvironment(const json& pod,
                                                               const CdiEdits& cdi) {
   Env env;
   env.Set("PATH", kDefaultPath);
-  env.Set("HOSTNAME", pod.value("/metadata/name"_json_pointer, std::string()));
+  env.Set("HOSTNAME", PodHostname(pod));
   env.Set("HOME", context.work_dir);
   for (const json& var : container.value("env", json::array())) {
     const std::string name = var.value("name", "");

@@ -1,5 +1,6 @@
 // A container's environment as the kubelet and the runtime build it: a
-// minimal base (PATH, HOSTNAME, HOME = its work directory), then the
+// minimal base (PATH, HOSTNAME = the pod's hostname, HOME = its work
+// directory), then the
 // container's `env` in order (plain values with $(VAR) references to
 // earlier ones expanded, and valueFrom.fieldRef), then the CDI edits' env —
 // a later definition of a name replaces an earlier one, as the runtime
@@ -20,7 +21,8 @@ namespace canhazgpu::simkubelet {
 
 struct EnvContext {
   std::string work_dir;
-  std::string host_ip;  // status.hostIP and status.podIP (host network)
+  std::string host_ip;  // status.hostIP
+  std::string pod_ip;   // status.podIP and status.podIPs; "" = host_ip
 };
 
 // "NAME=value" entries. An env entry the simulated kubelet cannot resolve

@@ -4,8 +4,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+#include <variant>
 
 #include "core/clock.h"
 #include "core/status_macros.h"
@@ -37,20 +38,6 @@ std::string ExecError(const std::string& command, int err) {
   return StrCat("exec: \"", command, "\": ", std::strerror(err));
 }
 
-class SpawnSetup {
- public:
-  SpawnSetup() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-  }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-};
-
 struct Pipe {
   int read = -1;
   int write = -1;
@@ -60,11 +47,91 @@ struct Pipe {
   }
 };
 
+// What the child does between fork and exec, all prepared here: there it
+// only makes system calls (other threads may hold any lock at the fork).
+struct ChildPlan {
+  std::string path;  // the executable
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  const char* work_dir = nullptr;
+  std::string tty_name;  // a terminal's slave side: stdin, stdout and stderr
+  int stdin_fd = -1;     // without a terminal; -1: /dev/null
+  int out_fd = -1;
+  int err_fd = -1;
+  const SandboxEntry* sandbox = nullptr;
+};
+
+// Why the child could not exec, written to the parent through a pipe.
+struct ChildFailure {
+  int err = 0;
+  const char* step = "";  // a literal: the same address in parent and child
+};
+
+[[noreturn]] void ChildFailed(int error_fd, const char* step, int err) {
+  const ChildFailure failure{err, step};
+  (void)!::write(error_fd, &failure, sizeof(failure));
+  ::_exit(127);
+}
+
+// `fd` as `target` in the child, open across exec.
+bool MoveFd(int fd, int target) {
+  if (fd == target) return ::fcntl(target, F_SETFD, 0) == 0;
+  return ::dup2(fd, target) == target;
+}
+
+[[noreturn]] void RunChild(const ChildPlan& plan, int error_fd) {
+  // Default dispositions (the parent blocked every signal around the fork).
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) {
+    if (s != SIGKILL && s != SIGSTOP) ::sigaction(s, &default_action, nullptr);
+  }
+  if (!plan.tty_name.empty()) {
+    // In a new session, opening the terminal makes it the controlling one.
+    if (::setsid() < 0) ChildFailed(error_fd, "setsid", errno);
+    const int fd = ::open(plan.tty_name.c_str(), O_RDWR);
+    if (fd < 0) ChildFailed(error_fd, "open the terminal", errno);
+    if (!MoveFd(fd, 0) || !MoveFd(0, 1) || !MoveFd(0, 2)) ChildFailed(error_fd, "dup2", errno);
+    if (fd > 2) ::close(fd);
+  } else {
+    if (::setpgid(0, 0) != 0) ChildFailed(error_fd, "setpgid", errno);
+    const int in = plan.stdin_fd >= 0 ? plan.stdin_fd : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0) ChildFailed(error_fd, "open /dev/null", errno);
+    if (!MoveFd(in, 0) || !MoveFd(plan.out_fd, 1) || !MoveFd(plan.err_fd, 2)) {
+      ChildFailed(error_fd, "dup2", errno);
+    }
+  }
+  const char* step = "";
+  if (int err = plan.sandbox->EnterInChild(&step); err != 0) ChildFailed(error_fd, step, err);
+  if (::chdir(plan.work_dir) != 0) ChildFailed(error_fd, "chdir", errno);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
+  ChildFailed(error_fd, "exec", errno);
+}
+
+// `command` as posix_spawnp finds it: a name without '/' in this process's
+// PATH. The errno when it is in none of its directories.
+std::variant<std::string, int> FindExecutable(const std::string& command) {
+  if (command.find('/') != std::string::npos) return command;
+  const char* env_path = ::getenv("PATH");
+  int err = ENOENT;
+  for (std::string_view dir : Split(env_path != nullptr ? env_path : "/bin:/usr/bin", ':')) {
+    const std::string candidate = StrCat(dir.empty() ? "." : dir, "/", command);
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    err = EACCES;
+  }
+  return err;
+}
+
 // The child's stdin, stdout and stderr: a new pseudo-terminal (in a new
 // session), or pipes in a new process group; `out`, `err` and `in` get this
-// side's ends.
-absl::Status ConnectStdio(const ProcessSpec& spec, SpawnSetup* setup, Pipe* out, Pipe* err,
-                          Pipe* in, short* flags) {
+// side's ends, `plan` the child's.
+absl::Status ConnectStdio(const ProcessSpec& spec, ChildPlan* plan, Pipe* out, Pipe* err,
+                          Pipe* in) {
   std::array<int, 2> fds;
   if (spec.tty) {
     // The terminal's master side is both its output and its input.
@@ -80,32 +147,61 @@ absl::Status ConnectStdio(const ProcessSpec& spec, SpawnSetup* setup, Pipe* out,
     }
     out->read = master;
     in->write = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
-    // In a new session, opening the terminal makes it the controlling one.
-    posix_spawn_file_actions_addopen(&setup->actions, 0, name.data(), O_RDWR, 0);
-    posix_spawn_file_actions_adddup2(&setup->actions, 0, 1);
-    posix_spawn_file_actions_adddup2(&setup->actions, 0, 2);
-    *flags |= POSIX_SPAWN_SETSID;
-  } else {
-    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-    out->read = fds[0];
-    out->write = fds[1];
-    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-    err->read = fds[0];
-    err->write = fds[1];
-    if (spec.stdin_pipe) {
-      if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-      in->read = fds[0];
-      in->write = fds[1];
-      posix_spawn_file_actions_adddup2(&setup->actions, in->read, 0);
-    } else {
-      posix_spawn_file_actions_addopen(&setup->actions, 0, "/dev/null", O_RDONLY, 0);
-    }
-    posix_spawn_file_actions_adddup2(&setup->actions, out->write, 1);
-    posix_spawn_file_actions_adddup2(&setup->actions, err->write, 2);
-    posix_spawnattr_setpgroup(&setup->attr, 0);
-    *flags |= POSIX_SPAWN_SETPGROUP;
+    plan->tty_name = name.data();
+    return absl::OkStatus();
   }
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+  out->read = fds[0];
+  out->write = fds[1];
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+  err->read = fds[0];
+  err->write = fds[1];
+  if (spec.stdin_pipe) {
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+    in->read = fds[0];
+    in->write = fds[1];
+    plan->stdin_fd = in->read;
+  }
+  plan->out_fd = out->write;
+  plan->err_fd = err->write;
   return absl::OkStatus();
+}
+
+// Forks the child of `plan` and waits until it has exec'd: its pid, or the
+// runtime's words for why it could not start.
+absl::StatusOr<pid_t> SpawnChild(const ProcessSpec& spec, const ChildPlan& plan) {
+  Pipe errors;
+  std::array<int, 2> fds;
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+  errors.read = fds[0];
+  errors.write = fds[1];
+  // No handler of this process may run in the child before it resets them.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  const pid_t pid = ::fork();
+  if (pid == 0) RunChild(plan, errors.write);
+  const int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::close(std::exchange(errors.write, -1));
+  if (pid < 0) return absl::InternalError(StrCat("fork: ", std::strerror(fork_errno)));
+  ChildFailure failure;
+  ssize_t n;
+  do {
+    n = ::read(errors.read, &failure, sizeof(failure));
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof(failure))) return pid;  // exec closed the pipe
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  const std::string step = failure.step;
+  if (step == "exec") return absl::FailedPreconditionError(ExecError(spec.argv[0], failure.err));
+  if (step == "chdir") {
+    return absl::FailedPreconditionError(
+        StrCat("chdir to cwd (\"", spec.work_dir,
+               "\") set in config.json failed: ", std::strerror(failure.err)));
+  }
+  return absl::FailedPreconditionError(
+      StrCat("cannot enter the pod's sandbox: ", step, ": ", std::strerror(failure.err)));
 }
 
 }  // namespace
@@ -118,31 +214,23 @@ absl::StatusOr<std::unique_ptr<ContainerProcess>> ContainerProcess::Start(const 
         "no command specified: the simulated kubelet runs no images, so a container needs "
         "`command`");
   }
+  ChildPlan plan;
+  std::variant<std::string, int> path = FindExecutable(spec.argv[0]);
+  if (const int* err = std::get_if<int>(&path)) {
+    return absl::FailedPreconditionError(ExecError(spec.argv[0], *err));
+  }
+  plan.path = std::get<std::string>(std::move(path));
   Pipe out, err, in;
-  SpawnSetup setup;
-  // Its own process group (a terminal's session leader leads one too), so
-  // that a signal reaches everything it started; default dispositions and
-  // no blocked signals, whatever this process has.
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-  RETURN_IF_ERROR(ConnectStdio(spec, &setup, &out, &err, &in, &flags));
-  posix_spawn_file_actions_addchdir_np(&setup.actions, spec.work_dir.c_str());
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&setup.attr, &none);
-  posix_spawnattr_setsigdefault(&setup.attr, &all);
-  posix_spawnattr_setflags(&setup.attr, flags);
+  RETURN_IF_ERROR(ConnectStdio(spec, &plan, &out, &err, &in));
+  for (const std::string& a : spec.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
+  plan.argv.push_back(nullptr);
+  for (const std::string& e : spec.env) plan.envp.push_back(const_cast<char*>(e.c_str()));
+  plan.envp.push_back(nullptr);
+  plan.work_dir = spec.work_dir.c_str();
+  const SandboxEntry sandbox(spec.sandbox);
+  plan.sandbox = &sandbox;
 
-  std::vector<char*> argv, envp;
-  for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const std::string& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
-  pid_t pid = -1;
-  const int rc =
-      ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
-  if (rc != 0) return absl::FailedPreconditionError(ExecError(spec.argv[0], rc));
+  ASSIGN_OR_RETURN(pid_t pid, SpawnChild(spec, plan));
   const int pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pid_fd < 0) {
     ::kill(-pid, SIGKILL);

@@ -1,7 +1,10 @@
 // One container of the simulated kubelet, run as a local process: its
-// command is spawned directly (posix_spawnp, no shell; the image is
-// ignored) in its own process group, in its work directory, with exactly
-// the environment given. Its stdout and stderr are handed over line by line
+// command is started directly (fork and exec, argv[0] found in this
+// process's PATH as posix_spawnp finds it; no shell; the image is ignored)
+// in its own process group, in its work directory, with exactly the
+// environment given, and — when the spec has one — in its pod's sandbox
+// (pod_sandbox.h: private mount and UTS namespaces, the pod's hosts file
+// over /etc/hosts). Its stdout and stderr are handed over line by line
 // while it runs. When the main process exits, what is left of its group is
 // killed, as a runtime ends the rest of a container's cgroup.
 //
@@ -22,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/mutex.h"
+#include "simkubelet/pod_sandbox.h"
 
 namespace canhazgpu::simkubelet {
 
@@ -36,6 +40,8 @@ struct ProcessSpec {
   // controlling terminal, and output is handed over as it comes (as
   // "stdout"), not line by line.
   bool tty = false;
+  // The pod's hosts file and hostname; empty: the machine's.
+  PodSandbox sandbox;
 };
 
 struct ProcessExit {
@@ -52,7 +58,8 @@ class ContainerProcess {
   using ExitHandler = std::function<void(const ProcessExit&)>;
 
   // Errors carry the runtime's wording for a command that cannot run:
-  // `exec: "nope": executable file not found in $PATH`.
+  // `exec: "nope": executable file not found in $PATH`, or the sandbox
+  // step that failed.
   static absl::StatusOr<std::unique_ptr<ContainerProcess>> Start(const ProcessSpec& spec,
                                                                  OutputHandler on_output,
                                                                  ExitHandler on_exit);

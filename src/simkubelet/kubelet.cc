@@ -74,7 +74,8 @@ Kubelet::Kubelet(kube::Client& client, kubesim::PodLogs& logs, KubeletOptions op
                options_.prepare_retry,
                options_.restart_backoff_initial,
                options_.restart_backoff_max,
-               options_.log} {
+               options_.log,
+               options_.network} {
   node_.name = options_.node_name;
   node_.labels = options_.node_labels;
   node_.host_ip = options_.host_ip;

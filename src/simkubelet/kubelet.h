@@ -2,7 +2,9 @@
 // `k8shazgpu-sim cluster` and tests. It keeps the node's Node object (Ready,
 // with a heartbeat), registers the DRA plugins whose sockets appear in the
 // registrar directory (plugin_watcher.h), and runs every pod bound to the
-// node (spec.nodeName) as local processes (pod_worker.h): volumes made
+// node (spec.nodeName) as local processes (pod_worker.h), each pod with
+// its own address and hosts file on the cluster's pod network
+// (pod_network.h) where one is given: volumes made
 // under the pod's directory (pod_volumes.h, mount_paths.h), claims prepared
 // through the plugins with the kubelet's timeouts and messages, the
 // devices' health from the plugins' health streams in each container's
@@ -37,6 +39,7 @@
 #include "simkubelet/node_object.h"
 #include "simkubelet/plugin_watcher.h"
 #include "simkubelet/pod_claims.h"
+#include "simkubelet/pod_network.h"
 #include "simkubelet/pod_worker.h"
 
 namespace canhazgpu::simkubelet {
@@ -73,6 +76,10 @@ struct KubeletOptions {
   kubeletplugin::KubeletClientOptions plugin_client;
   const Clock* clock = nullptr;  // null: the system's
   std::function<void(const std::string&)> log = [](const std::string&) {};
+  // The cluster's pod network, shared by its kubelets and outliving them;
+  // null: every pod on the host network (podIP = host_ip, the machine's
+  // /etc/hosts and hostname).
+  PodNetwork* network = nullptr;
 };
 
 class Kubelet {

@@ -117,6 +117,10 @@ json PodStatusJson(PodRecord& pod, const json& scheduled, const std::string& now
     status["hostIP"] = pod.host_ip;
     status["hostIPs"] = {{{"ip", pod.host_ip}}};
   }
+  if (!pod.pod_ip.empty()) {
+    status["podIP"] = pod.pod_ip;
+    status["podIPs"] = {{{"ip", pod.pod_ip}}};
+  }
   json init = json::array();
   for (const ContainerRecord& c : pod.init_containers) init.push_back(ContainerStatusJson(c, true));
   json containers = json::array();

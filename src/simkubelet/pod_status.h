@@ -44,6 +44,7 @@ struct PodRecord {
   std::string message;
   std::string start_time;
   std::string host_ip;
+  std::string pod_ip;          // its own on the pod network, or host_ip; "" until it has one
   bool sandbox_ready = false;  // claims prepared, containers being started
   std::vector<ContainerRecord> init_containers;
   std::vector<ContainerRecord> containers;

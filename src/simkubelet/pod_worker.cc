@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "simkubelet/cdi_devices.h"
 #include "simkubelet/container_env.h"
+#include "simkubelet/pod_hosts.h"
 
 namespace canhazgpu::simkubelet {
 namespace {
@@ -177,7 +178,7 @@ void PodWorker::Run() {
   }
   record_.start_time = Now();
   WriteStatus();
-  if (!MountVolumes() || !PrepareClaims()) {
+  if (!MountVolumes() || !PrepareClaims() || !JoinNetwork()) {
     if (!Stopping()) TerminateAndRemove();
     return;
   }
@@ -208,6 +209,7 @@ void PodWorker::Run() {
     WaitForWork(until);
     if (Stopping()) {
       KillAll(milliseconds(0), "");
+      LeaveNetwork();
       return;
     }
     if (DeletionRequested()) {
@@ -313,6 +315,36 @@ bool PodWorker::PrepareClaims() {
   }
 }
 
+bool PodWorker::JoinNetwork() {
+  const json host_network = spec_.value("hostNetwork", json());
+  if (node_.network == nullptr || (host_network.is_boolean() && host_network.get<bool>())) {
+    record_.pod_ip = node_.host_ip;
+    return true;
+  }
+  const PodHostEntry entry = PodHostEntryOf(Pod());
+  const std::string hosts_file = PodDir() + "/etc-hosts";
+  while (true) {
+    if (Stopping() || DeletionRequested()) return false;
+    absl::StatusOr<std::string> ip = node_.network->Attach(entry, hosts_file);
+    if (ip.ok()) {
+      on_network_ = true;
+      record_.pod_ip = *ip;
+      if (node_.network->isolated()) sandbox_ = {hosts_file, entry.hostname};
+      return true;
+    }
+    // The kubelet's words when the CNI plugin fails; the pod stays Pending.
+    Event(kube::kEventWarning, "FailedCreatePodSandBox",
+          StrCat("Failed to create pod sandbox: ", ip.status().message()));
+    WaitForWork(SteadyNow() + node_.prepare_retry);
+  }
+}
+
+void PodWorker::LeaveNetwork() {
+  if (!on_network_) return;
+  on_network_ = false;
+  node_.network->Detach(uid_);
+}
+
 void PodWorker::RetryLater(Slot& slot) {
   slot.backoff = slot.backoff.count() == 0 ? node_.restart_backoff_initial
                                            : std::min(slot.backoff * 2, node_.restart_backoff_max);
@@ -380,7 +412,7 @@ void PodWorker::StartContainer(Slot& slot) {
     return;
   }
   absl::StatusOr<std::vector<std::string>> env =
-      ContainerEnvironment(Pod(), container, {dir, node_.host_ip}, *edits);
+      ContainerEnvironment(Pod(), container, {dir, node_.host_ip, record_.pod_ip}, *edits);
   if (!env.ok()) {
     cannot_create("CreateContainerConfigError", std::string(env.status().message()));
     return;
@@ -402,7 +434,7 @@ void PodWorker::StartContainer(Slot& slot) {
   r.container_id = StrCat("sim://", uid_, "/", r.name, "/", r.restart_count);
   const std::string container_name = r.name;
   absl::StatusOr<std::unique_ptr<ContainerProcess>> process =
-      StartProcess(slot, {argv, *env, work_dir});
+      StartProcess(slot, {.argv = argv, .env = *env, .work_dir = work_dir, .sandbox = sandbox_});
   if (!process.ok()) {
     // The runtime created the container but could not start its process.
     const std::string message = StrCat("failed to create task: unable to start container process: ",
@@ -417,7 +449,10 @@ void PodWorker::StartContainer(Slot& slot) {
   slot.process = std::move(*process);
   {
     MutexLock lock(mu_);
-    if (!slot.exit.has_value()) running_[container_name] = {{{}, *env, work_dir}, *mounts};
+    if (!slot.exit.has_value()) {
+      running_[container_name] =
+          ExecContext{ProcessSpec{.env = *env, .work_dir = work_dir, .sandbox = sandbox_}, *mounts};
+    }
   }
   r.state = ContainerRecord::State::kRunning;
   r.reason.clear();
@@ -500,6 +535,7 @@ void PodWorker::KillAll(milliseconds grace, const std::string& reason) {
 
 void PodWorker::Finalize() {
   WriteStatus();
+  LeaveNetwork();  // every container has ended
   // As the kubelet: a pod that finished gives its claims back at once.
   while (true) {
     absl::Status s = node_.dra.UnprepareResources(uid_);
@@ -518,6 +554,7 @@ void PodWorker::TerminateAndRemove() {
     removed = removed_;
   }
   KillAll(GracePeriod(), "Killing");
+  LeaveNetwork();
   if (!removed && record_.phase != "Succeeded" && record_.phase != "Failed") {
     bool all_succeeded = !record_.containers.empty();
     for (const ContainerRecord& r : record_.containers)
@@ -556,17 +593,26 @@ void PodWorker::WriteStatus() {
         AllocatedResourcesStatus(Spec(*slot), prepared_, node_.health);
   }
   json status = PodStatusJson(record_, scheduled, Now());
-  if (status == last_written_) return;
-  kube::PatchOptions options;
-  options.subresource = "status";
-  absl::StatusOr<json> written = node_.client.Patch(
-      kube::kPods, ns_, name_, kube::PatchType::kMerge, {{"status", status}}, options);
-  if (written.ok()) {
-    last_written_ = std::move(status);
-  } else if (kube::IsApiNotFound(written.status())) {
-    Removed();
-  } else {
-    node_.log(StrCat("pod ", ns_, "/", name_, ": status: ", written.status().message()));
+  if (status != last_written_) {
+    kube::PatchOptions options;
+    options.subresource = "status";
+    absl::StatusOr<json> written = node_.client.Patch(
+        kube::kPods, ns_, name_, kube::PatchType::kMerge, {{"status", status}}, options);
+    if (written.ok()) {
+      last_written_ = std::move(status);
+    } else if (kube::IsApiNotFound(written.status())) {
+      Removed();
+    } else {
+      node_.log(StrCat("pod ", ns_, "/", name_, ": status: ", written.status().message()));
+    }
+  }
+  // Readiness reaches the Services' names after the status, as the
+  // endpoints follow a pod's status in a cluster.
+  if (on_network_) {
+    node_.network->SetReady(uid_, std::all_of(record_.containers.begin(), record_.containers.end(),
+                                              [](const ContainerRecord& c) {
+                                                return c.state == ContainerRecord::State::kRunning;
+                                              }));
   }
 }
 

@@ -1,6 +1,8 @@
 // One pod on the simulated node, from binding to removal, on its own
 // thread — the kubelet's pod worker: makes the pod's volumes and prepares
-// its claims (each retrying with a Warning event while that fails), runs its init containers one
+// its claims (each retrying with a Warning event while that fails), gives
+// it its address and hosts file on the cluster's pod network (pod_network.h),
+// runs its init containers one
 // after another and then its containers side by side as local processes,
 // restarts them as restartPolicy says (with the crash-loop back-off),
 // enforces activeDeadlineSeconds, reports everything in pods/status, and
@@ -33,6 +35,8 @@
 #include "simkubelet/device_health.h"
 #include "simkubelet/mount_paths.h"
 #include "simkubelet/pod_claims.h"
+#include "simkubelet/pod_network.h"
+#include "simkubelet/pod_sandbox.h"
 #include "simkubelet/pod_status.h"
 #include "simkubelet/pod_volumes.h"
 
@@ -55,6 +59,9 @@ struct NodeContext {
   std::chrono::milliseconds restart_backoff_initial;
   std::chrono::milliseconds restart_backoff_max;
   std::function<void(const std::string&)> log;
+  // The cluster's; null: pods on the host network (podIP = host_ip, the
+  // machine's /etc/hosts).
+  PodNetwork* network = nullptr;
 };
 
 class PodWorker {
@@ -111,6 +118,13 @@ class PodWorker {
   std::string PodDir() const;  // <pods_dir>/<ns>_<pod>_<uid>
   bool MountVolumes();
   bool PrepareClaims();
+  // An address and a hosts file on the pod network (retrying with a
+  // Warning event while there is no free address); the host's for a
+  // hostNetwork pod or a kubelet without a network. False when the pod
+  // goes first.
+  bool JoinNetwork();
+  // Gives the address back (idempotent): the pod finished or is gone.
+  void LeaveNetwork();
   // One pass over the containers of a pod that is not finished: handles
   // exits, restarts that are due and the active deadline, starts what may
   // start now and writes the status. True when the pod has finished.
@@ -147,6 +161,8 @@ class PodWorker {
   PodRecord record_;
   VolumePaths volumes_;
   std::vector<PreparedClaim> prepared_;
+  PodSandbox sandbox_;                        // its containers' hosts file and hostname
+  bool on_network_ = false;                   // holds an address of node_.network
   std::vector<std::unique_ptr<Slot>> slots_;  // init containers first
   nlohmann::json last_written_;
 

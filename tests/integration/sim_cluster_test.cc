@@ -197,7 +197,9 @@ TEST_F(SimClusterTest, APodGetsItsGpusRunsWithTheirEnvironmentAndGivesThemBack) 
       << Pod("train").dump() << ReadFile(Log());
   const json pod = Pod("train");
   const std::string node = pod["spec"]["nodeName"];
-  EXPECT_EQ(Phase("train"), "Running");
+  // The kubelet writes the status once the process has started: its first
+  // line may come before.
+  EXPECT_TRUE(Eventually([&] { return Phase("train") == "Running"; })) << Pod("train").dump();
   // The two GPUs of the node it landed on, by their UUIDs there.
   const json host = json::parse(ReadFile(NodeDir(node) + "/fake-host.json"));
   EXPECT_EQ(Logs("train"), "CUDA=0,1 NVIDIA=" + host["gpus"][0]["uuid"].get<std::string>() + "," +

@@ -130,6 +130,7 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(ClusterOptions opt
   RETURN_IF_ERROR(cluster->StartServer());
   RETURN_IF_ERROR(cluster->ApplyAddons());
   RETURN_IF_ERROR(cluster->StartControlPlane());
+  RETURN_IF_ERROR(cluster->StartPodNetwork());
   for (size_t i = 0; i < cluster->options_.nodes.size(); ++i)
     RETURN_IF_ERROR(cluster->StartNode(static_cast<int>(i)));
   cluster->ServeExec();
@@ -233,6 +234,17 @@ absl::Status SimCluster::StartControlPlane() {
   return control_plane_->Start();
 }
 
+absl::Status SimCluster::StartPodNetwork() {
+  ASSIGN_OR_RETURN(network_client_,
+                   kube::Client::Create(rest_config(), {.qps = 1000, .burst = 1000}));
+  network_ = std::make_unique<simkubelet::PodNetwork>(
+      *network_client_,
+      simkubelet::PodNetworkOptions{.log = [log = options_.log](const std::string& line) {
+        log(StrCat("pod network: ", line));
+      }});
+  return network_->Start();
+}
+
 absl::Status SimCluster::StartNode(int index) {
   SimNode node;
   node.name = SimulatedNodeName(index);
@@ -263,6 +275,7 @@ absl::Status SimCluster::StartNode(int index) {
   kubelet.pods_dir = node.dir + "/pods";
   kubelet.root_dir = NodeRoot(node.dir);
   kubelet.log = log;
+  kubelet.network = network_.get();
   node.kubelet =
       std::make_unique<simkubelet::Kubelet>(*node.kubelet_client, server_->logs(), kubelet);
   RETURN_IF_ERROR(node.kubelet->Start());
@@ -396,6 +409,8 @@ void SimCluster::Stop() {
     node.kubelet.reset();
     node.kubelet_client.reset();
   }
+  network_.reset();  // after the kubelets, which gave their pods' addresses back
+  network_client_.reset();
   client_.reset();
   if (server_) server_->Stop();
   if (serve_thread_.joinable()) serve_thread_.join();

@@ -6,7 +6,9 @@
 // host under DIR/nodes/<node>/ (a fake-host file and an initialised
 // canhazgpu store, so `canhazgpu` works on the node too), its kubelet
 // (simkubelet: registers the Node and the plugin, runs the node's pods as
-// local processes) and the real k8shazgpu-node. WaitUntilReady() returns
+// local processes) and the real k8shazgpu-node. The kubelets share one pod
+// network (simkubelet/pod_network.h): each pod its own loopback address,
+// and the names of headless Services' pods in its /etc/hosts. WaitUntilReady() returns
 // once every node's plugin is registered and its GPUs are published.
 // Stop() stops the control plane, the kubelets (and their containers), the
 // daemons, then the server.
@@ -26,8 +28,9 @@
 //   nodes/<node>/plugins_registry/  --registrar-dir
 //   nodes/<node>/cdi/               --cdi-dir
 //   nodes/<node>/node.log           the daemon's output
-//   nodes/<node>/pods/              containers' work directories and pods'
-//                                   volumes (<ns>_<pod>_<uid>/volumes/)
+//   nodes/<node>/pods/              containers' work directories, pods'
+//                                   volumes (<ns>_<pod>_<uid>/volumes/) and
+//                                   hosts files (<ns>_<pod>_<uid>/etc-hosts)
 //   nodes/<node>/root/              the node's root filesystem, as its pods
 //                                   see it through hostPath volumes and an
 //                                   absolute command (the image's binaries)
@@ -58,6 +61,7 @@
 #include "kubesim/object_store.h"
 #include "simcluster/control_plane.h"
 #include "simkubelet/kubelet.h"
+#include "simkubelet/pod_network.h"
 
 namespace canhazgpu::sim {
 
@@ -125,6 +129,7 @@ class SimCluster {
   void ServeExec();
   absl::Status StartServer();
   absl::Status StartControlPlane();
+  absl::Status StartPodNetwork();
   absl::Status ApplyAddons();
   absl::Status StartNode(int index);
   // Writes the node's canhazgpu store and starts k8shazgpu-node on it.
@@ -142,6 +147,8 @@ class SimCluster {
   const Clock& clock_ = RealClock();
   std::unique_ptr<kube::Client> control_plane_client_;
   std::unique_ptr<simcluster::ControlPlane> control_plane_;
+  std::unique_ptr<kube::Client> network_client_;
+  std::unique_ptr<simkubelet::PodNetwork> network_;  // outlives the kubelets
   std::vector<SimNode> nodes_;
   bool stopped_ = false;
 };
