@@ -78,8 +78,8 @@ TEST_F(K8shazgpuRunTest, AGangThatDoesNotFitWaitsHoldingNothing) {
   })) << ReadFile(Err("gang"));
   const json claims = client_->ListAll(kube::kResourceClaims, "default").value();
   for (const json& c : claims["items"]) {
-    if (c["metadata"]["name"].get<std::string>().starts_with("gang-"))
-      EXPECT_FALSE(c.contains("status") && c["status"].contains("allocation")) << c.dump();
+    if (!c["metadata"]["name"].get<std::string>().starts_with("gang-")) continue;
+    EXPECT_FALSE(c.contains("status") && c["status"].contains("allocation")) << c.dump();
   }
   // node-0's GPU is free meanwhile: another run takes it at once.
   CliResult other = K8s({"run", "--nonblock", "--node", "node-0", "--", "true"});
@@ -148,7 +148,7 @@ TEST_F(K8shazgpuRunTest, ReserveNodesHoldsASetAndReleaseEndsIt) {
   CliResult r =
       K8s({"reserve", "--nodes", "2", "--gpus-per-node", "2", "--name", "held", "-d", "10m"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_THAT(r.out, HasSubstr("reserved 2 nodes for 10m (job held)"));
+  EXPECT_THAT(r.out, HasSubstr("reserved 2 nodes for 10m 0s (job held)"));
   EXPECT_THAT(r.out, HasSubstr("  rank 0: gpu-0, gpu-1 on node-"));
   EXPECT_THAT(r.out, HasSubstr("  rank 1: gpu-0, gpu-1 on node-"));
   EXPECT_THAT(r.out, HasSubstr("release: k8shazgpu release -n default held"));
@@ -209,6 +209,38 @@ TEST_F(K8shazgpuRunTest, TimeoutAndInterruptEndEveryRank) {
   EXPECT_TRUE(Eventually([&] { return Labelled(kube::kPods).empty(); }))
       << ::testing::PrintToString(Labelled(kube::kPods));
   EXPECT_THAT(Labelled(kube::kJobs), IsEmpty());
+}
+
+// The issue's end-to-end check: a small Python rendezvous across two ranks.
+// Rank 0 listens on MASTER_ADDR:MASTER_PORT (its own name, resolved in the
+// pod), rank 1 connects; each prints its rank, the world size and its GPUs.
+const char kRendezvous[] = R"PY(
+import os, socket, time
+rank = int(os.environ["NODE_RANK"])
+addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+print(f"rank {rank} world {os.environ['WORLD_SIZE']} cuda {os.environ['CUDA_VISIBLE_DEVICES']}", flush=True)
+if rank == 0:
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((socket.gethostbyname(addr), port)); s.listen(1)
+    c, _ = s.accept(); print("rank 0 heard:", c.recv(100).decode(), flush=True)
+else:
+    for _ in range(600):
+        try:
+            c = socket.create_connection((addr, port), timeout=1); break
+        except OSError:
+            time.sleep(0.1)
+    c.sendall(f"hello from rank {rank}".encode()); print(f"rank {rank} connected", flush=True)
+)PY";
+
+TEST_F(K8shazgpuRunTest, TwoRanksMeetAtTheMasterAddress) {
+  StartCluster(2, 2);
+  CliResult r = K8s({"run", "--nodes", "2", "--gpus-per-node", "2", "--name", "meet", "--",
+                     "python3", "-c", kRendezvous});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("[0] rank 0 world 4 cuda 0,1\n"));
+  EXPECT_THAT(r.out, HasSubstr("[1] rank 1 world 4 cuda 0,1\n"));
+  EXPECT_THAT(r.out, HasSubstr("[1] rank 1 connected\n"));
+  EXPECT_THAT(r.out, HasSubstr("[0] rank 0 heard: hello from rank 1\n"));
 }
 
 }  // namespace

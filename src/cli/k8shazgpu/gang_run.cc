@@ -72,6 +72,28 @@ bool JobFailedBy(const json& job, const std::string& reason) {
   return false;
 }
 
+// Whether the Job has ended (Complete or Failed): a rank may have run and
+// failed before the others were even placed.
+bool JobEnded(const json& job) {
+  for (const json& c : job.value("/status/conditions"_json_pointer, json::array())) {
+    const std::string type = kube::StringField(c, "type");
+    if ((type == "Failed" || type == "Complete") && kube::StringField(c, "status") == "True")
+      return true;
+  }
+  return false;
+}
+
+// "Failed: BackoffLimitExceeded: ...": the Job's ending condition.
+std::string JobEndReason(const json& job) {
+  for (const json& c : job.value("/status/conditions"_json_pointer, json::array())) {
+    const std::string type = kube::StringField(c, "type");
+    if ((type == "Failed" || type == "Complete") && kube::StringField(c, "status") == "True")
+      return StrCat(type, ": ", kube::StringField(c, "reason"), ": ",
+                    kube::StringField(c, "message"));
+  }
+  return "";
+}
+
 class GangRunner {
  public:
   GangRunner(Context& ctx, const RunRequest& request, const RunHooks& hooks)
@@ -290,6 +312,11 @@ absl::StatusOr<bool> GangRunner::AwaitBound() {
     int bound = 0;
     for (const json& p : ranks) bound += !kube::StringAt(p, "/spec/nodeName"_json_pointer).empty();
     if (bound == request_.nodes && static_cast<int>(ranks.size()) == request_.nodes) return true;
+    // A rank that failed at once ends the Job, which deletes the others
+    // before they are all seen placed: the run was admitted, and ended.
+    absl::StatusOr<json> job =
+        ctx_.client->Get(kube::kJobs, ctx_.namespace_name, objects_->names().pod);
+    if (job.ok() && JobEnded(*job)) return true;
     progress_.Show(StrCat(bound, " of ", request_.nodes, " ranks placed"));
     Pause(kPoll);
   }
@@ -365,6 +392,7 @@ absl::StatusOr<int> GangRunner::Follow() {
     return 0;
   }
   GangLogs logs(*ctx_.client, ctx_.namespace_name, request_.logs_rank);
+  int reads_after_end = 0;
   while (true) {
     if (InterruptGuard::Interrupted()) {
       logs.Stop();
@@ -395,6 +423,14 @@ absl::StatusOr<int> GangRunner::Follow() {
         if (!request_.keep) objects_->Delete();
         return outcome->exit_code;
       }
+    }
+    // Ended, yet no rank says how (a rank deleted by hand): a few reads
+    // for the ranks' last statuses, then the Job's own word.
+    if (job.ok() && JobEnded(*job) && ++reads_after_end > 4) {
+      logs.Stop();
+      if (!request_.keep) objects_->Delete();
+      return absl::AbortedError(StrCat("job ", objects_->names().pod, " ended (",
+                                       JobEndReason(*job), ") without a rank's exit code"));
     }
     Pause(kPoll);
   }
