@@ -71,7 +71,7 @@ void AddTaint(std::vector<GpuTaint>& taints, GpuTaint taint) {
 
 // What the node's NodeGpuStatus says of one device.
 struct NodeReport {
-  std::string state;  // Free, Held, Prepared, InUse
+  std::string state;  // Free, Held, Prepared, Shared, InUse
   const kube::NodeGpuDevice* device = nullptr;
 };
 
@@ -363,6 +363,22 @@ void AddClaimHolders(const View& view, SliceGpus& gpus) {
   }
 }
 
+// The claims the node reports the device prepared for (or holding shares
+// of) that the API no longer has (their unprepare is still to come): still
+// the claims'. A claim the API has was allocated other devices of this GPU
+// (the node counts whole GPUs), or is on the row already.
+void AddReportedClaims(const View& view, const kube::NodeGpuDevice& device, GpuRow& row) {
+  for (const kube::NodeGpuClaim& c : device.claims) {
+    const std::string& ns = c.namespace_name;
+    if (view.claims.contains(StrCat(ns, "/", c.name))) continue;
+    ClaimHolder h{.namespace_name = ns, .name = c.name};
+    for (const std::string& pod : c.pods) h.pods.push_back({ns, pod});
+    h.share_id = c.share_id;
+    if (!c.memory.empty()) h.memory_bytes = QuantityValue(c.memory).value_or(0);
+    row.claims.push_back(std::move(h));
+  }
+}
+
 // A row's state from its claims, then the node's own report, then taints.
 void SetRowState(const View& view, const NodeReport* r, GpuRow& row) {
   if (!row.claims.empty()) {
@@ -377,22 +393,19 @@ void SetRowState(const View& view, const NodeReport* r, GpuRow& row) {
   } else if (r != nullptr && r->state == "InUse") {
     row.state = GpuState::kInUse;
     if (!row.usage) row.usage = DeviceUsage{};
-  } else if (r != nullptr && r->state == "Prepared") {
-    // Prepared for a claim the API no longer has (its unprepare is still
-    // to come): still the claim's. A claim the API has was allocated
-    // other devices of this GPU (the node counts whole GPUs).
-    for (const kube::NodeGpuClaim& c : r->device->claims) {
-      const std::string& ns = c.namespace_name;
-      if (view.claims.contains(StrCat(ns, "/", c.name))) continue;
-      ClaimHolder h{.namespace_name = ns, .name = c.name};
-      for (const std::string& pod : c.pods) {
-        PodRef& p = h.pods.emplace_back();
-        p.namespace_name = ns;
-        p.name = pod;
-      }
-      row.claims.push_back(std::move(h));
+  } else if (r != nullptr && (r->state == "Prepared" || r->state == "Shared")) {
+    AddReportedClaims(view, *r->device, row);
+    if (!row.claims.empty()) {
+      row.state = GpuState::kClaimed;
+    } else if (r->device->sharing && !r->device->sharing->local_shares.empty()) {
+      // Shared by local users alone: held by them, as before shares.
+      const kube::NodeGpuLocalShare& first = r->device->sharing->local_shares.front();
+      row.state = GpuState::kHeld;
+      row.held = LocalHold{.user = first.user,
+                           .kind = first.kind,
+                           .since = ParseTime(first.since),
+                           .until = ParseTime(first.until)};
     }
-    if (!row.claims.empty()) row.state = GpuState::kClaimed;
   }
   if (row.state == GpuState::kFree &&
       std::any_of(row.taints.begin(), row.taints.end(),

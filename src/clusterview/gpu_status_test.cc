@@ -408,6 +408,49 @@ TEST_F(GpuStatusTest, PreparedForAClaimTheApiNoLongerHasIsStillClaimed) {
   EXPECT_EQ(Cells(report, "node-a", "gpu-0")[7], "-");
 }
 
+// A GPU the node reports Shared: by local users alone it is held by them
+// (as before shares); a claim the API no longer has keeps its share.
+TEST_F(GpuStatusTest, ASharedGpuTheNodeReportsIsHeldByItsLocalSharesOrClaimed) {
+  AddNode("node-a");
+  AddSlices({dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a",
+                                  {.sharing = true})});
+  const json local = {{"shareID", "s-1"},
+                      {"user", "carol"},
+                      {"kind", "Manual"},
+                      {"memory", "10Gi"},
+                      {"since", "2026-11-24T09:00:00Z"},
+                      {"until", "2026-11-24T11:00:00Z"}};
+  view_.node_gpu_statuses["node-a"] = NodeGpuStatusObject(
+      "node-a",
+      {{{"name", "gpu-0"},
+        {"type", "gpu"},
+        {"state", "Shared"},
+        {"sharing",
+         {{"shareableMemory", "40448Mi"}, {"freeMemory", "30208Mi"}, {"localShares", {local}}}}},
+       {{"name", "gpu-1"},
+        {"type", "gpu"},
+        {"state", "Shared"},
+        {"claims",
+         {{{"namespace", "ml"},
+           {"name", "gone"},
+           {"pods", {"p"}},
+           {"shareID", "s-2"},
+           {"memory", "8Gi"}}}},
+        {"sharing", {{"shareableMemory", "40448Mi"}, {"freeMemory", "32256Mi"}}}}});
+  GpuStatusReport report = Status();
+  const GpuRow& held = Row(report, "node-a", "gpu-0");
+  EXPECT_EQ(held.state, GpuState::kHeld);
+  ASSERT_TRUE(held.held.has_value());
+  EXPECT_EQ(held.held->user, "carol");
+  EXPECT_EQ(Cells(report, "node-a", "gpu-0")[6], "carol (canhazgpu)");
+  const GpuRow& claimed = Row(report, "node-a", "gpu-1");
+  EXPECT_EQ(claimed.state, GpuState::kClaimed);
+  ASSERT_EQ(claimed.claims.size(), 1u);
+  EXPECT_EQ(claimed.claims[0].share_id, "s-2");
+  EXPECT_EQ(claimed.claims[0].memory_bytes, 8LL << 30);
+  EXPECT_EQ(claimed.memory_left, (40448LL - 8 * 1024) << 20);
+}
+
 TEST_F(GpuStatusTest, NodeFilterAndUnknownNode) {
   for (const char* n : {"node-a", "node-b", "gpu-box"}) AddNode(n);
   AddSlices({Gpus("node-a", 2), Gpus("node-b", 3)});

@@ -31,15 +31,25 @@ std::vector<HeldDevice> HeldDevices(const View& view, const std::string& node) {
   auto it = view.node_gpu_statuses.find(node);
   if (it == view.node_gpu_statuses.end()) return out;
   for (const kube::NodeGpuDevice& d : it->second.status.devices) {
-    if (d.state != "Held" && d.state != "InUse") continue;
+    // A GPU shared by local users' shares alone is held by them, as a whole
+    // local reservation is (what its pods' shares hold, the claims say).
+    const bool locally_shared =
+        d.state == "Shared" && d.claims.empty() && d.sharing && !d.sharing->local_shares.empty();
+    if (d.state != "Held" && d.state != "InUse" && !locally_shared) continue;
     HeldDevice h;
     h.device = d.name;
-    h.state = d.state;
+    h.state = locally_shared ? "Held" : d.state;
     if (d.held) {
       h.user = d.held->user;
       h.kind = d.held->kind;
       h.since = d.held->since;
       h.until = d.held->until;
+    } else if (locally_shared) {
+      const kube::NodeGpuLocalShare& first = d.sharing->local_shares.front();
+      h.user = first.user;
+      h.kind = first.kind;
+      h.since = first.since;
+      h.until = first.until;
     }
     if (d.usage) h.users = d.usage->users;
     out.push_back(std::move(h));

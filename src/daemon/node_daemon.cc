@@ -37,9 +37,15 @@ kube::EventObjectReference ClaimObject(const driver::ClaimRef& ref) {
 // reports each refused claim as an Event.
 class MeteredNodeService : public driver::NodeService {
  public:
+  // `after` runs after each call (the claims' device status follows).
   MeteredNodeService(driver::NodeService& inner, metrics::Metric& calls, metrics::Metric& seconds,
-                     kube::EventQueue& events, const Clock& clock)
-      : inner_(inner), calls_(calls), seconds_(seconds), events_(events), clock_(clock) {}
+                     kube::EventQueue& events, const Clock& clock, std::function<void()> after)
+      : inner_(inner),
+        calls_(calls),
+        seconds_(seconds),
+        events_(events),
+        clock_(clock),
+        after_(std::move(after)) {}
 
   std::map<std::string, driver::PrepareResult> PrepareClaims(
       const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) override {
@@ -62,6 +68,7 @@ class MeteredNodeService : public driver::NodeService {
           return failed;
         }(),
         out.size());
+    after_();
     return out;
   }
   std::map<std::string, std::string> UnprepareClaims(const std::vector<driver::ClaimRef>& claims,
@@ -71,6 +78,7 @@ class MeteredNodeService : public driver::NodeService {
     int failed = 0;
     for (const auto& [uid, error] : out) failed += error.empty() ? 0 : 1;
     Record("unprepare", start, failed, out.size());
+    after_();
     return out;
   }
 
@@ -85,6 +93,7 @@ class MeteredNodeService : public driver::NodeService {
   metrics::Metric& seconds_;
   kube::EventQueue& events_;
   const Clock& clock_;
+  const std::function<void()> after_;
 };
 
 // The MPS daemons of a node that shares GPUs (docs/sharing.md): under the
@@ -184,20 +193,11 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
     d->devices_ = std::move(view->devices);
   }
 
-  if (parts.sharing.enabled) d->mps_ = NewMpsDaemons(d->options_, parts);
-  d->preparer_ = std::make_unique<driver::ClaimPreparer>(
-      driver::PreparerOptions{.driver = kubeletplugin::kDriverName,
-                              .cdi_dir = d->options_.cdi_dir,
-                              .toolkit_spec_dirs = d->options_.toolkit_spec_dirs,
-                              .driver_root = d->options_.driver_root,
-                              .mig_minors_path = d->options_.mig_minors_path,
-                              .mps = d->mps_.get(),
-                              .before_prepare_completed = d->options_.before_prepare_completed},
-      d->claims_, [raw = d.get()] { return raw->Devices(); }, parts.store, *d->checkpoint_, clock);
-  for (const std::string& problem : d->preparer_->Restore()) d->options_.log.Warning(problem);
+  d->StartPreparer(client);
 
-  d->metered_ = std::make_unique<MeteredNodeService>(*d->preparer_, d->prepares_, d->claim_seconds_,
-                                                     d->events_, d->clock_);
+  d->metered_ = std::make_unique<MeteredNodeService>(
+      *d->preparer_, d->prepares_, d->claim_seconds_, d->events_, d->clock_,
+      [raw = d.get()] { raw->ReportClaimStatuses(); });
   absl::StatusOr<std::unique_ptr<kubeletplugin::PluginServer>> plugin =
       kubeletplugin::PluginServer::Start(
           {.registrar_dir = d->options_.registrar_dir,
@@ -218,12 +218,35 @@ absl::StatusOr<std::unique_ptr<NodeDaemon>> NodeDaemon::Start(NodeDaemonOptions 
   return d;
 }
 
+void NodeDaemon::StartPreparer(kube::Client& client) {
+  if (parts_.sharing.enabled) mps_ = NewMpsDaemons(options_, parts_);
+  preparer_ = std::make_unique<driver::ClaimPreparer>(
+      driver::PreparerOptions{.driver = kubeletplugin::kDriverName,
+                              .cdi_dir = options_.cdi_dir,
+                              .toolkit_spec_dirs = options_.toolkit_spec_dirs,
+                              .driver_root = options_.driver_root,
+                              .mig_minors_path = options_.mig_minors_path,
+                              .mps = mps_.get(),
+                              .before_prepare_completed = options_.before_prepare_completed},
+      claims_, [this] { return Devices(); }, parts_.store, *checkpoint_, clock_);
+  for (const std::string& problem : preparer_->Restore()) options_.log.Warning(problem);
+  claim_status_ = std::make_unique<driver::ClaimStatusReporter>(
+      client,
+      driver::ClaimStatusOptions{.driver = kubeletplugin::kDriverName,
+                                 .pool = parts_.node_name,
+                                 .retry = options_.resync,
+                                 .log = options_.log},
+      clock_);
+  ReportClaimStatuses();  // after a restart: each prepared claim read once again
+}
+
 NodeDaemon::~NodeDaemon() { Stop(); }
 
 void NodeDaemon::Stop() {
   if (stopping_.exchange(true)) return;
   if (slice_thread_.joinable()) slice_thread_.join();
   if (plugin_) plugin_->Shutdown();
+  if (claim_status_) claim_status_->Stop();
   claims_.StopCache();
   events_.Stop();
 }
@@ -231,6 +254,25 @@ void NodeDaemon::Stop() {
 driver::NodeDevices NodeDaemon::Devices() {
   MutexLock lock(mu_);
   return devices_;
+}
+
+void NodeDaemon::ReportClaimStatuses() {
+  claim_status_->Set(driver::DesiredClaimStatuses(preparer_->CompletedClaims(), Devices(),
+                                                  kubeletplugin::kDriverName));
+}
+
+void NodeDaemon::NoteDmemNotApplied(const driver::NodeDevices& devices) {
+  if (dmem_note_logged_) return;
+  std::vector<std::string> gpus;
+  for (const auto& [name, shared] : devices.shared) {
+    if (shared.dmem_not_applied) gpus.push_back(name);
+  }
+  if (gpus.empty()) return;
+  dmem_note_logged_ = true;
+  options_.log.Info(StrCat(
+      "the host offers cgroup dmem limits (mps-dmem) for ", Join(gpus, ", "),
+      ", but this node does not apply them to pods' shares (a pod's cgroup is not known when "
+      "its claim is prepared): their shares are published and given as mps"));
 }
 
 void NodeDaemon::ReassertReservations(bool resync) {
@@ -285,6 +327,7 @@ void NodeDaemon::SyncSlices(bool verify) {
     return;
   }
   const driver::NodeDevices* devices = &view->devices;
+  NoteDmemNotApplied(*devices);
   if (parts_.health != nullptr) {
     std::vector<driver::DeviceHealth> health =
         driver::DeviceHealths(devices->pool, parts_.health->Snapshot());
@@ -303,6 +346,10 @@ void NodeDaemon::SyncSlices(bool verify) {
     MutexLock lock(mu_);
     devices_ = *devices;
   }
+  // Claims' device status follows what is prepared; writes that failed are
+  // tried again at the resync.
+  ReportClaimStatuses();
+  if (verify) claim_status_->RetryNow();
   // The node's status for people and the cluster CLI follows the slices,
   // debounced (WritePendingStatus): the slices are what the scheduler waits
   // for, and the client's 5 requests a second are shared.

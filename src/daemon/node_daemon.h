@@ -27,6 +27,7 @@
 #include "driver/api_claim_source.h"
 #include "driver/checkpoint.h"
 #include "driver/claim_preparer.h"
+#include "driver/claim_status_reporter.h"
 #include "driver/health_board.h"
 #include "driver/node_status.h"
 #include "driver/node_view.h"
@@ -81,6 +82,9 @@ class NodeDaemon {
  private:
   NodeDaemon(NodeDaemonOptions options, driver::NodeParts parts, kube::Client& client,
              const Clock& clock);
+  // The MPS daemons (when sharing), the preparer with the checkpoint's
+  // claims restored, and the reporter of their device status.
+  void StartPreparer(kube::Client& client);
   void SliceLoop();
   // Reads the node and publishes; logs what changed or failed. `verify`
   // reads the API even when the devices did not change (the resync).
@@ -94,6 +98,12 @@ class NodeDaemon {
   // `now_anyway` (the resync).
   void WritePendingStatus(bool now_anyway);
   driver::NodeDevices Devices();
+  // Hands what every prepared claim's status.devices should say to the
+  // reporter (which writes what changed, from its own thread).
+  void ReportClaimStatuses();
+  // Logs once that `devices` has GPUs whose host offers mps-dmem, published
+  // as mps because a pod's share gets MPS's limits only.
+  void NoteDmemNotApplied(const driver::NodeDevices& devices);
 
   const NodeDaemonOptions options_;
   const driver::NodeParts parts_;
@@ -111,13 +121,16 @@ class NodeDaemon {
   driver::ApiClaimSource claims_;
   driver::SlicePublisher publisher_;
   driver::NodeStatusWriter status_writer_;
-  // Only the slice loop's thread touches these three.
+  // Only the slice loop's thread touches these four.
   std::map<std::string, std::string> reported_problems_;  // claim uid -> last said
   std::optional<kube::NodeGpuStatus> pending_status_;
   MonoTime status_written_at_{};
+  // Said once: the host offers dmem, which pods' shares do not get.
+  bool dmem_note_logged_ = false;
   driver::HealthBoard health_board_;
   std::unique_ptr<mps::MpsDaemons> mps_;  // when the node shares GPUs
   std::unique_ptr<driver::ClaimPreparer> preparer_;
+  std::unique_ptr<driver::ClaimStatusReporter> claim_status_;
   std::unique_ptr<driver::NodeService> metered_;  // the preparer, counted and timed
   std::unique_ptr<kubeletplugin::PluginServer> plugin_;
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "core/make_directories.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "mps/share_limits.h"
 #include "nlohmann/json.hpp"
 #include "yaml/yaml_json.h"
 
@@ -47,6 +49,58 @@ json BindMount(const std::string& path) {
 
 absl::Status Errno(const std::string& what, const std::string& path) {
   return absl::UnavailableError(StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// How strong an isolation is: a request is told the weakest of its shares'.
+int IsolationRank(const std::string& isolation) {
+  return isolation == "mps-dmem" ? 2 : isolation == "mps" ? 1 : 0;
+}
+
+// The environment of one request's shares (RequestEnvironments), appended
+// to `env`: per GPU in CUDA order, its shares' bytes added.
+void AddSharesEnv(const std::vector<const CdiDevice*>& shares, std::vector<std::string>& env) {
+  if (shares.empty()) return;
+  struct SharedGpuOfRequest {
+    std::string uuid;
+    uint64_t memory = 0, total = 0, shareable = 0;
+    std::string pipe_dir;
+  };
+  std::vector<SharedGpuOfRequest> gpus;
+  std::string isolation = shares.front()->share->isolation;
+  for (const CdiDevice* d : shares) {
+    const CdiShare& s = *d->share;
+    if (IsolationRank(s.isolation) < IsolationRank(isolation)) isolation = s.isolation;
+    auto gpu = std::find_if(gpus.begin(), gpus.end(),
+                            [&](const SharedGpuOfRequest& g) { return g.uuid == d->uuid; });
+    if (gpu == gpus.end()) {
+      gpus.push_back(SharedGpuOfRequest{
+          .uuid = d->uuid, .total = s.total, .shareable = s.shareable, .pipe_dir = s.mps_pipe_dir});
+      gpu = std::prev(gpus.end());
+    }
+    gpu->memory += s.memory;
+  }
+  std::vector<std::string> memory, total, limits;
+  const SharedGpuOfRequest* first_mps = nullptr;
+  for (const SharedGpuOfRequest& g : gpus) {
+    memory.push_back(StrCat(g.memory));
+    total.push_back(StrCat(g.total));
+    if (g.pipe_dir.empty()) continue;
+    if (first_mps == nullptr) first_mps = &g;
+    limits.push_back(StrCat(g.uuid, "=", mps::MpsMemoryValue(g.memory)));
+  }
+  env.push_back(StrCat("CANHAZGPU_GPU_MEM=", absl::StrJoin(memory, ",")));
+  if (std::none_of(gpus.begin(), gpus.end(),
+                   [](const SharedGpuOfRequest& g) { return g.total == 0; })) {
+    env.push_back(StrCat("CANHAZGPU_GPU_MEM_TOTAL=", absl::StrJoin(total, ",")));
+  }
+  env.push_back(StrCat("CANHAZGPU_MEMORY_ISOLATION=", isolation));
+  if (first_mps == nullptr) return;
+  // One process reaches one daemon: the first GPU's (the only one, as the
+  // preparer allows).
+  env.push_back(StrCat("CUDA_MPS_PIPE_DIRECTORY=", first_mps->pipe_dir));
+  env.push_back(StrCat("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=", absl::StrJoin(limits, ",")));
+  env.push_back(StrCat("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=",
+                       mps::ActiveThreadPercentage(first_mps->memory, first_mps->shareable)));
 }
 
 }  // namespace
@@ -95,6 +149,7 @@ std::vector<RequestEnvironment> RequestEnvironments(const std::vector<CdiDevice>
   struct Numbering {
     std::vector<std::string> cuda, uuids;
     int next_index = 0;
+    std::vector<const CdiDevice*> shares;  // in CUDA order
   };
   std::vector<std::pair<std::string, Numbering>> by_request;
   for (const CdiDevice& d : devices) {
@@ -105,6 +160,9 @@ std::vector<RequestEnvironment> RequestEnvironments(const std::vector<CdiDevice>
                              [&](const auto& r) { return r.first == request; });
       if (it == by_request.end()) it = by_request.insert(it, {request, Numbering{}});
       Numbering& n = it->second;
+      if (d.share) n.shares.push_back(&d);
+      // Two shares of one GPU are one GPU to CUDA.
+      if (d.share && std::find(n.uuids.begin(), n.uuids.end(), d.uuid) != n.uuids.end()) continue;
       // CUDA numbers the GPUs it can open from 0; a MIG instance is named by uuid.
       n.cuda.push_back(d.is_mig ? d.uuid : std::to_string(n.next_index++));
       n.uuids.push_back(d.uuid);
@@ -112,9 +170,11 @@ std::vector<RequestEnvironment> RequestEnvironments(const std::vector<CdiDevice>
   }
   std::vector<RequestEnvironment> out;
   for (const auto& [request, n] : by_request) {
-    out.push_back({.request = request,
-                   .env = {StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(n.cuda, ",")),
-                           StrCat("NVIDIA_VISIBLE_DEVICES=", absl::StrJoin(n.uuids, ","))}});
+    RequestEnvironment& r = out.emplace_back();
+    r.request = request;
+    r.env = {StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(n.cuda, ",")),
+             StrCat("NVIDIA_VISIBLE_DEVICES=", absl::StrJoin(n.uuids, ","))};
+    AddSharesEnv(n.shares, r.env);
   }
   return out;
 }
@@ -125,7 +185,6 @@ json ClaimCdiSpec(const ClaimCdiInput& input) {
     json nodes = {{{"path", StrCat("/dev/nvidia", d.gpu_minor)}}};
     for (const std::string& extra : d.extra_device_nodes) nodes.push_back({{"path", extra}});
     json edits = {{"deviceNodes", nodes}};
-    if (!d.env.empty()) edits["env"] = d.env;
     for (const std::string& dir : d.mounts) {
       edits["mounts"].push_back({{"hostPath", dir},
                                  {"containerPath", dir},

@@ -15,6 +15,8 @@
 // id every device of that request returns beside its own.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,16 @@ inline constexpr char kCdiClass[] = "claim";
 // version that allows it, and old enough for containerd 1.7 and CRI-O.
 inline constexpr char kCdiVersion[] = "0.5.0";
 
+// A share of a GPU's memory (docs/sharing.md), as its request's containers
+// are told of it.
+struct CdiShare {
+  uint64_t memory = 0;             // the share's bytes
+  uint64_t total = 0;              // the GPU's bytes; 0 when unknown
+  uint64_t shareable = 0;          // the GPU's shareable bytes (MPS's thread percentage)
+  std::string isolation = "none";  // what a pod's share gets: none or mps
+  std::string mps_pipe_dir;        // under MPS: the GPU's daemon; "" otherwise
+};
+
 // One allocated device of a claim, as the container gets it.
 struct CdiDevice {
   std::string name;   // the ResourceSlice device name: "gpu-3", "gpu-0-mig-1g5gb-19-0"
@@ -42,10 +54,10 @@ struct CdiDevice {
   // The claim's requests it serves, as allocated ("gpu", "gpu/small"); empty
   // for a device that serves the whole claim.
   std::vector<std::string> requests;
-  // A share of the GPU (name is then CdiShareName's): the environment its
-  // containers get (CANHAZGPU_GPU_MEM..., MPS's) and directories bound in
-  // read-write (the GPU's MPS pipe directory).
-  std::vector<std::string> env;
+  // A share of the GPU (name is then CdiShareName's), told in its request's
+  // environment; directories its containers get bound in read-write (the
+  // GPU's MPS pipe directory).
+  std::optional<CdiShare> share;
   std::vector<std::string> mounts;
 };
 
@@ -89,6 +101,13 @@ struct RequestEnvironment {
   std::vector<std::string> env;  // CUDA_VISIBLE_DEVICES=..., NVIDIA_VISIBLE_DEVICES=...
 };
 // One per request, in the order requests are first served by `devices`.
+// A request with shares also gets (docs/sharing.md): CANHAZGPU_GPU_MEM and
+// CANHAZGPU_GPU_MEM_TOTAL, bytes per shared GPU in CUDA_VISIBLE_DEVICES
+// order, comma-separated (one number for one share); CANHAZGPU_MEMORY_ISOLATION,
+// the weakest of its shares'; under MPS CUDA_MPS_PIPE_DIRECTORY (one GPU's
+// daemon: the preparer refuses a request whose MPS shares are on two GPUs),
+// CUDA_MPS_PINNED_DEVICE_MEM_LIMIT ("<uuid>=<MiB>M", comma-separated per
+// GPU, shares of one GPU added) and CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
 std::vector<RequestEnvironment> RequestEnvironments(const std::vector<CdiDevice>& devices);
 // The CDI device name holding a request's environment: "<uid>-request-gpu",
 // or "<uid>-claim-env" for "" (device names are gpu-N..., never these).

@@ -108,6 +108,57 @@ TEST_F(CdiSpecTest, EachRequestHasItsOwnEnvironmentAndNothingDeviceSpecificIsSpe
   EXPECT_THAT(BaseRequestNames({"a/x", "a/y", "b"}), ElementsAre("a", "b"));
 }
 
+// Shares are told in their request's environment, combined: one variable
+// each, listing every shared GPU of the request (the runtime keeps the last
+// value of a variable set twice, so per-device values overwrote each other).
+TEST_F(CdiSpecTest, ARequestsSharesAreToldTogetherInItsEnvironment) {
+  const uint64_t gib = uint64_t{1} << 30;
+  const uint64_t shareable = 40448ull << 20;
+  auto share = [&](const std::string& name, const std::string& uuid, int minor, uint64_t memory,
+                   const std::string& pipe, const std::string& request) {
+    CdiDevice d{.name = name, .uuid = uuid, .gpu_minor = minor, .requests = {request}};
+    d.share = CdiShare{.memory = memory,
+                       .total = 40 * gib,
+                       .shareable = shareable,
+                       .isolation = pipe.empty() ? "none" : "mps",
+                       .mps_pipe_dir = pipe};
+    if (!pipe.empty()) d.mounts = {pipe};
+    return d;
+  };
+  ClaimCdiInput input{.claim_uid = "u", .claim_namespace = "ml", .claim_name = "c"};
+  // "gpu": two shares of GPU-0 under MPS (one GPU to CUDA, their memory
+  // added); "other":
+  // shares of two GPUs, one without MPS (so none is what it is told).
+  input.devices = {share("gpu-0-share-a", "GPU-0", 0, 10 * gib, "/mps/GPU-0/pipe", "gpu"),
+                   share("gpu-0-share-b", "GPU-0", 0, 6 * gib, "/mps/GPU-0/pipe", "gpu"),
+                   share("gpu-1-share-c", "GPU-1", 1, 4 * gib, "/mps/GPU-1/pipe", "other"),
+                   share("gpu-2-share-d", "GPU-2", 2, 2 * gib, "", "other")};
+  const json spec = ClaimCdiSpec(input);
+  ASSERT_EQ(spec["devices"].size(), 6u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(spec["devices"][i]["containerEdits"].contains("env")) << i;
+  }
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["mounts"][0]["hostPath"], "/mps/GPU-0/pipe");
+  EXPECT_EQ(spec["devices"][4]["name"], "u-request-gpu");
+  EXPECT_THAT(
+      spec["devices"][4]["containerEdits"]["env"],
+      ElementsAre("CUDA_VISIBLE_DEVICES=0", "NVIDIA_VISIBLE_DEVICES=GPU-0",
+                  "CANHAZGPU_GPU_MEM=17179869184", "CANHAZGPU_GPU_MEM_TOTAL=42949672960",
+                  "CANHAZGPU_MEMORY_ISOLATION=mps", "CUDA_MPS_PIPE_DIRECTORY=/mps/GPU-0/pipe",
+                  "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-0=16384M",
+                  "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=41"));
+  EXPECT_EQ(spec["devices"][5]["name"], "u-request-other");
+  EXPECT_THAT(
+      spec["devices"][5]["containerEdits"]["env"],
+      ElementsAre("CUDA_VISIBLE_DEVICES=0,1", "NVIDIA_VISIBLE_DEVICES=GPU-1,GPU-2",
+                  "CANHAZGPU_GPU_MEM=4294967296,2147483648",
+                  "CANHAZGPU_GPU_MEM_TOTAL=42949672960,42949672960",
+                  "CANHAZGPU_MEMORY_ISOLATION=none", "CUDA_MPS_PIPE_DIRECTORY=/mps/GPU-1/pipe",
+                  "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-1=4096M",
+                  "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=11"));
+  EXPECT_EQ(SchemaErrors(spec), "");
+}
+
 TEST_F(CdiSpecTest, DriverFilesAreMountedReadOnlyWhenTheToolkitHasNoSpec) {
   const std::string root = dir_ + "/driver-root";
   Touch(root + "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.104.05");

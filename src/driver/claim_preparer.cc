@@ -1,12 +1,14 @@
 #include "driver/claim_preparer.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "driver/cdi_spec.h"
+#include "driver/shared_gpus.h"
 #include "driver/temp_files.h"
 #include "store/claim_reservations.h"
 
@@ -58,14 +60,15 @@ std::vector<store::ClaimGpu> ClaimGpusOf(const CheckpointClaim& claim) {
   return out;
 }
 
-// The environment of a share's containers (docs/sharing.md): its memory,
-// the GPU's and the isolation it gets, so that a program (vLLM) can size
-// itself and nobody reads more into a share than there is.
-std::vector<std::string> ShareEnv(const CheckpointDevice& d, uint64_t total) {
-  std::vector<std::string> env = {StrCat("CANHAZGPU_GPU_MEM=", d.memory)};
-  if (total > 0) env.push_back(StrCat("CANHAZGPU_GPU_MEM_TOTAL=", total));
-  env.push_back(StrCat("CANHAZGPU_MEMORY_ISOLATION=", d.isolation.empty() ? "none" : d.isolation));
-  return env;
+// What a share's containers are told (docs/sharing.md): its memory, the
+// GPU's and the isolation it gets, so that a program (vLLM) can size itself
+// and nobody reads more into a share than there is.
+CdiShare ShareOf(const CheckpointDevice& d, uint64_t total) {
+  // A claim prepared before the node capped it may have recorded mps-dmem.
+  return {.memory = d.memory,
+          .total = total,
+          .shareable = d.shareable,
+          .isolation = PodShareIsolationName(d.isolation)};
 }
 
 // OK unless `a`'s device has a NoSchedule or NoExecute taint its allocation
@@ -112,6 +115,30 @@ absl::Status RefuseTwice(const std::string& id, const std::string& uid, const Al
 // Whether a share of this isolation runs under its GPU's MPS daemon.
 bool UsesMps(const CheckpointDevice& d) {
   return !d.share_id.empty() && (d.isolation == "mps" || d.isolation == "mps-dmem");
+}
+
+// OK unless one request of `claim` has MPS shares of two GPUs: a container
+// naming it would need two MPS daemons, and a process has one
+// CUDA_MPS_PIPE_DIRECTORY (each GPU has its own daemon), so one GPU would
+// run without its limits. Refused before anything is reserved.
+absl::Status RefuseTwoMpsGpusInARequest(const std::string& id, const CheckpointClaim& claim) {
+  std::map<std::string, std::string> gpu_of_request;  // request -> its first MPS GPU
+  for (const CheckpointDevice& d : claim.devices) {
+    if (!UsesMps(d)) continue;
+    std::vector<std::string> requests = BaseRequestNames(d.requests);
+    if (requests.empty()) requests.push_back("");
+    for (const std::string& request : requests) {
+      auto [first, added] = gpu_of_request.emplace(request, d.device);
+      if (added || first->second == d.device) continue;
+      return absl::FailedPreconditionError(StrCat(
+          id, ": ", request.empty() ? "it has" : StrCat("its request ", request, " has"),
+          " shares of ", first->second, " and ", d.device,
+          " under MPS, and a container's processes reach one GPU's MPS daemon "
+          "(CUDA_MPS_PIPE_DIRECTORY); ask for each shared GPU in a request of its own, named by "
+          "its own container"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The MPS shares of the claims prepared to completion.
@@ -292,6 +319,7 @@ absl::StatusOr<std::vector<PreparedDevice>> ClaimPreparer::PrepareLocked(
          .isolation = share ? device->StringAttribute(dra::kMemoryIsolationAttribute) : ""});
   }
 
+  RETURN_IF_ERROR(RefuseTwoMpsGpusInARequest(id, record));
   RETURN_IF_ERROR(checkpoint_.Put(record));  // PrepareStarted: what to undo after a crash
   const KubeClaimRef claim_ref{
       .namespace_name = ref.namespace_name, .name = ref.name, .uid = ref.uid, .pod = record.pod};
@@ -338,7 +366,7 @@ absl::Status ClaimPreparer::WriteSpec(const CheckpointClaim& claim, const NodeDe
     }
     if (!d.share_id.empty()) {
       auto shared = node.shared.find(d.device);
-      cdi.env = ShareEnv(d, shared == node.shared.end() ? 0 : shared->second.total);
+      cdi.share = ShareOf(d, shared == node.shared.end() ? 0 : shared->second.total);
       RETURN_IF_ERROR(AddMps(d, *device, cdi));
     }
     input.devices.push_back(std::move(cdi));
@@ -360,14 +388,18 @@ absl::Status ClaimPreparer::AddMps(const CheckpointDevice& d, const dra::Device&
                                                 " needs MPS, and this node runs no MPS daemons"));
   }
   // The same share again (a retried prepare, a restart) gets the same answer.
-  ASSIGN_OR_RETURN(std::vector<mps::EnvVar> env,
-                   options_.mps->Acquire({.gpu_uuid = uuid,
-                                          .share_id = d.share_id,
-                                          .share_bytes = d.memory,
-                                          .shareable_bytes = d.shareable}));
-  for (const mps::EnvVar& e : env) cdi.env.push_back(StrCat(e.name, "=", e.value));
+  // Its environment (share_limits.h) is its request's, with the other
+  // shares of the request (RequestEnvironments): only the daemon's pipe
+  // directory is needed here.
+  RETURN_IF_ERROR(options_.mps
+                      ->Acquire({.gpu_uuid = uuid,
+                                 .share_id = d.share_id,
+                                 .share_bytes = d.memory,
+                                 .shareable_bytes = d.shareable})
+                      .status());
+  cdi.share->mps_pipe_dir = options_.mps->PipeDir(uuid);
   // The container reaches the daemon through its pipe directory.
-  cdi.mounts.push_back(options_.mps->PipeDir(uuid));
+  cdi.mounts.push_back(cdi.share->mps_pipe_dir);
   return absl::OkStatus();
 }
 
@@ -482,6 +514,15 @@ std::vector<std::string> ClaimPreparer::Restore() {
     }
   }
   return problems;
+}
+
+std::map<std::string, CheckpointClaim> ClaimPreparer::CompletedClaims() {
+  MutexLock lock(mu_);
+  std::map<std::string, CheckpointClaim> out;
+  for (const auto& [uid, claim] : checkpoint_.claims()) {
+    if (claim.state == PrepareState::kCompleted) out.emplace(uid, claim);
+  }
+  return out;
 }
 
 std::vector<LostReservation> ClaimPreparer::ReassertReservations() {

@@ -117,6 +117,10 @@ class ClaimPreparer : public NodeService {
   // when the store agrees. One store transaction per claim, under the lock.
   std::vector<LostReservation> ReassertReservations();
 
+  // The claims prepared to completion now, by uid (what the node reports
+  // in their status.devices).
+  std::map<std::string, CheckpointClaim> CompletedClaims();
+
  private:
   absl::StatusOr<std::vector<PreparedDevice>> Prepare(const ClaimRef& ref,
                                                       const CallBounds& bounds);

@@ -5,6 +5,7 @@
 #include "core/duration.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "dra/devices.h"
 
 namespace canhazgpu::driver {
 namespace {
@@ -16,6 +17,8 @@ const char* StateOf(const alloc::GpuStatus& s) {
     case alloc::GpuState::kAvailable:
       return "Free";
     case alloc::GpuState::kInUse:
+      // Held by shares of its memory, pods' or local users': counted once.
+      if (!s.shares.empty()) return "Shared";
       return s.reservation && s.reservation->kind == ReservationKind::kK8s ? "Prepared" : "Held";
     case alloc::GpuState::kUnreserved:
     case alloc::GpuState::kError:  // not known to be free
@@ -65,6 +68,50 @@ void AddHostState(const alloc::GpuStatus& s, kube::NodeGpuDevice& device) {
   if (!s.processes.empty()) device.usage = Usage(s);
 }
 
+// At most this many claims and local shares per device: the CRD's bound.
+constexpr size_t kMaxSharesListed = 256;
+
+// A GPU shared by memory: what it has to share, what is left, and each
+// share — a pod's under its claim, a local user's under localShares.
+void AddSharing(const alloc::GpuStatus* s, const NodeDevices::SharedGpu* shared,
+                const dra::Device& d, kube::NodeGpuDevice& device) {
+  const bool has_shares = s != nullptr && !s->shares.empty();
+  if (shared == nullptr && !has_shares) return;
+  uint64_t shareable = shared != nullptr ? shared->shareable : s->shares.front().shareable;
+  uint64_t taken = 0;
+  kube::NodeGpuSharing& sharing = device.sharing.emplace();
+  sharing.memory_isolation = d.StringAttribute(dra::kMemoryIsolationAttribute);
+  const std::vector<Reservation> none;
+  for (const Reservation& r : has_shares ? s->shares : none) {
+    taken += r.memory;
+    const std::string memory = dra::FormatQuantity(static_cast<int64_t>(r.memory));
+    if (r.kind == ReservationKind::kK8s) {
+      if (!r.claim || device.claims.size() >= kMaxSharesListed) continue;
+      kube::NodeGpuClaim& claim = device.claims.emplace_back();
+      claim.namespace_name = r.claim->namespace_name;
+      claim.name = r.claim->name;
+      claim.uid = r.claim->uid;
+      if (!r.claim->pod.empty()) claim.pods = {r.claim->pod};
+      claim.share_id = r.share;
+      claim.memory = memory;
+      continue;
+    }
+    if (sharing.local_shares.size() >= kMaxSharesListed) continue;
+    kube::NodeGpuLocalShare& local = sharing.local_shares.emplace_back();
+    local.share_id = r.share;
+    local.user = r.user;
+    local.kind = r.kind == ReservationKind::kRun ? "Run" : "Manual";
+    local.memory = memory;
+    local.since = FormatTimestampSeconds(r.start);
+    if (r.expires) local.until = FormatTimestampSeconds(*r.expires);
+  }
+  // Held whole (a reservation or claim of the GPU, no shares): none left.
+  if (s != nullptr && !has_shares && s->reservation) taken = shareable;
+  sharing.shareable_memory = dra::FormatQuantity(static_cast<int64_t>(shareable));
+  sharing.free_memory =
+      dra::FormatQuantity(static_cast<int64_t>(shareable > taken ? shareable - taken : 0));
+}
+
 }  // namespace
 
 kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::string& node_uid,
@@ -87,8 +134,8 @@ kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::stri
   status.driver_version = view.driver_version;
   kube::NodeGpuSummary& summary = status.summary;
   for (std::optional<int64_t>* count :
-       {&summary.total, &summary.free, &summary.held, &summary.prepared, &summary.in_use,
-        &summary.tainted, &summary.mig}) {
+       {&summary.total, &summary.free, &summary.held, &summary.prepared, &summary.shared,
+        &summary.in_use, &summary.tainted, &summary.mig}) {
     *count = 0;  // every count is written, zeros included
   }
   for (const dra::Device& d : view.devices.pool.devices) {
@@ -101,6 +148,11 @@ kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::stri
     auto s = by_gpu.find(d.gpu_index);
     device.state = s == by_gpu.end() ? "InUse" : StateOf(*s->second);
     if (s != by_gpu.end()) AddHostState(*s->second, device);
+    if (!d.is_mig) {
+      auto shared = view.devices.shared.find(d.name);
+      AddSharing(s == by_gpu.end() ? nullptr : s->second,
+                 shared == view.devices.shared.end() ? nullptr : &shared->second, d, device);
+    }
     if (auto t = view.devices.taints.find(d.name); t != view.devices.taints.end()) {
       for (const Taint& taint : t->second) {
         kube::NodeGpuTaint& j = device.taints.emplace_back();
@@ -123,6 +175,7 @@ kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::stri
     ++*(state == "Free"       ? summary.free
         : state == "Held"     ? summary.held
         : state == "Prepared" ? summary.prepared
+        : state == "Shared"   ? summary.shared
                               : summary.in_use);
   }
   return object;

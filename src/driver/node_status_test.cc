@@ -81,6 +81,7 @@ TEST_F(NodeStatusTest, EveryDeviceSaysWhatItIsDoing) {
                                      {"free", 1},
                                      {"held", 1},
                                      {"prepared", 1},
+                                     {"shared", 0},
                                      {"inUse", 1},
                                      {"tainted", 1},
                                      {"mig", 0}}));
@@ -130,13 +131,13 @@ TEST_F(NodeStatusTest, TheObjectIsTheOneWrittenBeforeItWasTyped) {
       NodeGpuStatusObject("node-a", "node-uid", View(), FromEpochMillis(1'795'000'100'000))
           .ToJson()
           .dump(),
-      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"node-a","uid":"node-uid"}]},"spec":{"nodeName":"node-a"},"status":{"devices":[{"index":0,"name":"gpu-0","productName":"NVIDIA A100-SXM4-40GB","state":"Free","type":"gpu","uuid":"GPU-00000000"},{"held":{"kind":"Manual","since":"2026-11-18T11:06:40Z","until":"2026-11-18T12:06:40Z","user":"alice"},"index":1,"name":"gpu-1","productName":"NVIDIA A100-SXM4-40GB","state":"Held","type":"gpu","uuid":"GPU-00000001"},{"claims":[{"name":"train","namespace":"ml","pods":["train-0"],"uid":"u-1"}],"index":2,"name":"gpu-2","productName":"NVIDIA A100-SXM4-40GB","state":"Prepared","type":"gpu","uuid":"GPU-00000002"},{"index":3,"name":"gpu-3","productName":"NVIDIA A100-SXM4-40GB","state":"InUse","taints":[{"effect":"NoSchedule","key":"gpu.canhazgpu.dev/xid","source":"Driver","value":"79"}],"type":"gpu","usage":{"memoryUsedBytes":0,"processes":[{"command":"python serve.py","memoryBytes":2147483648,"pid":4242,"user":"carol"}],"users":["carol"]},"uuid":"GPU-00000003"}],"driverVersion":"535.104.05","summary":{"free":1,"held":1,"inUse":1,"mig":0,"prepared":1,"tainted":1,"total":4},"updateTime":"2026-11-18T11:08:20Z"}})");
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"node-a","uid":"node-uid"}]},"spec":{"nodeName":"node-a"},"status":{"devices":[{"index":0,"name":"gpu-0","productName":"NVIDIA A100-SXM4-40GB","state":"Free","type":"gpu","uuid":"GPU-00000000"},{"held":{"kind":"Manual","since":"2026-11-18T11:06:40Z","until":"2026-11-18T12:06:40Z","user":"alice"},"index":1,"name":"gpu-1","productName":"NVIDIA A100-SXM4-40GB","state":"Held","type":"gpu","uuid":"GPU-00000001"},{"claims":[{"name":"train","namespace":"ml","pods":["train-0"],"uid":"u-1"}],"index":2,"name":"gpu-2","productName":"NVIDIA A100-SXM4-40GB","state":"Prepared","type":"gpu","uuid":"GPU-00000002"},{"index":3,"name":"gpu-3","productName":"NVIDIA A100-SXM4-40GB","state":"InUse","taints":[{"effect":"NoSchedule","key":"gpu.canhazgpu.dev/xid","source":"Driver","value":"79"}],"type":"gpu","usage":{"memoryUsedBytes":0,"processes":[{"command":"python serve.py","memoryBytes":2147483648,"pid":4242,"user":"carol"}],"users":["carol"]},"uuid":"GPU-00000003"}],"driverVersion":"535.104.05","summary":{"free":1,"held":1,"inUse":1,"mig":0,"prepared":1,"shared":0,"tainted":1,"total":4},"updateTime":"2026-11-18T11:08:20Z"}})");
   // No devices: the list is left out of the object, and written empty.
   EXPECT_EQ(
       NodeGpuStatusObject("node-a", "", NodeView{}, FromEpochMillis(1'795'000'100'000))
           .ToJson()
           .dump(),
-      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a"},"spec":{"nodeName":"node-a"},"status":{"summary":{"free":0,"held":0,"inUse":0,"mig":0,"prepared":0,"tainted":0,"total":0},"updateTime":"2026-11-18T11:08:20Z"}})");
+      R"({"apiVersion":"canhazgpu.dev/v1alpha1","kind":"NodeGpuStatus","metadata":{"name":"node-a"},"spec":{"nodeName":"node-a"},"status":{"summary":{"free":0,"held":0,"inUse":0,"mig":0,"prepared":0,"shared":0,"tainted":0,"total":0},"updateTime":"2026-11-18T11:08:20Z"}})");
   NodeStatusWriter writer(*client_);
   ASSERT_TRUE(
       writer
@@ -149,6 +150,80 @@ TEST_F(NodeStatusTest, TheObjectIsTheOneWrittenBeforeItWasTyped) {
                  false)
           .ok());
   EXPECT_EQ(Read()["status"]["devices"], json::array());
+}
+
+// A GPU shared by memory: what it has, what is left, each pod's share under
+// its claim and each local share with its user; counted once, as shared.
+TEST_F(NodeStatusTest, ASharedGpuListsItsSharesAndIsCountedOnce) {
+  NodeView view = View();
+  view.devices.pool = dra::BuildDevicePool(
+      {dra::testing::TestGpu(0), dra::testing::TestGpu(1), dra::testing::TestGpu(2),
+       dra::testing::TestGpu(3)},
+      "node-a",
+      {.sharing = true, .reserved_bytes = 512 * static_cast<int64_t>(kMiB), .isolation = "none"});
+  view.devices.pool.devices[0].attributes[dra::kMemoryIsolationAttribute] =
+      dra::AttributeValue::String("mps");
+  const uint64_t shareable = 40448 * kMiB;
+  view.devices.shared["gpu-0"] = {.total = 40960 * kMiB, .shareable = shareable};
+  view.devices.shared["gpu-1"] = {.total = 40960 * kMiB, .shareable = shareable};
+  auto share = [&](uint64_t gib, ReservationKind kind, const std::string& id,
+                   const std::string& user) {
+    Reservation r{.gpu = 0,
+                  .memory = gib << 30,
+                  .share = id,
+                  .shareable = shareable,
+                  .user = user,
+                  .kind = kind,
+                  .start = FromEpochMillis(1'795'000'000'000)};
+    if (kind == ReservationKind::kK8s) {
+      r.claim = KubeClaimRef{
+          .namespace_name = "ml", .name = "claim-" + id, .uid = "u-" + id, .pod = "pod-" + id};
+    }
+    return r;
+  };
+  alloc::GpuStatus& gpu0 = view.statuses[0];
+  gpu0.state = alloc::GpuState::kInUse;
+  gpu0.shares = {share(10, ReservationKind::kK8s, "s1", "bob"),
+                 share(20, ReservationKind::kK8s, "s2", "carol"),
+                 share(5, ReservationKind::kRun, "s3", "alice")};
+  gpu0.reservation = gpu0.shares.front();
+  const kube::NodeGpuStatus object =
+      NodeGpuStatusObject("node-a", "", view, FromEpochMillis(1'795'000'100'000));
+  NodeStatusWriter writer(*client_);
+  ASSERT_TRUE(writer.Write(object, /*refresh=*/false).ok());  // the CRD's schema takes it
+  const json status = Read()["status"];
+  const json& d = status["devices"];
+  EXPECT_EQ(d[0]["state"], "Shared");
+  EXPECT_EQ(d[0]["claims"], (json{{{"namespace", "ml"},
+                                   {"name", "claim-s1"},
+                                   {"uid", "u-s1"},
+                                   {"pods", {"pod-s1"}},
+                                   {"shareID", "s1"},
+                                   {"memory", "10Gi"}},
+                                  {{"namespace", "ml"},
+                                   {"name", "claim-s2"},
+                                   {"uid", "u-s2"},
+                                   {"pods", {"pod-s2"}},
+                                   {"shareID", "s2"},
+                                   {"memory", "20Gi"}}}));
+  EXPECT_EQ(d[0]["sharing"], (json{{"shareableMemory", "40448Mi"},
+                                   {"freeMemory", "4608Mi"},  // 40448Mi less 35Gi
+                                   {"memoryIsolation", "mps"},
+                                   {"localShares",
+                                    {{{"shareID", "s3"},
+                                      {"user", "alice"},
+                                      {"kind", "Run"},
+                                      {"memory", "5Gi"},
+                                      {"since", "2026-11-18T11:06:40Z"}}}}}));
+  // A shareable GPU held whole stays Held, with nothing to share.
+  EXPECT_EQ(d[1]["state"], "Held");
+  EXPECT_EQ(d[1]["sharing"]["shareableMemory"], "40448Mi");
+  EXPECT_EQ(d[1]["sharing"]["freeMemory"], "0");
+  EXPECT_FALSE(d[2].contains("sharing"));
+  EXPECT_EQ(status["summary"]["shared"], 1);
+  EXPECT_EQ(status["summary"]["held"], 1);
+  EXPECT_EQ(status["summary"]["prepared"], 1);
+  EXPECT_EQ(status["summary"]["free"], 0);
 }
 
 TEST_F(NodeStatusTest, OnlyChangesAndRefreshesAreWritten) {

@@ -1,5 +1,7 @@
 #include "driver/shared_gpus.h"
 
+#include <optional>
+
 #include "mps/isolation.h"
 
 namespace canhazgpu::driver {
@@ -13,6 +15,16 @@ const GpuInfo* GpuOfIndex(const std::vector<GpuInfo>& gpus, int index) {
 }
 
 }  // namespace
+
+mps::MemoryIsolation PodShareIsolation(mps::MemoryIsolation detected) {
+  return detected == mps::MemoryIsolation::kMpsDmem ? mps::MemoryIsolation::kMps : detected;
+}
+
+std::string PodShareIsolationName(const std::string& name) {
+  std::optional<mps::MemoryIsolation> parsed = mps::ParseMemoryIsolation(name);
+  if (!parsed) return "none";  // never more than we know it gets
+  return std::string(mps::MemoryIsolationName(PodShareIsolation(*parsed)));
+}
 
 dra::PoolOptions PoolOptionsFor(const SharingOptions& sharing) {
   return dra::PoolOptions{
@@ -38,13 +50,15 @@ void ApplySharing(NodeDevices& devices, const std::vector<GpuInfo>& gpus,
   for (dra::Device& d : devices.pool.devices) {
     if (!d.allow_multiple_allocations) continue;
     const GpuInfo* gpu = GpuOfIndex(gpus, d.gpu_index);
-    devices.shared[d.name] = {.total = gpu ? gpu->memory_total_bytes : 0,
-                              .shareable = static_cast<uint64_t>(d.capacity["memory"])};
     mps::IsolationProbe probe{.driver_root = sharing.driver_root,
                               .cgroup_root = sharing.cgroup_root,
                               .cuda_driver_version = gpu ? gpu->cuda_driver_version : ""};
-    const mps::MemoryIsolation isolation =
+    const mps::MemoryIsolation detected =
         mps::DetectIsolation(probe, gpu ? gpu->pci_bus_id : std::string());
+    const mps::MemoryIsolation isolation = PodShareIsolation(detected);
+    devices.shared[d.name] = {.total = gpu ? gpu->memory_total_bytes : 0,
+                              .shareable = static_cast<uint64_t>(d.capacity["memory"]),
+                              .dmem_not_applied = isolation != detected};
     d.attributes[dra::kMemoryIsolationAttribute] =
         dra::AttributeValue::String(std::string(mps::MemoryIsolationName(isolation)));
     const int64_t local = static_cast<int64_t>(LocalShareBytes(statuses, d.gpu_index));

@@ -15,6 +15,7 @@
 #include "core/gpu.h"
 #include "dra/devices.h"
 #include "driver/slices.h"
+#include "mps/isolation.h"
 
 namespace canhazgpu::driver {
 
@@ -34,11 +35,19 @@ dra::PoolOptions PoolOptionsFor(const SharingOptions& sharing);
 // The memory local (non-Kubernetes) shares hold on GPU `gpu`, in bytes.
 uint64_t LocalShareBytes(const std::vector<alloc::GpuStatus>& statuses, int gpu);
 
+// The isolation a pod's share gets where the host offers `detected`: at most
+// mps. The node cannot write a pod's dmem.max (the pod's cgroup is not known
+// at prepare time), and a pod is never told a level it does not get.
+mps::MemoryIsolation PodShareIsolation(mps::MemoryIsolation detected);
+// The same for a published or checkpointed name ("mps-dmem" -> "mps").
+std::string PodShareIsolationName(const std::string& name);
+
 // For `devices.pool` built with PoolOptionsFor(sharing): records each shared
-// GPU's memory (devices.shared), sets its memoryIsolation as
-// detected on this host for it, and takes what local shares hold off its
-// published memory (value, default and range max); a shared GPU with less
-// than 1 MiB left is withheld.
+// GPU's memory (devices.shared), sets its memoryIsolation as a pod's share
+// gets it on this host (detected, capped by PodShareIsolation: a GPU whose
+// host offers dmem is marked dmem_not_applied), and takes what local shares
+// hold off its published memory (value, default and range max); a shared GPU
+// with less than 1 MiB left is withheld.
 void ApplySharing(NodeDevices& devices, const std::vector<GpuInfo>& gpus,
                   const std::vector<alloc::GpuStatus>& statuses, const SharingOptions& sharing);
 

@@ -83,6 +83,41 @@ TEST(SharedGpusTest, FullGpusAreSharedWithDetectedIsolationMigNever) {
   EXPECT_EQ(node.pool.devices[0].StringAttribute(dra::kMemoryIsolationAttribute), "none");
 }
 
+// A cgroup v2 root that offers dmem with the region of TestGpu(0)
+// (0000:10:00.0) and nothing for TestGpu(1).
+std::string CgroupRootWithDmem() {
+  const std::string root = ::testing::TempDir() + "/shared_gpus_cg_" + std::to_string(getpid());
+  std::filesystem::create_directories(root);
+  std::ofstream(root + "/cgroup.controllers") << "cpu memory pids dmem\n";
+  std::ofstream(root + "/dmem.capacity") << "nvidia/0000:10:00.0/vidmem 42949672960\n";
+  return root;
+}
+
+TEST(SharedGpusTest, APodIsNeverToldDmemTheNodeDoesNotApply) {
+  std::vector<GpuInfo> gpus = {dra::testing::TestGpu(0), dra::testing::TestGpu(1)};
+  for (GpuInfo& g : gpus) g.cuda_driver_version = "13.4";  // MPS v3 memory partitioning
+  const SharingOptions dmem{
+      .enabled = true, .driver_root = DriverRootWithMps(), .cgroup_root = CgroupRootWithDmem()};
+  // The host offers mps-dmem for gpu-0: a local `canhazgpu run` gets it.
+  ASSERT_EQ(mps::DetectIsolation({.driver_root = dmem.driver_root,
+                                  .cgroup_root = dmem.cgroup_root,
+                                  .cuda_driver_version = "13.4"},
+                                 gpus[0].pci_bus_id),
+            mps::MemoryIsolation::kMpsDmem);
+  NodeDevices node{.pool = dra::BuildDevicePool(gpus, "n", PoolOptionsFor(dmem))};
+  ApplySharing(node, gpus, {}, dmem);
+  // A pod's share: MPS's limits only, published and marked as such.
+  EXPECT_EQ(node.pool.devices[0].StringAttribute(dra::kMemoryIsolationAttribute), "mps");
+  EXPECT_TRUE(node.shared.at("gpu-0").dmem_not_applied);
+  // gpu-1 has no dmem region: mps as detected, nothing held back.
+  EXPECT_EQ(node.pool.devices[1].StringAttribute(dra::kMemoryIsolationAttribute), "mps");
+  EXPECT_FALSE(node.shared.at("gpu-1").dmem_not_applied);
+  EXPECT_EQ(PodShareIsolationName("mps-dmem"), "mps");
+  EXPECT_EQ(PodShareIsolationName("mps"), "mps");
+  EXPECT_EQ(PodShareIsolationName("none"), "none");
+  EXPECT_EQ(PodShareIsolationName("something-new"), "none");
+}
+
 TEST(SharedGpusTest, LocalSharesComeOffThePublishedMemoryPodSharesDoNot) {
   const std::vector<GpuInfo> gpus = {dra::testing::TestGpu(0), dra::testing::TestGpu(1)};
   const SharingOptions on{.enabled = true};

@@ -35,6 +35,9 @@ struct NodeDevices {
   struct SharedGpu {
     uint64_t total = 0;      // its memory, bytes
     uint64_t shareable = 0;  // less the reserved margin (before local shares)
+    // The host offers mps-dmem for it, which a pod's share does not get
+    // (the node never writes a pod's dmem.max): published as mps.
+    bool dmem_not_applied = false;
     bool operator==(const SharedGpu&) const = default;
   };
   std::map<std::string, SharedGpu> shared;

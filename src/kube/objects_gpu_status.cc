@@ -13,10 +13,10 @@ static constexpr auto Fields(Tag<NodeGpuStatusSpec>) {
 
 static constexpr auto Fields(Tag<NodeGpuSummary>) {
   using T = NodeGpuSummary;
-  return std::tuple{Member("total", &T::total),  Member("free", &T::free),
-                    Member("held", &T::held),    Member("prepared", &T::prepared),
-                    Member("inUse", &T::in_use), Member("tainted", &T::tainted),
-                    Member("mig", &T::mig)};
+  return std::tuple{Member("total", &T::total),     Member("free", &T::free),
+                    Member("held", &T::held),       Member("prepared", &T::prepared),
+                    Member("shared", &T::shared),   Member("inUse", &T::in_use),
+                    Member("tainted", &T::tainted), Member("mig", &T::mig)};
 }
 
 static constexpr auto Fields(Tag<NodeGpuHold>) {
@@ -27,8 +27,26 @@ static constexpr auto Fields(Tag<NodeGpuHold>) {
 
 static constexpr auto Fields(Tag<NodeGpuClaim>) {
   using T = NodeGpuClaim;
-  return std::tuple{Member("namespace", &T::namespace_name), Member("name", &T::name),
-                    Member("uid", &T::uid), Member("pods", &T::pods)};
+  return std::tuple{Member("namespace", &T::namespace_name),
+                    Member("name", &T::name),
+                    Member("uid", &T::uid),
+                    Member("pods", &T::pods),
+                    Member("shareID", &T::share_id),
+                    Member("memory", &T::memory)};
+}
+
+static constexpr auto Fields(Tag<NodeGpuLocalShare>) {
+  using T = NodeGpuLocalShare;
+  return std::tuple{Member("shareID", &T::share_id), Member("user", &T::user),
+                    Member("kind", &T::kind),        Member("memory", &T::memory),
+                    Member("since", &T::since),      Member("until", &T::until)};
+}
+
+static constexpr auto Fields(Tag<NodeGpuSharing>) {
+  using T = NodeGpuSharing;
+  return std::tuple{
+      Member("shareableMemory", &T::shareable_memory), Member("freeMemory", &T::free_memory),
+      Member("memoryIsolation", &T::memory_isolation), Member("localShares", &T::local_shares)};
 }
 
 static constexpr auto Fields(Tag<NodeGpuProcess>) {
@@ -60,6 +78,7 @@ static constexpr auto Fields(Tag<NodeGpuDevice>) {
                     Member("state", &T::state),
                     Member("held", &T::held),
                     Member("claims", &T::claims),
+                    Member("sharing", &T::sharing),
                     Member("usage", &T::usage),
                     Member("taints", &T::taints)};
 }
@@ -82,6 +101,8 @@ template struct JsonObject<NodeGpuStatusSpec>;
 template struct JsonObject<NodeGpuSummary>;
 template struct JsonObject<NodeGpuHold>;
 template struct JsonObject<NodeGpuClaim>;
+template struct JsonObject<NodeGpuLocalShare>;
+template struct JsonObject<NodeGpuSharing>;
 template struct JsonObject<NodeGpuProcess>;
 template struct JsonObject<NodeGpuUsage>;
 template struct JsonObject<NodeGpuTaint>;

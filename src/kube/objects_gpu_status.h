@@ -31,6 +31,9 @@ struct NodeGpuSummary : JsonObject<NodeGpuSummary> {
   std::optional<int64_t> free;
   std::optional<int64_t> held;
   std::optional<int64_t> prepared;
+  // GPUs shared by memory that have shares (pods' or local users'), each
+  // once, whoever holds them; not also counted as held or prepared.
+  std::optional<int64_t> shared;
   std::optional<int64_t> in_use;  // "inUse"
   std::optional<int64_t> tainted;
   std::optional<int64_t> mig;  // MIG instances; the counts above are of whole GPUs
@@ -44,12 +47,33 @@ struct NodeGpuHold : JsonObject<NodeGpuHold> {
   std::string until;  // RFC 3339; absent for a run reservation
 };
 
-// A ResourceClaim a Prepared device is prepared for.
+// A ResourceClaim a Prepared device is prepared for, or that holds a share
+// of a Shared one.
 struct NodeGpuClaim : JsonObject<NodeGpuClaim> {
   std::string namespace_name;  // "namespace"
   std::string name;
   std::optional<std::string> uid;  // written even when empty
   std::vector<std::string> pods;
+  std::string share_id;  // "shareID": the claim's share of a Shared GPU
+  std::string memory;    // the share's memory, a quantity ("10Gi")
+};
+
+// A local user's share of a Shared GPU (canhazgpu reserve/run --gpu-mem).
+struct NodeGpuLocalShare : JsonObject<NodeGpuLocalShare> {
+  std::string share_id;  // "shareID"
+  std::string user;
+  std::string kind;    // Manual, Run
+  std::string memory;  // a quantity
+  std::string since;   // RFC 3339
+  std::string until;   // RFC 3339; absent for a run
+};
+
+// A GPU the node shares by memory (k8shazgpu-node --gpu-sharing=memory).
+struct NodeGpuSharing : JsonObject<NodeGpuSharing> {
+  std::string shareable_memory;  // "shareableMemory": its memory less the reserved margin
+  std::string free_memory;       // "freeMemory": what no share holds
+  std::string memory_isolation;  // "memoryIsolation": what a pod's share gets
+  std::vector<NodeGpuLocalShare> local_shares;  // "localShares"
 };
 
 struct NodeGpuProcess : JsonObject<NodeGpuProcess> {
@@ -81,9 +105,10 @@ struct NodeGpuDevice : JsonObject<NodeGpuDevice> {
   std::string uuid;
   std::optional<int64_t> index;
   std::string product_name;
-  std::string state;                 // Free, Held, Prepared, InUse
+  std::string state;                 // Free, Held, Prepared, Shared, InUse
   std::optional<NodeGpuHold> held;   // when Held
-  std::vector<NodeGpuClaim> claims;  // when Prepared
+  std::vector<NodeGpuClaim> claims;  // when Prepared; the claims' shares when Shared
+  std::optional<NodeGpuSharing> sharing;  // a GPU shared by memory, whatever its state
   std::optional<NodeGpuUsage> usage;
   std::vector<NodeGpuTaint> taints;
 };
@@ -114,6 +139,8 @@ extern template struct JsonObject<NodeGpuStatusSpec>;
 extern template struct JsonObject<NodeGpuSummary>;
 extern template struct JsonObject<NodeGpuHold>;
 extern template struct JsonObject<NodeGpuClaim>;
+extern template struct JsonObject<NodeGpuLocalShare>;
+extern template struct JsonObject<NodeGpuSharing>;
 extern template struct JsonObject<NodeGpuProcess>;
 extern template struct JsonObject<NodeGpuUsage>;
 extern template struct JsonObject<NodeGpuTaint>;

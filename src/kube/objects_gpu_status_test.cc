@@ -24,6 +24,11 @@ const json& DriverWritten() {
     json& gpu3 = j["status"]["devices"][3];
     gpu3["taints"][0]["reason"] = "fatal XID 79, GPU lost";
     gpu3["usage"]["memoryUsedBytes"] = 2147483648;
+    // A GPU shared by memory: a pod's share under its claim, a local one.
+    j["status"]["devices"].push_back(json::parse(
+        R"({"claims":[{"memory":"10Gi","name":"a","namespace":"ml","pods":["a-0"],"shareID":"s-1","uid":"u-2"}],"index":4,"name":"gpu-4","productName":"NVIDIA A100-SXM4-40GB","sharing":{"freeMemory":"25088Mi","localShares":[{"kind":"Manual","memory":"5Gi","shareID":"s-2","since":"2026-11-18T11:06:40Z","until":"2026-11-18T12:06:40Z","user":"bob"}],"memoryIsolation":"mps","shareableMemory":"40448Mi"},"state":"Shared","type":"gpu","uuid":"GPU-00000004"})"));
+    j["status"]["summary"]["shared"] = 1;
+    j["status"]["summary"]["total"] = 5;
     return j;
   }();
   return kWritten;
@@ -49,7 +54,14 @@ TEST(NodeGpuStatusTest, RoundTripsAndIsModeled) {
     EXPECT_THAT(KeysOf(d.unknown), IsEmpty()) << d.name;
   }
   const std::vector<NodeGpuDevice>& d = status->status.devices;
-  ASSERT_EQ(d.size(), 4u);
+  ASSERT_EQ(d.size(), 5u);
+  ASSERT_TRUE(d[4].sharing.has_value());
+  EXPECT_THAT(KeysOf(d[4].sharing->unknown), IsEmpty());
+  EXPECT_THAT(KeysOf(d[4].sharing->local_shares.at(0).unknown), IsEmpty());
+  EXPECT_THAT(KeysOf(d[4].claims.at(0).unknown), IsEmpty());
+  EXPECT_EQ(d[4].claims[0].share_id, "s-1");
+  EXPECT_EQ(d[4].sharing->local_shares[0].user, "bob");
+  EXPECT_EQ(status->status.summary.shared, 1);
   EXPECT_THAT(KeysOf(d[1].held->unknown), IsEmpty());
   EXPECT_THAT(KeysOf(d[2].claims.at(0).unknown), IsEmpty());
   EXPECT_THAT(KeysOf(d[3].usage->unknown), IsEmpty());

@@ -132,7 +132,11 @@ TEST(CapacityRulesTest, ShareIdsMustBeLowercaseUuids) {
               ElementsAre(HasSubstr("status.allocation.devices.results[1].shareID "
                                     "FieldValueInvalid: Invalid value: \"SHARE-1\": must be a "
                                     "lowercase UUID in 8-4-4-4-12 format"),
-                          HasSubstr("status.devices[0].shareID FieldValueInvalid")));
+                          HasSubstr("status.devices[0].shareID FieldValueInvalid"),
+                          // and so it names no allocated share
+                          HasSubstr("status.devices[0] FieldValueInvalid: Invalid value: "
+                                    "\"d/p/gpu-0/0F1E2D3C-4B5A-4978-8695-A4B3C2D1E0F9\": must "
+                                    "be an allocated device in the claim")));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "kube/resource_rules.h"
 #include "kubesim/capacity_rules.h"
 #include "kubesim/cel_selectors.h"
+#include "kubesim/claim_status_rules.h"
 #include "kubesim/openapi_documents.h"
 #include "kubesim/pod_rules.h"
 
@@ -252,7 +253,10 @@ Validation Validate(const ResourceType& type, json& object, const json* old) {
     add(kube::CheckDeviceClaimSpec("spec", spec));
     add(CheckCapacityRequests("spec", spec));
     const json status = object.value("status", json::object());
-    if (status.is_object()) add(CheckClaimShares(status));
+    if (status.is_object()) {
+      add(CheckClaimShares(status));
+      add(CheckDeviceStatuses(status));
+    }
     if (old != nullptr && old->value("spec", json::object()) != spec) {
       out.causes.push_back(kube::ImmutableField("spec", spec));
     }

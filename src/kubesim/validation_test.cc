@@ -128,6 +128,67 @@ TEST(ValidationTest, ClaimRulesAndImmutableSpec) {
   EXPECT_THAT(v.causes[0].message, HasSubstr("field is immutable"));
 }
 
+// A driver's status.devices, as validateDeviceStatus checks them: an
+// allocated device (a share by its shareID), each once, conditions as
+// metav1 wants them, data an object.
+TEST(ValidationTest, DeviceStatusesNameAllocatedDevicesOnce) {
+  const std::string share = "6a1f3c9e-0b7d-4e2a-9c55-1d2e3f4a5b6c";
+  auto entry = [](const std::string& device, const std::string& share_id) {
+    json e = {{"driver", "gpu.canhazgpu.dev"},
+              {"pool", "node1"},
+              {"device", device},
+              {"conditions",
+               {{{"type", "Ready"},
+                 {"status", "True"},
+                 {"reason", "Prepared"},
+                 {"message", ""},
+                 {"lastTransitionTime", "2026-11-29T13:00:00Z"}}}},
+              {"data", {{"memory", "10Gi"}}}};
+    if (!share_id.empty()) e["shareID"] = share_id;
+    return e;
+  };
+  json result = {{"request", "gpu"}, {"driver", "gpu.canhazgpu.dev"},
+                 {"pool", "node1"},  {"device", "gpu-0"},
+                 {"shareID", share}, {"consumedCapacity", {{"memory", "10Gi"}}}};
+  json claim = {
+      {"metadata", {{"name", "c"}}},
+      {"spec",
+       {{"devices",
+         {{"requests",
+           {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.canhazgpu.dev"}}}}}}}}}},
+      {"status",
+       {{"allocation", {{"devices", {{"results", {result}}}}}},
+        {"devices", {entry("gpu-0", share)}}}}};
+  Validation v = Validate(Type("resourceclaims"), claim);
+  EXPECT_TRUE(v.causes.empty()) << ::testing::PrintToString(Fields(v));
+
+  json bad = claim;
+  json& devices = bad["status"]["devices"];
+  devices.push_back(entry("gpu-0", share));  // twice
+  devices.push_back(entry("gpu-0", ""));     // the device, not the share allocated
+  devices.push_back(entry("gpu-1", ""));     // never allocated
+  devices[0]["conditions"][0]["status"] = "Maybe";
+  devices[0]["conditions"][0].erase("lastTransitionTime");  // the schema's Required
+  devices[0]["conditions"][0]["reason"] = "";
+  devices[1]["data"] = {{"blob", std::string(11 * 1024, 'x')}};  // over 10 KiB
+  v = Validate(Type("resourceclaims"), bad);
+  EXPECT_THAT(
+      Fields(v),
+      ::testing::UnorderedElementsAre(
+          "status.devices[0].conditions[0].status FieldValueNotSupported",
+          "status.devices[0].conditions[0].lastTransitionTime FieldValueRequired",
+          "status.devices[0].conditions[0].reason FieldValueRequired",
+          "status.devices[1] FieldValueDuplicate", "status.devices[1].data FieldValueTooLong",
+          "status.devices[2] FieldValueInvalid", "status.devices[3] FieldValueInvalid"));
+  for (const kube::StatusCause& c : v.causes) {
+    if (c.field == "status.devices[3]") {
+      EXPECT_EQ(c.message,
+                "Invalid value: \"gpu.canhazgpu.dev/node1/gpu-1\": must be an allocated device "
+                "in the claim");
+    }
+  }
+}
+
 // Issue 30: selectors that do not compile were stored, to fail later at
 // scheduling.
 TEST(ValidationTest, CelSelectorsAreCompiledWhenWritten) {

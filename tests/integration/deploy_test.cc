@@ -119,6 +119,13 @@ TEST(DeployManifestsTest, TheRoleGrantsTheDriverSubresourceAndNoWildcards) {
     for (const char* field : {"apiGroups", "resources", "verbs"}) {
       EXPECT_THAT(rule[field].dump(), ::testing::Not(HasSubstr("\"*\""))) << rule.dump();
     }
+    if (rule["resources"] == json::array({"resourceclaims/status"})) {
+      // The daemon's read-modify-write of status.devices.
+      EXPECT_EQ(rule["verbs"], json::array({"get", "update", "patch"}));
+    }
+    if (rule["resources"] == json::array({"resourceclaims"})) {
+      EXPECT_THAT(rule["verbs"].dump(), HasSubstr("\"get\""));
+    }
     if (rule["resources"] == json::array({"resourceclaims/driver"})) {
       driver_rule = true;
       EXPECT_EQ(rule["resourceNames"], json::array({"gpu.canhazgpu.dev"}));
@@ -264,7 +271,8 @@ TEST(DeployManifestsTest, TheCrdIsStructuralAndItsColumnsExist) {
     if (path.starts_with(".metadata.")) continue;  // ObjectMeta, not in the schema
     EXPECT_EQ(SchemaAt(schema, path).value("type", ""), column["type"]) << path;
   }
-  EXPECT_EQ(columns, (std::vector<std::string>{"Node", "Free", "Held", "Prepared", "Age"}));
+  EXPECT_EQ(columns,
+            (std::vector<std::string>{"Node", "Free", "Held", "Prepared", "Shared", "Age"}));
 }
 
 TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
@@ -290,13 +298,13 @@ TEST(DeployManifestsTest, TheExampleStatusFitsTheCrdSchema) {
 }
 
 // What the daemon writes, not only the example: every device state, held,
-// prepared, in use with processes, tainted.
+// prepared, shared by a pod and a local user, in use with processes, tainted.
 TEST(DeployManifestsTest, TheDaemonsNodeGpuStatusFitsTheCrdSchema) {
   const json schema = Find(Objects(), "CustomResourceDefinition",
                            kNodeGpuStatusCrd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
   driver::NodeView view;
-  std::vector<GpuInfo> gpus(4);
-  for (int i = 0; i < 4; ++i) {
+  std::vector<GpuInfo> gpus(5);
+  for (int i = 0; i < 5; ++i) {
     gpus[i].index = gpus[i].minor = i;
     gpus[i].uuid = "GPU-" + std::to_string(i);
     gpus[i].product_name = "NVIDIA H100 80GB HBM3";
@@ -325,10 +333,33 @@ TEST(DeployManifestsTest, TheDaemonsNodeGpuStatusFitsTheCrdSchema) {
        .processes = {{.pid = 7, .user = "carol", .command = "python", .used_memory_bytes = 1}}}};
   view.devices.taints["gpu-3"] = {
       {.key = "gpu.canhazgpu.dev/xid", .value = "79", .effect = "None"}};
+  const uint64_t shareable = uint64_t{81408} << 20;
+  view.devices.shared["gpu-4"] = {.total = uint64_t{80} << 30, .shareable = shareable};
+  alloc::GpuStatus shared{.gpu = 4, .state = alloc::GpuState::kInUse};
+  shared.shares = {
+      Reservation{
+          .gpu = 4,
+          .memory = uint64_t{10} << 30,
+          .share = "6a1f3c9e-0b7d-4e2a-9c55-1d2e3f4a5b6c",
+          .shareable = shareable,
+          .user = "dave",
+          .kind = ReservationKind::kK8s,
+          .claim = KubeClaimRef{.namespace_name = "ml", .name = "s", .uid = "u2", .pod = "q"}},
+      Reservation{.gpu = 4,
+                  .memory = uint64_t{20} << 30,
+                  .share = "local-1",
+                  .shareable = shareable,
+                  .user = "erin",
+                  .kind = ReservationKind::kManual,
+                  .expires = FromEpochMillis(1'795'003'600'000)}};
+  shared.reservation = shared.shares.front();
+  view.statuses.push_back(shared);
   const json object =
       driver::NodeGpuStatusObject("node-a", "uid-1", view, FromEpochMillis(1'795'000'000'000))
           .ToJson();
   EXPECT_THAT(SchemaErrors(schema, object), IsEmpty()) << object.dump(1);
+  EXPECT_EQ(object["status"]["devices"][4]["state"], "Shared");
+  EXPECT_EQ(object["status"]["summary"]["shared"], 1);
 }
 
 // The cache CRDs (issue 18): structural, cluster-scoped, with a status

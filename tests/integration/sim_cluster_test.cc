@@ -319,7 +319,8 @@ TEST_F(SimClusterTest, KubectlSeesThePodsOutputAndWaitsForItsDeletion) {
   EXPECT_THAT(
       statuses.out,
       ::testing::ContainsRegex(
-          "NAME +NODE +FREE +HELD +PREPARED +AGE\nnode-0 +node-0 +[0-9]+ +0 +[0-9]+ +[0-9]+s"));
+          "NAME +NODE +FREE +HELD +PREPARED +SHARED +AGE\nnode-0 +node-0 +[0-9]+ +0 +[0-9]+ +0 "
+          "+[0-9]+s"));
   // The cache CRDs are installed too, the nodes' cache agents report on a
   // plan, and kubectl prints the columns of both kinds.
   const kube::ResourceRef plans{"canhazgpu.dev", "v1alpha1", "cacheplans", false};

@@ -4,6 +4,7 @@
 // then the status, as the real flow writes them).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -49,31 +50,36 @@ struct AllocatedShare {
   std::string device;
   std::string share_id;  // a lowercase UUID, as the API server requires
   std::string memory;    // its consumedCapacity memory: "10Gi"
+  std::string request = "gpu";
 };
 
-// Creates claim `name` in `ns` asking for `shares.front().memory` of a GPU
-// and allocated `shares` of `pool`, reserved for `pod` when not empty.
+// Creates claim `name` in `ns` with one request per request the shares
+// name, each asking for its first share's memory of a GPU, allocated
+// `shares` of `pool`, reserved for `pod` when not empty.
 inline absl::StatusOr<ClaimRef> CreateAllocatedShareClaim(kube::Client& client,
                                                           const std::string& ns,
                                                           const std::string& name,
                                                           const std::vector<AllocatedShare>& shares,
                                                           const std::string& pool = "node-a",
                                                           const std::string& pod = "") {
-  nlohmann::json claim = {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceClaim"},
-      {"metadata", {{"name", name}}},
-      {"spec",
-       {{"devices",
-         {{"requests",
-           {{{"name", "gpu"},
-             {"exactly",
-              {{"deviceClassName", "gpu.canhazgpu.dev"},
-               {"capacity", {{"requests", {{"memory", shares.front().memory}}}}}}}}}}}}}}};
+  nlohmann::json requests = nlohmann::json::array();
+  std::vector<std::string> named;
+  for (const AllocatedShare& s : shares) {
+    if (std::find(named.begin(), named.end(), s.request) != named.end()) continue;
+    named.push_back(s.request);
+    requests.push_back({{"name", s.request},
+                        {"exactly",
+                         {{"deviceClassName", "gpu.canhazgpu.dev"},
+                          {"capacity", {{"requests", {{"memory", s.memory}}}}}}}});
+  }
+  nlohmann::json claim = {{"apiVersion", "resource.k8s.io/v1"},
+                          {"kind", "ResourceClaim"},
+                          {"metadata", {{"name", name}}},
+                          {"spec", {{"devices", {{"requests", requests}}}}}};
   ASSIGN_OR_RETURN(nlohmann::json created, client.CreateObject(kube::kResourceClaims, ns, claim));
   nlohmann::json results = nlohmann::json::array();
   for (const AllocatedShare& s : shares) {
-    results.push_back({{"request", "gpu"},
+    results.push_back({{"request", s.request},
                        {"driver", "gpu.canhazgpu.dev"},
                        {"pool", pool},
                        {"device", s.device},
