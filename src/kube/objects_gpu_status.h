@@ -105,9 +105,9 @@ struct NodeGpuDevice : JsonObject<NodeGpuDevice> {
   std::string uuid;
   std::optional<int64_t> index;
   std::string product_name;
-  std::string state;                 // Free, Held, Prepared, Shared, InUse
-  std::optional<NodeGpuHold> held;   // when Held
-  std::vector<NodeGpuClaim> claims;  // when Prepared; the claims' shares when Shared
+  std::string state;                      // Free, Held, Prepared, Shared, InUse
+  std::optional<NodeGpuHold> held;        // when Held
+  std::vector<NodeGpuClaim> claims;       // when Prepared; the claims' shares when Shared
   std::optional<NodeGpuSharing> sharing;  // a GPU shared by memory, whatever its state
   std::optional<NodeGpuUsage> usage;
   std::vector<NodeGpuTaint> taints;
