@@ -17,9 +17,13 @@ stage "clang-format"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
 stage "seams: clocks, sleeps, /proc and NVML stay in core/clock, host/ and gpu/"
+# Besides: file_read_test reads /proc files on purpose (they say size 0);
+# the simulated kubelet's pod sandbox writes a forked child's own
+# /proc/self/{uid,gid}_map before exec, and its test re-executes itself.
 if git grep -n -E 'system_clock::now|"/proc|dlopen\(' -- 'src/*' \
     ':!src/host/*' ':!src/gpu/*' ':!src/core/clock.h' ':!src/core/clock.cc' \
-    ':!src/core/file_read_test.cc'; then  # reads /proc files on purpose: they say size 0
+    ':!src/core/file_read_test.cc' \
+    ':!src/simkubelet/pod_sandbox.cc' ':!src/simkubelet/container_process_test.cc'; then
   echo "seam violation: see the lines above" >&2
   exit 1
 fi

@@ -77,7 +77,7 @@ bool ClaimStatusReporter::PendingLocked() const {
 }
 
 std::optional<ClaimStatusReporter::Work> ClaimStatusReporter::NextLocked(SteadyTime* wake) {
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const SteadyTime now = clock_.MonoNow();
   // Due unless its last write failed and its retry time has not come.
   auto due = [&](const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto retry = retry_at_.find(uid);
@@ -133,7 +133,7 @@ void ClaimStatusReporter::Run() {
       }
     } else {
       ++failures_;
-      retry_at_[work->uid] = std::chrono::steady_clock::now() + options_.retry;
+      retry_at_[work->uid] = clock_.MonoNow() + options_.retry;
     }
     cv_.notify_all();
   }

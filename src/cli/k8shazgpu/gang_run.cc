@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <memory>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "cli/common/exit_code.h"
@@ -57,9 +56,9 @@ std::string FirstLine(const std::string& text) { return text.substr(0, text.find
 
 // Sleeps `d` unless interrupted first.
 void Pause(milliseconds d) {
-  const auto until = steady_clock::now() + d;
-  while (steady_clock::now() < until && !InterruptGuard::Interrupted())
-    std::this_thread::sleep_for(std::min(d, milliseconds(50)));
+  const auto until = RealClock().MonoNow() + d;
+  while (RealClock().MonoNow() < until && !InterruptGuard::Interrupted())
+    RealClock().SleepFor(std::min(d, milliseconds(50)));
 }
 
 // Whether the Job failed for `reason` (its Failed condition).
@@ -158,9 +157,9 @@ absl::StatusOr<int> GangRunner::Go() {
     }
   }
   if (request_.nonblock) {
-    give_up_ = steady_clock::now() + std::chrono::seconds(kNonblockPlacementSeconds);
+    give_up_ = RealClock().MonoNow() + std::chrono::seconds(kNonblockPlacementSeconds);
   } else if (request_.wait_seconds) {
-    give_up_ = steady_clock::now() + std::chrono::seconds(*request_.wait_seconds);
+    give_up_ = RealClock().MonoNow() + std::chrono::seconds(*request_.wait_seconds);
   }
   const RunNames run_names = MakeRunNames(request_, ctx_.user, NewGangRunId());
   PodPlan plan;
@@ -248,11 +247,11 @@ absl::StatusOr<std::vector<json>> GangRunner::Ranks() {
   return CurrentRanks(pods);
 }
 
-bool GangRunner::PastGiveUp() const { return steady_clock::now() >= give_up_; }
+bool GangRunner::PastGiveUp() const { return RealClock().MonoNow() >= give_up_; }
 
 std::string GangRunner::WhyNotYet(const std::vector<json>& ranks) {
-  if (steady_clock::now() - fit_checked_ < kFitInterval) return why_;
-  fit_checked_ = steady_clock::now();
+  if (RealClock().MonoNow() - fit_checked_ < kFitInterval) return why_;
+  fit_checked_ = RealClock().MonoNow();
   absl::StatusOr<clusterview::View> view = ReadCluster(ctx_);
   if (!view.ok()) {
     why_ = StrCat("cannot read the cluster: ", view.status().message());
@@ -305,8 +304,8 @@ absl::StatusOr<bool> GangRunner::AdmitOurselves() {
 }
 
 absl::StatusOr<bool> GangRunner::AwaitBound() {
-  const auto until = steady_clock::now() + std::chrono::seconds(kGangBindSeconds);
-  while (steady_clock::now() < until) {
+  const auto until = RealClock().MonoNow() + std::chrono::seconds(kGangBindSeconds);
+  while (RealClock().MonoNow() < until) {
     if (InterruptGuard::Interrupted()) return false;
     ASSIGN_OR_RETURN(std::vector<json> ranks, Ranks());
     int bound = 0;
@@ -325,8 +324,8 @@ absl::StatusOr<bool> GangRunner::AwaitBound() {
 
 absl::Status GangRunner::GiveBack() {
   RETURN_IF_ERROR(objects_->SetSuspended(true));
-  const auto until = steady_clock::now() + std::chrono::seconds(60);
-  while (steady_clock::now() < until && !InterruptGuard::Interrupted()) {
+  const auto until = RealClock().MonoNow() + std::chrono::seconds(60);
+  while (RealClock().MonoNow() < until && !InterruptGuard::Interrupted()) {
     ASSIGN_OR_RETURN(std::vector<json> ranks, Ranks());
     if (ranks.empty()) break;
     Pause(kPoll);

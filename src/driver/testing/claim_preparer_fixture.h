@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "dra/test_pools.h"
 #include "driver/api_claim_source.h"
@@ -30,7 +30,7 @@ class ClaimPreparerTest : public ::testing::Test {
  protected:
   // Requests the API server answered for claims (GET /apis/resource.k8s.io/...).
   int ClaimGets() {
-    std::lock_guard lock(requests_mu_);
+    MutexLock lock(requests_mu_);
     return claim_gets_;
   }
 
@@ -91,11 +91,11 @@ class ClaimPreparerTest : public ::testing::Test {
   }
   std::string SpecFile(const std::string& uid) { return dir_ + "/cdi/" + CdiSpecFileName(uid); }
 
-  std::mutex requests_mu_;
-  int claim_gets_ = 0;
+  Mutex requests_mu_;
+  int claim_gets_ ABSL_GUARDED_BY(requests_mu_) = 0;
   kubesim::TestApiServer sim_{{.log = [this](const std::string& line) {
     if (line.starts_with("GET /apis/resource.k8s.io/v1/namespaces/")) {
-      std::lock_guard lock(requests_mu_);
+      MutexLock lock(requests_mu_);
       ++claim_gets_;
     }
   }}};
