@@ -130,7 +130,7 @@ class ClaimDeviceStatusApiTest : public ::testing::Test {
                                                                    {"driver", "net.example.com"},
                                                                    {"pool", "node-a"},
                                                                    {"device", "eth1"}});
-    claim["status"]["devices"] = {entry};
+    claim["status"]["devices"] = json::array({entry});  // {entry} is a copy with clang (CWG 2137)
     ASSERT_TRUE(client_->UpdateStatus(kube::kResourceClaims, "ml", claim).ok());
   }
 
@@ -180,12 +180,12 @@ TEST_F(ClaimDeviceStatusApiTest, WritesOursKeepsOthersAndRemovesOursAtUnprepare)
   ASSERT_TRUE(WriteClaimDeviceStatus(*client_, "ml", "train", ref->uid, json::array(), kDriver,
                                      "node-a", "t")
                   .ok());
-  EXPECT_EQ(Devices("train"), json({other}));
+  EXPECT_EQ(Devices("train"), json::array({other}));
   // Another claim of that name, or none: nothing to do, and no error.
   EXPECT_TRUE(
       WriteClaimDeviceStatus(*client_, "ml", "train", "other-uid", ours, kDriver, "node-a", "t")
           .ok());
-  EXPECT_EQ(Devices("train"), json({other}));
+  EXPECT_EQ(Devices("train"), json::array({other}));
   ASSERT_TRUE(client_->Delete(kube::kResourceClaims, "ml", "train").ok());
   EXPECT_TRUE(
       WriteClaimDeviceStatus(*client_, "ml", "train", ref->uid, ours, kDriver, "node-a", "t").ok());

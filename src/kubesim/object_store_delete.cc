@@ -3,6 +3,7 @@
 // (foreground and orphan propagation; background when asked to).
 #include <algorithm>
 
+#include "core/duration.h"
 #include "core/strings.h"
 #include "kubesim/object_metadata.h"
 #include "kubesim/object_store.h"

@@ -458,8 +458,8 @@ TEST_F(ControlPlaneTest, GatedPodWaitsHoldingNothingUntilItsGatesAreRemoved) {
   EXPECT_FALSE(pod["spec"].contains("nodeName"));
   // Its claim exists but holds no device, and no FailedScheduling was said.
   EXPECT_FALSE(Get(kube::kResourceClaims, ClaimOf("rank-0"))["status"].contains("allocation"));
-  for (const json& e : (*client_->List(kube::kEvents, "default"))["items"])
-    EXPECT_NE(e["reason"], "FailedScheduling") << e.dump();
+  const json events = client_->List(kube::kEvents, "default").value();  // kept: not a temporary
+  for (const json& e : events["items"]) EXPECT_NE(e["reason"], "FailedScheduling") << e.dump();
 
   json fresh = Get(kube::kPods, "rank-0");  // the claim controller wrote its status since
   fresh["spec"].erase("schedulingGates");

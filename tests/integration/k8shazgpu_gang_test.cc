@@ -243,5 +243,18 @@ TEST_F(K8shazgpuRunTest, TwoRanksMeetAtTheMasterAddress) {
   EXPECT_THAT(r.out, HasSubstr("[0] rank 0 heard: hello from rank 1\n"));
 }
 
+// NVIDIA's driver (the stand-in): its classes and slices, the same gang -
+// the device count comes from what its CDI environment lists, never from
+// nvidia.com/gpu.
+TEST_F(K8shazgpuRunTest, NvidiasDriverServesAGangOfTwo) {
+  StartCluster(2, 2, 0, "nvidia");
+  CliResult r = K8s(
+      {"run", "--nodes", "2", "--gpus-per-node", "2", "--name", "nv", "--", "sh", "-c", kSayRank});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.err, HasSubstr("class gpu.nvidia.com"));
+  EXPECT_THAT(r.out, HasSubstr("[0] rank=0 of=2 world=4 nproc=2 master=nv-0.nv:29500"));
+  EXPECT_THAT(r.out, HasSubstr("[1] rank=1 of=2 world=4 nproc=2 master=nv-0.nv:29500"));
+}
+
 }  // namespace
 }  // namespace canhazgpu::testing
