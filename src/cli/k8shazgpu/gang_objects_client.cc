@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/k8shazgpu/gang_objects.h"
+#include "cli/k8shazgpu/run_objects_client.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
 
@@ -19,13 +20,7 @@ absl::Status GangObjectsClient::CreateTemplate(const json& claim_spec) {
 }
 
 absl::Status GangObjectsClient::CreateConfigMaps(const std::vector<json>& config_maps) {
-  for (const json& map : config_maps) {
-    absl::StatusOr<json> made =
-        ctx_.client->CreateObject(kube::kConfigMaps, ctx_.namespace_name, map);
-    if (!made.ok()) return made.status();
-    config_maps_.push_back(kube::StringAt(map, "/metadata/name"_json_pointer));
-  }
-  return absl::OkStatus();
+  return CreateRunConfigMaps(ctx_, config_maps, config_maps_);
 }
 
 absl::StatusOr<json> GangObjectsClient::CreateJob(const json& job) {

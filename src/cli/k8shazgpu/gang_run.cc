@@ -39,14 +39,6 @@ constexpr milliseconds kFitInterval{2000};
 
 const kube::ResourceRef kLocalQueues{"kueue.x-k8s.io", "v1beta1", "localqueues", true};
 
-std::string NewGangRunId() {
-  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::random_device random;
-  std::string id;
-  for (int i = 0; i < 10; ++i) id += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
-  return id;
-}
-
 std::string GangWanted(const RunRequest& r) {
   return StrCat(r.nodes, " × ", r.gpus, r.wants.mig_profile ? " MIG instance" : " GPU",
                 r.gpus == 1 ? "" : "s");
@@ -161,7 +153,7 @@ absl::StatusOr<int> GangRunner::Go() {
   } else if (request_.wait_seconds) {
     give_up_ = RealClock().MonoNow() + std::chrono::seconds(*request_.wait_seconds);
   }
-  const RunNames run_names = MakeRunNames(request_, ctx_.user, NewGangRunId());
+  const RunNames run_names = MakeRunNames(request_, ctx_.user, NewRunId());
   PodPlan plan;
   if (hooks_.build_pod) {
     ASSIGN_OR_RETURN(plan, hooks_.build_pod(run_names));

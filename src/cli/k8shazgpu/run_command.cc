@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <random>
 
 #include "cli/k8shazgpu/cluster_defaults.h"
 #include "cli/k8shazgpu/commands.h"
@@ -36,16 +35,6 @@ constexpr milliseconds kSyncTimeout{30'000};
 // The why hook reads the whole cluster (seven lists): not more often than
 // this, so that it stays well within the client's 5 QPS.
 constexpr milliseconds kWhyInterval{3000};
-
-// Ten characters of [a-z0-9]: the run label, unique enough to never meet
-// another run's.
-std::string NewRunId() {
-  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::random_device random;
-  std::string id;
-  for (int i = 0; i < 10; ++i) id += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
-  return id;
-}
 
 std::string OneLine(const std::string& text) {
   std::string out;

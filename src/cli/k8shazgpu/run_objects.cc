@@ -1,6 +1,7 @@
 #include "cli/k8shazgpu/run_objects.h"
 
 #include <algorithm>
+#include <random>
 #include <regex>
 
 #include "core/strings.h"
@@ -143,6 +144,16 @@ absl::StatusOr<json> ClaimSpec(const RunRequest& request, const ClassChoice& kla
         {{"requests", {kClaimName}}, {"matchAttribute", StrCat(klass.driver, "/parentUUID")}}};
   }
   return json{{"devices", devices}};
+}
+
+// Ten characters of [a-z0-9]: the run label, unique enough to never meet
+// another run's.
+std::string NewRunId() {
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 10; ++i) id += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
+  return id;
 }
 
 json Labels(const RunNames& names) { return {{kRunLabel, names.run_id}, {kUserLabel, names.user}}; }

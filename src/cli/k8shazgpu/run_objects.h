@@ -72,6 +72,10 @@ std::string UserNamePart(const std::string& user);
 // or the --share name.
 RunNames MakeRunNames(const RunRequest& request, const std::string& user, const std::string& id);
 
+// A new run id (the run label): ten characters of [a-z0-9], unique enough
+// never to meet another run's.
+std::string NewRunId();
+
 // The labels on every object of one run (kRunLabel, kUserLabel).
 nlohmann::json Labels(const RunNames& names);
 

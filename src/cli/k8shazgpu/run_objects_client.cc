@@ -44,14 +44,19 @@ absl::Status RunObjectsClient::CreateClaim(const json& claim_spec) {
   return absl::AbortedError(StrCat("the shared claim '", share_, "' kept changing; try again"));
 }
 
-absl::Status RunObjectsClient::CreateConfigMaps(const std::vector<json>& config_maps) {
+absl::Status CreateRunConfigMaps(Context& ctx, const std::vector<json>& config_maps,
+                                 std::vector<std::string>& created) {
   for (const json& map : config_maps) {
     absl::StatusOr<json> made =
-        ctx_.client->CreateObject(kube::kConfigMaps, ctx_.namespace_name, map);
+        ctx.client->CreateObject(kube::kConfigMaps, ctx.namespace_name, map);
     if (!made.ok()) return made.status();
-    config_maps_.push_back(map["metadata"].value("name", ""));
+    created.push_back(map["metadata"].value("name", ""));
   }
   return absl::OkStatus();
+}
+
+absl::Status RunObjectsClient::CreateConfigMaps(const std::vector<json>& config_maps) {
+  return CreateRunConfigMaps(ctx_, config_maps, config_maps_);
 }
 
 absl::StatusOr<json> RunObjectsClient::CreatePod(const json& pod) {

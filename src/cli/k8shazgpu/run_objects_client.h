@@ -18,6 +18,12 @@
 
 namespace canhazgpu::cli::k8s {
 
+// Creates `config_maps` (labelled as their run) in the context's namespace,
+// appending each name to `created` as it is made, so that a failure part
+// way leaves `created` naming what to delete.
+absl::Status CreateRunConfigMaps(Context& ctx, const std::vector<nlohmann::json>& config_maps,
+                                 std::vector<std::string>& created);
+
 class RunObjectsClient {
  public:
   RunObjectsClient(Context& ctx, RunNames names, std::string share,
