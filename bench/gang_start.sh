@@ -4,7 +4,10 @@
 # the last of its ranks runs its command (each rank prints its start time;
 # every simulated node is this machine, so the clocks agree). The shapes
 # are 2 x 2 and 4 x 8, each on a simulated cluster of exactly that many
-# nodes and GPUs, RUNS times each; prints the median and the slowest, in
+# nodes and GPUs, admitted by k8shazgpu's own gang admission (scheduling
+# gates), and 2 x 2 again on a cluster that gang-schedules PodGroups itself
+# ("2x2-podgroup": --feature-gates GenericWorkload=true), RUNS times each;
+# prints the median and the slowest, in
 # milliseconds, and the whole command's time (the ranks' end, the run's
 # objects deleted).
 # Usage: bench/gang_start.sh [build-dir]   (default build/)
@@ -24,11 +27,14 @@ trap cleanup EXIT
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 mkdir "$work/project" && cd "$work/project"
 
-for shape in 2x2 4x8; do
-  nodes=${shape%x*} gpus=${shape#*x}
+for shape in 2x2 4x8 2x2-podgroup; do
+  size=${shape%-podgroup}
+  nodes=${size%x*} gpus=${size#*x}
+  gates=()
+  [ "$shape" = "$size" ] || gates=(--feature-gates GenericWorkload=true)
   dir=$work/c$shape
   "$sim" cluster --dir "$dir" --nodes "$nodes" --gpus-per-node "$gpus" --node-binary "$node" \
-    >/dev/null 2>"$work/sim.log" &
+    "${gates[@]}" >/dev/null 2>"$work/sim.log" &
   sim_pid=$!
   while [ ! -f "$dir/ready" ]; do
     kill -0 "$sim_pid" 2>/dev/null || { cat "$work/sim.log" >&2; exit 1; }
@@ -51,6 +57,6 @@ for shape in 2x2 4x8; do
   sim_pid=
   for what in start whole; do
     sort -n "$work/$what.$shape" | awk -v what="$shape $what" '{v[NR] = $1}
-      END { printf "%-10s median %6d ms   max %6d ms   (%d runs)\n", what, v[int((NR + 1) / 2)], v[NR], NR }'
+      END { printf "%-19s median %6d ms   max %6d ms   (%d runs)\n", what, v[int((NR + 1) / 2)], v[NR], NR }'
   done
 done

@@ -578,6 +578,20 @@ absl::Status Client::CheckDraApi() {
              served.empty() ? "no version of resource.k8s.io" : "resource.k8s.io " + served));
 }
 
+absl::StatusOr<bool> Client::Serves(const ResourceRef& ref) {
+  const std::string path = ref.group.empty() ? StrCat("/api/", ref.version)
+                                             : StrCat("/apis/", ref.group, "/", ref.version);
+  absl::StatusOr<json> found = Call("discover", ref, "", "", {.method = "GET", .path = path});
+  if (!found.ok()) {
+    if (IsApiNotFound(found.status())) return false;
+    return found.status();
+  }
+  for (const json& r : found->value("resources", json::array())) {
+    if (r.is_object() && r.value("name", json()) == ref.resource) return true;
+  }
+  return false;
+}
+
 absl::Status Client::Watch(const ResourceRef& ref, const std::string& ns,
                            const WatchOptions& options,
                            const std::function<bool(const WatchEvent&)>& handler) {

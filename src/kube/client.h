@@ -61,6 +61,9 @@ inline const ResourceRef kResourceClaims{"resource.k8s.io", "v1", "resourceclaim
 inline const ResourceRef kResourceClaimTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates",
                                                  true};
 inline const ResourceRef kDeviceClasses{"resource.k8s.io", "v1", "deviceclasses", false};
+// The cluster's own gang scheduling (KEP-4671, GenericWorkload): beta in
+// 1.37; 1.36 served the same PodGroup as v1alpha2.
+inline const ResourceRef kPodGroups{"scheduling.k8s.io", "v1beta1", "podgroups", true};
 // Our CRD (deploy/crds): each node's GPUs as its k8shazgpu-node sees them;
 // the node driver writes it, the cluster CLI reads it.
 inline const ResourceRef kNodeGpuStatuses{"canhazgpu.dev", "v1alpha1", "nodegpustatuses", false};
@@ -210,6 +213,9 @@ class Client {
   // otherwise FailedPrecondition in one line naming the server and the
   // versions it does serve.
   absl::Status CheckDraApi();
+  // Whether the server serves `ref` (its group-version's discovery lists
+  // the resource): false on a 404, an error when the server cannot say.
+  absl::StatusOr<bool> Serves(const ResourceRef& ref);
 
   // Streams events to `handler` until it returns false (then OK). When the
   // server ends a connection, the watch resumes from the last version seen

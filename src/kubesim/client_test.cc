@@ -340,6 +340,24 @@ TEST(KubeClientTest, ClustersWithoutResourceV1AreToldInOneLine) {
   EXPECT_THAT(status.message(), HasSubstr("it serves no version of resource.k8s.io"));
 }
 
+// Whether a resource is served, from its group-version's discovery: the
+// PodGroups the gang runner looks for come and go with the feature gate.
+TEST(KubeClientTest, ServesReadsTheGroupVersionsResourceList) {
+  Sim sim;
+  std::unique_ptr<Client> client = ConnectTestClient(sim.Config());
+  EXPECT_EQ(client->Serves(kJobs).value_or(false), true);
+  EXPECT_EQ(client->Serves(kPods).value_or(false), true);
+  EXPECT_EQ(client->Serves(kPodGroups).value_or(true), false);  // 404: no such group
+  ResourceRef unknown = kJobs;
+  unknown.resource = "cronjobs";
+  EXPECT_EQ(client->Serves(unknown).value_or(true), false);  // served group, not this resource
+  sim.store().EnableGenericWorkload();
+  EXPECT_EQ(client->Serves(kPodGroups).value_or(false), true);
+
+  Scripted forbidden([](const httplib::Request&, httplib::Response& res) { res.status = 403; });
+  EXPECT_FALSE(ConnectTestClient(forbidden.Config())->Serves(kJobs).ok());
+}
+
 TEST(KubeClientTest, RealTlsWithAClientCertificateOrAToken) {
   const kubesim::Certificates certs = kubesim::GenerateCertificates().value();
   Sim sim({.token = "tok",

@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "core/uuid.h"
 #include "kubesim/object_metadata.h"
+#include "kubesim/pod_groups.h"
 #include "kubesim/validation.h"
 #include "kubesim/workloads.h"
 
@@ -232,6 +233,26 @@ std::optional<kube::ApiStatus> ObjectStore::Check(const ResourceType& type, json
   return std::nullopt;
 }
 
+std::optional<kube::ApiStatus> ObjectStore::CheckWriteLocked(const ResourceType& type, json& object,
+                                                             const json* old, bool strict) const {
+  if (!generic_workload_) return Check(type, object, old, strict);
+  std::vector<HeldSchedulingGroup> held = TakeSchedulingGroups(type, object);
+  std::vector<kube::StatusCause> causes = CheckGenericWorkload(type, object, held, old);
+  if (auto invalid = Check(type, object, old, strict)) return invalid;
+  if (!causes.empty()) {
+    return kube::InvalidStatus(type.group, type.kind, Text(MetaOf(object), "name"),
+                               std::move(causes));
+  }
+  PutBackSchedulingGroups(object, std::move(held));
+  return std::nullopt;
+}
+
+void ObjectStore::EnableGenericWorkload() {
+  MutexLock lock(mu_);
+  generic_workload_ = true;
+  types_.Add(PodGroupType());
+}
+
 std::optional<kube::ApiStatus> ObjectStore::CheckAdminAccessLocked(const ResourceType& type,
                                                                    const std::string& ns,
                                                                    const json& object) const {
@@ -311,7 +332,8 @@ Outcome ObjectStore::CreateLocked(const ResourceType& type, const std::string& n
   // Before defaulting: a Job's selector is made from its uid.
   meta["uid"] = RandomUid();
   DefaultWorkload(type, object);
-  if (auto invalid = Check(type, object, nullptr, strict)) return {std::move(invalid), {}};
+  if (auto invalid = CheckWriteLocked(type, object, nullptr, strict))
+    return {std::move(invalid), {}};
   if (auto forbidden = CheckAdminAccessLocked(type, ns, object)) return {std::move(forbidden), {}};
   const Key key = MakeKey(type.key(), ns, name);
   if (objects_.contains(key)) {
@@ -410,7 +432,7 @@ Outcome ObjectStore::UpdateLocked(const ResourceType& type, const std::string& n
   }
   json updated = UpdatedObject(type, real_ns, name, old, std::move(object), status);
   Meta(updated)["resourceVersion"] = Text(old_meta, "resourceVersion");
-  if (auto invalid = Check(type, updated, &old, strict)) return {std::move(invalid), {}};
+  if (auto invalid = CheckWriteLocked(type, updated, &old, strict)) return {std::move(invalid), {}};
   if (updated == old) return {std::nullopt, old};  // no change, no new version
   // Once the last finalizer of an object being deleted goes, the object
   // goes. (A pod in its grace period without finalizers waits for its

@@ -101,6 +101,11 @@ class ObjectStore {
   Outcome BindPod(const std::string& ns, const std::string& name, nlohmann::json binding,
                   bool strict = false);
 
+  // The GenericWorkload feature gate (pod_groups.h): serves
+  // scheduling.k8s.io/v1beta1 PodGroups and keeps pods' and pod templates'
+  // spec.schedulingGroup. Off by default, as in Kubernetes 1.37.
+  void EnableGenericWorkload();
+
   int64_t resource_version() const;
   void set_event_window(size_t events);
   // Whether deleting an owner in the background (the default propagation)
@@ -134,6 +139,11 @@ class ObjectStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Outcome DeleteLocked(const ResourceType& type, const std::string& ns, const std::string& name,
                        const DeleteOptions& options) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Check() with the feature gates' fields: what they add to 1.34's kinds
+  // is held aside from the schema walk and checked on its own.
+  std::optional<kube::ApiStatus> CheckWriteLocked(const ResourceType& type, nlohmann::json& object,
+                                                  const nlohmann::json* old, bool strict) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The error a write of `object` gets, if any; prunes unknown fields.
   static std::optional<kube::ApiStatus> Check(const ResourceType& type, nlohmann::json& object,
                                               const nlohmann::json* old, bool strict);
@@ -172,6 +182,7 @@ class ObjectStore {
   std::deque<WatchEvent> events_ ABSL_GUARDED_BY(mu_);
   size_t event_window_ ABSL_GUARDED_BY(mu_);
   bool collect_background_dependents_ ABSL_GUARDED_BY(mu_) = true;
+  bool generic_workload_ ABSL_GUARDED_BY(mu_) = false;
   int64_t oldest_resumable_ ABSL_GUARDED_BY(mu_) = 0;  // the newest event dropped from the window
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;       // bumped at every wake-up, so waiters notice
 };

@@ -61,12 +61,19 @@ ControlPlane::ControlPlane(kube::Client& client, ControlPlaneOptions options)
                                            wake(&job_overlay_));
   daemon_sets_ = std::make_unique<kube::Informer>(client_, kDaemonSets, "", kube::ListOptions{},
                                                   wake(&daemon_set_overlay_));
+  if (options_.generic_workload) {
+    pod_groups_ = std::make_unique<kube::Informer>(client_, kube::kPodGroups, "",
+                                                   kube::ListOptions{}, wake(nullptr));
+  }
 }
 
 std::vector<kube::Informer*> ControlPlane::Informers() {
-  return {pods_.get(),         nodes_.get(),   slices_.get(),      claims_.get(),
-          templates_.get(),    classes_.get(), config_maps_.get(), deployments_.get(),
-          replica_sets_.get(), jobs_.get(),    daemon_sets_.get()};
+  std::vector<kube::Informer*> all = {pods_.get(),        nodes_.get(),       slices_.get(),
+                                      claims_.get(),      templates_.get(),   classes_.get(),
+                                      config_maps_.get(), deployments_.get(), replica_sets_.get(),
+                                      jobs_.get(),        daemon_sets_.get()};
+  if (pod_groups_) all.push_back(pod_groups_.get());
+  return all;
 }
 
 ControlPlane::~ControlPlane() { Stop(); }
@@ -153,7 +160,8 @@ std::vector<WatchedObjects> ControlPlane::Watched(const View& view, const Worklo
           {&kDeployments, values(workloads.deployments)},
           {&kReplicaSets, values(workloads.replica_sets)},
           {&kJobs, values(workloads.jobs)},
-          {&kDaemonSets, values(workloads.daemon_sets)}};
+          {&kDaemonSets, values(workloads.daemon_sets)},
+          {&kube::kPodGroups, pod_groups_ ? pod_groups_->List() : std::vector<nlohmann::json>{}}};
 }
 
 void ControlPlane::Loop() {
@@ -177,7 +185,7 @@ void ControlPlane::Loop() {
     daemon_sets_controller_.Sync(view,
                                  {&kDaemonSets, &daemon_set_overlay_, &workloads.daemon_sets});
     controller_.Sync(view);
-    scheduler_.ScheduleAll(view);
+    scheduler_.ScheduleAll(view, pod_groups_ ? ByKey(pod_groups_->List()) : PodGroups{});
     garbage_collector_.Collect(Watched(view, workloads));
     {
       MutexLock lock(mu_);

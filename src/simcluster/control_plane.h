@@ -4,7 +4,8 @@
 // controller (claim_controller.h) and the garbage collector
 // (garbage_collector.h) on one loop, fed by informers on pods, nodes,
 // ResourceSlices, ResourceClaims, ResourceClaimTemplates, DeviceClasses,
-// ConfigMaps and the four workload kinds. Any change an informer hears
+// ConfigMaps and the four workload kinds (and PodGroups, with the
+// GenericWorkload gate). Any change an informer hears
 // wakes the loop, which then runs one pass: the workload controllers (a
 // Deployment's new ReplicaSet gets its pods in the same pass), the claim
 // controller, the scheduler over every pending pod, then the garbage
@@ -53,6 +54,9 @@ struct ControlPlaneOptions {
   const Clock* clock = nullptr;  // required: event and condition times
   // One line per failed write (a conflict is retried by the next pass).
   std::function<void(const std::string&)> log = [](const std::string&) {};
+  // The API server serves PodGroups (GenericWorkload): watch them, and
+  // gang-schedule the pods that name one (scheduler.h).
+  bool generic_workload = false;
 };
 
 class ControlPlane {
@@ -99,6 +103,7 @@ class ControlPlane {
   GarbageCollector garbage_collector_;
   std::unique_ptr<kube::Informer> pods_, nodes_, slices_, claims_, templates_, classes_,
       config_maps_, deployments_, replica_sets_, jobs_, daemon_sets_;
+  std::unique_ptr<kube::Informer> pod_groups_;  // with generic_workload only
 
   Mutex mu_;
   std::condition_variable_any cv_;

@@ -475,6 +475,61 @@ TEST_F(ControlPlaneTest, GatedPodWaitsHoldingNothingUntilItsGatesAreRemoved) {
               HasSubstr("only deletion is allowed, but found new scheduling gate 'again'"));
 }
 
+// The GenericWorkload gate: pods naming a gang PodGroup wait for it and for
+// its quorum, then are bound all together or not at all; a gang that does
+// not fit holds nothing and does not stand in the way of one that does.
+TEST_F(ControlPlaneTest, AGangPodGroupsPodsAreBoundTogetherOrNotAtAll) {
+  EnableGenericWorkload();
+  for (const char* node : {"node-0", "node-1"}) {
+    AddNode(node);
+    AddSlice(node, {dra::testing::TestGpu(0)});
+  }
+  AddTemplate("one-gpu", Request(kGpuClass));
+  StartPlane();
+  auto member = [](const std::string& group) {
+    return json{{"schedulingGroup", {{"podGroupName", group}}}};
+  };
+  auto add_group = [&](const std::string& name, int min_count) {
+    json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                  {"kind", "PodGroup"},
+                  {"metadata", {{"name", name}, {"namespace", "default"}}},
+                  {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", min_count}}}}}}}};
+    ASSERT_TRUE(client_->CreateObject(kube::kPodGroups, "default", group).ok());
+  };
+  // Three ranks of one GPU each, on two GPUs. Before their PodGroup exists,
+  // and before all three exist, they wait without a word.
+  AddPod("trio-0", "one-gpu", "", member("trio"));
+  AddPod("trio-1", "one-gpu", "", member("trio"));
+  add_group("trio", 3);
+  const int64_t passes = plane_->WaitForPasses(0, std::chrono::seconds(20));
+  plane_->WaitForPasses(passes, std::chrono::seconds(20));
+  for (const char* pod : {"trio-0", "trio-1"}) {
+    const json p = Get(kube::kPods, pod);
+    EXPECT_FALSE(p["spec"].contains("nodeName")) << p.dump();
+    for (const json& c : p.value("/status/conditions"_json_pointer, json::array()))
+      EXPECT_NE(c.value("type", ""), "PodScheduled") << p.dump();
+  }
+  // With its quorum it is tried as one, and does not fit: nobody is bound,
+  // no claim holds a device.
+  AddPod("trio-2", "one-gpu", "", member("trio"));
+  const std::string why = WaitUnschedulable("trio-2");
+  EXPECT_THAT(why,
+              HasSubstr("pod group trio: its 3 pending pods are placed together or not at all"));
+  EXPECT_THAT(WaitUnschedulable("trio-0"), HasSubstr("pod group trio"));
+  for (const char* pod : {"trio-0", "trio-1", "trio-2"}) {
+    EXPECT_FALSE(Get(kube::kPods, pod)["spec"].contains("nodeName"));
+    EXPECT_FALSE(Get(kube::kResourceClaims, ClaimOf(pod))["status"].contains("allocation"));
+  }
+  // A pair that fits is bound at once, beside the waiting trio.
+  add_group("pair", 2);
+  AddPod("pair-0", "one-gpu", "", member("pair"));
+  AddPod("pair-1", "one-gpu", "", member("pair"));
+  const std::string first = WaitBound("pair-0")["spec"]["nodeName"];
+  const std::string second = WaitBound("pair-1")["spec"]["nodeName"];
+  EXPECT_NE(first, second);
+  EXPECT_FALSE(Get(kube::kPods, "trio-0")["spec"].contains("nodeName"));
+}
+
 TEST_F(ControlPlaneTest, PodsWithoutClaimsSpreadOverReadyNodes) {
   AddNode("node-0");
   AddNode("node-1");

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <vector>
 
+#include "clusterview/gang_placement.h"
 #include "clusterview/placement.h"
 #include "core/duration.h"
 #include "core/strings.h"
@@ -40,6 +41,17 @@ bool Gated(const json& pod) {
   return gates.is_array() && !gates.empty();
 }
 
+// The PodGroup `pod` belongs to ("ns/name"), or "".
+std::string GroupKeyOf(const json& pod) {
+  const std::string name = kube::StringAt(pod, "/spec/schedulingGroup/podGroupName"_json_pointer);
+  if (name.empty()) return "";
+  return StrCat(kube::StringAt(pod, "/metadata/namespace"_json_pointer), "/", name);
+}
+
+bool IsGang(const json& group) {
+  return group.contains("/spec/schedulingPolicy/gang"_json_pointer);
+}
+
 }  // namespace
 
 Scheduler::Scheduler(kube::Client& client, Overlay& pods, Overlay& claims, const Clock& clock,
@@ -59,7 +71,7 @@ Scheduler::Scheduler(kube::Client& client, Overlay& pods, Overlay& claims, const
           }(),
           clock) {}
 
-void Scheduler::ScheduleAll(View& view) {
+void Scheduler::ScheduleAll(View& view, const PodGroups& pod_groups) {
   // Oldest first, as the scheduling queue orders pods of equal priority.
   std::vector<std::tuple<std::string, std::string, json>> pending;
   for (const auto& [key, pod] : view.pods) {
@@ -70,14 +82,59 @@ void Scheduler::ScheduleAll(View& view) {
   std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
+  std::map<std::string, std::vector<std::string>> gangs;  // pod group -> its pending pods
   for (const auto& [created, key, pod] : pending) {
+    const std::string group = GroupKeyOf(pod);
     if (Gated(pod)) {
       ReportNotScheduled(view, view.pods.at(key), "SchedulingGated",
                          "Scheduling is blocked due to non-empty scheduling gates");
-    } else {
+    } else if (group.empty()) {
       Schedule(view, view.pods.at(key));
+    } else if (auto it = pod_groups.find(group); it == pod_groups.end()) {
+      continue;  // waits for its PodGroup, as PreEnqueue holds it
+    } else if (IsGang(it->second)) {
+      gangs[group].push_back(key);
+    } else {
+      Schedule(view, view.pods.at(key));  // basic: each pod on its own
     }
   }
+  for (const auto& [group, keys] : gangs) ScheduleGang(view, pod_groups.at(group), keys);
+}
+
+void Scheduler::ScheduleGang(View& view, const json& group, const std::vector<std::string>& keys) {
+  const std::string name = kube::StringAt(group, "/metadata/name"_json_pointer);
+  const std::string group_key =
+      StrCat(kube::StringAt(group, "/metadata/namespace"_json_pointer), "/", name);
+  size_t bound = 0;
+  for (const auto& [key, pod] : view.pods) {
+    const std::string phase = kube::StringAt(pod, "/status/phase"_json_pointer);
+    if (GroupKeyOf(pod) == group_key && phase != "Succeeded" && phase != "Failed" &&
+        !kube::StringAt(pod, "/spec/nodeName"_json_pointer).empty()) {
+      ++bound;
+    }
+  }
+  const int64_t min_count =
+      group.value("/spec/schedulingPolicy/gang/minCount"_json_pointer, int64_t{1});
+  if (static_cast<int64_t>(bound + keys.size()) < min_count) return;  // waits for its quorum
+  std::vector<json> members;
+  for (const std::string& key : keys) members.push_back(view.pods.at(key));
+  const clusterview::GangPlacement placement = clusterview::PlaceGang(view, members);
+  if (!placement.fits) {
+    const std::string failed =
+        kube::StringAt(members[placement.first_unplaced], "/metadata/name"_json_pointer);
+    // PlaceGang's message starts "rank N: ", its words for a run's pods.
+    std::string why = placement.message;
+    if (size_t colon = why.find(": "); why.starts_with("rank ") && colon != std::string::npos)
+      why.erase(0, colon + 2);
+    for (const std::string& key : keys) {
+      ReportNotScheduled(view, view.pods.at(key), "Unschedulable",
+                         StrCat("pod group ", name, ": its ", keys.size(),
+                                " pending pods are placed together or not at all, and ", failed,
+                                " does not fit: ", why));
+    }
+    return;
+  }
+  for (const std::string& key : keys) Schedule(view, view.pods.at(key));
 }
 
 void Scheduler::Schedule(View& view, const json& pod_in) {

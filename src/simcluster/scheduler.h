@@ -11,11 +11,19 @@
 // A pod with scheduling gates (spec.schedulingGates) is not placed: it gets
 // PodScheduled False, reason SchedulingGated, and no event, as
 // kube-scheduler's PreEnqueue does, until its gates are removed.
+// A pod whose spec.schedulingGroup names a PodGroup (the GenericWorkload
+// gate, kubesim/pod_groups.h) waits, with no condition, until that
+// PodGroup exists; under a `gang` policy also until minCount of its pods
+// exist (bound ones count). Then the group's pending pods are placed all
+// at once or not at all (clusterview::PlaceGang): each gets Unschedulable
+// with the first pod that did not fit when they do not, and none is bound.
 // Not thread-safe: the control plane's one loop thread calls it.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "clusterview/view.h"
 #include "core/clock.h"
@@ -25,16 +33,23 @@
 
 namespace canhazgpu::simcluster {
 
+// PodGroups by "namespace/name".
+using PodGroups = std::map<std::string, nlohmann::json>;
+
 class Scheduler {
  public:
   Scheduler(kube::Client& client, Overlay& pods, Overlay& claims, const Clock& clock,
             std::string scheduler_name, std::function<void(const std::string&)> log);
 
   // Tries every pending pod once, updating `view` with what it wrote.
-  void ScheduleAll(clusterview::View& view);
+  void ScheduleAll(clusterview::View& view, const PodGroups& pod_groups = {});
 
  private:
   void Schedule(clusterview::View& view, const nlohmann::json& pod);
+  // The pending pods (`keys`, oldest first) of one gang PodGroup: all
+  // bound, or none.
+  void ScheduleGang(clusterview::View& view, const nlohmann::json& group,
+                    const std::vector<std::string>& keys);
   // Finalizer, allocation and reservation for one claim; false when a
   // write failed.
   bool Commit(clusterview::View& view, const nlohmann::json& pod, const std::string& key,

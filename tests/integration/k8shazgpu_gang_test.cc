@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/k8shazgpu_run_fixture.h"
+#include "integration/terminal_session.h"
 
 namespace canhazgpu::testing {
 namespace {
@@ -95,6 +96,57 @@ TEST_F(K8shazgpuRunTest, AGangThatDoesNotFitWaitsHoldingNothing) {
   const std::string out = ReadFile(Out("gang"));
   EXPECT_THAT(out, HasSubstr("[0] ran\n"));
   EXPECT_THAT(out, HasSubstr("[1] ran\n"));
+}
+
+// A cluster with gang scheduling of its own (the GenericWorkload gate): the
+// run goes through a PodGroup instead of gates and says so; while a node is
+// busy the ranks wait unbound, their claims holding nothing, with the
+// scheduler's reason; the real kubectl sees the PodGroup; it goes with the
+// run.
+TEST_F(K8shazgpuRunTest, TheClustersOwnGangSchedulingAdmitsWhenServed) {
+  StartCluster(2, 1, 0, "canhazgpu", {"--feature-gates", "GenericWorkload=true"});
+  CliResult busy = K8s({"run", "--detach", "--name", "busy", "--node", "node-1", "--", "sh", "-c",
+                        WaitForGate("busy")});
+  ASSERT_EQ(busy.exit_code, 0) << busy.err;
+  const int gang =
+      SpawnK8s("pg", {"run", "--nodes", "2", "--name", "pg", "--", "sh", "-c", kSayRank});
+  ASSERT_TRUE(Eventually([&] {
+    return ReadFile(Err("pg")).find(
+               "waiting for the cluster's gang scheduler to place 2 × 1 GPU "
+               "together (0 of 2 ranks placed)") != std::string::npos;
+  })) << ReadFile(Err("pg"));
+  const json pods =
+      client_
+          ->ListAll(kube::kPods, "default", {.label_selector = "batch.kubernetes.io/job-name=pg"})
+          .value();
+  ASSERT_EQ(pods["items"].size(), 2u);
+  for (const json& p : pods["items"]) {
+    EXPECT_FALSE(p["spec"].contains("schedulingGates")) << p.dump();
+    EXPECT_FALSE(p["spec"].contains("nodeName")) << p.dump();
+    EXPECT_EQ(p["spec"]["schedulingGroup"]["podGroupName"], "pg");
+  }
+  const json claims = client_->ListAll(kube::kResourceClaims, "default").value();
+  for (const json& c : claims["items"]) {
+    if (!c["metadata"]["name"].get<std::string>().starts_with("pg-")) continue;
+    EXPECT_FALSE(c.contains("status") && c["status"].contains("allocation")) << c.dump();
+  }
+  if (std::string why = NoRecentKubectl("the kubectl check of the PodGroup does not run");
+      why.empty()) {
+    CliResult group = RunProgram({"kubectl", "get", "podgroups", "pg", "-o", "json"}, Env());
+    ASSERT_EQ(group.exit_code, 0) << group.err;
+    EXPECT_EQ(json::parse(group.out)["spec"]["schedulingPolicy"]["gang"]["minCount"], 2);
+  } else {
+    std::fprintf(stderr, "%s\n", why.c_str());
+  }
+
+  WriteFile(Gate("busy"), "");
+  EXPECT_EQ(ExitCodeOf(gang), 0) << ReadFile(Err("pg"));
+  EXPECT_THAT(ReadFile(Err("pg")),
+              HasSubstr("2 × 1 GPU admitted by the cluster's gang scheduling (PodGroup pg, "
+                        "scheduling.k8s.io/v1beta1)"));
+  EXPECT_THAT(ReadFile(Out("pg")), HasSubstr("[1] rank=1 of=2 world=2 nproc=1"));
+  EXPECT_TRUE(Eventually([&] { return Labelled(kube::kPodGroups).empty(); }))
+      << ::testing::PrintToString(Labelled(kube::kPodGroups));
 }
 
 // Two gangs that want the same two nodes: one runs, then the other; neither
@@ -209,6 +261,45 @@ TEST_F(K8shazgpuRunTest, TimeoutAndInterruptEndEveryRank) {
   EXPECT_TRUE(Eventually([&] { return Labelled(kube::kPods).empty(); }))
       << ::testing::PrintToString(Labelled(kube::kPods));
   EXPECT_THAT(Labelled(kube::kJobs), IsEmpty());
+}
+
+// On a terminal, Ctrl-C once the ranks run asks, as a one-pod run does:
+// "d" leaves the Job running and says how to follow it; "D" deletes it.
+TEST_F(K8shazgpuRunTest, OnATerminalCtrlCAsksWhetherToDetachTheRanks) {
+  StartCluster(2, 1);
+  CliHost host;
+  host.env() = Env();
+  {
+    TerminalSession session(host,
+                            {"run", "--no-sync", "--nodes", "2", "--name", "kept", "--", "sh", "-c",
+                             "echo up; sleep 100"},
+                            100, K8SHAZGPU_BINARY);
+    ASSERT_TRUE(session.WaitFor("[1] up")) << session.screen();
+    ASSERT_TRUE(session.WaitFor("[0] up")) << session.screen();
+    session.Type("\x03");
+    ASSERT_TRUE(session.WaitFor("detach (the ranks run on) or delete it? [d/D]"))
+        << session.screen();
+    session.Type("d\n");
+    EXPECT_TRUE(session.WaitFor("k8shazgpu cleanup -n default --name kept")) << session.screen();
+    EXPECT_EQ(session.Wait(), 0) << session.screen();
+    EXPECT_EQ(Labelled(kube::kJobs).size(), 1u);
+    EXPECT_EQ(Labelled(kube::kPods).size(), 2u);
+  }
+  EXPECT_EQ(K8s({"cleanup", "--name", "kept"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return Labelled(kube::kPods).empty(); }));
+  {
+    TerminalSession session(host,
+                            {"run", "--no-sync", "--nodes", "2", "--name", "gone", "--", "sh", "-c",
+                             "echo up; sleep 100"},
+                            100, K8SHAZGPU_BINARY);
+    ASSERT_TRUE(session.WaitFor("[1] up")) << session.screen();
+    ASSERT_TRUE(session.WaitFor("[0] up")) << session.screen();
+    session.Type("\x03");
+    ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();
+    session.Type("D\n");
+    EXPECT_EQ(session.Wait(), 130) << session.screen();
+    EXPECT_TRUE(Eventually([&] { return Labelled(kube::kJobs).empty(); }));
+  }
 }
 
 // The end-to-end check: a small Python rendezvous across two ranks.

@@ -531,6 +531,16 @@ TEST(SimClusterFlagsTest, BadFlagsAndAForeignDirectoryAreOneLineErrors) {
   EXPECT_EQ(bad_driver.exit_code, 2);
   EXPECT_EQ(bad_driver.err,
             "k8shazgpu-sim: --driver: unknown driver 'amd'; say canhazgpu or nvidia\n");
+  CliResult gate = run({"--dir", dir + "/c", "--feature-gates", "DRAConsumableCapacity=true"});
+  EXPECT_EQ(gate.exit_code, 2);
+  EXPECT_EQ(gate.err,
+            "k8shazgpu-sim: --feature-gates: unrecognized feature gate: DRAConsumableCapacity "
+            "(the one simulated is GenericWorkload)\n");
+  CliResult gate_value = run({"--dir", dir + "/c", "--feature-gates", "GenericWorkload=yes"});
+  EXPECT_EQ(gate_value.exit_code, 2);
+  EXPECT_EQ(gate_value.err,
+            "k8shazgpu-sim: --feature-gates: invalid value of GenericWorkload: 'yes', expected "
+            "true or false\n");
   CliResult zero_nodes = run({"--dir", dir + "/c", "--nodes", "0"});
   EXPECT_EQ(zero_nodes.exit_code, 2);
   EXPECT_THAT(zero_nodes.err, HasSubstr("--nodes"));

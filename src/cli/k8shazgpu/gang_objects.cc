@@ -83,6 +83,7 @@ json RankTemplate(const RunRequest& request, const RunNames& names, const GangSh
                          {{{"labelSelector", {{"matchLabels", {{kRunLabel, names.run_id}}}}},
                            {"topologyKey", "kubernetes.io/hostname"}}}}}}};
   if (shape.gated) spec["schedulingGates"] = {{{"name", kGangGate}}};
+  if (!shape.pod_group.empty()) spec["schedulingGroup"] = {{"podGroupName", shape.pod_group}};
   json& container = spec["containers"][0];
   json command = {"sh", "-c", EscapeDollars(EntryScript(shape.nodes, request.gpus)),
                   "k8shazgpu-rank"};
@@ -126,6 +127,17 @@ json GangJobObject(const RunRequest& request, const RunNames& names, const GangS
   if (request.ttl_seconds) spec["ttlSecondsAfterFinished"] = *request.ttl_seconds;
   if (!shape.kueue_queue.empty()) spec["suspend"] = true;
   return {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", metadata}, {"spec", spec}};
+}
+
+json GangPodGroupObject(const RunNames& names, const kube::ResourceRef& ref, int nodes,
+                        const json& job) {
+  return {{"apiVersion", StrCat(ref.group, "/", ref.version)},
+          {"kind", "PodGroup"},
+          {"metadata",
+           {{"name", names.pod},
+            {"labels", Labels(names)},
+            {"ownerReferences", json::array({OwnerReferenceToJob(job)})}}},
+          {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", nodes}}}}}}}};
 }
 
 json OwnerReferenceToJob(const json& job) {

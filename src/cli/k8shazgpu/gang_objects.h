@@ -13,6 +13,7 @@
 
 #include "cli/k8shazgpu/run_objects.h"
 #include "cli/k8shazgpu/run_request.h"
+#include "kube/client.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::cli::k8s {
@@ -30,6 +31,9 @@ struct GangShape {
   bool gated = true;
   // Kueue admits the Job: it is created suspended, with this queue's label.
   std::string kueue_queue;
+  // The cluster's gang scheduler admits the ranks: each names this
+  // PodGroup in spec.schedulingGroup (GangPodGroupObject).
+  std::string pod_group;
 };
 
 // Rank i's stable name: "<run>-<i>.<run>" (the Job's pod hostname in the
@@ -54,5 +58,11 @@ nlohmann::json GangJobObject(const RunRequest& request, const RunNames& names,
 // An ownerReference to `job` as created: the Service and the claim template
 // go with it.
 nlohmann::json OwnerReferenceToJob(const nlohmann::json& job);
+
+// The PodGroup through which the cluster's own gang scheduling (KEP-4671,
+// `ref`: scheduling.k8s.io v1beta1 or v1alpha2) places the run's N ranks
+// all at once or not at all: policy gang, minCount N, owned by `job`.
+nlohmann::json GangPodGroupObject(const RunNames& names, const kube::ResourceRef& ref, int nodes,
+                                  const nlohmann::json& job);
 
 }  // namespace canhazgpu::cli::k8s

@@ -47,6 +47,13 @@ absl::Status GangObjectsClient::CreateService(const json& service) {
   return absl::OkStatus();
 }
 
+absl::Status GangObjectsClient::CreatePodGroup(const kube::ResourceRef& ref, const json& group) {
+  absl::StatusOr<json> made = ctx_.client->CreateObject(ref, ctx_.namespace_name, group);
+  if (!made.ok()) return made.status();
+  pod_group_ = ref;
+  return absl::OkStatus();
+}
+
 absl::Status GangObjectsClient::Adopt() {
   if (!job_) return absl::FailedPreconditionError("no job to own the run's objects");
   const json owned = {
@@ -107,6 +114,7 @@ void GangObjectsClient::Delete() {
   }
   if (service_created_)
     report(client.Delete(kube::kServices, ns, names_.pod), "service " + names_.pod);
+  if (pod_group_) report(client.Delete(*pod_group_, ns, names_.pod), "PodGroup " + names_.pod);
   for (const std::string& map : config_maps_)
     report(client.Delete(kube::kConfigMaps, ns, map), "ConfigMap " + map);
   if (template_created_) {

@@ -1,7 +1,8 @@
 // One multi-node run's objects in the cluster (ADR 0019), created so that
 // `cleanup` can always finish: the claim template, the Job (each rank
 // behind the gang's scheduling gate), the headless Service, then owner
-// references from the template and the Service to the Job - so deleting the
+// references from the template and the Service to the Job (and a PodGroup
+// owned by it, when the cluster's gang scheduling admits) - so deleting the
 // Job deletes everything. Everything carries the run's labels. Also the
 // gang's own admission steps: release the ranks' gates, suspend the Job
 // (its pods go, holding nothing, not counted as failures) and resume it.
@@ -29,6 +30,10 @@ class GangObjectsClient {
   // AlreadyExists for a taken --name says so in one line.
   absl::StatusOr<nlohmann::json> CreateJob(const nlohmann::json& job);
   absl::Status CreateService(const nlohmann::json& service);
+  // After the Job (it names the Job as its owner).
+  absl::Status CreatePodGroup(const kube::ResourceRef& ref, const nlohmann::json& group);
+  // The Job as created (CreateJob's answer).
+  const nlohmann::json& job() const { return *job_; }
   // The template, the ConfigMaps and the Service owned by the Job.
   absl::Status Adopt();
   // Removes kGangGate from the rank `pod` (as read); other gates stay.
@@ -47,7 +52,8 @@ class GangObjectsClient {
   const RunNames names_;
   bool template_created_ = false;
   bool service_created_ = false;
-  std::vector<std::string> config_maps_;  // created by this run
+  std::optional<kube::ResourceRef> pod_group_;  // created by this run
+  std::vector<std::string> config_maps_;        // created by this run
   std::optional<nlohmann::json> job_;
 };
 

@@ -113,6 +113,31 @@ TEST(GangObjectsTest, TimeoutTtlAndKueueAreTheJobs) {
                    .contains("canhazgpu.dev/ttl-seconds-after-finished"));
 }
 
+// The cluster's own gang scheduling: every rank names the run's PodGroup,
+// which asks for all N at once and goes with the Job.
+TEST(GangObjectsTest, ThePodGroupPathNamesTheGroupInsteadOfAGate) {
+  const json job =
+      GangJobObject(TwoGpus(), kGangNames, {.nodes = 2, .gated = false, .pod_group = "alice-abcde"},
+                    PodObject(TwoGpus(), kGangNames));
+  const json& pod = job["spec"]["template"]["spec"];
+  EXPECT_FALSE(pod.contains("schedulingGates"));
+  EXPECT_EQ(pod["schedulingGroup"], json({{"podGroupName", "alice-abcde"}}));
+
+  const json created_job = {{"metadata", {{"name", "alice-abcde"}, {"uid", "u-1"}}}};
+  for (const char* version : {"v1beta1", "v1alpha2"}) {
+    kube::ResourceRef ref = kube::kPodGroups;
+    ref.version = version;
+    const json group = GangPodGroupObject(kGangNames, ref, 2, created_job);
+    EXPECT_EQ(group["apiVersion"], StrCat("scheduling.k8s.io/", version));
+    EXPECT_EQ(group["kind"], "PodGroup");
+    EXPECT_EQ(group["metadata"]["name"], "alice-abcde");
+    EXPECT_EQ(group["metadata"]["labels"]["canhazgpu.dev/run"], "abcde12345");
+    EXPECT_EQ(group["metadata"]["ownerReferences"][0]["uid"], "u-1");
+    EXPECT_EQ(group["metadata"]["ownerReferences"][0]["kind"], "Job");
+    EXPECT_EQ(group["spec"], json::parse(R"({"schedulingPolicy": {"gang": {"minCount": 2}}})"));
+  }
+}
+
 // The entry script as the kubelet hands it to the container's shell ("$$"
 // is Kubernetes' escape for "$"), run with `visible` as the CDI env.
 std::string RunEntryScript(const json& job, const std::string& visible) {

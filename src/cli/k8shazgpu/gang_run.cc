@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -38,6 +39,11 @@ constexpr milliseconds kPoll{500};
 constexpr milliseconds kFitInterval{2000};
 
 const kube::ResourceRef kLocalQueues{"kueue.x-k8s.io", "v1beta1", "localqueues", true};
+
+// Who admits a gang (ADR 0019), in this order: Kueue when --queue names a
+// queue, the cluster's own gang scheduling when the server serves
+// PodGroups, else k8shazgpu itself through scheduling gates.
+enum class Admission { kOwn, kKueue, kCluster };
 
 std::string GangWanted(const RunRequest& r) {
   return StrCat(r.nodes, " × ", r.gpus, r.wants.mig_profile ? " MIG instance" : " GPU",
@@ -102,7 +108,12 @@ class GangRunner {
   // Waits until every rank is bound to a node; false when it gave up
   // (--wait, --nonblock) or was interrupted.
   absl::StatusOr<bool> AdmitOurselves();
-  absl::StatusOr<bool> AwaitKueue();
+  // Kueue or the cluster's gang scheduler admits: waits until every rank
+  // is bound (or the Job ended), saying why not yet.
+  absl::StatusOr<bool> AwaitAdmission();
+  // The PodGroup version the server serves (v1beta1, else 1.36's
+  // v1alpha2), or nullopt: the cluster has no gang scheduling of its own.
+  std::optional<kube::ResourceRef> ServedPodGroups();
   // After the gates are released: true once every rank is bound, false
   // when the scheduler did not bind them all within kGangBindSeconds.
   absl::StatusOr<bool> AwaitBound();
@@ -114,7 +125,11 @@ class GangRunner {
   absl::StatusOr<int> Follow();
   // reserve --nodes: every rank's placeholder runs; where, which devices.
   absl::StatusOr<int> Reserved();
-  int Interrupted();
+  // Ctrl-C: deletes every rank; once the ranks run (`running`), a person
+  // at a terminal may detach instead, as a one-pod run offers.
+  int Interrupted(bool running = false);
+  // How to follow and clean up a run left running.
+  std::string DetachHints() const;
   absl::Status GaveUp();
 
   Context& ctx_;
@@ -126,6 +141,8 @@ class GangRunner {
   steady_clock::time_point fit_checked_{};
   std::string why_;
   std::string admitted_by_;
+  Admission admission_ = Admission::kOwn;
+  kube::ResourceRef pod_groups_;  // with Admission::kCluster
 };
 
 absl::StatusOr<int> GangRunner::Go() {
@@ -138,7 +155,13 @@ absl::StatusOr<int> GangRunner::Go() {
   RunRequest one_rank = request_;
   one_rank.nonblock = false;
   RETURN_IF_ERROR(hooks_.check_claim(client, ctx_.namespace_name, claim_spec, one_rank));
-  if (!request_.kueue_queue.empty()) {
+  if (request_.kueue_queue.empty()) {
+    if (std::optional<kube::ResourceRef> groups = ServedPodGroups()) {
+      admission_ = Admission::kCluster;
+      pod_groups_ = *groups;
+    }
+  } else {
+    admission_ = Admission::kKueue;
     absl::StatusOr<json> queue =
         client.Get(kLocalQueues, ctx_.namespace_name, request_.kueue_queue);
     if (!queue.ok()) {
@@ -172,7 +195,8 @@ absl::StatusOr<int> GangRunner::Go() {
                names.pod.c_str(), ctx_.namespace_name.c_str(), names.run_id.c_str(),
                GangWanted(request_).c_str(), klass.name.c_str());
   std::fputs(plan.created_note.c_str(), stderr);
-  absl::StatusOr<bool> admitted = request_.kueue_queue.empty() ? AdmitOurselves() : AwaitKueue();
+  absl::StatusOr<bool> admitted =
+      admission_ == Admission::kOwn ? AdmitOurselves() : AwaitAdmission();
   if (!admitted.ok()) {
     progress_.Clear();
     objects_->Delete();
@@ -214,11 +238,17 @@ absl::Status GangRunner::CreateObjects(const json& claim_spec, const PodPlan& pl
   RETURN_IF_ERROR(objects_->CreateTemplate(claim_spec));
   RETURN_IF_ERROR(objects_->CreateConfigMaps(plan.config_maps));
   if (InterruptGuard::Interrupted()) return absl::CancelledError("interrupted");
+  const bool cluster = admission_ == Admission::kCluster;
   const GangShape shape{.nodes = request_.nodes,
                         .master_port = kDefaultMasterPort,
-                        .gated = request_.kueue_queue.empty(),
-                        .kueue_queue = request_.kueue_queue};
+                        .gated = admission_ == Admission::kOwn,
+                        .kueue_queue = request_.kueue_queue,
+                        .pod_group = cluster ? names.pod : ""};
   RETURN_IF_ERROR(objects_->CreateJob(GangJobObject(request_, names, shape, plan.pod)).status());
+  if (cluster) {
+    RETURN_IF_ERROR(objects_->CreatePodGroup(
+        pod_groups_, GangPodGroupObject(names, pod_groups_, request_.nodes, objects_->job())));
+  }
   RETURN_IF_ERROR(objects_->CreateService(GangServiceObject(names)));
   if (absl::Status s = objects_->Adopt(); !s.ok()) {
     // Not fatal: everything keeps the run's label for cleanup.
@@ -325,8 +355,23 @@ absl::Status GangRunner::GiveBack() {
   return objects_->SetSuspended(false);
 }
 
-absl::StatusOr<bool> GangRunner::AwaitKueue() {
-  admitted_by_ = StrCat("Kueue (LocalQueue ", request_.kueue_queue, ")");
+std::optional<kube::ResourceRef> GangRunner::ServedPodGroups() {
+  for (const char* version : {"v1beta1", "v1alpha2"}) {
+    kube::ResourceRef ref = kube::kPodGroups;
+    ref.version = version;
+    // A server that cannot say (an error, not a 404) is taken as not
+    // serving them: our own admission works everywhere.
+    absl::StatusOr<bool> served = ctx_.client->Serves(ref);
+    if (served.ok() && *served) return ref;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<bool> GangRunner::AwaitAdmission() {
+  const bool kueue = admission_ == Admission::kKueue;
+  admitted_by_ = kueue ? StrCat("Kueue (LocalQueue ", request_.kueue_queue, ")")
+                       : StrCat("the cluster's gang scheduling (PodGroup ", objects_->names().pod,
+                                ", ", pod_groups_.group, "/", pod_groups_.version, ")");
   while (true) {
     if (InterruptGuard::Interrupted()) return false;
     if (PastGiveUp()) return false;
@@ -334,9 +379,21 @@ absl::StatusOr<bool> GangRunner::AwaitKueue() {
     int bound = 0;
     for (const json& p : ranks) bound += !kube::StringAt(p, "/spec/nodeName"_json_pointer).empty();
     if (bound == request_.nodes) return true;
-    progress_.Show(StrCat("waiting for Kueue to admit ", GangWanted(request_), " from queue ",
-                          request_.kueue_queue, " (", bound, " of ", request_.nodes,
-                          " ranks placed)"));
+    // A rank that failed at once ends the Job, which deletes the others.
+    absl::StatusOr<json> job =
+        ctx_.client->Get(kube::kJobs, ctx_.namespace_name, objects_->names().pod);
+    if (job.ok() && JobEnded(*job)) return true;
+    const std::string placed = StrCat(bound, " of ", request_.nodes, " ranks placed");
+    if (kueue) {
+      progress_.Show(StrCat("waiting for Kueue to admit ", GangWanted(request_), " from queue ",
+                            request_.kueue_queue, " (", placed, ")"));
+    } else {
+      const bool all_there = static_cast<int>(ranks.size()) == request_.nodes;
+      const std::string why = all_there ? WhyNotYet(ranks) : "";
+      progress_.Show(StrCat("waiting for the cluster's gang scheduler to place ",
+                            GangWanted(request_), " together (", placed, ")",
+                            why.empty() ? "" : ": ", FirstLine(why)));
+    }
     Pause(kPoll);
   }
 }
@@ -357,8 +414,20 @@ absl::Status GangRunner::GaveUp() {
              "; deleted it, nothing was held (a longer --wait waits longer in line)"));
 }
 
-int GangRunner::Interrupted() {
+std::string GangRunner::DetachHints() const {
+  const std::string& job = objects_->names().pod;
+  const std::string& ns = ctx_.namespace_name;
+  return StrCat("job ", job, " runs ", request_.nodes, " ranks\n  follow:   kubectl logs -f -n ",
+                ns, " job/", job, "\n  clean up: k8shazgpu cleanup -n ", ns, " --name ", job, "\n");
+}
+
+int GangRunner::Interrupted(bool running) {
   progress_.Clear();
+  if (running && !request_.reservation && ctx_.stdin_tty && ctx_.stderr_tty &&
+      AskDetach("the ranks run on")) {
+    std::fputs(DetachHints().c_str(), stderr);
+    return 0;
+  }
   objects_->Delete();
   std::fprintf(stderr, "k8shazgpu: interrupted; deleted job %s, its %d ranks and their claims\n",
                objects_->names().pod.c_str(), request_.nodes);
@@ -375,11 +444,7 @@ absl::StatusOr<int> GangRunner::Follow() {
                admitted_by_.c_str(), Join(where, ", ").c_str());
   if (request_.reservation) return Reserved();
   if (request_.detach) {
-    std::printf(
-        "job %s runs %d ranks\n  follow:   kubectl logs -f -n %s job/%s\n"
-        "  clean up: k8shazgpu cleanup -n %s --name %s\n",
-        objects_->names().pod.c_str(), request_.nodes, ctx_.namespace_name.c_str(),
-        objects_->names().pod.c_str(), ctx_.namespace_name.c_str(), objects_->names().pod.c_str());
+    std::fputs(DetachHints().c_str(), stdout);
     return 0;
   }
   GangLogs logs(*ctx_.client, ctx_.namespace_name, request_.logs_rank);
@@ -387,7 +452,7 @@ absl::StatusOr<int> GangRunner::Follow() {
   while (true) {
     if (InterruptGuard::Interrupted()) {
       logs.Stop();
-      return Interrupted();
+      return Interrupted(/*running=*/true);
     }
     // The Job's own end first: a deadline or a deletion takes ranks away
     // without a failed container to read.

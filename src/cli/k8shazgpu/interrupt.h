@@ -27,4 +27,9 @@ class InterruptGuard {
   static int ExitCode();
 };
 
+// Asks a person at a terminal what Ctrl-C should do: "detach (`kept`) or
+// delete it? [d/D]". True: detach. A second Ctrl-C, or the end of input,
+// means delete.
+bool AskDetach(const char* kept);
+
 }  // namespace canhazgpu::cli::k8s

@@ -1,8 +1,5 @@
 #include "cli/k8shazgpu/run_command.h"
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 
@@ -61,30 +58,6 @@ std::string Wanted(const RunRequest& r) {
   return what;
 }
 
-// Asks a person at a terminal what Ctrl-C should do. True: detach.
-// A second Ctrl-C, or the end of input, means delete.
-bool AskDetach() {
-  InterruptGuard::Clear();
-  for (int tries = 0; tries < 3; ++tries) {
-    std::fprintf(stderr, "\nk8shazgpu: detach (the pod runs on) or delete it? [d/D] ");
-    std::fflush(stderr);
-    std::string answer;
-    while (true) {
-      if (InterruptGuard::Interrupted()) return false;
-      pollfd in = {STDIN_FILENO, POLLIN, 0};
-      if (poll(&in, 1, 100) <= 0) continue;
-      char c;
-      if (read(STDIN_FILENO, &c, 1) != 1) return false;
-      if (c == '\n') break;
-      answer += c;
-    }
-    answer = std::string(Trim(answer));
-    if (answer == "d") return true;
-    if (answer == "D") return false;
-  }
-  return false;
-}
-
 class Runner {
  public:
   Runner(Context& ctx, const RunRequest& request, const RunHooks& hooks)
@@ -112,7 +85,8 @@ class Runner {
   // reservation that is not running yet holds nothing worth keeping.
   int Interrupted() {
     progress_->Clear();
-    if (!request_.reservation && ctx_.stdin_tty && ctx_.stderr_tty && AskDetach()) {
+    if (!request_.reservation && ctx_.stdin_tty && ctx_.stderr_tty &&
+        AskDetach("the pod runs on")) {
       std::fputs(FollowHints(ctx_, objects_->names().pod, request_).c_str(), stderr);
       return 0;
     }

@@ -170,6 +170,7 @@ absl::Status SimCluster::StartServer() {
   // garbage collector (the control plane's), which also collects those
   // whose owner never existed.
   store_->set_collect_background_dependents(false);
+  if (options_.generic_workload) store_->EnableGenericWorkload();
   auto log_file = std::make_shared<std::ofstream>(options_.dir + "/apiserver.log", std::ios::app);
   auto log_mu = std::make_shared<Mutex>();
   kubesim::ApiServerOptions server_options{.log = [log_file, log_mu](const std::string& line) {
@@ -227,10 +228,12 @@ absl::Status SimCluster::StartControlPlane() {
                    kube::Client::Create(rest_config(), {.qps = 1000, .burst = 1000}));
   ASSIGN_OR_RETURN(control_plane_,
                    simcluster::ControlPlane::Create(
-                       *control_plane_client_,
-                       {.clock = &clock_, .log = [log = options_.log](const std::string& line) {
-                          log(StrCat("control plane: ", line));
-                        }}));
+                       *control_plane_client_, {.clock = &clock_,
+                                                .log =
+                                                    [log = options_.log](const std::string& line) {
+                                                      log(StrCat("control plane: ", line));
+                                                    },
+                                                .generic_workload = options_.generic_workload}));
   return control_plane_->Start();
 }
 

@@ -94,6 +94,9 @@ struct ClusterOptions {
   // (empty: huggingface.co, unreachable from a machine without network).
   std::vector<std::string> images = {"vllm/vllm-openai:latest"};
   std::string hf_endpoint;
+  // The GenericWorkload feature gate: the API server serves PodGroups
+  // (kubesim/pod_groups.h) and the scheduler gang-schedules their pods.
+  bool generic_workload = false;
   // Progress and the daemons' restarts, one line each.
   std::function<void(const std::string&)> log;
 };

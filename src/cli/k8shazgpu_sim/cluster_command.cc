@@ -92,6 +92,11 @@ const std::vector<cli::FlagSpec> kClusterFlags = {
     {.name = "nvidia-consumable-shares",
      .help = "with --driver nvidia: its --consumable-shares=memory mode, GPUs shared by memory "
              "(booked, not limited)"},
+    {.name = "feature-gates",
+     .has_value = true,
+     .value_name = "NAME=BOOL,...",
+     .help = "Kubernetes feature gates beyond 1.34's defaults; the one known is GenericWorkload "
+             "(PodGroups and gang scheduling, scheduling.k8s.io/v1beta1 as in 1.37)"},
     {.name = "hf-endpoint",
      .has_value = true,
      .value_name = "URL",
@@ -157,6 +162,28 @@ std::optional<int> ReadNodeShapes(const cli::ParsedFlags& flags, ClusterOptions*
   return std::nullopt;
 }
 
+// --feature-gates as kube-apiserver reads it: NAME=true|false, comma
+// separated. An exit code when it names a gate we do not simulate.
+std::optional<int> ReadFeatureGates(const std::string& gates, ClusterOptions* options) {
+  for (std::string_view gate : Split(gates, ',', /*skip_empty=*/true)) {
+    const size_t eq = gate.find('=');
+    const std::string_view name = Trim(gate.substr(0, eq));
+    const std::string_view value = eq == std::string_view::npos ? "" : Trim(gate.substr(eq + 1));
+    if (name != "GenericWorkload") {
+      std::cerr << "k8shazgpu-sim: --feature-gates: unrecognized feature gate: " << name
+                << " (the one simulated is GenericWorkload)\n";
+      return cli::kExitUsage;
+    }
+    if (value != "true" && value != "false") {
+      std::cerr << "k8shazgpu-sim: --feature-gates: invalid value of " << name << ": '" << value
+                << "', expected true or false\n";
+      return cli::kExitUsage;
+    }
+    options->generic_workload = value == "true";
+  }
+  return std::nullopt;
+}
+
 // Everything but the log from the flags. Returns an exit code when the flags
 // are wrong.
 std::optional<int> ClusterOptionsFromFlags(const cli::ParsedFlags& flags, ClusterOptions* options) {
@@ -174,6 +201,7 @@ std::optional<int> ClusterOptionsFromFlags(const cli::ParsedFlags& flags, Cluste
     return cli::kExitUsage;
   }
   for (const std::string& image : flags.Values("image")) options->images.push_back(image);
+  if (std::optional<int> exit = ReadFeatureGates(value("feature-gates"), options)) return exit;
   if (std::optional<int> exit = ReadNodeShapes(flags, options)) return exit;
   absl::StatusOr<cli::ListenAddress> listen = cli::ParseListenAddress(value("listen"));
   if (!listen.ok()) {

@@ -30,11 +30,19 @@ class ControlPlaneFixture : public ::testing::Test {
     if (plane_) plane_->Stop();
   }
 
+  // The GenericWorkload gate, on the server and in the plane: before
+  // StartPlane().
+  void EnableGenericWorkload() {
+    server_.store().EnableGenericWorkload();
+    generic_workload_ = true;
+  }
+
   void StartPlane() {
     auto plane = ControlPlane::Create(
         *client_, {.resync = std::chrono::milliseconds(10'000),
                    .clock = &clock_,
-                   .log = [](const std::string& line) { fprintf(stderr, "%s\n", line.c_str()); }});
+                   .log = [](const std::string& line) { fprintf(stderr, "%s\n", line.c_str()); },
+                   .generic_workload = generic_workload_});
     ASSERT_TRUE(plane.ok()) << plane.status();
     plane_ = *std::move(plane);
     ASSERT_TRUE(plane_->Start().ok());
@@ -94,6 +102,7 @@ class ControlPlaneFixture : public ::testing::Test {
   std::unique_ptr<kube::Client> client_;
   const Clock& clock_ = RealClock();
   std::unique_ptr<ControlPlane> plane_;
+  bool generic_workload_ = false;
 };
 
 }  // namespace canhazgpu::simcluster::testing
