@@ -52,6 +52,24 @@ std::string GangWanted(const RunRequest& r) {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// How long to wait before reading again: 20 ms at first, doubling up to
+// kPoll, so that the steps of a start that takes a few hundred
+// milliseconds are seen as they happen, and a long wait or run costs the
+// API server two reads a second.
+class Pace {
+ public:
+  milliseconds Next() {
+    const milliseconds d = next_;
+    next_ = std::min(next_ * 2, kPoll);
+    return d;
+  }
+  void Reset() { next_ = kFirst; }
+
+ private:
+  static constexpr milliseconds kFirst{20};
+  milliseconds next_ = kFirst;
+};
+
 // Sleeps `d` unless interrupted first.
 void Pause(milliseconds d) {
   const auto until = RealClock().MonoNow() + d;
@@ -142,6 +160,7 @@ class GangRunner {
   std::string why_;
   std::string admitted_by_;
   Admission admission_ = Admission::kOwn;
+  Pace pace_;  // reset as each wait begins
   kube::ResourceRef pod_groups_;  // with Admission::kCluster
 };
 
@@ -286,13 +305,14 @@ std::string GangRunner::WhyNotYet(const std::vector<json>& ranks) {
 
 absl::StatusOr<bool> GangRunner::AdmitOurselves() {
   admitted_by_ = "k8shazgpu's own gang admission (scheduling gates)";
+  pace_.Reset();
   int attempt = 0;
   while (true) {
     if (InterruptGuard::Interrupted()) return false;
     ASSIGN_OR_RETURN(std::vector<json> ranks, Ranks());
     if (!AllRanksWithClaims(ranks, request_.nodes)) {
       progress_.Show(StrCat("creating ", request_.nodes, " ranks (", ranks.size(), " so far)"));
-      Pause(kPoll);
+      Pause(pace_.Next());
       continue;
     }
     const bool gated = std::any_of(ranks.begin(), ranks.end(),
@@ -303,12 +323,13 @@ absl::StatusOr<bool> GangRunner::AdmitOurselves() {
     if (!why.empty()) {
       progress_.Show(
           StrCat("waiting for ", GangWanted(request_), ", holding nothing: ", FirstLine(why)));
-      Pause(kPoll);
+      Pause(pace_.Next());
       continue;
     }
     // All fit now: release every rank together.
     progress_.Show(StrCat("all ", request_.nodes, " ranks fit: releasing them"));
     for (const json& rank : ranks) RETURN_IF_ERROR(objects_->Ungate(rank));
+    pace_.Reset();
     ASSIGN_OR_RETURN(bool bound, AwaitBound());
     if (bound || InterruptGuard::Interrupted()) return bound;
     // Another run took a node first: give it all back and try again, after
@@ -339,18 +360,19 @@ absl::StatusOr<bool> GangRunner::AwaitBound() {
         ctx_.client->Get(kube::kJobs, ctx_.namespace_name, objects_->names().pod);
     if (job.ok() && JobEnded(*job)) return true;
     progress_.Show(StrCat(bound, " of ", request_.nodes, " ranks placed"));
-    Pause(kPoll);
+    Pause(pace_.Next());
   }
   return false;
 }
 
 absl::Status GangRunner::GiveBack() {
   RETURN_IF_ERROR(objects_->SetSuspended(true));
+  pace_.Reset();
   const auto until = RealClock().MonoNow() + std::chrono::seconds(60);
   while (RealClock().MonoNow() < until && !InterruptGuard::Interrupted()) {
     ASSIGN_OR_RETURN(std::vector<json> ranks, Ranks());
     if (ranks.empty()) break;
-    Pause(kPoll);
+    Pause(pace_.Next());
   }
   return objects_->SetSuspended(false);
 }
@@ -369,6 +391,7 @@ std::optional<kube::ResourceRef> GangRunner::ServedPodGroups() {
 
 absl::StatusOr<bool> GangRunner::AwaitAdmission() {
   const bool kueue = admission_ == Admission::kKueue;
+  pace_.Reset();
   admitted_by_ = kueue ? StrCat("Kueue (LocalQueue ", request_.kueue_queue, ")")
                        : StrCat("the cluster's gang scheduling (PodGroup ", objects_->names().pod,
                                 ", ", pod_groups_.group, "/", pod_groups_.version, ")");
@@ -394,7 +417,7 @@ absl::StatusOr<bool> GangRunner::AwaitAdmission() {
                             GangWanted(request_), " together (", placed, ")",
                             why.empty() ? "" : ": ", FirstLine(why)));
     }
-    Pause(kPoll);
+    Pause(pace_.Next());
   }
 }
 
@@ -448,6 +471,7 @@ absl::StatusOr<int> GangRunner::Follow() {
     return 0;
   }
   GangLogs logs(*ctx_.client, ctx_.namespace_name, request_.logs_rank);
+  pace_.Reset();
   int reads_after_end = 0;
   while (true) {
     if (InterruptGuard::Interrupted()) {
@@ -488,7 +512,7 @@ absl::StatusOr<int> GangRunner::Follow() {
       return absl::AbortedError(StrCat("job ", objects_->names().pod, " ended (",
                                        JobEndReason(*job), ") without a rank's exit code"));
     }
-    Pause(kPoll);
+    Pause(pace_.Next());
   }
 }
 
@@ -496,6 +520,7 @@ absl::StatusOr<int> GangRunner::Reserved() {
   const std::string& ns = ctx_.namespace_name;
   const std::string& name = objects_->names().pod;
   std::vector<json> ranks;
+  pace_.Reset();
   while (true) {
     if (InterruptGuard::Interrupted()) return Interrupted();
     ASSIGN_OR_RETURN(ranks, Ranks());
@@ -513,7 +538,7 @@ absl::StatusOr<int> GangRunner::Reserved() {
     }
     if (running == request_.nodes) break;
     progress_.Show(StrCat(running, " of ", request_.nodes, " ranks running"));
-    Pause(kPoll);
+    Pause(pace_.Next());
   }
   progress_.Clear();
   std::vector<std::string> lines;
