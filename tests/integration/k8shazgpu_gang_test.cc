@@ -149,6 +149,23 @@ TEST_F(K8shazgpuRunTest, TheClustersOwnGangSchedulingAdmitsWhenServed) {
       << ::testing::PrintToString(Labelled(kube::kPodGroups));
 }
 
+// A user who may not list every namespace's claims cannot check the gang's
+// fit: the ranks are released to the scheduler anyway, and the run says so.
+TEST_F(K8shazgpuRunTest, AGangRunsWhenTheClusterCannotBeReadWhole) {
+  StartCluster(2, 1);
+  const json rule = {
+      {"verb", "list"}, {"resource", "resourceclaims"}, {"count", 100000}, {"code", 403}};
+  CliResult fault =
+      RunProgram({"curl", "-sf", "-X", "POST", "-H", "Content-Type: application/json", "--data",
+                  rule.dump(), client_->config().server + "/debug/k8shazgpu-sim/faults"},
+                 {});
+  ASSERT_EQ(fault.exit_code, 0) << fault.err;
+  CliResult r = K8s({"run", "--nodes", "2", "--name", "blind", "--", "sh", "-c", kSayRank});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_THAT(r.err, HasSubstr("cannot read the whole cluster to check the gang's fit"));
+  EXPECT_THAT(r.out, HasSubstr("[1] rank=1 of=2 world=2"));
+}
+
 // Two gangs that want the same two nodes: one runs, then the other; neither
 // holds part of the nodes while the other waits (no deadlock).
 TEST_F(K8shazgpuRunTest, TwoGangsForTheSameNodesBothFinish) {

@@ -160,7 +160,8 @@ class GangRunner {
   std::string why_;
   std::string admitted_by_;
   Admission admission_ = Admission::kOwn;
-  Pace pace_;  // reset as each wait begins
+  Pace pace_;                     // reset as each wait begins
+  bool blind_said_ = false;       // told that the cluster cannot be read
   kube::ResourceRef pod_groups_;  // with Admission::kCluster
 };
 
@@ -294,6 +295,23 @@ std::string GangRunner::WhyNotYet(const std::vector<json>& ranks) {
   if (RealClock().MonoNow() - fit_checked_ < kFitInterval) return why_;
   fit_checked_ = RealClock().MonoNow();
   absl::StatusOr<clusterview::View> view = ReadCluster(ctx_);
+  if (!view.ok() && view.status().code() == absl::StatusCode::kPermissionDenied) {
+    // Not allowed to see the whole cluster: try. The scheduler is the
+    // judge, and ranks it does not all bind within kGangBindSeconds are
+    // given back (AdmitOurselves), so nothing is held in part for long.
+    if (!blind_said_) {
+      progress_.Clear();
+      std::fprintf(stderr,
+                   "k8shazgpu: cannot read the whole cluster to check the gang's fit (%s); "
+                   "releasing the ranks and giving everything back if they are not all placed "
+                   "within %ds\n",
+                   std::string(FirstLine(std::string(view.status().message()))).c_str(),
+                   kGangBindSeconds);
+      blind_said_ = true;
+    }
+    why_ = "";
+    return why_;
+  }
   if (!view.ok()) {
     why_ = StrCat("cannot read the cluster: ", view.status().message());
     return why_;
