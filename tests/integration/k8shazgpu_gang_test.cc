@@ -286,37 +286,35 @@ TEST_F(K8shazgpuRunTest, OnATerminalCtrlCAsksWhetherToDetachTheRanks) {
   StartCluster(2, 1);
   CliHost host;
   host.env() = Env();
-  {
+  // Runs two ranks on a terminal, presses ^C once both run, and answers.
+  auto interrupt = [&](const std::string& name, const std::string& answer) {
     TerminalSession session(host,
-                            {"run", "--no-sync", "--nodes", "2", "--name", "kept", "--", "sh", "-c",
+                            {"run", "--no-sync", "--nodes", "2", "--name", name, "--", "sh", "-c",
                              "echo up; sleep 100"},
                             100, K8SHAZGPU_BINARY);
-    ASSERT_TRUE(session.WaitFor("[1] up")) << session.screen();
-    ASSERT_TRUE(session.WaitFor("[0] up")) << session.screen();
+    EXPECT_TRUE(session.WaitFor("[1] up")) << session.screen();
+    EXPECT_TRUE(session.WaitFor("[0] up")) << session.screen();
     session.Type("\x03");
-    ASSERT_TRUE(session.WaitFor("detach (the ranks run on) or delete it? [d/D]"))
+    EXPECT_TRUE(session.WaitFor("detach (the ranks run on) or delete it? [d/D]"))
         << session.screen();
-    session.Type("d\n");
-    EXPECT_TRUE(session.WaitFor("k8shazgpu cleanup -n default --name kept")) << session.screen();
-    EXPECT_EQ(session.Wait(), 0) << session.screen();
-    EXPECT_EQ(Labelled(kube::kJobs).size(), 1u);
-    EXPECT_EQ(Labelled(kube::kPods).size(), 2u);
-  }
+    session.Type(answer + "\n");
+    if (answer == "d") {
+      EXPECT_TRUE(session.WaitFor("k8shazgpu cleanup -n default --name " + name))
+          << session.screen();
+    }
+    const int code = session.Wait();
+    return std::make_pair(code, session.screen());
+  };
+  const auto [kept, kept_screen] = interrupt("kept", "d");
+  EXPECT_EQ(kept, 0) << kept_screen;
+  EXPECT_EQ(Labelled(kube::kJobs).size(), 1u);
+  EXPECT_EQ(Labelled(kube::kPods).size(), 2u);
   EXPECT_EQ(K8s({"cleanup", "--name", "kept"}).exit_code, 0);
   EXPECT_TRUE(Eventually([&] { return Labelled(kube::kPods).empty(); }));
-  {
-    TerminalSession session(host,
-                            {"run", "--no-sync", "--nodes", "2", "--name", "gone", "--", "sh", "-c",
-                             "echo up; sleep 100"},
-                            100, K8SHAZGPU_BINARY);
-    ASSERT_TRUE(session.WaitFor("[1] up")) << session.screen();
-    ASSERT_TRUE(session.WaitFor("[0] up")) << session.screen();
-    session.Type("\x03");
-    ASSERT_TRUE(session.WaitFor("[d/D]")) << session.screen();
-    session.Type("D\n");
-    EXPECT_EQ(session.Wait(), 130) << session.screen();
-    EXPECT_TRUE(Eventually([&] { return Labelled(kube::kJobs).empty(); }));
-  }
+
+  const auto [gone, gone_screen] = interrupt("gone", "D");
+  EXPECT_EQ(gone, 130) << gone_screen;
+  EXPECT_TRUE(Eventually([&] { return Labelled(kube::kJobs).empty(); }));
 }
 
 // The end-to-end check: a small Python rendezvous across two ranks.
