@@ -15,16 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
-sim=$PWD/$build/src/cli/k8shazgpu_sim/k8shazgpu-sim
-k8s=$PWD/$build/src/cli/k8shazgpu/k8shazgpu
-node=$PWD/$build/src/cli/k8shazgpu_node/k8shazgpu-node
-for b in "$sim" "$k8s" "$node"; do [ -x "$b" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }; done
+source bench/sim_common.sh
 runs=${RUNS:-5}
-work=$(mktemp -d)
-sim_pid=
-cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 mkdir "$work/project" && cd "$work/project"
 
 for shape in 2x2 4x8 2x2-podgroup; do

@@ -101,10 +101,12 @@ stage "unit tests under asan + ubsan"
 # A 16 MiB stack: at -O0 with ASan's redzones and the fuzzers' coverage
 # counters a frame is several times the shipped -O2 code's, and walking
 # JSON at the 1000 levels our readers allow (kube/objects_test.cc) needs
-# more than the default 8 MiB there.
+# more than the default 8 MiB there. Each unit test executable runs whole,
+# in one process (label "suite", CANHAZGPU_UNIT_SUITES): `ctest -L unit`
+# runs the same tests one process each.
 (ulimit -s 16384
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure --timeout 300 -j "$test_jobs" -L unit)
+    ctest --test-dir build-asan --output-on-failure -j "$test_jobs" -L '^suite$')
 # Bugs the compiler does not see (use after move, dangling views, ...):
 # .clang-tidy's checks over the product files a session's work touches.
 stage "clang-tidy: product files the last 10 commits changed (scripts/tidy.sh, .clang-tidy)"

@@ -166,6 +166,33 @@ TEST_F(K8shazgpuRunTest, AGangRunsWhenTheClusterCannotBeReadWhole) {
   EXPECT_THAT(r.out, HasSubstr("[1] rank=1 of=2 world=2"));
 }
 
+// A name already taken, by a one-pod run or a multi-node one, is one line
+// that says what to do, and the second run leaves nothing behind.
+TEST_F(K8shazgpuRunTest, ATakenNameIsOneLineForAPodAndForAJob) {
+  StartCluster(2, 1);
+  ASSERT_EQ(
+      K8s({"run", "--detach", "--name", "one", "--", "sh", "-c", WaitForGate("one")}).exit_code, 0);
+  CliResult pod = K8s({"run", "--name", "one", "--", "true"});
+  EXPECT_EQ(pod.exit_code, 1);
+  EXPECT_THAT(pod.err, HasSubstr("a pod named 'one' already exists in namespace default; choose "
+                                 "another --name, or remove it with 'k8shazgpu cleanup --name "
+                                 "one'"));
+  EXPECT_EQ(std::count(pod.err.begin(), pod.err.end(), '\n'), 1) << pod.err;
+  WriteFile(Gate("one"), "");
+
+  ASSERT_EQ(K8s({"run", "--nodes", "2", "--detach", "--name", "two", "--", "sh", "-c",
+                 WaitForGate("two")})
+                .exit_code,
+            0);
+  CliResult job = K8s({"run", "--nodes", "2", "--name", "two", "--", "true"});
+  EXPECT_EQ(job.exit_code, 1);
+  EXPECT_THAT(job.err, HasSubstr("a job named 'two' already exists in namespace default"));
+  EXPECT_THAT(job.err, ::testing::EndsWith("'k8shazgpu cleanup --name two'\n"));
+  WriteFile(Gate("two"), "");
+  // Only the two detached runs' own templates: the refused ones' went.
+  EXPECT_EQ(Labelled(kTemplates).size(), 2u) << ::testing::PrintToString(Labelled(kTemplates));
+}
+
 // Two gangs that want the same two nodes: one runs, then the other; neither
 // holds part of the nodes while the other waits (no deadlock).
 TEST_F(K8shazgpuRunTest, TwoGangsForTheSameNodesBothFinish) {

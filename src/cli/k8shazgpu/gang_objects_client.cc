@@ -4,6 +4,7 @@
 
 #include "cli/k8shazgpu/gang_objects.h"
 #include "cli/k8shazgpu/run_objects_client.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "kube/json_object.h"
 
@@ -24,18 +25,8 @@ absl::Status GangObjectsClient::CreateConfigMaps(const std::vector<json>& config
 }
 
 absl::StatusOr<json> GangObjectsClient::CreateJob(const json& job) {
-  absl::StatusOr<json> made = ctx_.client->CreateObject(kube::kJobs, ctx_.namespace_name, job);
-  if (!made.ok()) {
-    if (kube::IsApiAlreadyExists(made.status())) {
-      return absl::AlreadyExistsError(StrCat("a job named '", names_.pod,
-                                             "' already exists in namespace ", ctx_.namespace_name,
-                                             "; choose another --name, or remove it with "
-                                             "'k8shazgpu cleanup --name ",
-                                             names_.pod, "'"));
-    }
-    return made.status();
-  }
-  job_ = *made;
+  ASSIGN_OR_RETURN(json made, CreateNamedRunObject(ctx_, kube::kJobs, "job", names_.pod, job));
+  job_ = made;
   return made;
 }
 

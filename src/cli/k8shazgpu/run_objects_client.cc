@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace canhazgpu::cli::k8s {
@@ -59,19 +60,23 @@ absl::Status RunObjectsClient::CreateConfigMaps(const std::vector<json>& config_
   return CreateRunConfigMaps(ctx_, config_maps, config_maps_);
 }
 
-absl::StatusOr<json> RunObjectsClient::CreatePod(const json& pod) {
-  absl::StatusOr<json> made = ctx_.client->CreateObject(kube::kPods, ctx_.namespace_name, pod);
-  if (!made.ok()) {
-    if (kube::IsApiAlreadyExists(made.status())) {
-      return absl::AlreadyExistsError(StrCat("a pod named '", names_.pod,
-                                             "' already exists in namespace ", ctx_.namespace_name,
-                                             "; choose another --name, or remove it with "
-                                             "'k8shazgpu cleanup --name ",
-                                             names_.pod, "'"));
-    }
-    return made.status();
+absl::StatusOr<json> CreateNamedRunObject(Context& ctx, const kube::ResourceRef& ref,
+                                          const char* what, const std::string& name,
+                                          const json& object) {
+  absl::StatusOr<json> made = ctx.client->CreateObject(ref, ctx.namespace_name, object);
+  if (!made.ok() && kube::IsApiAlreadyExists(made.status())) {
+    return absl::AlreadyExistsError(StrCat("a ", what, " named '", name,
+                                           "' already exists in namespace ", ctx.namespace_name,
+                                           "; choose another --name, or remove it with "
+                                           "'k8shazgpu cleanup --name ",
+                                           name, "'"));
   }
-  pod_ = *made;
+  return made;
+}
+
+absl::StatusOr<json> RunObjectsClient::CreatePod(const json& pod) {
+  ASSIGN_OR_RETURN(json made, CreateNamedRunObject(ctx_, kube::kPods, "pod", names_.pod, pod));
+  pod_ = made;
   return made;
 }
 

@@ -14,9 +14,16 @@
 #include "absl/status/statusor.h"
 #include "cli/k8shazgpu/context.h"
 #include "cli/k8shazgpu/run_objects.h"
+#include "kube/client.h"
 #include "nlohmann/json.hpp"
 
 namespace canhazgpu::cli::k8s {
+
+// Creates the object that carries a run's name (`what`: "pod", "job"); an
+// AlreadyExists says, in one line, to choose another --name or clean up.
+absl::StatusOr<nlohmann::json> CreateNamedRunObject(Context& ctx, const kube::ResourceRef& ref,
+                                                    const char* what, const std::string& name,
+                                                    const nlohmann::json& object);
 
 // Creates `config_maps` (labelled as their run) in the context's namespace,
 // appending each name to `created` as it is made, so that a failure part
