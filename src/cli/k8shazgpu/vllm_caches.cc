@@ -159,6 +159,7 @@ CacheReadiness AssessCaches(const std::vector<CacheItem>& wanted, const std::str
   struct Candidate {
     std::string node;
     size_t ready = 0;
+    size_t failed = 0;
     double fraction = 0;  // of the bytes being pulled, for ties
     std::vector<std::string> waiting;
   };
@@ -184,6 +185,7 @@ CacheReadiness AssessCaches(const std::vector<CacheItem>& wanted, const std::str
       }
       if (entry != nullptr && entry->state == cacheplan::kFailed) {
         ++failed[item.name];
+        ++c.failed;
         first_failure.emplace(item.name, StrCat(node.node_name, ": ", entry->message));
       }
       if (entry != nullptr && entry->state == cacheplan::kPulling) {
@@ -209,12 +211,22 @@ CacheReadiness AssessCaches(const std::vector<CacheItem>& wanted, const std::str
                                                 return a.fraction > b.fraction;
                                               return a.node < b.node;
                                             });
-  out.progress = StrCat(best.node, " is warming (", best.ready, " of ", wanted.size(),
-                        " ready): ", Join(best.waiting, "; "));
+  // The counts first: a line cut to the width (CacheProgressLine) keeps them.
+  out.progress = StrCat(best.node, " is warming (", best.ready, " of ", wanted.size(), " ready",
+                        best.failed > 0 ? StrCat(", ", best.failed, " failed") : "",
+                        "): ", Join(best.waiting, "; "));
   if (candidates.size() > 1) {
     out.progress += StrCat(" - the closest of ", candidates.size(), " nodes");
   }
   return out;
+}
+
+std::string CacheProgressLine(const CacheReadiness& readiness, size_t width) {
+  constexpr size_t kPrefix = sizeof("k8shazgpu: ") - 1;
+  std::string line = StrCat("waiting for the node caches: ", readiness.progress);
+  const size_t room = width > kPrefix + 2 ? width - kPrefix : 2;
+  if (line.size() > room) line = StrCat(Utf8Prefix(line, room - 1), "…");
+  return line;
 }
 
 std::vector<std::string> ImageFallbackLines(const std::string& image, const std::string& reason,

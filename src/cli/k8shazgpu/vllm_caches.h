@@ -79,6 +79,12 @@ CacheReadiness AssessCaches(const std::vector<cacheplan::CacheItem>& wanted,
                             const std::map<std::string, cacheplan::Labels>& node_labels,
                             const std::string& only_node);
 
+// The line shown while waiting for the caches: "waiting for the node
+// caches: " and the progress, cut with "…" to `width` columns after the
+// "k8shazgpu: " prefix (an item's name and a runtime's error can each be
+// longer than a line; `cache status --json` has the full text).
+std::string CacheProgressLine(const CacheReadiness& readiness, size_t width = 100);
+
 // The lines saying that no node can pull `image` (the failure `reason`,
 // "node-0: <message>") and that `fallback` runs instead, each within
 // `width` columns after the "k8shazgpu: " prefix where the image names

@@ -182,7 +182,21 @@ TEST_F(AssessCachesTest, FailedEverywhereOnlyWhenNoCandidateNodeHasIt) {
   nodes[1].items[0] = Entry(wanted_[0], "Failed", 0, 0, "denied");
   const CacheReadiness r = AssessCaches(wanted_, "default", nodes, {}, "");
   EXPECT_EQ(r.failed_everywhere.at(wanted_[0].name), "node-0: manifest unknown");
+  EXPECT_THAT(r.progress, HasSubstr("(0 of 3 ready, 1 failed): "));
   EXPECT_THAT(r.progress, HasSubstr("Failed: manifest unknown"));
+}
+
+// The waiting line fits 100 columns with its prefix, the counts kept.
+TEST_F(AssessCachesTest, TheWaitingLineIsCutToTheWidth) {
+  CacheReadiness r;
+  r.progress = "node-0 is warming (2 of 3 ready, 1 failed): image " + std::string(200, 'x');
+  const std::string line = CacheProgressLine(r);
+  EXPECT_EQ(std::string("k8shazgpu: ").size() + line.size(), 100u + 2);  // "…" is 3 bytes
+  EXPECT_THAT(line, ::testing::StartsWith(
+                        "waiting for the node caches: node-0 is warming (2 of 3 ready, 1 failed)"));
+  EXPECT_THAT(line, ::testing::EndsWith("x…"));
+  r.progress = "node-0 is warming (0 of 1 ready): image a Pending";
+  EXPECT_EQ(CacheProgressLine(r), "waiting for the node caches: " + r.progress);
 }
 
 TEST_F(AssessCachesTest, OldReportsScopesAndMissingAgents) {

@@ -183,7 +183,7 @@ absl::StatusOr<CacheOutcome> CacheWaiter::Wait(const WantedSources& sources,
       return out;
     }
     waited = true;
-    progress.Show(StrCat("waiting for the node caches: ", readiness.progress));
+    progress.Show(CacheProgressLine(readiness));
     const auto until = RealClock().MonoNow() + kCachePoll;
     while (RealClock().MonoNow() < until) {
       if (InterruptGuard::Interrupted()) {
