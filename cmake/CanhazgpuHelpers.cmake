@@ -81,9 +81,16 @@ function(canhazgpu_test)
   # test executable takes 0.1-0.5 s to start, and one process per test
   # (what discovery registers) spent minutes of CI's ASan stage starting
   # ~1,800 of them (ADR 0012).
+  # Label "suite"; a THREADS executable also "suite-threads" (CI's TSan
+  # stage, where only those are built).
   if(CANHAZGPU_UNIT_SUITES AND ARG_LABELS MATCHES "^unit")
+    set(suite_labels suite)
+    if(ARG_THREADS)
+      list(APPEND suite_labels suite-threads)
+    endif()
     add_test(NAME ${ARG_NAME} COMMAND ${ARG_NAME} --gtest_brief=1)
-    set_tests_properties(${ARG_NAME} PROPERTIES LABELS suite ENVIRONMENT "${ARG_ENV}" TIMEOUT 1200)
+    set_tests_properties(${ARG_NAME} PROPERTIES LABELS "${suite_labels}" ENVIRONMENT "${ARG_ENV}"
+                                                TIMEOUT 1200)
   endif()
 endfunction()
 

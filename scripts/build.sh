@@ -10,7 +10,9 @@ preset=${1:-default}
 shift || true
 dir=build
 [ "$preset" = default ] || dir=build-$preset
-if [ ! -f "$dir/build.ninja" ]; then
+# Configured anew when the presets changed since (their cache variables
+# only reach an existing tree that way).
+if [ ! -f "$dir/build.ninja" ] || [ CMakePresets.json -nt "$dir/CMakeCache.txt" ]; then
   cmake --preset "$preset" >/dev/null
 fi
 # CMake re-runs itself first if a CMakeLists.txt changed, and writes the
