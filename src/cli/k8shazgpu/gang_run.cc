@@ -77,6 +77,13 @@ void Pause(milliseconds d) {
     RealClock().SleepFor(std::min(d, milliseconds(50)));
 }
 
+// How many of `ranks` the scheduler has bound to a node.
+int CountBound(const std::vector<json>& ranks) {
+  return static_cast<int>(std::count_if(ranks.begin(), ranks.end(), [](const json& p) {
+    return !kube::StringAt(p, "/spec/nodeName"_json_pointer).empty();
+  }));
+}
+
 // Whether the Job failed for `reason` (its Failed condition).
 bool JobFailedBy(const json& job, const std::string& reason) {
   for (const json& c : job.value("/status/conditions"_json_pointer, json::array())) {
@@ -369,8 +376,7 @@ absl::StatusOr<bool> GangRunner::AwaitBound() {
   while (RealClock().MonoNow() < until) {
     if (InterruptGuard::Interrupted()) return false;
     ASSIGN_OR_RETURN(std::vector<json> ranks, Ranks());
-    int bound = 0;
-    for (const json& p : ranks) bound += !kube::StringAt(p, "/spec/nodeName"_json_pointer).empty();
+    const int bound = CountBound(ranks);
     if (bound == request_.nodes && static_cast<int>(ranks.size()) == request_.nodes) return true;
     // A rank that failed at once ends the Job, which deletes the others
     // before they are all seen placed: the run was admitted, and ended.
@@ -417,8 +423,7 @@ absl::StatusOr<bool> GangRunner::AwaitAdmission() {
     if (InterruptGuard::Interrupted()) return false;
     if (PastGiveUp()) return false;
     ASSIGN_OR_RETURN(std::vector<json> ranks, Ranks());
-    int bound = 0;
-    for (const json& p : ranks) bound += !kube::StringAt(p, "/spec/nodeName"_json_pointer).empty();
+    const int bound = CountBound(ranks);
     if (bound == request_.nodes) return true;
     // A rank that failed at once ends the Job, which deletes the others.
     absl::StatusOr<json> job =
