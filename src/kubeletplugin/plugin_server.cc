@@ -1,12 +1,10 @@
 #include "kubeletplugin/plugin_server.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <utility>
 
-#include "core/mutex.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -49,44 +47,26 @@ constexpr mode_t kSocketMode = 0600;
 
 }  // namespace
 
-class PluginServer::CallsInFlight : public driver::NodeService {
+// The node's calls, each counted while it runs.
+class PluginServer::CountedNodeService : public driver::NodeService {
  public:
-  explicit CallsInFlight(driver::NodeService& node) : node_(node) {}
+  CountedNodeService(driver::NodeService& node, CallsInFlight& calls)
+      : node_(node), calls_(calls) {}
 
   std::map<std::string, driver::PrepareResult> PrepareClaims(
       const std::vector<driver::ClaimRef>& claims, const driver::CallBounds& bounds) override {
-    Counted counted(*this);
+    CallsInFlight::Scope counted(calls_);
     return node_.PrepareClaims(claims, bounds);
   }
   std::map<std::string, std::string> UnprepareClaims(const std::vector<driver::ClaimRef>& claims,
                                                      const driver::CallBounds& bounds) override {
-    Counted counted(*this);
+    CallsInFlight::Scope counted(calls_);
     return node_.UnprepareClaims(claims, bounds);
-  }
-  // True when none is running any more; false when `timeout` passed first.
-  bool WaitForNone(std::chrono::milliseconds timeout) {
-    MutexLock lock(mu_);
-    return idle_.wait_for(lock, timeout,
-                          [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_ == 0; });
   }
 
  private:
-  struct Counted {
-    explicit Counted(CallsInFlight& calls) : calls(calls) {
-      MutexLock lock(calls.mu_);
-      ++calls.running_;
-    }
-    ~Counted() {
-      MutexLock lock(calls.mu_);
-      if (--calls.running_ == 0) calls.idle_.notify_all();
-    }
-    CallsInFlight& calls;
-  };
-
   driver::NodeService& node_;
-  Mutex mu_;
-  std::condition_variable_any idle_;
-  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  CallsInFlight& calls_;
 };
 
 absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOptions options,
@@ -114,14 +94,15 @@ absl::StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(PluginServerOp
 }
 
 absl::Status PluginServer::StartDraServer(driver::NodeService& node, driver::HealthSource* health) {
-  calls_ = std::make_unique<CallsInFlight>(node);
+  counted_node_ = std::make_unique<CountedNodeService>(node, calls_);
   std::vector<grpc::Service*> services = {
-      Keep(std::make_unique<DraPluginService<DraV1>>(*calls_)),
-      Keep(std::make_unique<DraPluginService<DraV1beta1>>(*calls_))};
+      Keep(std::make_unique<DraPluginService<DraV1>>(*counted_node_)),
+      Keep(std::make_unique<DraPluginService<DraV1beta1>>(*counted_node_))};
   if (health != nullptr) {
-    services.push_back(Keep(std::make_unique<ResourceHealthService<HealthV1>>(*health, stopping_)));
     services.push_back(
-        Keep(std::make_unique<ResourceHealthService<HealthV1alpha1>>(*health, stopping_)));
+        Keep(std::make_unique<ResourceHealthService<HealthV1>>(*health, stopping_, calls_)));
+    services.push_back(
+        Keep(std::make_unique<ResourceHealthService<HealthV1alpha1>>(*health, stopping_, calls_)));
   }
   ASSIGN_OR_RETURN(dra_, Listen(dra_socket_, services, log_));
   return absl::OkStatus();
@@ -187,8 +168,12 @@ void PluginServer::Shutdown() {
   if (dra_.server != nullptr) {
     // The health streams see stopping_ and end within their poll interval;
     // prepares in flight get the grace. Then nothing of ours runs, and what
-    // is left (the kubelet's idle connection) is cut at once.
-    calls_->WaitForNone(kShutdownGrace);
+    // is left (the kubelet's idle connection) is cut at once. The streams
+    // must end before gRPC's Shutdown begins: once it has sent GOAWAY, the
+    // transport closes as its last stream ends, and a kubelet that writes
+    // (a window update, a ping's ack) before it has read the stream's final
+    // status gets "Broken pipe" instead of that status.
+    calls_.WaitForNone(kShutdownGrace);
     dra_.listener->Stop();
     dra_.server->Shutdown(DeadlineAfter(kHealthStreamsEnd));
     RemoveSocket(dra_socket_);

@@ -28,6 +28,7 @@
 #include "driver/health_source.h"
 #include "driver/node_service.h"
 #include "grpcpp/server.h"
+#include "kubeletplugin/calls_in_flight.h"
 #include "kubeletplugin/peer_checked_listener.h"
 #include "kubeletplugin/registration_service.h"
 
@@ -101,11 +102,11 @@ class PluginServer {
   std::vector<std::string> supported_versions_;
   Log log_;
   std::atomic<bool> stopping_{false};
-  // Counts the prepares and unprepares running, so that Shutdown waits
-  // for them and not for the connections the kubelet keeps open (gRPC's
-  // own Shutdown waits its whole deadline for those).
-  class CallsInFlight;
-  std::unique_ptr<CallsInFlight> calls_;
+  // The prepares, unprepares and health streams running, which Shutdown
+  // waits for.
+  CallsInFlight calls_;
+  class CountedNodeService;
+  std::unique_ptr<CountedNodeService> counted_node_;
   // The services must outlive the servers that call them.
   std::vector<std::unique_ptr<grpc::Service>> services_;
   RegistrationService* registration_service_ = nullptr;  // owned by services_

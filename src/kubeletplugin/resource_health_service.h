@@ -12,6 +12,7 @@
 #include "driver/health_source.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/sync_stream.h"
+#include "kubeletplugin/calls_in_flight.h"
 #include "kubeletplugin/dra_codec.h"
 
 namespace canhazgpu::kubeletplugin {
@@ -26,13 +27,16 @@ grpc::Status StreamHealth(driver::HealthSource& source, const std::atomic<bool>&
 template <typename Api>
 class ResourceHealthService final : public Api::DRAResourceHealth::Service {
  public:
-  // `source` and `stopping` must outlive the service.
-  ResourceHealthService(driver::HealthSource& source, const std::atomic<bool>& stopping)
-      : source_(source), stopping_(stopping) {}
+  // `source`, `stopping` and `calls` must outlive the service; each stream
+  // is counted in `calls` while it is open.
+  ResourceHealthService(driver::HealthSource& source, const std::atomic<bool>& stopping,
+                        CallsInFlight& calls)
+      : source_(source), stopping_(stopping), calls_(calls) {}
 
   grpc::Status NodeWatchResources(
       grpc::ServerContext* context, const typename Api::WatchRequest* /*request*/,
       grpc::ServerWriter<typename Api::WatchResponse>* writer) override {
+    CallsInFlight::Scope counted(calls_);
     return StreamHealth(source_, stopping_, *context, [&](const driver::HealthSnapshot& snapshot) {
       typename Api::WatchResponse response;
       EncodeHealth(snapshot.devices, &response);
@@ -43,6 +47,7 @@ class ResourceHealthService final : public Api::DRAResourceHealth::Service {
  private:
   driver::HealthSource& source_;
   const std::atomic<bool>& stopping_;
+  CallsInFlight& calls_;
 };
 
 }  // namespace canhazgpu::kubeletplugin
