@@ -46,6 +46,32 @@ TEST(MetricsTest, LabelValuesAreValidUtf8WithoutControls) {
               HasSubstr("canhazgpu_reserved_gpus{user=\"x\\\\xff\",type=\"manual\"} 1\n"));
 }
 
+// A GPU shared by memory is one GPU in state "shared", not "in_use", and its
+// shares are counted per user: never a label value like "alice, bob".
+TEST(MetricsTest, SharedGpusAreCountedPerShare) {
+  Json gpus = Json::parse(R"([
+    {"gpu_id": 0, "status": "IN_USE", "user": "alice, bob", "type": "SHARED", "shared": true,
+     "memory_left_bytes": 1073741824,
+     "shares": [{"user": "alice", "type": "RUN", "memory_bytes": 10737418240},
+                {"user": "bob", "type": "MANUAL", "memory_bytes": 2147483648},
+                {"user": "alice", "type": "RUN", "memory_bytes": 1073741824}]},
+    {"gpu_id": 1, "status": "IN_USE", "user": "alice", "type": "RUN"}
+  ])");
+  std::string text = MetricsText(gpus, Json::parse(R"({"entries": [], "total_waiting": 0})"), 0);
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpus{state=\"shared\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpus{state=\"in_use\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_reserved_gpus{user=\"alice\",type=\"run\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("alice, bob")));
+  EXPECT_THAT(text, Not(HasSubstr("type=\"shared\"")));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpu_shares{user=\"alice\",type=\"run\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpu_shares{user=\"bob\",type=\"manual\"} 1\n"));
+  EXPECT_THAT(
+      text, HasSubstr("canhazgpu_gpu_share_memory_bytes{gpu=\"0\",user=\"alice\"} 11811160064\n"));
+  EXPECT_THAT(text,
+              HasSubstr("canhazgpu_gpu_share_memory_bytes{gpu=\"0\",user=\"bob\"} 2147483648\n"));
+  EXPECT_THAT(text, HasSubstr("canhazgpu_gpu_share_memory_left_bytes{gpu=\"0\"} 1073741824\n"));
+}
+
 TEST(MetricsTest, EmptyQueue) {
   std::string text =
       MetricsText(Json::array(), Json::parse(R"({"entries": [], "total_waiting": 0})"), 0);

@@ -58,6 +58,24 @@ TEST_F(WebTest, ApiServesStatusQueueReportAndMetrics) {
   EXPECT_EQ(Get("/app.js").code, 200);
 }
 
+// A GPU shared by memory is a "shared" GPU to Prometheus, with its shares
+// counted per user, not an "in_use" one held by "alice, bob".
+TEST_F(WebTest, MetricsCountASharedGpuByItsShares) {
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "10Gi"}).exit_code, 0);
+  ASSERT_EQ(host_.Run({"reserve", "--gpu-mem", "2Gi"}).exit_code, 0);
+  json gpu = json::parse(Get("/api/status").body)["gpus"][0];
+  ASSERT_TRUE(gpu.value("shared", false)) << gpu.dump();
+  const std::string user = gpu["shares"][0]["user"];
+  HttpReply metrics = Get("/metrics");
+  ASSERT_EQ(metrics.code, 200);
+  EXPECT_THAT(metrics.body, HasSubstr("canhazgpu_gpus{state=\"shared\"} 1\n"));
+  EXPECT_THAT(metrics.body, HasSubstr("canhazgpu_gpus{state=\"in_use\"} 0\n"));
+  EXPECT_THAT(metrics.body,
+              HasSubstr("canhazgpu_gpu_shares{user=\"" + user + "\",type=\"manual\"} 2\n"));
+  EXPECT_THAT(metrics.body, HasSubstr("canhazgpu_gpu_share_memory_bytes{gpu=\"0\",user=\"" + user +
+                                      "\"} 12884901888\n"));
+}
+
 TEST_F(WebTest, SurvivesMalformedRequestsSlowClientsAndManyConnections) {
   for (const std::string& junk :
        {std::string("GARBAGE\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
