@@ -58,6 +58,7 @@ void KeepSharedGpusWhole(const QueueEntry& e, const std::vector<GpuStatus>& stat
   for (ShareRoom* r : shared) {
     r->shareable = false;
     r->reason = StrCat("wanted whole by ", e.user, ", who queued first (waiting for its shares)");
+    r->kept_by.push_back(e.id);
   }
 }
 
@@ -89,6 +90,7 @@ void KeepRoomForShare(const QueueEntry& e, std::vector<ShareRoom>& rooms) {
     r.whole_free = false;
     r.kept_for.push_back(
         StrCat(store::FormatBytes(e.memory), " kept for ", e.user, ", who queued first"));
+    r.kept_by.push_back(e.id);
   }
 }
 
@@ -104,6 +106,7 @@ std::vector<ShareRoom> ShareRoomsBehind(const std::vector<QueueEntry>& queue,
     ShareRoom& r = rooms[static_cast<size_t>(gpu)];
     r.shareable = r.whole_free = false;
     r.reason = StrCat("wanted by ", entry->user, ", who queued first");
+    r.kept_by.push_back(entry->id);
   }
   for (const QueueEntry& e : queue) {
     if (before && e.id >= *before) break;  // the queue is in arrival (id) order

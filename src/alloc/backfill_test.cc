@@ -171,6 +171,10 @@ TEST(ShareRoomsBehindTest, KeepsWhatEarlierWaitersWaitFor) {
   EXPECT_EQ(rooms[0].kept_for, std::vector<std::string>{"60Gi kept for bob, who queued first"});
   EXPECT_FALSE(rooms[1].shareable) << "the least used GPU alice could use";
   EXPECT_EQ(rooms[1].reason, "wanted whole by alice, who queued first (waiting for its shares)");
+  // Who keeps each, by queue entry, for the node to name them apart.
+  EXPECT_EQ(rooms[0].kept_by, std::vector<int64_t>{2});
+  EXPECT_EQ(rooms[1].kept_by, std::vector<int64_t>{1});
+  EXPECT_TRUE(rooms[2].kept_by.empty());
   EXPECT_TRUE(rooms[2].shareable);
   EXPECT_EQ(rooms[2].Left(), 49 * kRoomGi + kRoomGi / 2);
 
@@ -194,6 +198,8 @@ TEST(ShareRoomsBehindTest, AWaiterServedByAFreeGpuKeepsNoSharedOne) {
   EXPECT_TRUE(rooms[0].shareable);
   EXPECT_FALSE(rooms[1].shareable);
   EXPECT_EQ(rooms[1].reason, "wanted by alice, who queued first");
+  EXPECT_EQ(rooms[1].kept_by, std::vector<int64_t>{1});
+  EXPECT_TRUE(rooms[0].kept_by.empty());
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ struct ShareRoom {
   // Memory that waiters ahead keep here (counted in `used`), for messages:
   // "10Gi kept for carol, who queued first".
   std::vector<std::string> kept_for;
+  // The queue entries (ids) that keep this GPU whole or memory on it, in
+  // queue order: for whoever must name them apart (the node's NodeGpuStatus).
+  std::vector<int64_t> kept_by;
   uint64_t Left() const { return used >= limit ? 0 : limit - used; }
 };
 

@@ -130,8 +130,8 @@ constexpr size_t kNamedDevices = 3;
 std::vector<std::string> Blocked(const NodeDiagnosis& n, const dra::RequestReport& r, TimePoint now,
                                  bool brief) {
   std::vector<std::string> held, claims, shared, tainted;
-  std::vector<std::string> holders, held_by, taints;  // for the counts
-  int taken = 0, held_count = 0, in_use = 0;
+  std::vector<std::string> holders, held_by, kept_for, taints;  // for the counts
+  int taken = 0, held_count = 0, kept_count = 0, in_use = 0;
   // Claims' devices grouped by holder, in the order first seen.
   std::vector<std::pair<std::string, std::vector<std::string>>> by_holder;
   std::vector<std::pair<std::string, std::string>> held_groups;  // devices, the rest
@@ -151,6 +151,9 @@ std::vector<std::string> Blocked(const NodeDiagnosis& n, const dra::RequestRepor
         if (h.state == "Held") {
           ++held_count;
           AddOnce(held_by, h.user.empty() ? "someone" : h.user);
+        } else if (h.state == "Kept") {
+          ++kept_count;
+          AddOnce(kept_for, h.user.empty() ? "someone" : h.user);
         } else {
           ++in_use;
         }
@@ -189,6 +192,9 @@ std::vector<std::string> Blocked(const NodeDiagnosis& n, const dra::RequestRepor
   if (taken > 0) out.push_back(StrCat(taken, " taken by claims of ", Names(holders)));
   if (held_count > 0)
     out.push_back(StrCat(held_count, " held by ", Names(held_by), " (canhazgpu)"));
+  if (kept_count > 0) {
+    out.push_back(StrCat(kept_count, " kept for ", Names(kept_for), " (canhazgpu queue)"));
+  }
   if (in_use > 0) out.push_back(StrCat(in_use, " in use outside any reservation"));
   if (!shared.empty()) out.push_back(StrCat(shared.size(), " share a GPU with a taken device"));
   if (!shares.empty()) {
@@ -557,6 +563,11 @@ std::string HeldDevice::Text(TimePoint now) const {
   if (state == "InUse") {
     return users.empty() ? StrCat(device, " in use outside any reservation")
                          : StrCat(device, " in use outside any reservation by ", Join(users, ", "));
+  }
+  if (state == "Kept") {
+    std::string out = StrCat(device, " kept for ", user.empty() ? "someone" : user);
+    if (!since.empty()) out += StrCat(", waiting since ", ShortTime(since, now));
+    return out + " (canhazgpu queue)";
   }
   std::string out = StrCat(device, " held by ", user.empty() ? "someone" : user);
   if (!since.empty()) out += StrCat(" since ", ShortTime(since, now));

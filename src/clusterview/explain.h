@@ -28,18 +28,21 @@ namespace canhazgpu::clusterview {
 
 // A device a node's driver keeps from the cluster, from its NodeGpuStatus.
 struct HeldDevice {
-  std::string device;              // "gpu-3"
-  std::string state;               // "Held" (a canhazgpu reservation) or "InUse" (no reservation)
-  std::string user;                // Held: the holder
+  std::string device;  // "gpu-3"
+  // "Held" (a canhazgpu reservation), "InUse" (no reservation) or "Kept"
+  // (for a local user waiting in the host's queue).
+  std::string state;
+  std::string user;                // Held: the holder; Kept: the waiter
   std::string kind;                // Held: "Run" or "Manual"
-  std::string since;               // Held: RFC 3339
+  std::string since;               // Held: RFC 3339; Kept: when it queued
   std::string until;               // Held: RFC 3339, "" when open-ended
   std::vector<std::string> users;  // InUse: who runs processes on it
   // Whether its node still publishes a device like it, so it was tried
   // against the selectors as if it were free (see explain.cc).
   bool checked = false;
 
-  // "gpu-3 held by alice since 10:02 UTC (canhazgpu)".
+  // "gpu-3 held by alice since 10:02 UTC (canhazgpu)", "gpu-3 kept for
+  // alice, waiting since 10:02 UTC (canhazgpu queue)".
   std::string Text(TimePoint now) const;
 };
 

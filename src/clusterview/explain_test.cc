@@ -154,6 +154,32 @@ TEST_F(ExplainTest, GpuHeldLocallyIsNamedFromTheNodeGpuStatus) {
   EXPECT_EQ(d.Json()["nodes"][0]["held"][0]["user"], "alice");
 }
 
+// The driver withdrew gpu-1 for dave, waiting in the host's canhazgpu
+// queue: named as the waiter it is kept for, not as a holder.
+TEST_F(ExplainTest, GpuKeptForALocalWaiterIsNamedAsKept) {
+  dra::DevicePool pool =
+      dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a");
+  pool.devices.pop_back();
+  AddNode(view_, "node-a", pool);
+  view_.node_gpu_statuses["node-a"] = GpuStatusOf(json::parse(R"({
+    "apiVersion": "canhazgpu.dev/v1alpha1", "kind": "NodeGpuStatus",
+    "metadata": {"name": "node-a"},
+    "status": {"devices": [
+      {"name": "gpu-0", "type": "gpu", "uuid": "GPU-00000000", "index": 0,
+       "productName": "NVIDIA A100-SXM4-40GB", "state": "Free",
+       "keptFor": [{"user": "erin", "memory": "10Gi"}]},
+      {"name": "gpu-1", "type": "gpu", "uuid": "GPU-00000001", "index": 1,
+       "productName": "NVIDIA A100-SXM4-40GB", "state": "Free",
+       "keptFor": [{"user": "dave", "since": "2026-11-24T10:02:00Z"}]}]}})"));
+  Diagnosis d = Pending({Request("gpu", kGpuClass, 2)});
+  EXPECT_FALSE(d.never);
+  EXPECT_THAT(d.summary, HasSubstr("node-a has 1 (gpu-1 kept for dave, waiting since 10:02 UTC "
+                                   "(canhazgpu queue))"));
+  ASSERT_EQ(d.nodes[0].held.size(), 1u) << "memory kept for a share does not withhold gpu-0";
+  EXPECT_EQ(d.nodes[0].held[0].state, "Kept");
+  EXPECT_EQ(d.Json()["nodes"][0]["held"][0]["user"], "dave");
+}
+
 TEST_F(ExplainTest, HeldDeviceWithNothingLikeItPublishedIsListedAndKeepsNeverOff) {
   AddNode(view_, "node-a", dra::BuildDevicePool({}, "node-a"));  // every GPU withdrawn
   view_.node_gpu_statuses["node-a"] = GpuStatusOf({{"status",

@@ -97,6 +97,9 @@ void AddNodeReports(const std::string& node, const kube::NodeGpuStatus& status,
       row.usage = DeviceUsage{.users = d.usage->users,
                               .memory_used_bytes = d.usage->memory_used_bytes.value_or(0)};
     }
+    for (const kube::NodeGpuQueueKeep& k : d.kept_for) {
+      row.kept_for.push_back(k.memory.empty() ? k.user : StrCat(k.user, " ", k.memory));
+    }
     reports[key] = {d.state, &d};
   }
 }
@@ -407,6 +410,15 @@ void SetRowState(const View& view, const NodeReport* r, GpuRow& row) {
                            .until = ParseTime(first.until)};
     }
   }
+  // Kept whole for a local waiter: the node withdrew it, as for a hold.
+  if (row.state == GpuState::kFree && r != nullptr) {
+    for (const kube::NodeGpuQueueKeep& k : r->device->kept_for) {
+      if (!k.memory.empty()) continue;
+      row.state = GpuState::kHeld;
+      row.held = LocalHold{.user = k.user, .kind = kQueuedHold, .since = ParseTime(k.since)};
+      break;
+    }
+  }
   if (row.state == GpuState::kFree &&
       std::any_of(row.taints.begin(), row.taints.end(),
                   [](const GpuTaint& t) { return Blocks(t.effect); })) {
@@ -548,8 +560,12 @@ TextRows StatusRows(const GpuStatusReport& report) {
         break;
       }
       case GpuState::kHeld:
-        holder = StrCat(row.held->user, " (canhazgpu)");
         age = Since(row.held->since, report.now);
+        if (row.held->kind == kQueuedHold) {  // the kept-for note says the rest
+          holder = StrCat(row.held->user, " (canhazgpu queue)");
+          break;
+        }
+        holder = StrCat(row.held->user, " (canhazgpu)");
         if (row.held->until) {
           const Duration left = std::chrono::duration_cast<Duration>(*row.held->until - report.now);
           notes.push_back(StrCat("until ", FormatTimestampSeconds(*row.held->until),
@@ -571,6 +587,10 @@ TextRows StatusRows(const GpuStatusReport& report) {
       case GpuState::kTainted:
       case GpuState::kFree:
         break;
+    }
+    if (!row.kept_for.empty()) {
+      notes.push_back(
+          StrCat("kept for ", Join(row.kept_for, ", "), " (waiting in the host's queue)"));
     }
     for (const GpuTaint& t : row.taints) {
       notes.push_back(t.reason.empty() ? StrCat("taint ", t.ToString())
@@ -687,6 +707,7 @@ ordered_json StatusJson(const GpuStatusReport& report, bool summary_only) {
         d["taints"] = std::move(taints);
       }
       if (!row.blocked_by.empty()) d["blockedBy"] = row.blocked_by;
+      if (!row.kept_for.empty()) d["keptFor"] = row.kept_for;
       devices.push_back(std::move(d));
     }
     out["devices"] = std::move(devices);

@@ -80,9 +80,13 @@ struct ClaimHolder {
 };
 
 // A local reservation (NodeGpuStatus state Held).
+// LocalHold::kind of a device the node keeps for a local user waiting in
+// the host's queue (NodeGpuStatus keptFor).
+inline constexpr char kQueuedHold[] = "Queued";
+
 struct LocalHold {
   std::string user;
-  std::string kind;  // "Manual" or "Run"
+  std::string kind;  // "Manual", "Run", or kQueuedHold
   std::optional<TimePoint> since;
   std::optional<TimePoint> until;  // none for Run: it lasts as long as its command
 };
@@ -121,6 +125,10 @@ struct GpuRow {
   std::vector<GpuTaint> taints;      // every taint, whatever the state
   // kUnavailable: the devices, not free, that spent the shared counters.
   std::vector<std::string> blocked_by;
+  // What the node keeps for local users waiting in the host's queue
+  // (NodeGpuStatus keptFor), whatever the state: "alice" (the whole GPU),
+  // "bob 20Gi" (memory for a share).
+  std::vector<std::string> kept_for;
 };
 
 // Devices of one kind by state; the states partition them.

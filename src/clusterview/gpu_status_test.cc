@@ -253,6 +253,40 @@ TEST_F(GpuStatusTest, LocallyHeldDevicesWithdrawnFromTheSliceAreStillListed) {
   EXPECT_EQ(Cells(report, "node-a", "gpu-3")[8], "while its command runs");
 }
 
+// The node keeps gpu-1 whole for dave, waiting in the host's queue, and
+// 20Gi of gpu-0 for erin's waiting share.
+TEST_F(GpuStatusTest, DevicesKeptForLocalWaitersSayForWhom) {
+  AddNode("node-a");
+  dra::DevicePool pool = Gpus("node-a", 2);
+  dra::DevicePool published = pool;
+  published.devices.pop_back();  // gpu-1 withheld
+  AddSlices({published});
+  view_.node_gpu_statuses["node-a"] =
+      NodeGpuStatusObject("node-a",
+                          {{{"name", "gpu-0"},
+                            {"type", "gpu"},
+                            {"state", "Free"},
+                            {"keptFor", {{{"user", "erin"}, {"memory", "20Gi"}}}}},
+                           {{"name", "gpu-1"},
+                            {"type", "gpu"},
+                            {"state", "Free"},
+                            {"keptFor", {{{"user", "dave"}, {"since", "2026-11-24T09:50:00Z"}}}}}},
+                          kNowText);
+  GpuStatusReport report = Status();
+  const GpuRow& kept = Row(report, "node-a", "gpu-1");
+  EXPECT_EQ(kept.state, GpuState::kHeld);
+  ASSERT_TRUE(kept.held.has_value());
+  EXPECT_EQ(kept.held->kind, kQueuedHold);
+  EXPECT_THAT(Cells(report, "node-a", "gpu-1"),
+              ElementsAre("node-a", "gpu-1", "gpu", "-", "-", "Held", "dave (canhazgpu queue)",
+                          "10m 0s", "kept for dave (waiting in the host's queue)"));
+  EXPECT_EQ(Row(report, "node-a", "gpu-0").state, GpuState::kFree);
+  EXPECT_EQ(Cells(report, "node-a", "gpu-0")[8],
+            "kept for erin 20Gi (waiting in the host's queue)");
+  EXPECT_EQ(StatusJson(report, false)["devices"][0]["keptFor"],
+            nlohmann::ordered_json({"erin 20Gi"}));
+}
+
 TEST_F(GpuStatusTest, InUseWithoutReservationShowsUsersAndMemory) {
   AddNode("node-a");
   AddSlices({Gpus("node-a", 2)});

@@ -35,11 +35,21 @@ std::vector<HeldDevice> HeldDevices(const View& view, const std::string& node) {
     // local reservation is (what its pods' shares hold, the claims say).
     const bool locally_shared =
         d.state == "Shared" && d.claims.empty() && d.sharing && !d.sharing->local_shares.empty();
-    if (d.state != "Held" && d.state != "InUse" && !locally_shared) continue;
+    // Kept whole for a local waiter (keptFor without memory): withdrawn as
+    // a held device is, and named after the waiter.
+    const kube::NodeGpuQueueKeep* kept = nullptr;
+    for (const kube::NodeGpuQueueKeep& k : d.kept_for) {
+      if (k.memory.empty() && kept == nullptr) kept = &k;
+    }
+    if (d.state != "Held" && d.state != "InUse" && !locally_shared && kept == nullptr) continue;
     HeldDevice h;
     h.device = d.name;
     h.state = locally_shared ? "Held" : d.state;
-    if (d.held) {
+    if (d.state != "Held" && d.state != "InUse" && !locally_shared) {
+      h.state = "Kept";
+      h.user = kept->user;
+      h.since = kept->since;
+    } else if (d.held) {
       h.user = d.held->user;
       h.kind = d.held->kind;
       h.since = d.held->since;

@@ -23,7 +23,8 @@ namespace canhazgpu::clusterview::internal {
 // Prefix of the allocator holder of a device held outside Kubernetes.
 inline constexpr char kLocalHolder[] = "local:";
 
-// The Held and InUse devices of the node's NodeGpuStatus, `checked` false.
+// The Held and InUse devices of the node's NodeGpuStatus, and those it keeps
+// whole for a local waiter ("Kept"), `checked` false.
 std::vector<HeldDevice> HeldDevices(const View& view, const std::string& node);
 
 // `pools` (the node's, from PoolsOf) with every held device present, and

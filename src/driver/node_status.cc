@@ -112,6 +112,19 @@ void AddSharing(const alloc::GpuStatus* s, const NodeDevices::SharedGpu* shared,
       dra::FormatQuantity(static_cast<int64_t>(shareable > taken ? shareable - taken : 0));
 }
 
+// Whom the host's queue keeps the device for (a MIG instance: its GPU).
+void AddQueueKeeps(const NodeView& view, const dra::Device& d, kube::NodeGpuDevice& device) {
+  auto it = view.kept_for_queue.find(d.gpu_index);
+  if (it == view.kept_for_queue.end()) return;
+  for (const QueueKeep& k : it->second) {
+    if (device.kept_for.size() >= kMaxSharesListed) break;
+    kube::NodeGpuQueueKeep& keep = device.kept_for.emplace_back();
+    keep.user = k.user;
+    if (k.memory > 0) keep.memory = dra::FormatQuantity(static_cast<int64_t>(k.memory));
+    if (k.since != TimePoint()) keep.since = FormatTimestampSeconds(k.since);
+  }
+}
+
 }  // namespace
 
 kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::string& node_uid,
@@ -153,6 +166,7 @@ kube::NodeGpuStatus NodeGpuStatusObject(const std::string& node, const std::stri
       AddSharing(s == by_gpu.end() ? nullptr : s->second,
                  shared == view.devices.shared.end() ? nullptr : &shared->second, d, device);
     }
+    AddQueueKeeps(view, d, device);
     if (auto t = view.devices.taints.find(d.name); t != view.devices.taints.end()) {
       for (const Taint& taint : t->second) {
         kube::NodeGpuTaint& j = device.taints.emplace_back();

@@ -226,6 +226,26 @@ TEST_F(NodeStatusTest, ASharedGpuListsItsSharesAndIsCountedOnce) {
   EXPECT_EQ(status["summary"]["free"], 0);
 }
 
+// The local waiters the node keeps devices for: the whole GPU (a MIG
+// instance follows its GPU) or memory for a share, read back through the
+// CRD's schema.
+TEST_F(NodeStatusTest, DevicesKeptForLocalWaitersNameThem) {
+  NodeView view = View();
+  view.kept_for_queue[0] = {{.user = "dave", .since = FromEpochMillis(1'795'000'050'000)}};
+  view.kept_for_queue[1] = {{.user = "erin", .memory = uint64_t{20} << 30}};
+  NodeStatusWriter writer(*client_);
+  ASSERT_TRUE(
+      writer
+          .Write(NodeGpuStatusObject("node-a", "", view, FromEpochMillis(1'795'000'100'000)),
+                 /*refresh=*/false)
+          .ok());
+  const json d = Read()["status"]["devices"];
+  EXPECT_EQ(d[0]["keptFor"], (json{{{"user", "dave"}, {"since", "2026-11-18T11:07:30Z"}}}));
+  EXPECT_EQ(d[1]["keptFor"], (json{{{"user", "erin"}, {"memory", "20Gi"}}}));
+  EXPECT_FALSE(d[2].contains("keptFor"));
+  EXPECT_EQ(d[0]["state"], "Free") << "what the host store says; keptFor says why it is withheld";
+}
+
 TEST_F(NodeStatusTest, OnlyChangesAndRefreshesAreWritten) {
   NodeStatusWriter writer(*client_);
   ASSERT_TRUE(

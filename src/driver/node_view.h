@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloc/gpu_status.h"
+#include "driver/host_queue.h"
 #include "driver/shared_gpus.h"
 #include "driver/slices.h"
 #include "gpu/gpu_health.h"
@@ -31,7 +32,9 @@ struct NodeParts {
 struct NodeView {
   NodeDevices devices;                     // what the slices publish
   std::vector<alloc::GpuStatus> statuses;  // each GPU: held, prepared, busy, free
-  std::string driver_version;              // of the GPU driver, when known
+  // GPU index -> what local waiters keep of it from the cluster.
+  std::map<int, std::vector<QueueKeep>> kept_for_queue;
+  std::string driver_version;  // of the GPU driver, when known
 };
 
 // The node now; `node_uid` becomes the slices' owner. FailedPrecondition

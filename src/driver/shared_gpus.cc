@@ -44,7 +44,8 @@ uint64_t LocalShareBytes(const std::vector<alloc::GpuStatus>& statuses, int gpu)
 }
 
 void ApplySharing(NodeDevices& devices, const std::vector<GpuInfo>& gpus,
-                  const std::vector<alloc::GpuStatus>& statuses, const SharingOptions& sharing) {
+                  const std::vector<alloc::GpuStatus>& statuses, const SharingOptions& sharing,
+                  const std::map<int, std::vector<QueueKeep>>& kept) {
   if (!sharing.enabled) return;
   const int64_t mib = static_cast<int64_t>(kMiB);
   for (dra::Device& d : devices.pool.devices) {
@@ -61,7 +62,8 @@ void ApplySharing(NodeDevices& devices, const std::vector<GpuInfo>& gpus,
                               .dmem_not_applied = isolation != detected};
     d.attributes[dra::kMemoryIsolationAttribute] =
         dra::AttributeValue::String(std::string(mps::MemoryIsolationName(isolation)));
-    const int64_t local = static_cast<int64_t>(LocalShareBytes(statuses, d.gpu_index));
+    const int64_t local = static_cast<int64_t>(LocalShareBytes(statuses, d.gpu_index) +
+                                               KeptMemory(kept, d.gpu_index));
     if (local == 0) continue;
     const int64_t left = (d.capacity["memory"] - local) / mib * mib;
     if (left < mib) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "alloc/gpu_status.h"
 #include "core/gpu.h"
 #include "dra/devices.h"
+#include "driver/host_queue.h"
 #include "driver/slices.h"
 #include "mps/isolation.h"
 
@@ -46,9 +48,11 @@ std::string PodShareIsolationName(const std::string& name);
 // GPU's memory (devices.shared), sets its memoryIsolation as a pod's share
 // gets it on this host (detected, capped by PodShareIsolation: a GPU whose
 // host offers dmem is marked dmem_not_applied), and takes what local shares
-// hold off its published memory (value, default and range max); a shared GPU
-// with less than 1 MiB left is withheld.
+// hold off its published memory (value, default and range max), and so
+// what the host's queue keeps for waiting local shares (`kept`,
+// host_queue.h); a shared GPU with less than 1 MiB left is withheld.
 void ApplySharing(NodeDevices& devices, const std::vector<GpuInfo>& gpus,
-                  const std::vector<alloc::GpuStatus>& statuses, const SharingOptions& sharing);
+                  const std::vector<alloc::GpuStatus>& statuses, const SharingOptions& sharing,
+                  const std::map<int, std::vector<QueueKeep>>& kept = {});
 
 }  // namespace canhazgpu::driver

@@ -143,6 +143,23 @@ TEST(SharedGpusTest, LocalSharesComeOffThePublishedMemoryPodSharesDoNot) {
   EXPECT_THAT(WithheldDevices(pool, statuses, /*sharing=*/false), ElementsAre("gpu-0"));
 }
 
+// Memory the host's queue keeps for a waiting local share comes off the
+// published memory as the local shares' does.
+TEST(SharedGpusTest, MemoryKeptForAWaitingLocalShareIsNotPublished) {
+  const std::vector<GpuInfo> gpus = {dra::testing::TestGpu(0)};
+  const SharingOptions on{.enabled = true};
+  NodeDevices node{.pool = dra::BuildDevicePool(gpus, "n", PoolOptionsFor(on))};
+  const std::vector<alloc::GpuStatus> statuses = {
+      SharedStatus(0, {Share(0, 10, ReservationKind::kK8s, "pod")})};
+  const std::map<int, std::vector<QueueKeep>> kept = {
+      {0, {QueueKeep{.user = "bob", .memory = uint64_t{20} << 30}}}};
+  ApplySharing(node, gpus, statuses, on, kept);
+  const int64_t left = 40448 * kMiBytes - 20 * kGiBytes;
+  EXPECT_EQ(node.pool.devices[0].capacity.at("memory"), left);
+  EXPECT_EQ(node.pool.devices[0].request_policies.at("memory").range_max, left);
+  EXPECT_THAT(node.withheld, IsEmpty());
+}
+
 TEST(SharedGpusTest, AGpuLocalSharesFillIsNotPublished) {
   const std::vector<GpuInfo> gpus = {dra::testing::TestGpu(0)};
   const SharingOptions on{.enabled = true};

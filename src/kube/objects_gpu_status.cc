@@ -49,6 +49,12 @@ static constexpr auto Fields(Tag<NodeGpuSharing>) {
       Member("memoryIsolation", &T::memory_isolation), Member("localShares", &T::local_shares)};
 }
 
+static constexpr auto Fields(Tag<NodeGpuQueueKeep>) {
+  using T = NodeGpuQueueKeep;
+  return std::tuple{Member("user", &T::user), Member("memory", &T::memory),
+                    Member("since", &T::since)};
+}
+
 static constexpr auto Fields(Tag<NodeGpuProcess>) {
   using T = NodeGpuProcess;
   return std::tuple{Member("pid", &T::pid), Member("user", &T::user),
@@ -79,6 +85,7 @@ static constexpr auto Fields(Tag<NodeGpuDevice>) {
                     Member("held", &T::held),
                     Member("claims", &T::claims),
                     Member("sharing", &T::sharing),
+                    Member("keptFor", &T::kept_for),
                     Member("usage", &T::usage),
                     Member("taints", &T::taints)};
 }
@@ -103,6 +110,7 @@ template struct JsonObject<NodeGpuHold>;
 template struct JsonObject<NodeGpuClaim>;
 template struct JsonObject<NodeGpuLocalShare>;
 template struct JsonObject<NodeGpuSharing>;
+template struct JsonObject<NodeGpuQueueKeep>;
 template struct JsonObject<NodeGpuProcess>;
 template struct JsonObject<NodeGpuUsage>;
 template struct JsonObject<NodeGpuTaint>;

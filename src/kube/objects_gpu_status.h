@@ -76,6 +76,15 @@ struct NodeGpuSharing : JsonObject<NodeGpuSharing> {
   std::vector<NodeGpuLocalShare> local_shares;  // "localShares"
 };
 
+// What a local user waiting in the host's canhazgpu queue keeps of a device
+// from the cluster (driver/host_queue.h): the whole GPU, or memory for a
+// waiting share.
+struct NodeGpuQueueKeep : JsonObject<NodeGpuQueueKeep> {
+  std::string user;
+  std::string memory;  // a quantity; absent when the whole GPU is kept
+  std::string since;   // RFC 3339: when it queued
+};
+
 struct NodeGpuProcess : JsonObject<NodeGpuProcess> {
   std::optional<int64_t> pid;
   std::optional<std::string> user;     // written even when empty
@@ -109,6 +118,9 @@ struct NodeGpuDevice : JsonObject<NodeGpuDevice> {
   std::optional<NodeGpuHold> held;        // when Held
   std::vector<NodeGpuClaim> claims;       // when Prepared; the claims' shares when Shared
   std::optional<NodeGpuSharing> sharing;  // a GPU shared by memory, whatever its state
+  // "keptFor": local waiters it is kept for; a device kept whole is not in
+  // the slice, kept memory is not in its published capacity.
+  std::vector<NodeGpuQueueKeep> kept_for;
   std::optional<NodeGpuUsage> usage;
   std::vector<NodeGpuTaint> taints;
 };
@@ -141,6 +153,7 @@ extern template struct JsonObject<NodeGpuHold>;
 extern template struct JsonObject<NodeGpuClaim>;
 extern template struct JsonObject<NodeGpuLocalShare>;
 extern template struct JsonObject<NodeGpuSharing>;
+extern template struct JsonObject<NodeGpuQueueKeep>;
 extern template struct JsonObject<NodeGpuProcess>;
 extern template struct JsonObject<NodeGpuUsage>;
 extern template struct JsonObject<NodeGpuTaint>;

@@ -29,6 +29,10 @@ const json& DriverWritten() {
         R"({"claims":[{"memory":"10Gi","name":"a","namespace":"ml","pods":["a-0"],"shareID":"s-1","uid":"u-2"}],"index":4,"name":"gpu-4","productName":"NVIDIA A100-SXM4-40GB","sharing":{"freeMemory":"25088Mi","localShares":[{"kind":"Manual","memory":"5Gi","shareID":"s-2","since":"2026-11-18T11:06:40Z","until":"2026-11-18T12:06:40Z","user":"bob"}],"memoryIsolation":"mps","shareableMemory":"40448Mi"},"state":"Shared","type":"gpu","uuid":"GPU-00000004"})"));
     j["status"]["summary"]["shared"] = 1;
     j["status"]["summary"]["total"] = 5;
+    // Kept for local waiters: a whole GPU, memory for a share.
+    j["status"]["devices"][0]["keptFor"] =
+        json::parse(R"([{"since":"2026-11-18T11:07:00Z","user":"dave"}])");
+    j["status"]["devices"][4]["keptFor"] = json::parse(R"([{"memory":"20Gi","user":"erin"}])");
     return j;
   }();
   return kWritten;
@@ -58,6 +62,10 @@ TEST(NodeGpuStatusTest, RoundTripsAndIsModeled) {
   ASSERT_TRUE(d[4].sharing.has_value());
   EXPECT_THAT(KeysOf(d[4].sharing->unknown), IsEmpty());
   EXPECT_THAT(KeysOf(d[4].sharing->local_shares.at(0).unknown), IsEmpty());
+  ASSERT_EQ(d[0].kept_for.size(), 1u);
+  EXPECT_EQ(d[0].kept_for[0].user, "dave");
+  EXPECT_THAT(KeysOf(d[0].kept_for[0].unknown), IsEmpty());
+  EXPECT_EQ(d[4].kept_for.at(0).memory, "20Gi");
   EXPECT_THAT(KeysOf(d[4].claims.at(0).unknown), IsEmpty());
   EXPECT_EQ(d[4].claims[0].share_id, "s-1");
   EXPECT_EQ(d[4].sharing->local_shares[0].user, "bob");

@@ -70,6 +70,44 @@ TEST_F(SimClusterShareTest, ALocalShareAndPodSharesNeverExceedTheGpu) {
   WriteFile(Gate("fits"), "");
 }
 
+// The host's queue is fair to its own users against pods too: a local user
+// waiting for gpu-0 whole (a pod's share on it) gets it once that share
+// ends, because the node stops offering it to new pods' shares meanwhile.
+TEST_F(SimClusterShareTest, ALocalWaiterForAWholeGpuIsNotStarvedByPodShares) {
+  CreateSharePod("a", "10Gi", EnvScript("a"));
+  ASSERT_TRUE(Eventually([&] { return Logs("a").starts_with("MEM="); })) << Pod("a").dump();
+  const int waiter = SpawnProgram({CANHAZGPU_BINARY, "reserve", "--gpus", "1", "--note", "whole"},
+                                  NodeEnv("node-0"));
+  // Withheld from the slice, and the node says for whom.
+  ASSERT_TRUE(Eventually([&] { return PublishedMemory().empty(); }))
+      << PublishedMemory() << ReadFile(NodeDir("node-0") + "/node.log");
+  json kept;
+  ASSERT_TRUE(Eventually([&] {
+    const json status = client_->Get(kube::kNodeGpuStatuses, "", "node-0").value_or(json{});
+    kept = status.value(json::json_pointer("/status/devices/0/keptFor"), json::array());
+    return !kept.empty();
+  })) << ReadFile(NodeDir("node-0") + "/node.log");
+  ASSERT_EQ(kept.size(), 1u) << kept.dump();
+  EXPECT_FALSE(kept[0].value("user", "").empty());
+  EXPECT_FALSE(kept[0].contains("memory")) << "the whole GPU is kept";
+
+  // 69Gi are unshared, yet a new pod's share waits behind the local waiter.
+  CreateSharePod("b", "10Gi", "echo b ran");
+  ASSERT_TRUE(Eventually([&] { return !Unschedulable("b").empty(); })) << Pod("b").dump();
+  EXPECT_FALSE(ProcessGone(waiter));
+
+  // The pod's share ends: the waiter has the GPU whole; then it gives it
+  // back and the pod that waited runs.
+  WriteFile(Gate("a"), "");
+  ASSERT_TRUE(Eventually([&] { return ProcessGone(waiter); }))
+      << ReadFile(NodeDir("node-0") + "/node.log");
+  EXPECT_EQ(ExitCodeOf(waiter), 0);
+  EXPECT_EQ(Phase("b"), "Pending");
+  CliResult release = RunProgram({CANHAZGPU_BINARY, "release"}, NodeEnv("node-0"));
+  ASSERT_EQ(release.exit_code, 0) << release.err;
+  EXPECT_TRUE(Eventually([&] { return Phase("b") == "Succeeded"; })) << Pod("b").dump();
+}
+
 TEST_F(SimClusterShareTest, SharesSurviveASigkilledNodeDaemonAndAreUnpreparedAfter) {
   CreateSharePod("a", "10Gi", EnvScript("a"));
   CreateSharePod("b", "20Gi", EnvScript("b"));
