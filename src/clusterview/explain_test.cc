@@ -129,21 +129,31 @@ TEST_F(ExplainTest, TaintedDeviceIsNamedWithItsTaint) {
   EXPECT_EQ(d.summary, "fits on node-a now; the scheduler has not placed it yet");
 }
 
-TEST_F(ExplainTest, GpuHeldLocallyIsNamedFromTheNodeGpuStatus) {
-  // The driver withdrew gpu-1 from the slice: alice holds it with canhazgpu.
+// node-a with two A100s, gpu-1 withdrawn from the slice by the driver, and
+// its NodeGpuStatus saying of gpu-0 and gpu-1 what `gpu0` and `gpu1` add.
+void AddNodeWithGpu1Withdrawn(View& view, const json& gpu0, const json& gpu1) {
   dra::DevicePool pool =
       dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a");
   pool.devices.pop_back();
-  AddNode(view_, "node-a", pool);
-  view_.node_gpu_statuses["node-a"] = GpuStatusOf(json::parse(R"({
-    "apiVersion": "canhazgpu.dev/v1alpha1", "kind": "NodeGpuStatus",
-    "metadata": {"name": "node-a"},
-    "status": {"devices": [
+  AddNode(view, "node-a", pool);
+  json devices = json::parse(R"([
       {"name": "gpu-0", "type": "gpu", "uuid": "GPU-00000000", "index": 0,
-       "productName": "NVIDIA A100-SXM4-40GB", "state": "Free"},
+       "productName": "NVIDIA A100-SXM4-40GB"},
       {"name": "gpu-1", "type": "gpu", "uuid": "GPU-00000001", "index": 1,
-       "productName": "NVIDIA A100-SXM4-40GB", "state": "Held",
-       "held": {"user": "alice", "kind": "Run", "since": "2026-11-24T10:02:00Z"}}]}})"));
+       "productName": "NVIDIA A100-SXM4-40GB"}])");
+  devices[0].update(gpu0);
+  devices[1].update(gpu1);
+  view.node_gpu_statuses["node-a"] = GpuStatusOf({{"apiVersion", "canhazgpu.dev/v1alpha1"},
+                                                  {"kind", "NodeGpuStatus"},
+                                                  {"metadata", {{"name", "node-a"}}},
+                                                  {"status", {{"devices", devices}}}});
+}
+
+TEST_F(ExplainTest, GpuHeldLocallyIsNamedFromTheNodeGpuStatus) {
+  // The driver withdrew gpu-1 from the slice: alice holds it with canhazgpu.
+  AddNodeWithGpu1Withdrawn(view_, {{"state", "Free"}},
+                           json::parse(R"({"state": "Held", "held": {"user": "alice",
+                               "kind": "Run", "since": "2026-11-24T10:02:00Z"}})"));
   Diagnosis d = Pending({Request("gpu", kGpuClass, 2)});
   EXPECT_FALSE(d.never);  // the slice alone would say never: it has one GPU
   EXPECT_THAT(d.summary,
@@ -157,20 +167,10 @@ TEST_F(ExplainTest, GpuHeldLocallyIsNamedFromTheNodeGpuStatus) {
 // The driver withdrew gpu-1 for dave, waiting in the host's canhazgpu
 // queue: named as the waiter it is kept for, not as a holder.
 TEST_F(ExplainTest, GpuKeptForALocalWaiterIsNamedAsKept) {
-  dra::DevicePool pool =
-      dra::BuildDevicePool({dra::testing::TestGpu(0), dra::testing::TestGpu(1)}, "node-a");
-  pool.devices.pop_back();
-  AddNode(view_, "node-a", pool);
-  view_.node_gpu_statuses["node-a"] = GpuStatusOf(json::parse(R"({
-    "apiVersion": "canhazgpu.dev/v1alpha1", "kind": "NodeGpuStatus",
-    "metadata": {"name": "node-a"},
-    "status": {"devices": [
-      {"name": "gpu-0", "type": "gpu", "uuid": "GPU-00000000", "index": 0,
-       "productName": "NVIDIA A100-SXM4-40GB", "state": "Free",
-       "keptFor": [{"user": "erin", "memory": "10Gi"}]},
-      {"name": "gpu-1", "type": "gpu", "uuid": "GPU-00000001", "index": 1,
-       "productName": "NVIDIA A100-SXM4-40GB", "state": "Free",
-       "keptFor": [{"user": "dave", "since": "2026-11-24T10:02:00Z"}]}]}})"));
+  AddNodeWithGpu1Withdrawn(
+      view_, json::parse(R"({"state": "Free", "keptFor": [{"user": "erin", "memory": "10Gi"}]})"),
+      json::parse(R"({"state": "Free",
+                      "keptFor": [{"user": "dave", "since": "2026-11-24T10:02:00Z"}]})"));
   Diagnosis d = Pending({Request("gpu", kGpuClass, 2)});
   EXPECT_FALSE(d.never);
   EXPECT_THAT(d.summary, HasSubstr("node-a has 1 (gpu-1 kept for dave, waiting since 10:02 UTC "
